@@ -1,0 +1,6 @@
+//! One module per subcommand of the `lockwright` binary.
+
+pub mod check;
+pub mod explore;
+pub mod report;
+pub mod stress;

@@ -1,0 +1,47 @@
+//! `lockwright`: model-check, explore, stress and report on the writer-lock protocol family.
+
+use clap::{Parser, Subcommand};
+use lockwright_checks::cli;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "lockwright", version, about = "Provable writer locks: model checks, stress tests and reports")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Model-check a protocol variant exhaustively and print every property's verdict.
+    Check(cli::check::CheckArgs),
+    /// Serve Stateright's Explorer for a scenario on loopback.
+    Explore(cli::explore::ExploreArgs),
+    /// Run a Lucene-compatible LockVerifyServer.
+    VerifyServer(cli::stress::VerifyServerArgs),
+    /// Run one Lucene-compatible LockStressTest client.
+    Stress(cli::stress::StressArgs),
+    /// Start a verify server and N stress clients (with crash injection) and summarize.
+    StressRun(cli::stress::StressRunArgs),
+    /// Regenerate docs/results.md, its JSON twin and the traces from real model runs.
+    Report(cli::report::ReportArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Check(a) => cli::check::run(a),
+        Command::Explore(a) => cli::explore::run(a),
+        Command::VerifyServer(a) => cli::stress::run_verify_server(a),
+        Command::Stress(a) => cli::stress::run_stress(a),
+        Command::StressRun(a) => cli::stress::run_stress_run(a),
+        Command::Report(a) => cli::report::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("lockwright: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,177 @@
+//! The one gate between the lock protocols and the operating system.
+//!
+//! Every protocol in this crate (`NativeFsLockFactory`, `SimpleFsLockFactory`, ...) is written
+//! once, generic over [`System`]. Production uses [`RealSystem`] (the only code in the crate that
+//! calls `open`, `fcntl`, `flock`, `fstat`, `unlink`); the checks crate plugs in a simulated OS
+//! built on `lockwright-model`'s OS semantics, with loom or shuttle primitives, and runs the very
+//! same protocol functions through every interleaving.
+//!
+//! Contract: each method is ONE atomic step of the protocol as the model sees it. The protocol
+//! must never combine two of these calls into something the model treats as a single step, and
+//! must never touch the OS except through this trait. A recorded run is therefore a sequence of
+//! `System` calls that maps step for step onto a model path.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Which OS advisory lock a [`System::try_lock`] takes. Always chosen explicitly; see
+/// `docs/protocol.md` for what each kind excludes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum OsLockKind {
+    /// `fcntl(F_OFD_SETLK)`, whole file, owned by the open file description (Linux >= 3.15).
+    /// Conflicts with POSIX locks, so it excludes Java's `FileChannel.tryLock` (Lucene) and
+    /// SQLite. Closing another descriptor of the file does not drop it.
+    Ofd,
+    /// `fcntl(F_SETLK)`, whole file, owned by the process. Closing ANY descriptor of the file in
+    /// this process drops the process's lock (fcntl(2), "the record locks are released"): the
+    /// held set exists so that the protocol never opens a second descriptor.
+    Posix,
+    /// `flock(LOCK_EX | LOCK_NB)`, owned by the open file description. Does NOT exclude Java or
+    /// other `fcntl` users; on NFS Linux emulates it with POSIX locks.
+    Flock,
+}
+
+impl OsLockKind {
+    /// The name used on the command line and in docs: `ofd`, `posix`, `flock`.
+    pub fn name(self) -> &'static str {
+        match self {
+            OsLockKind::Ofd => "ofd",
+            OsLockKind::Posix => "posix",
+            OsLockKind::Flock => "flock",
+        }
+    }
+}
+
+/// `(st_dev, st_ino)`: what a lock really protects. Locks live on the inode, not on the path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FileId {
+    pub dev: u64,
+    pub ino: u64,
+}
+
+/// What kind of directory entry a path names (from `lstat`, links are not followed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryKind {
+    Regular,
+    Directory,
+    Symlink,
+    /// Device, FIFO, socket.
+    Other,
+}
+
+/// The parts of `struct stat` the protocols use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileMeta {
+    pub id: FileId,
+    pub kind: EntryKind,
+    /// `st_nlink`; 0 once the file has been unlinked while we keep it open.
+    pub nlink: u64,
+    /// `st_size`; Lucene's `write.lock` is always empty.
+    pub len: u64,
+}
+
+/// Result of a non-blocking lock attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TryLock {
+    Acquired,
+    /// `EWOULDBLOCK`/`EAGAIN`/`EACCES`: someone else holds a conflicting lock.
+    WouldBlock,
+}
+
+/// What the kernel says about conflicting locks on a file, seen from one of our descriptors
+/// (`F_OFD_GETLK` / `F_GETLK`; never a second descriptor, which would drop POSIX locks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Probe {
+    /// Nobody else holds a conflicting lock.
+    NoConflict,
+    /// Another owner holds a conflicting lock; `pid` when the kernel reports one (POSIX
+    /// `F_GETLK` does; OFD locks report -1, mapped to `None`).
+    Conflict { pid: Option<i32> },
+    /// This lock kind cannot be probed (`flock`).
+    Unknown,
+}
+
+/// The system interface the protocols run on. See the module docs for the contract.
+///
+/// One value of a `System` is one process's view: its held set is that process's held set.
+pub trait System: Send + Sync {
+    /// An open file description of a lock file (a descriptor).
+    type File: Send + Sync;
+
+    // ---- the process-wide held set (Lucene's LOCK_HELD) ----
+
+    /// Adds `path` to this process's held set. Returns `false` if it was already there.
+    fn held_insert(&self, path: &Path) -> bool;
+    /// Removes `path` from the held set. Returns `false` if it was not there.
+    fn held_remove(&self, path: &Path) -> bool;
+    /// Whether `path` is in the held set.
+    fn held_contains(&self, path: &Path) -> bool;
+
+    // ---- filesystem ----
+
+    /// `mkdir -p dir`.
+    ///
+    /// # Errors
+    /// The OS error; `AlreadyExists`-like errors for an existing non-directory are returned.
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()>;
+    /// The canonical (symlink-free, absolute) form of an existing directory.
+    ///
+    /// # Errors
+    /// The OS error from `realpath`.
+    fn canonicalize_dir(&self, dir: &Path) -> io::Result<PathBuf>;
+    /// `lstat(path)`; `Ok(None)` if nothing is there.
+    ///
+    /// # Errors
+    /// The OS error other than `ENOENT`.
+    fn stat(&self, path: &Path) -> io::Result<Option<FileMeta>>;
+    /// Opens (creating if absent, mode 0644 under umask) the lock file read-write with
+    /// `O_NOFOLLOW | O_CLOEXEC`, and returns it with its `fstat`. Does not lock.
+    ///
+    /// # Errors
+    /// The OS error (`ELOOP` for a symlink, `EISDIR` for a directory, ...).
+    fn open_lock_file(&self, path: &Path) -> io::Result<(Self::File, FileMeta)>;
+    /// Creates `path` exclusively (`O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC`, 0644), writes
+    /// `contents`, closes it, and returns its metadata. `ErrorKind::AlreadyExists` if present.
+    ///
+    /// # Errors
+    /// The OS error.
+    fn create_new_file(&self, path: &Path, contents: &[u8]) -> io::Result<FileMeta>;
+    /// Reads a small file (SimpleFs holder record).
+    ///
+    /// # Errors
+    /// The OS error.
+    fn read_file(&self, path: &Path) -> io::Result<Vec<u8>>;
+    /// `unlink(path)`.
+    ///
+    /// # Errors
+    /// The OS error.
+    fn unlink(&self, path: &Path) -> io::Result<()>;
+
+    // ---- descriptors and OS locks ----
+
+    /// Non-blocking exclusive whole-file lock of the given kind.
+    ///
+    /// # Errors
+    /// Any OS error other than "would block" (`ENOLCK`, `EOPNOTSUPP`, `EIO`, ...).
+    fn try_lock(&self, file: &Self::File, kind: OsLockKind) -> io::Result<TryLock>;
+    /// Releases our lock of the given kind on `file`.
+    ///
+    /// # Errors
+    /// The OS error.
+    fn unlock(&self, file: &Self::File, kind: OsLockKind) -> io::Result<()>;
+    /// Asks the kernel, through `file`, whether another owner holds a conflicting lock.
+    ///
+    /// # Errors
+    /// The OS error.
+    fn probe(&self, file: &Self::File, kind: OsLockKind) -> io::Result<Probe>;
+    /// `fstat(file)`.
+    ///
+    /// # Errors
+    /// The OS error.
+    fn fstat(&self, file: &Self::File) -> io::Result<FileMeta>;
+    /// `close(file)`. Under POSIX semantics this drops every lock the process holds on the file.
+    ///
+    /// # Errors
+    /// The OS error (the descriptor is gone either way).
+    fn close(&self, file: Self::File) -> io::Result<()>;
+}

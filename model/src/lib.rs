@@ -1,0 +1,1 @@
+//! Stateright model of the writer-lock protocol family (work in progress).
