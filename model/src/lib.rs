@@ -1,1 +1,3 @@
 //! Stateright model of the writer-lock protocol family (work in progress).
+
+pub mod os;

@@ -1,0 +1,610 @@
+//! Linux advisory-lock and file semantics for one lock path: the single source of truth.
+//!
+//! The Stateright model (`crate::protocol`) and the simulated OS that the checks crate runs the
+//! real `lockwright` code on (loom, shuttle) both call this module, so the model and the
+//! simulation cannot drift. Everything here was verified on Linux (see `../shared/DESIGN.md`
+//! and `checks/tests/os_conformance.rs`, which replays random call sequences against the
+//! real kernel):
+//!
+//! | | `flock` | POSIX `F_SETLK` | OFD `F_OFD_SETLK` |
+//! |---|---|---|---|
+//! | owner | open file description | the whole process | open file description |
+//! | 2nd `open()` + lock in same process | conflicts | silently succeeds | conflicts |
+//! | closing any other fd on the file | no effect | drops ALL the process's locks on it | no effect |
+//! | conflicts with flock / posix / ofd | yes / no / no | no / yes / yes | no / yes / yes |
+//! | process death | released | released | released |
+//! | holder pid visible to `F_GETLK` | — | yes | no (`-1`) |
+//!
+//! Locks live on the inode, not on the path: unlinking or renaming over the lock file lets a
+//! newcomer lock a fresh inode while the old holder keeps "holding" the orphan.
+//!
+//! Only exclusive whole-file locks are modelled (shared locks have extra upgrade semantics —
+//! a failed non-blocking `flock` upgrade drops the shared lock — that no protocol here uses).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+/// A process id in the model (small and dense).
+pub type Pid = u8;
+
+/// An inode: a generation number, fresh at each create of the lock path.
+pub type Inode = u8;
+
+/// An open file description, named by the caller: `pid` opened it, `slot` tells it apart from
+/// the process's other descriptions (the model uses the thread index). Descriptions are never
+/// shared between processes (no `fork`; Rust opens with `O_CLOEXEC`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Desc {
+    pub pid: Pid,
+    pub slot: u8,
+}
+
+/// Which lock call a party makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LockKind {
+    /// `flock(2)`: owned by the description.
+    Flock,
+    /// `fcntl(F_SETLK)`: owned by the process.
+    Posix,
+    /// `fcntl(F_OFD_SETLK)`: owned by the description, conflicts with POSIX.
+    Ofd,
+    /// `flock(2)` on an NFS mount: Linux emulates it with a whole-file POSIX lock, so it has
+    /// exactly POSIX semantics (process-owned, dropped by any close, conflicts with fcntl).
+    NfsFlock,
+}
+
+impl LockKind {
+    pub const ALL: [LockKind; 4] = [
+        LockKind::Flock,
+        LockKind::Posix,
+        LockKind::Ofd,
+        LockKind::NfsFlock,
+    ];
+
+    /// The command-line / docs name.
+    pub fn name(self) -> &'static str {
+        match self {
+            LockKind::Flock => "flock",
+            LockKind::Posix => "posix",
+            LockKind::Ofd => "ofd",
+            LockKind::NfsFlock => "nfs-flock",
+        }
+    }
+
+    /// Parses [`LockKind::name`].
+    pub fn from_name(s: &str) -> Option<LockKind> {
+        LockKind::ALL.into_iter().find(|k| k.name() == s)
+    }
+}
+
+impl fmt::Display for LockKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One granted lock, keyed by its owner as the kernel keys it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LockRec {
+    Flock { inode: Inode, desc: Desc },
+    Ofd { inode: Inode, desc: Desc },
+    Posix { inode: Inode, pid: Pid },
+}
+
+impl LockRec {
+    fn inode(self) -> Inode {
+        match self {
+            LockRec::Flock { inode, .. }
+            | LockRec::Ofd { inode, .. }
+            | LockRec::Posix { inode, .. } => inode,
+        }
+    }
+}
+
+/// How `open` treats the path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OpenMode {
+    /// `O_CREAT`: open the file at the path, creating a fresh inode if absent.
+    Create,
+    /// `O_CREAT | O_EXCL`: fail if present.
+    CreateExclusive,
+    /// Neither: fail if absent.
+    Existing,
+}
+
+/// Why an `open` or `unlink` failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FsError {
+    /// `ENOENT`.
+    NotFound,
+    /// `EEXIST`.
+    AlreadyExists,
+}
+
+/// Outcome of a non-blocking lock attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TryLockResult {
+    Acquired,
+    WouldBlock,
+}
+
+/// What `F_GETLK` / `F_OFD_GETLK` through a description reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ProbeResult {
+    NoConflict,
+    /// Another owner holds a conflicting lock; the pid when the kernel reports it (POSIX).
+    Conflict {
+        pid: Option<Pid>,
+    },
+    /// `flock` locks cannot be probed.
+    Unknown,
+}
+
+/// `fstat` of a description.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DescStat {
+    pub inode: Inode,
+    pub nlink: u8,
+}
+
+/// The filesystem (one lock path in one directory) and the kernel's lock table.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Os {
+    /// The inode the lock path names, if any.
+    path: Option<Inode>,
+    /// Inodes that are linked or open, with their link count.
+    inodes: BTreeMap<Inode, u8>,
+    /// Open descriptions and the inode each refers to.
+    descs: BTreeMap<Desc, Inode>,
+    /// Granted locks.
+    locks: BTreeSet<LockRec>,
+    /// Next fresh inode generation.
+    next_inode: Inode,
+}
+
+impl Os {
+    /// No lock file yet.
+    pub fn new() -> Os {
+        Os::default()
+    }
+
+    // ---- queries ----
+
+    /// `stat(path)`: the inode the lock path names.
+    pub fn path_inode(&self) -> Option<Inode> {
+        self.path
+    }
+
+    /// The inode `desc` refers to, if open.
+    pub fn desc_inode(&self, desc: Desc) -> Option<Inode> {
+        self.descs.get(&desc).copied()
+    }
+
+    /// `fstat(desc)`; `None` if `desc` is not open.
+    pub fn fstat(&self, desc: Desc) -> Option<DescStat> {
+        let inode = self.desc_inode(desc)?;
+        Some(DescStat {
+            inode,
+            nlink: self.inodes.get(&inode).copied().unwrap_or(0),
+        })
+    }
+
+    /// Open descriptions, in order.
+    pub fn descs(&self) -> impl Iterator<Item = (Desc, Inode)> + '_ {
+        self.descs.iter().map(|(d, i)| (*d, *i))
+    }
+
+    /// Granted locks, in order.
+    pub fn locks(&self) -> impl Iterator<Item = LockRec> + '_ {
+        self.locks.iter().copied()
+    }
+
+    /// Whether the kernel currently grants `desc`'s owner (the description, or its process for
+    /// POSIX) a lock of `kind` on `desc`'s inode.
+    pub fn holds(&self, desc: Desc, kind: LockKind) -> bool {
+        match self.desc_inode(desc) {
+            Some(inode) => self.locks.contains(&Self::rec(desc, inode, kind)),
+            None => false,
+        }
+    }
+
+    fn rec(desc: Desc, inode: Inode, kind: LockKind) -> LockRec {
+        match kind {
+            LockKind::Flock => LockRec::Flock { inode, desc },
+            LockKind::Ofd => LockRec::Ofd { inode, desc },
+            LockKind::Posix | LockKind::NfsFlock => LockRec::Posix {
+                inode,
+                pid: desc.pid,
+            },
+        }
+    }
+
+    /// Whether `a` (held) conflicts with a request `b` (both on the same inode).
+    fn conflicts(a: LockRec, b: LockRec) -> bool {
+        use LockRec::*;
+        match (a, b) {
+            (Flock { desc: x, .. }, Flock { desc: y, .. }) => x != y,
+            (Flock { .. }, _) | (_, Flock { .. }) => false,
+            (Ofd { desc: x, .. }, Ofd { desc: y, .. }) => x != y,
+            (Posix { pid: x, .. }, Posix { pid: y, .. }) => x != y,
+            // OFD and POSIX locks conflict even within one process (fcntl(2), "Open file
+            // description locks").
+            (Ofd { .. }, Posix { .. }) | (Posix { .. }, Ofd { .. }) => true,
+        }
+    }
+
+    /// The first granted lock that conflicts with `want`.
+    fn conflicting(&self, want: LockRec) -> Option<LockRec> {
+        self.locks
+            .iter()
+            .copied()
+            .find(|&held| held.inode() == want.inode() && Self::conflicts(held, want))
+    }
+
+    /// `F_GETLK` / `F_OFD_GETLK` through `desc`: is a conflicting lock held by another owner?
+    pub fn probe(&self, desc: Desc, kind: LockKind) -> ProbeResult {
+        let Some(inode) = self.desc_inode(desc) else {
+            return ProbeResult::NoConflict;
+        };
+        if kind == LockKind::Flock {
+            return ProbeResult::Unknown;
+        }
+        match self.conflicting(Self::rec(desc, inode, kind)) {
+            None => ProbeResult::NoConflict,
+            Some(LockRec::Posix { pid, .. }) => ProbeResult::Conflict { pid: Some(pid) },
+            Some(_) => ProbeResult::Conflict { pid: None },
+        }
+    }
+
+    /// Whether a brand-new description in process `pid` could lock the file at the path with
+    /// `kind` right now (creating the file if absent). Used for "no stale lock".
+    pub fn fresh_lock_would_succeed(&self, pid: Pid, kind: LockKind) -> bool {
+        let Some(inode) = self.path else {
+            return true;
+        };
+        let fresh = Desc { pid, slot: u8::MAX };
+        self.conflicting(Self::rec(fresh, inode, kind)).is_none()
+    }
+
+    // ---- calls ----
+
+    fn fresh_inode(&mut self) -> Inode {
+        let inode = self.next_inode;
+        self.next_inode = self
+            .next_inode
+            .checked_add(1)
+            .expect("inode generations exhausted: call Os::compact");
+        self.inodes.insert(inode, 1);
+        inode
+    }
+
+    /// `open(path, mode)` as description `desc`. Panics if `desc` is already open (a caller
+    /// bug: the protocol never opens twice into one slot).
+    pub fn open(&mut self, desc: Desc, mode: OpenMode) -> Result<Inode, FsError> {
+        assert!(!self.descs.contains_key(&desc), "{desc:?} is already open");
+        let inode = match (self.path, mode) {
+            (Some(_), OpenMode::CreateExclusive) => return Err(FsError::AlreadyExists),
+            (Some(inode), _) => inode,
+            (None, OpenMode::Existing) => return Err(FsError::NotFound),
+            (None, _) => {
+                let inode = self.fresh_inode();
+                self.path = Some(inode);
+                inode
+            }
+        };
+        self.descs.insert(desc, inode);
+        Ok(inode)
+    }
+
+    /// `open(O_CREAT|O_EXCL)` + write + `close` in one step (SimpleFs's create). Creating a new
+    /// inode cannot drop anyone's POSIX lock, so the transient descriptor needs no name.
+    pub fn create_exclusive(&mut self) -> Result<Inode, FsError> {
+        if self.path.is_some() {
+            return Err(FsError::AlreadyExists);
+        }
+        let inode = self.fresh_inode();
+        self.path = Some(inode);
+        Ok(inode)
+    }
+
+    /// Non-blocking exclusive lock through `desc`. Re-locking what the owner already holds
+    /// succeeds (for POSIX: any description of the holding process — the LUCENE-5738 trap).
+    pub fn try_lock(&mut self, desc: Desc, kind: LockKind) -> TryLockResult {
+        let inode = self
+            .desc_inode(desc)
+            .unwrap_or_else(|| panic!("try_lock on {desc:?}, which is not open"));
+        let want = Self::rec(desc, inode, kind);
+        if self.conflicting(want).is_some() {
+            return TryLockResult::WouldBlock;
+        }
+        self.locks.insert(want);
+        TryLockResult::Acquired
+    }
+
+    /// Releases `desc`'s owner's lock of `kind` (a no-op if not held).
+    pub fn unlock(&mut self, desc: Desc, kind: LockKind) {
+        if let Some(inode) = self.desc_inode(desc) {
+            self.locks.remove(&Self::rec(desc, inode, kind));
+        }
+    }
+
+    /// `close(desc)`: drops the description's flock/OFD locks and — POSIX rule — every POSIX
+    /// lock its process holds on that inode.
+    pub fn close(&mut self, desc: Desc) {
+        let Some(inode) = self.descs.remove(&desc) else {
+            return;
+        };
+        self.locks.retain(|&l| match l {
+            LockRec::Flock { desc: d, .. } | LockRec::Ofd { desc: d, .. } => d != desc,
+            LockRec::Posix { inode: i, pid } => !(i == inode && pid == desc.pid),
+        });
+        self.forget_if_dead(inode);
+    }
+
+    /// Other code inside process `pid` opens the lock file and closes it again (a backup
+    /// tool's library, a `Files.size()` call ...). Only POSIX locks notice.
+    pub fn foreign_open_close(&mut self, pid: Pid) {
+        if let Some(inode) = self.path {
+            self.locks.retain(
+                |&l| !matches!(l, LockRec::Posix { inode: i, pid: p } if i == inode && p == pid),
+            );
+        }
+    }
+
+    /// `unlink(path)`.
+    pub fn unlink(&mut self) -> Result<(), FsError> {
+        let inode = self.path.take().ok_or(FsError::NotFound)?;
+        if let Some(n) = self.inodes.get_mut(&inode) {
+            *n -= 1;
+        }
+        self.forget_if_dead(inode);
+        Ok(())
+    }
+
+    /// Creates a fresh file and renames it over the path (or into place if absent): what a
+    /// backup/restore tool or `cp --remove-destination` does.
+    pub fn replace(&mut self) -> Inode {
+        if let Some(old) = self.path.take() {
+            if let Some(n) = self.inodes.get_mut(&old) {
+                *n -= 1;
+            }
+            self.forget_if_dead(old);
+        }
+        let inode = self.fresh_inode();
+        self.path = Some(inode);
+        inode
+    }
+
+    /// Process `pid` dies (SIGKILL, power loss of one process): the kernel closes all its
+    /// descriptions and releases all its locks.
+    pub fn crash(&mut self, pid: Pid) {
+        let mine: Vec<Desc> = self
+            .descs
+            .keys()
+            .copied()
+            .filter(|d| d.pid == pid)
+            .collect();
+        for d in mine {
+            self.close(d);
+        }
+        self.locks
+            .retain(|&l| !matches!(l, LockRec::Posix { pid: p, .. } if p == pid));
+    }
+
+    fn forget_if_dead(&mut self, inode: Inode) {
+        let linked = self.inodes.get(&inode).copied().unwrap_or(0) > 0;
+        let open = self.descs.values().any(|&i| i == inode);
+        if !linked && !open {
+            self.inodes.remove(&inode);
+            self.locks.retain(|l| l.inode() != inode);
+        }
+    }
+
+    /// Renumbers inode generations densely (0, 1, ...) in creation order, keeping those that
+    /// are linked, open, or in `referenced` (identities the caller remembers). Returns the
+    /// renaming, which the caller applies to what it remembers. This keeps the model's state
+    /// space finite when files are created again and again (SimpleFs, delete-on-release).
+    pub fn compact(&mut self, referenced: &BTreeSet<Inode>) -> BTreeMap<Inode, Inode> {
+        let mut live: BTreeSet<Inode> = self.inodes.keys().copied().collect();
+        live.extend(referenced.iter().copied());
+        let map: BTreeMap<Inode, Inode> = live
+            .iter()
+            .enumerate()
+            .map(|(new, &old)| (old, new as Inode))
+            .collect();
+        let m = |i: Inode| map[&i];
+        self.path = self.path.map(m);
+        self.inodes = self.inodes.iter().map(|(&i, &n)| (m(i), n)).collect();
+        self.descs = self.descs.iter().map(|(&d, &i)| (d, m(i))).collect();
+        self.locks = self
+            .locks
+            .iter()
+            .map(|&l| match l {
+                LockRec::Flock { inode, desc } => LockRec::Flock {
+                    inode: m(inode),
+                    desc,
+                },
+                LockRec::Ofd { inode, desc } => LockRec::Ofd {
+                    inode: m(inode),
+                    desc,
+                },
+                LockRec::Posix { inode, pid } => LockRec::Posix {
+                    inode: m(inode),
+                    pid,
+                },
+            })
+            .collect();
+        self.next_inode = map.len() as Inode;
+        map
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A: Desc = Desc { pid: 0, slot: 0 };
+    const A2: Desc = Desc { pid: 0, slot: 1 };
+    const B: Desc = Desc { pid: 1, slot: 0 };
+
+    fn opened(descs: &[Desc]) -> Os {
+        let mut os = Os::new();
+        for &d in descs {
+            os.open(d, OpenMode::Create).unwrap();
+        }
+        os
+    }
+
+    #[test]
+    fn second_description_in_same_process_conflicts_except_posix() {
+        for kind in LockKind::ALL {
+            let mut os = opened(&[A, A2]);
+            assert_eq!(os.try_lock(A, kind), TryLockResult::Acquired);
+            let expect = match kind {
+                LockKind::Posix | LockKind::NfsFlock => TryLockResult::Acquired,
+                LockKind::Flock | LockKind::Ofd => TryLockResult::WouldBlock,
+            };
+            assert_eq!(os.try_lock(A2, kind), expect, "{kind}");
+        }
+    }
+
+    #[test]
+    fn other_process_conflicts_for_every_kind() {
+        for kind in LockKind::ALL {
+            let mut os = opened(&[A, B]);
+            assert_eq!(os.try_lock(A, kind), TryLockResult::Acquired);
+            assert_eq!(os.try_lock(B, kind), TryLockResult::WouldBlock, "{kind}");
+        }
+    }
+
+    #[test]
+    fn closing_another_descriptor_drops_only_posix_locks() {
+        for kind in LockKind::ALL {
+            let mut os = opened(&[A, A2, B]);
+            os.try_lock(A, kind);
+            os.close(A2);
+            let dropped = matches!(kind, LockKind::Posix | LockKind::NfsFlock);
+            assert_eq!(!os.holds(A, kind), dropped, "{kind}");
+            assert_eq!(
+                os.try_lock(B, kind) == TryLockResult::Acquired,
+                dropped,
+                "{kind}"
+            );
+        }
+    }
+
+    #[test]
+    fn cross_kind_conflicts_match_the_table() {
+        use LockKind::*;
+        // (held, wanted, conflicts) across processes.
+        let table = [
+            (Flock, Posix, false),
+            (Flock, Ofd, false),
+            (Posix, Flock, false),
+            (Ofd, Flock, false),
+            (Posix, Ofd, true),
+            (Ofd, Posix, true),
+            (NfsFlock, Posix, true),
+            (NfsFlock, Flock, false),
+        ];
+        for (held, wanted, conflict) in table {
+            let mut os = opened(&[A, B]);
+            os.try_lock(A, held);
+            let got = os.try_lock(B, wanted) == TryLockResult::WouldBlock;
+            assert_eq!(got, conflict, "{held} then {wanted}");
+        }
+        // OFD vs POSIX conflict even inside one process.
+        let mut os = opened(&[A, A2]);
+        os.try_lock(A, Posix);
+        assert_eq!(os.try_lock(A2, Ofd), TryLockResult::WouldBlock);
+    }
+
+    #[test]
+    fn crash_releases_everything_of_the_process() {
+        for kind in LockKind::ALL {
+            let mut os = opened(&[A, B]);
+            os.try_lock(A, kind);
+            os.crash(0);
+            assert_eq!(os.desc_inode(A), None);
+            assert_eq!(os.try_lock(B, kind), TryLockResult::Acquired, "{kind}");
+        }
+    }
+
+    #[test]
+    fn unlink_lets_a_newcomer_lock_a_fresh_inode() {
+        let mut os = opened(&[A]);
+        os.try_lock(A, LockKind::Ofd);
+        os.unlink().unwrap();
+        assert_eq!(os.fstat(A).unwrap().nlink, 0);
+        os.open(B, OpenMode::Create).unwrap();
+        assert_ne!(os.desc_inode(A), os.desc_inode(B));
+        assert_eq!(os.try_lock(B, LockKind::Ofd), TryLockResult::Acquired);
+        assert!(os.holds(A, LockKind::Ofd));
+    }
+
+    #[test]
+    fn replace_moves_the_path_to_a_fresh_inode() {
+        let mut os = opened(&[A]);
+        let old = os.desc_inode(A).unwrap();
+        let new = os.replace();
+        assert_ne!(old, new);
+        assert_eq!(os.path_inode(), Some(new));
+        assert_eq!(os.fstat(A).unwrap().nlink, 0);
+    }
+
+    #[test]
+    fn probe_reports_pid_for_posix_only() {
+        let mut os = opened(&[A, B]);
+        os.try_lock(A, LockKind::Posix);
+        assert_eq!(
+            os.probe(B, LockKind::Posix),
+            ProbeResult::Conflict { pid: Some(0) }
+        );
+        assert_eq!(os.probe(A, LockKind::Posix), ProbeResult::NoConflict);
+        let mut os = opened(&[A, B]);
+        os.try_lock(A, LockKind::Ofd);
+        assert_eq!(
+            os.probe(B, LockKind::Ofd),
+            ProbeResult::Conflict { pid: None }
+        );
+        assert_eq!(os.probe(B, LockKind::Flock), ProbeResult::Unknown);
+    }
+
+    #[test]
+    fn foreign_open_close_drops_only_posix() {
+        for kind in LockKind::ALL {
+            let mut os = opened(&[A]);
+            os.try_lock(A, kind);
+            os.foreign_open_close(0);
+            let dropped = matches!(kind, LockKind::Posix | LockKind::NfsFlock);
+            assert_eq!(!os.holds(A, kind), dropped, "{kind}");
+        }
+    }
+
+    #[test]
+    fn compact_renumbers_densely_and_keeps_referenced() {
+        let mut os = Os::new();
+        os.create_exclusive().unwrap(); // 0
+        os.unlink().unwrap();
+        os.create_exclusive().unwrap(); // 1
+        os.unlink().unwrap();
+        os.create_exclusive().unwrap(); // 2
+        let map = os.compact(&BTreeSet::from([1]));
+        assert_eq!(map, BTreeMap::from([(1, 0), (2, 1)]));
+        assert_eq!(os.path_inode(), Some(1));
+        assert_eq!(os.create_exclusive(), Err(FsError::AlreadyExists));
+        os.unlink().unwrap();
+        assert_eq!(os.create_exclusive(), Ok(2));
+    }
+
+    #[test]
+    fn exclusive_create_fails_when_present() {
+        let mut os = Os::new();
+        assert_eq!(os.open(A, OpenMode::Existing), Err(FsError::NotFound));
+        os.create_exclusive().unwrap();
+        assert_eq!(
+            os.open(A, OpenMode::CreateExclusive),
+            Err(FsError::AlreadyExists)
+        );
+    }
+}
