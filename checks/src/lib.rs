@@ -1,4 +1,7 @@
 //! Checks for the lockwright protocols: CLI subcommands, the simulated OS for loom and shuttle,
-//! and the stress tools.
+//! the stress tools and the report generator.
 
 pub mod cli;
+pub mod report;
+pub mod sim;
+pub mod stress;

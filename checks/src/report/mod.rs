@@ -1,0 +1,1 @@
+//! Report generation: verdict tables, counterexample traces and SVG sequence diagrams (being filled in).

@@ -1,0 +1,1 @@
+//! Lucene-compatible verify server, stress client and orchestrator (being filled in).
