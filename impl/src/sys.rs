@@ -174,4 +174,24 @@ pub trait System: Send + Sync {
     /// # Errors
     /// The OS error (the descriptor is gone either way).
     fn close(&self, file: Self::File) -> io::Result<()>;
+
+    // ---- process identity (SimpleFs holder records); defaulted, added by the impl crate ----
+
+    /// This process's id as recorded in a SimpleFs holder record. A simulated OS with several
+    /// simulated processes overrides it.
+    fn process_id(&self) -> i32 {
+        i32::try_from(std::process::id()).unwrap_or(i32::MAX)
+    }
+    /// This host's name as recorded in a SimpleFs holder record; `None` if unknown.
+    fn host_name(&self) -> Option<String> {
+        None
+    }
+    /// Whether process `pid` on this host is alive (`kill(pid, 0)`); `None` if it cannot tell.
+    /// Only used to word the "held" error of SimpleFs: a lock is never broken on this answer.
+    fn pid_alive(&self, pid: i32) -> Option<bool> {
+        let _ = pid;
+        None
+    }
 }
+
+pub use crate::os::{HeldSet, RealSystem};

@@ -1,1 +1,240 @@
-//! `VerifyingLockFactory`: reports obtain/release to a Lucene-compatible verify server (being filled in).
+//! `VerifyingLockFactory`: reports every obtain and release to a lock verify server, so that an
+//! outside observer can prove that no two processes ever held the same lock at once.
+//!
+//! Wire protocol (Lucene's `LockVerifyServer`/`VerifyingLockFactory`, identical in Lucene 4.10.4
+//! and 9.x, so either side can be Lucene's):
+//!
+//! 1. the client connects over TCP and sends its id, one byte `0..=255`;
+//! 2. once every expected client is connected the server sends the starting gun, byte
+//!    [`START`] (43);
+//! 3. right AFTER the inner lock was obtained the client sends [`OBTAINED`] (1), and right
+//!    BEFORE the inner lock is released it sends [`RELEASING`] (0); each time it waits until the
+//!    server echoes the same byte back.
+//!
+//! The order in step 3 is what makes the check sound: the interval the server sees for a
+//! holder lies inside the interval in which that process really held the OS lock, so two
+//! overlapping intervals at the server mean two real holders. (The converse does not hold: an
+//! overlap confined to the margins, between the inner obtain and the `1`, or between the `0`
+//! and the inner release, is invisible to the server.)
+
+use crate::{Lock, LockError, LockFactory, LockHandle};
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+/// The starting gun: the server sends it once every expected client has connected.
+pub const START: u8 = 43;
+/// Sent by a client right after it obtained the lock.
+pub const OBTAINED: u8 = 1;
+/// Sent by a client right before it releases the lock.
+pub const RELEASING: u8 = 0;
+
+/// One client's connection to a verify server, after the handshake. Shared by every
+/// [`VerifyingLockFactory`] of the process that reports under the same id (Lucene's stress
+/// client builds a second factory on the same streams); exchanges are serialized so that two
+/// locks of one process never read each other's echo.
+#[derive(Debug)]
+pub struct VerifierConnection {
+    id: u8,
+    peer: SocketAddr,
+    stream: Mutex<TcpStream>,
+}
+
+impl VerifierConnection {
+    /// Connects to the server at `addr`, sends `id`, and waits for the starting gun.
+    ///
+    /// `timeout` bounds the TCP connect only: the wait for the gun lasts until every client the
+    /// server expects has connected, which the server bounds.
+    ///
+    /// # Errors
+    /// Connection failures; `UnexpectedEof` if the server hung up before the gun;
+    /// `InvalidData` if the first byte it sent is not [`START`].
+    pub fn connect(addr: impl ToSocketAddrs, id: u8, timeout: Duration) -> io::Result<Self> {
+        let mut last = None;
+        let mut stream = None;
+        for a in addr.to_socket_addrs()? {
+            match TcpStream::connect_timeout(&a, timeout) {
+                Ok(s) => {
+                    stream = Some(s);
+                    break;
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        let mut stream = match (stream, last) {
+            (Some(s), _) => s,
+            (None, Some(e)) => return Err(e),
+            (None, None) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "verify server address resolved to nothing",
+                ))
+            }
+        };
+        // One byte each way per step: without TCP_NODELAY Nagle + delayed ACK add ~40 ms.
+        stream.set_nodelay(true)?;
+        let peer = stream.peer_addr()?;
+        stream.write_all(&[id])?;
+        stream.flush()?;
+        let mut gun = [0u8];
+        stream.read_exact(&mut gun).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("verify server {peer} hung up before the starting gun: {e}"),
+            )
+        })?;
+        if gun[0] != START {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "protocol violation: verify server {peer} sent {} instead of the starting gun {START}",
+                    gun[0]
+                ),
+            ));
+        }
+        Ok(VerifierConnection {
+            id,
+            peer,
+            stream: Mutex::new(stream),
+        })
+    }
+
+    /// The id this process reports under.
+    pub fn id(&self) -> u8 {
+        self.id
+    }
+
+    /// The server's address.
+    pub fn peer(&self) -> SocketAddr {
+        self.peer
+    }
+
+    /// Sends `byte` and waits for the server's echo.
+    ///
+    /// # Errors
+    /// `UnexpectedEof` if the server closed the connection (Lucene's server does that to every
+    /// client as soon as it sees a violation: "lock server died because of locking error");
+    /// `InvalidData` if the echo differs; other I/O errors as they come.
+    pub fn verify(&self, byte: u8) -> io::Result<()> {
+        let mut stream = self.stream.lock().unwrap_or_else(PoisonError::into_inner);
+        stream.write_all(&[byte])?;
+        stream.flush()?;
+        let mut echo = [0u8];
+        match stream.read_exact(&mut echo) {
+            Ok(()) if echo[0] == byte => Ok(()),
+            Ok(()) => Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("protocol violation: sent {byte} to verify server {}, it echoed {}", self.peer, echo[0]),
+            )),
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!(
+                    "verify server {} closed the connection after we sent {byte}: it died or detected a locking error",
+                    self.peer
+                ),
+            )),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// Wraps a [`LockFactory`] and reports each obtain and release to a verify server (Lucene's
+/// `VerifyingLockFactory`).
+pub struct VerifyingLockFactory {
+    inner: Box<dyn LockFactory>,
+    conn: Arc<VerifierConnection>,
+}
+
+impl VerifyingLockFactory {
+    /// Connects to the verify server at `addr` as client `id`, waits for the starting gun,
+    /// and wraps `inner`.
+    ///
+    /// # Errors
+    /// See [`VerifierConnection::connect`].
+    pub fn connect(
+        inner: impl LockFactory + 'static,
+        addr: impl ToSocketAddrs,
+        id: u8,
+        timeout: Duration,
+    ) -> io::Result<Self> {
+        let conn = VerifierConnection::connect(addr, id, timeout)?;
+        Ok(Self::with_connection(Box::new(inner), Arc::new(conn)))
+    }
+
+    /// Wraps `inner` around an existing connection (Lucene's stress client does this to check
+    /// that a *fresh* factory instance in the same process cannot obtain the lock either).
+    pub fn with_connection(inner: Box<dyn LockFactory>, conn: Arc<VerifierConnection>) -> Self {
+        VerifyingLockFactory { inner, conn }
+    }
+
+    /// The connection this factory reports on.
+    pub fn connection(&self) -> &Arc<VerifierConnection> {
+        &self.conn
+    }
+}
+
+impl LockFactory for VerifyingLockFactory {
+    /// Obtains through the inner factory, then reports [`OBTAINED`] and waits for the echo.
+    ///
+    /// # Errors
+    /// The inner factory's error unchanged (so "held by another process" stays recognizable);
+    /// if the report fails, the inner lock is released again and the failure is returned as
+    /// [`LockError::Io`] with the lock's path.
+    fn try_obtain(&self, dir: &Path, name: &str) -> Result<Lock, LockError> {
+        let lock = self.inner.try_obtain(dir, name)?;
+        let path = lock.path().to_path_buf();
+        if let Err(source) = self.conn.verify(OBTAINED) {
+            drop(lock);
+            return Err(LockError::Io { path, source });
+        }
+        Ok(Lock::new(Box::new(CheckedLock {
+            inner: Some(lock),
+            conn: Arc::clone(&self.conn),
+            path,
+        })))
+    }
+}
+
+/// A lock obtained through a [`VerifyingLockFactory`].
+struct CheckedLock {
+    inner: Option<Lock>,
+    conn: Arc<VerifierConnection>,
+    path: PathBuf,
+}
+
+impl LockHandle for CheckedLock {
+    fn ensure_valid(&self) -> Result<(), LockError> {
+        match &self.inner {
+            Some(lock) => lock.ensure_valid(),
+            None => Err(LockError::Io {
+                path: self.path.clone(),
+                source: io::Error::other("verifying lock already closed"),
+            }),
+        }
+    }
+
+    /// Reports [`RELEASING`] BEFORE releasing the inner lock (Lucene's order: the server must
+    /// hear about the release while the lock is still held), then releases it. Idempotent.
+    ///
+    /// # Errors
+    /// The report's failure as [`LockError::Io`] (the inner lock is released anyway), else the
+    /// inner release's error.
+    fn close(&mut self) -> Result<(), LockError> {
+        let Some(mut lock) = self.inner.take() else {
+            return Ok(());
+        };
+        let reported = self.conn.verify(RELEASING);
+        let released = lock.close();
+        reported.map_err(|source| LockError::Io {
+            path: self.path.clone(),
+            source,
+        })?;
+        released
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+}

@@ -400,6 +400,23 @@ impl Os {
         }
     }
 
+    /// Whether [`Os::compact`] with `referenced` would change nothing: every generation below
+    /// the next fresh one is linked, open or referenced. Lets callers skip the (allocating)
+    /// compaction on the many steps that create or drop no inode.
+    pub fn is_compact(&self, referenced: impl IntoIterator<Item = Inode>) -> bool {
+        if self.next_inode > 64 {
+            return false;
+        }
+        let mut mask: u128 = 0;
+        for &i in self.inodes.keys() {
+            mask |= 1 << i;
+        }
+        for i in referenced {
+            mask |= 1 << i;
+        }
+        mask == (1u128 << self.next_inode) - 1
+    }
+
     /// Renumbers inode generations densely (0, 1, ...) in creation order, keeping those that
     /// are linked, open, or in `referenced` (identities the caller remembers). Returns the
     /// renaming, which the caller applies to what it remembers. This keeps the model's state
@@ -595,6 +612,25 @@ mod tests {
         assert_eq!(os.create_exclusive(), Err(FsError::AlreadyExists));
         os.unlink().unwrap();
         assert_eq!(os.create_exclusive(), Ok(2));
+    }
+
+    #[test]
+    fn is_compact_tells_when_compact_would_renumber() {
+        let mut os = Os::new();
+        assert!(os.is_compact([]));
+        os.create_exclusive().unwrap(); // 0
+        assert!(os.is_compact([]));
+        os.unlink().unwrap();
+        assert!(!os.is_compact([]));
+        assert!(os.is_compact([0]));
+        os.create_exclusive().unwrap(); // 1
+        assert!(!os.is_compact([]));
+        let before = os.clone();
+        assert!(os.is_compact([0]));
+        os.compact(&BTreeSet::from([0]));
+        assert_eq!(os, before, "compact changes nothing when is_compact");
+        os.compact(&BTreeSet::new());
+        assert!(os.is_compact([]));
     }
 
     #[test]

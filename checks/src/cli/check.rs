@@ -1,12 +1,330 @@
-//! `lockwright check` (not implemented yet).
+//! `lockwright check`: model-check one scenario exhaustively and print every property's
+//! verdict, the number of unique states, the time, and each violation's counterexample.
 
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::bail;
+use lockwright_model::checker::{self, describe_path, Report};
+use lockwright_model::protocol::{ALWAYS, SOMETIMES};
+use lockwright_model::{Action, Faults, LockKind, Scenario, Variant};
+use serde_json::json;
+use stateright::Expectation;
+
+const EXIT_CODES: &str = "\
+Exit status:
+  0  every verdict is as expected: by default every `always` property holds and every
+     `sometimes` property has an example; `--expect-violated NAME` expects that `always`
+     property to be violated instead, `--expect-not-found NAME` that `sometimes` property to
+     have no example
+  1  some verdict differs from what was expected (the report says which)
+  2  bad arguments or an internal error
+
+Properties (names used verbatim everywhere):
+  always    \"at most one writer\", \"at most one valid writer\", \"writes are exclusive\",
+            \"no stale lock\"
+  sometimes \"writer exists\", \"writer after crash\", \"contention seen\"
+
+Examples:
+  lockwright check                                  # the standard scenario
+  lockwright check --variant native-4.10 --os posix --expect-violated 'at most one writer' \\
+      --expect-violated 'at most one valid writer' --expect-violated 'writes are exclusive'
+  lockwright check --variant simple --faults crash=1,restart=1 --json";
+
+/// Which scenario to check (shared with `lockwright explore`). Every option not given takes
+/// its value from the standard scenario: `native` × `ofd`, 2 processes × 2 threads, faults
+/// `crash=2,restart=2,foreign=2`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ScenarioArgs {
+    /// Protocol variant: native, native-4.10, native-delete-on-release, native-no-held-set,
+    /// simple, single-instance, no-lock, mixed.
+    #[arg(long, value_parser = parse_variant)]
+    pub variant: Option<Variant>,
+    /// OS lock kind of the native variants: flock, posix, ofd, nfs-flock (`mixed` always uses
+    /// flock for even pids and posix for odd ones).
+    #[arg(long, alias = "kind", value_parser = parse_kind)]
+    pub os: Option<LockKind>,
+    /// Number of processes (1..=8).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=8))]
+    pub processes: Option<u8>,
+    /// Threads per process (1..=8).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=8))]
+    pub threads: Option<u8>,
+    /// Fault budgets, e.g. `crash=2,restart=2,unlink=1,replace=1,foreign=1`, or `none`.
+    #[arg(long, value_parser = parse_faults)]
+    pub faults: Option<Faults>,
+    /// Start from the deep scenario (3 processes, larger budgets; what `LOCKWRIGHT_DEEP=1`
+    /// tests) instead of the standard one.
+    #[arg(long)]
+    pub deep: bool,
+}
+
+impl ScenarioArgs {
+    /// The scenario: the standard (or deep) one with the given options applied.
+    pub fn scenario(&self) -> Scenario {
+        let base = if self.deep {
+            Scenario::deep()
+        } else {
+            Scenario::standard()
+        };
+        Scenario {
+            variant: self.variant.unwrap_or(base.variant),
+            os: self.os.unwrap_or(base.os),
+            processes: self.processes.unwrap_or(base.processes),
+            threads: self.threads.unwrap_or(base.threads),
+            faults: self.faults.unwrap_or(base.faults),
+        }
+    }
+}
+
+fn parse_variant(s: &str) -> Result<Variant, String> {
+    Variant::from_name(s).ok_or_else(|| {
+        let names: Vec<&str> = Variant::ALL.iter().map(|v| v.name()).collect();
+        format!("unknown variant `{s}` (one of: {})", names.join(", "))
+    })
+}
+
+fn parse_kind(s: &str) -> Result<LockKind, String> {
+    LockKind::from_name(s).ok_or_else(|| {
+        let names: Vec<&str> = LockKind::ALL.iter().map(|k| k.name()).collect();
+        format!("unknown lock kind `{s}` (one of: {})", names.join(", "))
+    })
+}
+
+fn parse_faults(s: &str) -> Result<Faults, String> {
+    Faults::parse(s)
+}
 
 #[derive(clap::Args, Debug)]
-pub struct CheckArgs {}
+#[command(after_long_help = EXIT_CODES)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub scenario: ScenarioArgs,
+    /// Print one JSON object (verdicts, counts, counterexamples) on stdout instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Also print the example path of each `sometimes` property.
+    #[arg(long)]
+    pub examples: bool,
+    /// An `always` property expected to be VIOLATED (repeatable): exit 0 only if it is.
+    #[arg(long, value_name = "NAME", value_parser = parse_always)]
+    pub expect_violated: Vec<&'static str>,
+    /// A `sometimes` property expected to have NO example (repeatable).
+    #[arg(long, value_name = "NAME", value_parser = parse_sometimes)]
+    pub expect_not_found: Vec<&'static str>,
+    /// No progress line on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+fn parse_always(s: &str) -> Result<&'static str, String> {
+    ALWAYS.into_iter().find(|n| *n == s).ok_or_else(|| {
+        format!(
+            "`{s}` is not an always property (one of: {})",
+            ALWAYS.join(", ")
+        )
+    })
+}
+
+fn parse_sometimes(s: &str) -> Result<&'static str, String> {
+    SOMETIMES.into_iter().find(|n| *n == s).ok_or_else(|| {
+        format!(
+            "`{s}` is not a sometimes property (one of: {})",
+            SOMETIMES.join(", ")
+        )
+    })
+}
+
+/// The verdicts that differ from what was expected, as `(property, expected, got)`.
+pub fn unexpected(
+    report: &Report,
+    expect_violated: &[&str],
+    expect_not_found: &[&str],
+) -> Vec<(&'static str, &'static str, &'static str)> {
+    report
+        .verdicts
+        .iter()
+        .filter_map(|v| {
+            let expected = match v.expectation {
+                Expectation::Sometimes if expect_not_found.contains(&v.name) => "NOT FOUND",
+                Expectation::Always if expect_violated.contains(&v.name) => "VIOLATED",
+                _ => "holds",
+            };
+            (expected != v.word()).then_some((v.name, expected, v.word()))
+        })
+        .collect()
+}
 
 /// # Errors
-/// Always: this subcommand has not landed yet.
-pub fn run(_args: CheckArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`lockwright check` is not implemented yet")
+/// Bad arguments (`processes` × `threads` too large for the model's descriptor slots).
+pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    let sc = args.scenario.scenario();
+    if sc.processes as usize * sc.threads as usize > 32 {
+        bail!(
+            "{} × {} threads is far beyond what an exhaustive check can finish",
+            sc.processes,
+            sc.threads
+        );
+    }
+    let progress = !args.quiet;
+    let tty = std::io::stderr().is_terminal();
+    if progress {
+        eprintln!("lockwright check: {}", sc.label());
+    }
+    let report = checker::check_with_progress(&sc, Duration::from_secs(1), |p| {
+        if progress {
+            let line = format!(
+                "  checking: {} unique states, {} queued, depth {}, {:.0?}",
+                p.unique_states, p.queued, p.depth, p.elapsed
+            );
+            if tty {
+                eprint!("\r{line}\x1b[K");
+            } else {
+                eprintln!("{line}");
+            }
+            let _ = std::io::stderr().flush();
+        }
+    });
+    if progress && tty {
+        eprint!("\r\x1b[K");
+    }
+    let wrong = unexpected(&report, &args.expect_violated, &args.expect_not_found);
+    let code = if wrong.is_empty() { 0 } else { 1 };
+
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&to_json(&report, &wrong, code))?
+        );
+    } else {
+        print!("{}", to_text(&report, args.examples, &wrong));
+    }
+    Ok(ExitCode::from(code))
+}
+
+fn step_json(sc: &Scenario, path: &[Action]) -> Vec<serde_json::Value> {
+    describe_path(sc, path)
+        .into_iter()
+        .zip(path)
+        .enumerate()
+        .map(|(i, (text, a))| {
+            let (process, thread) = match (a.thread(), a) {
+                (Some((p, t)), _) => (Some(p), Some(t)),
+                (None, Action::Crash(p) | Action::Restart(p) | Action::ForeignOpenClose(p)) => {
+                    (Some(*p), None)
+                }
+                (None, _) => (None, None),
+            };
+            let text = text
+                .split_once(". ")
+                .map_or(text.as_str(), |(_, t)| t)
+                .to_string();
+            json!({
+                "step": i + 1,
+                "action": a.to_string(),
+                "call": a.name(),
+                "process": process,
+                "thread": thread,
+                "description": text,
+            })
+        })
+        .collect()
+}
+
+/// The JSON report (`--json`).
+pub fn to_json(report: &Report, wrong: &[(&str, &str, &str)], exit_code: u8) -> serde_json::Value {
+    let sc = &report.scenario;
+    let properties: Vec<_> = report
+        .verdicts
+        .iter()
+        .map(|v| {
+            let path = v.path.as_ref().map(|p| step_json(sc, p));
+            json!({
+                "name": v.name,
+                "kind": v.kind(),
+                "verdict": v.word(),
+                "holds": v.holds(),
+                "path": path,
+            })
+        })
+        .collect();
+    json!({
+        "scenario": {
+            "label": sc.label(),
+            "variant": sc.variant.name(),
+            "os": sc.os.name(),
+            "processes": sc.processes,
+            "threads": sc.threads,
+            "faults": {
+                "crash": sc.faults.crash,
+                "restart": sc.faults.restart,
+                "unlink": sc.faults.unlink,
+                "replace": sc.faults.replace,
+                "foreign": sc.faults.foreign,
+            },
+        },
+        "model_version": lockwright_model::MODEL_VERSION,
+        "unique_states": report.unique_states,
+        "transitions": report.transitions,
+        "max_depth": report.max_depth,
+        "seconds": report.elapsed.as_secs_f64(),
+        "states_per_second": report.states_per_second().round(),
+        "properties": properties,
+        "unexpected": wrong.iter().map(|(n, e, g)| json!({"name": n, "expected": e, "got": g})).collect::<Vec<_>>(),
+        "exit_code": exit_code,
+    })
+}
+
+/// The text report.
+pub fn to_text(report: &Report, examples: bool, wrong: &[(&str, &str, &str)]) -> String {
+    use std::fmt::Write as _;
+    let sc = &report.scenario;
+    let mut out = String::new();
+    let _ = writeln!(out, "Scenario: {}", sc.label());
+    let width = report
+        .verdicts
+        .iter()
+        .map(|v| v.name.len() + 2)
+        .max()
+        .unwrap_or(0);
+    for v in &report.verdicts {
+        let name = format!("\"{}\"", v.name);
+        let _ = writeln!(out, "  {:<9} {name:<width$}  {}", v.kind(), v.word());
+    }
+    let _ = writeln!(
+        out,
+        "{} unique states, {} transitions, max depth {}, {:.3} s ({:.0} states/s)",
+        report.unique_states,
+        report.transitions,
+        report.max_depth,
+        report.elapsed.as_secs_f64(),
+        report.states_per_second()
+    );
+    for v in &report.verdicts {
+        let Some(path) = &v.path else { continue };
+        let heading = match v.expectation {
+            Expectation::Sometimes if examples => "Example",
+            Expectation::Sometimes => continue,
+            _ => "Counterexample",
+        };
+        let _ = writeln!(
+            out,
+            "\n{heading} for \"{}\" ({} steps):",
+            v.name,
+            path.len()
+        );
+        for line in describe_path(sc, path) {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
+    if wrong.is_empty() {
+        let _ = writeln!(out, "\nAll verdicts as expected.");
+    } else {
+        let _ = writeln!(out, "\nUnexpected verdicts:");
+        for (name, expected, got) in wrong {
+            let _ = writeln!(out, "  \"{name}\": expected {expected}, got {got}");
+        }
+    }
+    out
 }

@@ -1,12 +1,62 @@
-//! `lockwright report` (not implemented yet).
+//! `lockwright report`: regenerate `docs/results.md`, `docs/results.json`, `docs/citing.md` and
+//! `docs/traces/` from real model runs, or (`--check`) verify that the committed ones are fresh.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Instant;
+
+use crate::report;
 
 #[derive(clap::Args, Debug)]
-pub struct ReportArgs {}
+pub struct ReportArgs {
+    /// Folder to write into (default: the workspace's `docs/`). Only `results.md`,
+    /// `results.json`, `citing.md` and `traces/` are written; stale files in `traces/` are
+    /// removed.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Do not write: regenerate into a temporary folder and exit 1 if the docs in the output
+    /// folder differ (times in `results.json` are ignored).
+    #[arg(long)]
+    pub check: bool,
+}
 
 /// # Errors
-/// Always: this subcommand has not landed yet.
-pub fn run(_args: ReportArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`lockwright report` is not implemented yet")
+/// A model run could not be set up, or the docs could not be written or read.
+pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    let out = args.out.unwrap_or_else(report::default_docs_dir);
+    let started = Instant::now();
+    if args.check {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let tmp = std::env::temp_dir().join(format!(
+            "lockwright-report-check-{}-{nanos}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&tmp);
+        let result = report::generate(&tmp)
+            .and_then(|_| Ok(report::compare::differences(&tmp, &out)?));
+        let _ = std::fs::remove_dir_all(&tmp);
+        let diffs = result?;
+        if diffs.is_empty() {
+            println!("docs are fresh: {}", out.display());
+            return Ok(ExitCode::SUCCESS);
+        }
+        eprintln!("docs are stale: run `{}`", report::REGENERATE);
+        for d in diffs {
+            eprintln!("  {d}");
+        }
+        return Ok(ExitCode::from(1));
+    }
+    let rep = report::generate(&out)?;
+    let violations = rep.traces.len();
+    println!(
+        "wrote {}: {} runs, {} counterexamples, model v{} ({:.1} s)",
+        out.display(),
+        rep.runs.len(),
+        violations,
+        rep.model_version,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,1 +1,201 @@
-//! Report generation: verdict tables, counterexample traces and SVG sequence diagrams (being filled in).
+//! `lockwright report`: the design-review docs regenerated from real model runs.
+//!
+//! [`generate`] model-checks every configuration the model supports (variant × OS lock kind ×
+//! fault set, standard scenario sizes, breadth-first, one thread, so that every count and
+//! every counterexample is deterministic) and writes, under the docs folder:
+//!
+//! - `results.md`: the verdict of every named property for every configuration, unique states,
+//!   maximum depth, and links to the counterexamples;
+//! - `results.json`: the same data, plus wall-clock times (`time_ms`, the only
+//!   non-deterministic values, which the staleness check ignores);
+//! - `citing.md`: the model version, the stable property names, and the citation sentence for
+//!   the standard scenario, filled in from the run;
+//! - `traces/<id>.md` and `traces/<id>.svg`: each counterexample as numbered steps and as a
+//!   sequence diagram.
+//!
+//! [`compare::differences`] is the staleness check used by `lockwright report --check` and by
+//! `checks/tests/report_fresh.rs`.
+
+pub mod compare;
+mod render;
+mod runs;
+pub mod trace;
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+pub use runs::{run_all, sizes, MODEL_VERSION};
+
+/// What the checker concluded about one property in one configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// An `always` property with no counterexample in the whole state space.
+    Holds,
+    /// An `always` property with a counterexample.
+    Violated,
+    /// A `sometimes` property with an example.
+    Reached,
+    /// A `sometimes` property that no reachable state satisfies.
+    NotReached,
+    /// A `sometimes` property that the fault set cannot produce ("writer after crash" without
+    /// crashes); it is not reached.
+    NotApplicable,
+}
+
+impl Verdict {
+    /// Whether this verdict is the one the property asks for.
+    pub fn is_ok(self) -> bool {
+        matches!(self, Verdict::Holds | Verdict::Reached | Verdict::NotApplicable)
+    }
+
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Holds => "holds",
+            Verdict::Violated => "violated",
+            Verdict::Reached => "reached",
+            Verdict::NotReached => "not reached",
+            Verdict::NotApplicable => "not applicable",
+        }
+    }
+}
+
+/// One property's result.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct PropertyResult {
+    /// The stable name ("at most one writer").
+    pub name: String,
+    /// `always` or `sometimes`.
+    pub expectation: String,
+    pub verdict: Verdict,
+    /// The counterexample's id under `traces/` (violations only).
+    pub trace: Option<String>,
+    /// Number of steps of the counterexample or example path.
+    pub path_len: Option<usize>,
+}
+
+/// One model-checking run.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct RunResult {
+    pub variant: String,
+    pub kind: String,
+    /// The fault set's name (`none`, `crash`, ...).
+    pub faults: String,
+    /// What the fault set allows, in words.
+    pub faults_detail: String,
+    /// The scenario (processes × threads, budgets).
+    pub scenario: String,
+    pub properties: Vec<PropertyResult>,
+    /// Distinct states explored.
+    pub unique_states: usize,
+    /// Transitions explored, counting those that lead to already-seen states.
+    pub transitions: u64,
+    pub max_depth: usize,
+    /// Whether the whole state space was explored (always true: the report never stops early).
+    pub complete: bool,
+    /// Wall-clock time of the run, in milliseconds (ignored by the staleness check).
+    pub time_ms: u64,
+}
+
+impl RunResult {
+    pub fn property(&self, name: &str) -> Option<&PropertyResult> {
+        self.properties.iter().find(|p| p.name == name)
+    }
+
+    /// `variant.kind.faults`, used in trace ids and anchors.
+    pub fn slug(&self) -> String {
+        format!("{}.{}.{}", self.variant, self.kind, self.faults)
+    }
+}
+
+/// Everything a report run produced.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Report {
+    pub model_version: String,
+    pub generator: String,
+    pub checker: String,
+    /// The sizes every run uses (processes × threads, what each thread does).
+    pub sizes: String,
+    pub runs: Vec<RunResult>,
+    #[serde(skip)]
+    pub traces: Vec<trace::Trace>,
+}
+
+/// Runs every configuration and builds the report (no I/O).
+///
+/// # Errors
+/// A run could not be set up (a configuration the model rejects).
+pub fn build() -> anyhow::Result<Report> {
+    let (runs, traces) = run_all()?;
+    Ok(Report {
+        model_version: MODEL_VERSION.to_string(),
+        generator: "lockwright report".to_string(),
+        checker: "stateright 0.31, breadth-first, 1 thread, whole state space".to_string(),
+        sizes: sizes(),
+        runs,
+        traces,
+    })
+}
+
+/// Writes `report` into `out` (created if needed). Files under `out/traces/` that this report
+/// does not produce are deleted; nothing else in `out` is touched.
+///
+/// # Errors
+/// I/O errors, with the path.
+pub fn write(report: &Report, out: &Path) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    let traces_dir = out.join("traces");
+    fs::create_dir_all(&traces_dir).with_context(|| format!("creating {}", traces_dir.display()))?;
+    let mut files: Vec<(PathBuf, String)> = vec![
+        (out.join("results.md"), render::results_md(report)),
+        (out.join("results.json"), render::results_json(report)?),
+        (out.join("citing.md"), render::citing_md(report)),
+    ];
+    for t in &report.traces {
+        let svg = format!("{}.svg", t.id);
+        files.push((traces_dir.join(format!("{}.md", t.id)), t.to_markdown(&svg)));
+        files.push((traces_dir.join(&svg), t.to_svg()));
+    }
+    let keep: std::collections::BTreeSet<String> = files
+        .iter()
+        .filter(|(p, _)| p.parent() == Some(traces_dir.as_path()))
+        .filter_map(|(p, _)| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    for name in compare::trace_files(out)? {
+        if !keep.contains(&name) {
+            let p = traces_dir.join(&name);
+            fs::remove_file(&p).with_context(|| format!("removing stale {}", p.display()))?;
+        }
+    }
+    for (path, text) in files {
+        write_if_changed(&path, &text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+fn write_if_changed(path: &Path, text: &str) -> io::Result<()> {
+    match fs::read(path) {
+        Ok(old) if old == text.as_bytes() => Ok(()),
+        _ => fs::write(path, text),
+    }
+}
+
+/// Runs everything and writes the docs into `out`.
+///
+/// # Errors
+/// See [`build`] and [`write`].
+pub fn generate(out: &Path) -> anyhow::Result<Report> {
+    let report = build()?;
+    write(&report, out)?;
+    Ok(report)
+}
+
+/// The workspace's `docs/` folder (the default output of `lockwright report`).
+pub fn default_docs_dir() -> PathBuf {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("docs");
+    p.canonicalize().unwrap_or(p)
+}
+
+/// The command that regenerates the docs, as the staleness messages print it.
+pub const REGENERATE: &str = "cargo run -p lockwright-checks -- report";

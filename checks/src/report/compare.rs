@@ -1,0 +1,159 @@
+//! Staleness check: compare freshly generated docs with the committed ones.
+//!
+//! What is compared, exactly:
+//! - `results.md`, `citing.md` and every file under `traces/`: byte for byte;
+//! - the set of files under `traces/`: no missing and no left-over files;
+//! - `results.json`: as parsed JSON, after removing every object member named `time_ms`
+//!   (wall-clock times are the only non-deterministic output; they appear nowhere else).
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::io;
+use std::path::Path;
+
+/// JSON members ignored by the comparison (wall-clock measurements).
+pub const VOLATILE_JSON_KEYS: &[&str] = &["time_ms"];
+
+/// The top-level files `lockwright report` writes (besides `traces/`).
+pub const TOP_FILES: &[&str] = &["results.md", "results.json", "citing.md"];
+
+fn strip_volatile(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(map) => {
+            for k in VOLATILE_JSON_KEYS {
+                map.remove(*k);
+            }
+            for (_, child) in map.iter_mut() {
+                strip_volatile(child);
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(strip_volatile),
+        _ => {}
+    }
+}
+
+fn read_opt(path: &Path) -> io::Result<Option<Vec<u8>>> {
+    match fs::read(path) {
+        Ok(b) => Ok(Some(b)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Files directly under `dir/traces`, sorted; empty if the folder is absent.
+pub fn trace_files(dir: &Path) -> io::Result<BTreeSet<String>> {
+    let traces = dir.join("traces");
+    let mut out = BTreeSet::new();
+    match fs::read_dir(&traces) {
+        Ok(rd) => {
+            for e in rd {
+                let e = e?;
+                if e.file_type()?.is_file() {
+                    out.insert(e.file_name().to_string_lossy().into_owned());
+                }
+            }
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    Ok(out)
+}
+
+/// Differences between a fresh generation in `fresh` and the committed docs in `committed`,
+/// one line each; empty if the committed docs are up to date.
+///
+/// # Errors
+/// I/O errors other than a missing file (which is reported as a difference).
+pub fn differences(fresh: &Path, committed: &Path) -> io::Result<Vec<String>> {
+    let mut diffs = Vec::new();
+    for name in TOP_FILES {
+        let a = read_opt(&fresh.join(name))?;
+        let b = read_opt(&committed.join(name))?;
+        match (a, b) {
+            (Some(_), None) => diffs.push(format!("{name}: missing")),
+            (None, _) => diffs.push(format!("{name}: not generated (report bug)")),
+            (Some(a), Some(b)) if name.ends_with(".json") => {
+                let parse = |bytes: &[u8]| serde_json::from_slice::<serde_json::Value>(bytes);
+                match (parse(&a), parse(&b)) {
+                    (Ok(mut x), Ok(mut y)) => {
+                        strip_volatile(&mut x);
+                        strip_volatile(&mut y);
+                        if x != y {
+                            diffs.push(format!("{name}: differs (ignoring {VOLATILE_JSON_KEYS:?})"));
+                        }
+                    }
+                    (_, Err(e)) => diffs.push(format!("{name}: not valid JSON: {e}")),
+                    (Err(e), _) => diffs.push(format!("{name}: generated invalid JSON: {e}")),
+                }
+            }
+            (Some(a), Some(b)) => {
+                if a != b {
+                    diffs.push(format!("{name}: differs{}", first_diff_line(&a, &b)));
+                }
+            }
+        }
+    }
+    let fa = trace_files(fresh)?;
+    let fb = trace_files(committed)?;
+    for name in fa.difference(&fb) {
+        diffs.push(format!("traces/{name}: missing"));
+    }
+    for name in fb.difference(&fa) {
+        diffs.push(format!("traces/{name}: no longer generated (delete it)"));
+    }
+    for name in fa.intersection(&fb) {
+        let a = fs::read(fresh.join("traces").join(name))?;
+        let b = fs::read(committed.join("traces").join(name))?;
+        if a != b {
+            diffs.push(format!("traces/{name}: differs{}", first_diff_line(&a, &b)));
+        }
+    }
+    Ok(diffs)
+}
+
+fn first_diff_line(fresh: &[u8], committed: &[u8]) -> String {
+    let a = String::from_utf8_lossy(fresh);
+    let b = String::from_utf8_lossy(committed);
+    let mut la = a.lines();
+    let mut lb = b.lines();
+    let mut n = 1;
+    loop {
+        match (la.next(), lb.next()) {
+            (Some(x), Some(y)) if x == y => n += 1,
+            (None, None) => return String::new(),
+            (x, y) => {
+                return format!(
+                    " at line {n}: committed {:?}, fresh {:?}",
+                    y.unwrap_or("<end>"),
+                    x.unwrap_or("<end>")
+                )
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_are_ignored_but_values_are_not() {
+        let ta = tempfile::tempdir().unwrap();
+        let tb = tempfile::tempdir().unwrap();
+        let (a, b) = (ta.path(), tb.path());
+        for d in [a, b] {
+            fs::create_dir_all(d.join("traces")).unwrap();
+            fs::write(d.join("results.md"), "x\n").unwrap();
+            fs::write(d.join("citing.md"), "c\n").unwrap();
+            fs::write(d.join("traces/t.svg"), "<svg/>").unwrap();
+        }
+        fs::write(a.join("results.json"), r#"{"runs":[{"states":3,"time_ms":5}]}"#).unwrap();
+        fs::write(b.join("results.json"), r#"{"runs":[{"states":3,"time_ms":9}]}"#).unwrap();
+        assert_eq!(differences(a, b).unwrap(), Vec::<String>::new());
+        fs::write(b.join("results.json"), r#"{"runs":[{"states":4,"time_ms":9}]}"#).unwrap();
+        fs::write(b.join("traces/old.svg"), "<svg/>").unwrap();
+        let d = differences(a, b).unwrap();
+        assert_eq!(d.len(), 2, "{d:?}");
+    }
+
+}

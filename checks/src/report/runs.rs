@@ -1,0 +1,381 @@
+//! The configurations the report runs, and the adapter from `lockwright-model`'s checker
+//! ([`lockwright_model::check`]) to report rows and traces.
+//!
+//! Every run uses the model's own exhaustive BFS checker (single-threaded, whole state space,
+//! first-found shortest counterexample), so counts and paths are deterministic.
+
+use std::time::Instant;
+
+use lockwright_model::os::LockRec;
+use lockwright_model::protocol::{ALWAYS, SOMETIMES, WRITER_AFTER_CRASH};
+use lockwright_model::{check, checker, Action, Faults, LockKind, Scenario, State, Variant};
+use stateright::Expectation;
+
+use super::trace::{Actor, Step, Trace};
+use super::{PropertyResult, RunResult, Verdict};
+
+/// The model version a citation names (bumped by the model's owner whenever a state count,
+/// verdict or counterexample changes).
+pub use lockwright_model::MODEL_VERSION;
+
+/// The variant of the protocol `docs/protocol.md` describes.
+pub const NATIVE: &str = "native";
+
+/// The sizes every run uses: those of [`Scenario::standard`].
+pub fn sizes() -> String {
+    let sc = Scenario::standard();
+    format!(
+        "{} processes × {} threads, every thread looping obtain → (ensure_valid → write)* → \
+         release",
+        sc.processes, sc.threads
+    )
+}
+
+/// Named fault sets: `(name, budgets)`. `standard` is the fault set of
+/// [`Scenario::standard`]. Budgets are per run (all processes together).
+fn fault_sets() -> Vec<(&'static str, Faults)> {
+    let f = |crash, restart, unlink, replace, foreign| Faults {
+        crash,
+        restart,
+        unlink,
+        replace,
+        foreign,
+    };
+    vec![
+        ("none", Faults::NONE),
+        ("crash", f(1, 1, 0, 0, 0)),
+        ("foreign", f(0, 0, 0, 0, 1)),
+        ("unlink", f(0, 0, 1, 0, 0)),
+        ("replace", f(0, 0, 0, 1, 0)),
+        ("standard", Scenario::standard().faults),
+    ]
+}
+
+fn faults_detail(f: Faults) -> String {
+    let mut parts = Vec::new();
+    let mut add = |n: u8, what: &str| {
+        if n > 0 {
+            parts.push(format!("{what} ×{n}"));
+        }
+    };
+    add(f.crash, "crash (a process is killed)");
+    add(f.restart, "restart (a crashed process starts again)");
+    add(f.unlink, "unlink (the lock file is deleted)");
+    add(f.replace, "replace (a fresh file is renamed over the lock file)");
+    add(f.foreign, "foreign open-close (other code in a process opens and closes the lock file)");
+    if parts.is_empty() {
+        "nothing (no faults)".to_string()
+    } else {
+        format!("{} — `{f}`", parts.join(", "))
+    }
+}
+
+/// Lock kinds a variant is run with, and the name shown for it.
+fn kinds(v: Variant) -> Vec<(LockKind, &'static str)> {
+    if v == Variant::Mixed {
+        // Even pids flock, odd pids POSIX: the kind argument is ignored.
+        vec![(LockKind::Flock, "flock+posix")]
+    } else if v.uses_os_lock() {
+        [LockKind::Ofd, LockKind::Posix, LockKind::Flock, LockKind::NfsFlock]
+            .into_iter()
+            .map(|k| (k, k.name()))
+            .collect()
+    } else {
+        vec![(LockKind::Ofd, "none")]
+    }
+}
+
+/// Every configuration, in report order: `(scenario, kind shown, fault set name)`.
+pub fn configurations() -> Vec<(Scenario, &'static str, &'static str)> {
+    let mut out = Vec::new();
+    for v in Variant::ALL {
+        for (kind, kind_name) in kinds(v) {
+            for (fname, faults) in fault_sets() {
+                let std = Scenario::standard();
+                let sc = Scenario::new(v, kind)
+                    .with_parties(std.processes, std.threads)
+                    .with_faults(faults);
+                out.push((sc, kind_name, fname));
+            }
+        }
+    }
+    out
+}
+
+/// The row `citing.md` fills the sentence from: [`Scenario::standard`].
+pub(super) fn standard_run(runs: &[RunResult]) -> Option<&RunResult> {
+    let std = Scenario::standard();
+    runs.iter().find(|r| {
+        r.variant == std.variant.name() && r.kind == std.os.name() && r.faults == "standard"
+    })
+}
+
+/// The scenario name a citation uses: `variant/kind/faults`.
+pub(super) fn scenario_name(r: &RunResult) -> String {
+    format!("{}/{}/{}", r.variant, r.kind, r.faults)
+}
+
+fn slug(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '-' })
+        .collect()
+}
+
+fn actor(a: Action) -> Actor {
+    match a {
+        Action::Crash(p) | Action::Restart(p) | Action::ForeignOpenClose(p) => {
+            Actor::Process { pid: p }
+        }
+        Action::UnlinkLockFile | Action::ReplaceLockFile => Actor::Filesystem,
+        a => {
+            let (pid, tid) = a.thread().expect("protocol steps have a thread");
+            Actor::Thread { pid, tid }
+        }
+    }
+}
+
+/// Whether the step calls into the kernel or the filesystem (the held set, `EnsureValid`'s
+/// outcome and writes are in process memory).
+fn os_call(a: Action) -> bool {
+    matches!(
+        a,
+        Action::Open(..)
+            | Action::TryLock(..)
+            | Action::Unlock(..)
+            | Action::Close(..)
+            | Action::Unlink(..)
+            | Action::CreateExclusive(..)
+            | Action::Crash(_)
+            | Action::ForeignOpenClose(_)
+            | Action::UnlinkLockFile
+            | Action::ReplaceLockFile
+    )
+}
+
+/// `describe_step` without its `p0 t1 TryLock: ` prefix.
+fn effect(sc: &Scenario, before: &State, a: Action, after: &State) -> String {
+    let d = sc.describe_step(before, a, after);
+    match d.split_once(": ") {
+        Some((_, rest)) => rest.to_string(),
+        None => String::new(),
+    }
+}
+
+/// Which inode the path names and the granted OS locks, e.g.
+/// `path → inode 0; locks: POSIX of P0 on inode 0`.
+fn kernel(s: &State) -> String {
+    let path = match s.os.path_inode() {
+        Some(i) => format!("path → inode {i}"),
+        None => "no file at path".to_string(),
+    };
+    let locks: Vec<String> = s
+        .os
+        .locks()
+        .map(|l| match l {
+            LockRec::Flock { inode, desc } => {
+                format!("flock of P{}/T{} on inode {inode}", desc.pid, desc.slot)
+            }
+            LockRec::Ofd { inode, desc } => {
+                format!("OFD of P{}/T{} on inode {inode}", desc.pid, desc.slot)
+            }
+            LockRec::Posix { inode, pid } => format!("POSIX of P{pid} on inode {inode}"),
+        })
+        .collect();
+    if locks.is_empty() {
+        format!("{path}; no locks")
+    } else {
+        format!("{path}; locks: {}", locks.join(", "))
+    }
+}
+
+fn lane(p: u8, t: u8) -> String {
+    format!("P{p}/T{t}")
+}
+
+fn list(xs: &[(u8, u8)]) -> String {
+    let names: Vec<String> = xs.iter().map(|&(p, t)| lane(p, t)).collect();
+    match names.len() {
+        0 => "nobody".to_string(),
+        1 => names[0].clone(),
+        2 => format!("both {} and {}", names[0], names[1]),
+        n => format!("all of {} and {}", names[..n - 1].join(", "), names[n - 1]),
+    }
+}
+
+/// Why `s` violates `property`, in words.
+fn explain(sc: &Scenario, s: &State, property: &str) -> String {
+    let writers: Vec<(u8, u8)> = s.writers().collect();
+    match property {
+        "at most one writer" => format!(
+            "{} believe they hold the lock (their obtain succeeded and they have not started \
+             to release)",
+            list(&writers)
+        ),
+        "at most one valid writer" => {
+            let valid: Vec<(u8, u8)> = writers
+                .iter()
+                .copied()
+                .filter(|&(p, t)| sc.observe_ensure_valid(s, p, t))
+                .collect();
+            format!(
+                "{} hold the lock and would pass ensure_valid now",
+                list(&valid)
+            )
+        }
+        "writes are exclusive" => {
+            let w: Vec<(u8, u8)> = s
+                .live_threads()
+                .filter(|(_, _, th)| th.pc == lockwright_model::Pc::Writing)
+                .map(|(p, t, _)| (p, t))
+                .collect();
+            format!("{} are writing at the same time", list(&w))
+        }
+        "no stale lock" => {
+            let stuck: Vec<String> = (0..sc.processes)
+                .filter(|&p| !sc.fresh_obtain_would_succeed(s, p))
+                .map(|p| format!("P{p}"))
+                .collect();
+            format!(
+                "no thread holds or is obtaining the lock, yet a fresh obtain in {} would \
+                 fail: the lock is stale",
+                stuck.join(" and ")
+            )
+        }
+        other => format!("violates “{other}”"),
+    }
+}
+
+/// The `lockwright check` command that prints this counterexample.
+fn reproduce(sc: &Scenario, property: &str) -> String {
+    let os = if sc.variant.uses_os_lock() && sc.variant != Variant::Mixed {
+        format!(" --os {}", sc.os.name())
+    } else {
+        String::new()
+    };
+    format!(
+        "cargo run -p lockwright-checks -- check --variant {}{os} --processes {} --threads {} \
+         --faults {} --expect-violated '{property}'",
+        sc.variant.name(),
+        sc.processes,
+        sc.threads,
+        sc.faults
+    )
+}
+
+fn trace_for(
+    sc: &Scenario,
+    config: &str,
+    id: String,
+    property: &str,
+    path: &[Action],
+) -> anyhow::Result<Trace> {
+    let states = checker::replay(sc, path)
+        .ok_or_else(|| anyhow::anyhow!("counterexample for {config} does not replay"))?;
+    let steps = path
+        .iter()
+        .enumerate()
+        .map(|(i, &a)| Step {
+            actor: actor(a),
+            action: a.to_string(),
+            os_call: os_call(a),
+            effect: effect(sc, &states[i], a, &states[i + 1]),
+            kernel: kernel(&states[i + 1]),
+            holders: states[i + 1].writers().collect(),
+        })
+        .collect();
+    let last = states.last().expect("replay returns the initial state at least");
+    Ok(Trace {
+        id,
+        config: config.to_string(),
+        property: property.to_string(),
+        processes: (0..sc.processes)
+            .map(|p| (p, (0..sc.threads).collect()))
+            .collect(),
+        steps,
+        verdict: explain(sc, last, property),
+        also: Vec::new(),
+        reproduce: reproduce(sc, property),
+    })
+}
+
+/// Runs every configuration: the rows of `results.md` and the counterexamples.
+///
+/// # Errors
+/// A counterexample that does not replay (a model bug).
+pub fn run_all() -> anyhow::Result<(Vec<RunResult>, Vec<Trace>)> {
+    let mut runs = Vec::new();
+    let mut traces = Vec::new();
+    for (sc, kind_name, fname) in configurations() {
+        let started = Instant::now();
+        let rep = check(&sc);
+        let time_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let config = format!(
+            "`{}` × `{kind_name}`, faults `{fname}`",
+            sc.variant.name()
+        );
+        let mut properties = Vec::new();
+        // Report order: the model's `always` then `sometimes` lists.
+        for name in ALWAYS.iter().chain(SOMETIMES.iter()) {
+            let v = rep.verdict(name);
+            let verdict = match (&v.expectation, v.holds()) {
+                (Expectation::Sometimes, true) => Verdict::Reached,
+                (Expectation::Sometimes, false)
+                    if *name == WRITER_AFTER_CRASH && sc.faults.crash == 0 =>
+                {
+                    Verdict::NotApplicable
+                }
+                (Expectation::Sometimes, false) => Verdict::NotReached,
+                (_, true) => Verdict::Holds,
+                (_, false) => Verdict::Violated,
+            };
+            let mut trace = None;
+            if verdict == Verdict::Violated {
+                let path = v.path.as_deref().expect("a violation has a path");
+                let id = format!(
+                    "{}.{}.{}.{}",
+                    sc.variant.name(),
+                    slug(kind_name),
+                    fname,
+                    slug(name)
+                );
+                let t = trace_for(&sc, &config, id.clone(), name, path)?;
+                // Same variant, kind and property, same path: link to the first one.
+                let prefix = format!("{}.{}.", sc.variant.name(), slug(kind_name));
+                let same = traces.iter_mut().find(|u: &&mut Trace| {
+                    u.id.starts_with(&prefix) && u.property == t.property && u.steps == t.steps
+                });
+                match same {
+                    Some(u) => {
+                        u.also.push(config.clone());
+                        trace = Some(u.id.clone());
+                    }
+                    None => {
+                        traces.push(t);
+                        trace = Some(id);
+                    }
+                }
+            }
+            properties.push(PropertyResult {
+                name: (*name).to_string(),
+                expectation: v.kind().to_string(),
+                verdict,
+                trace,
+                path_len: v.path.as_ref().map(Vec::len),
+            });
+        }
+        runs.push(RunResult {
+            variant: sc.variant.name().to_string(),
+            kind: kind_name.to_string(),
+            faults: fname.to_string(),
+            faults_detail: faults_detail(sc.faults),
+            scenario: sc.label(),
+            properties,
+            unique_states: rep.unique_states,
+            transitions: rep.transitions,
+            max_depth: rep.max_depth,
+            complete: true,
+            time_ms,
+        });
+    }
+    Ok((runs, traces))
+}

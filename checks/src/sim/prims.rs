@@ -1,0 +1,108 @@
+//! The one sync facade of the simulation: a mutex and threads, with identical signatures for
+//! loom, shuttle and std.
+//!
+//! The simulated OS ([`super::SimOs`]) is generic over [`Runtime`], so the same code (and the
+//! same real protocol code on top of it) runs under loom's exhaustive explorer, under
+//! shuttle's randomized schedulers, and on plain threads. Every [`Runtime::with`] is one lock
+//! acquisition, which both loom and shuttle treat as a scheduling point.
+
+/// Primitives of one concurrency runtime. Sealed: implemented by [`Loom`], [`Shuttle`] and
+/// [`Std`] only.
+pub trait Runtime: sealed::Sealed + Send + Sync + 'static {
+    /// The runtime's mutex.
+    type Mutex<T: Send + 'static>: Send + Sync + 'static;
+    /// The runtime's join handle.
+    type JoinHandle<T: Send + 'static>;
+    /// The runtime's name, for messages (`loom`, `shuttle`, `std`).
+    const NAME: &'static str;
+
+    /// A new mutex holding `value`.
+    fn mutex<T: Send + 'static>(value: T) -> Self::Mutex<T>;
+    /// Runs `f` with the mutex held: one atomic step and one scheduling point. A poisoned
+    /// mutex (a thread panicked while holding it) is entered anyway: the panic is reported by
+    /// the runtime, and the data is only ever updated whole.
+    fn with<T: Send + 'static, R>(m: &Self::Mutex<T>, f: impl FnOnce(&mut T) -> R) -> R;
+    /// Spawns a thread of the runtime.
+    fn spawn<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Self::JoinHandle<T>;
+    /// Joins a thread; `Err` carries its panic.
+    fn join<T: Send + 'static>(h: Self::JoinHandle<T>) -> std::thread::Result<T>;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::Loom {}
+    impl Sealed for super::Shuttle {}
+    impl Sealed for super::Std {}
+}
+
+/// loom's primitives: use inside `loom::model::Builder::check`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Loom;
+
+/// shuttle's primitives: use inside `shuttle::check_random`, `check_pct`, `replay`, ...
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Shuttle;
+
+/// std's primitives: plain threads (deterministic replays and sanity runs).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Std;
+
+impl Runtime for Loom {
+    type Mutex<T: Send + 'static> = loom::sync::Mutex<T>;
+    type JoinHandle<T: Send + 'static> = loom::thread::JoinHandle<T>;
+    const NAME: &'static str = "loom";
+
+    fn mutex<T: Send + 'static>(value: T) -> Self::Mutex<T> {
+        loom::sync::Mutex::new(value)
+    }
+    fn with<T: Send + 'static, R>(m: &Self::Mutex<T>, f: impl FnOnce(&mut T) -> R) -> R {
+        let mut guard = m.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut guard)
+    }
+    fn spawn<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Self::JoinHandle<T> {
+        loom::thread::spawn(f)
+    }
+    fn join<T: Send + 'static>(h: Self::JoinHandle<T>) -> std::thread::Result<T> {
+        h.join()
+    }
+}
+
+impl Runtime for Shuttle {
+    type Mutex<T: Send + 'static> = shuttle::sync::Mutex<T>;
+    type JoinHandle<T: Send + 'static> = shuttle::thread::JoinHandle<T>;
+    const NAME: &'static str = "shuttle";
+
+    fn mutex<T: Send + 'static>(value: T) -> Self::Mutex<T> {
+        shuttle::sync::Mutex::new(value)
+    }
+    fn with<T: Send + 'static, R>(m: &Self::Mutex<T>, f: impl FnOnce(&mut T) -> R) -> R {
+        let mut guard = m.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut guard)
+    }
+    fn spawn<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Self::JoinHandle<T> {
+        shuttle::thread::spawn(f)
+    }
+    fn join<T: Send + 'static>(h: Self::JoinHandle<T>) -> std::thread::Result<T> {
+        h.join()
+    }
+}
+
+impl Runtime for Std {
+    type Mutex<T: Send + 'static> = std::sync::Mutex<T>;
+    type JoinHandle<T: Send + 'static> = std::thread::JoinHandle<T>;
+    const NAME: &'static str = "std";
+
+    fn mutex<T: Send + 'static>(value: T) -> Self::Mutex<T> {
+        std::sync::Mutex::new(value)
+    }
+    fn with<T: Send + 'static, R>(m: &Self::Mutex<T>, f: impl FnOnce(&mut T) -> R) -> R {
+        let mut guard = m.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut guard)
+    }
+    fn spawn<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Self::JoinHandle<T> {
+        std::thread::spawn(f)
+    }
+    fn join<T: Send + 'static>(h: Self::JoinHandle<T>) -> std::thread::Result<T> {
+        h.join()
+    }
+}

@@ -1,0 +1,214 @@
+//! Scenarios: which simulated threads run which operations, on the REAL
+//! `NativeFsLockFactory`, over a [`SimOs`]. Written once, run under loom, shuttle or std.
+//!
+//! A worker "round" is what a writer does: `obtain` → (if it got the lock) `ensure_valid` → (if
+//! valid) write → release. Around every call the harness records an event in the same log as
+//! the OS calls, and checks "at most one writer" directly (threads whose obtain returned `Ok`
+//! and that have not started to release, in live processes). At the end of every execution the
+//! whole recording is replayed through the model ([`super::refine`]).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use lockwright::sys::OsLockKind;
+use lockwright::{LockHandle, NativeFsLockFactory};
+use lockwright_model::os::{LockKind, Pid};
+use lockwright_model::protocol::Variant;
+
+use super::os::{format_trace, SimOs, SimSystem, Step, Tid, Violation, LOCK_DIR, LOCK_NAME};
+use super::prims::Runtime;
+use super::refine::Refinement;
+
+/// One operation of a simulated thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// As thread `(pid, tid)` of the plan: obtain → ensure_valid → write → release.
+    Round,
+    /// Fault: process `pid` is killed.
+    Crash(Pid),
+    /// Fault: process `pid` starts again (new incarnation).
+    Restart(Pid),
+    /// Fault: the lock file is deleted by hand.
+    UnlinkLockFile,
+    /// Fault: a fresh file is renamed over the lock file.
+    ReplaceLockFile,
+    /// Fault: foreign code in process `pid` opens and closes the lock file.
+    ForeignOpenClose(Pid),
+}
+
+/// One simulated thread: its identity (used by [`Op::Round`]) and what it does, in order. A
+/// thread binds to its process's incarnation at its first `Round`: after a crash it is dead for
+/// good, while a thread that restarts a process and then runs a `Round` belongs to the new
+/// incarnation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadPlan {
+    pub pid: Pid,
+    pub tid: Tid,
+    pub ops: Vec<Op>,
+}
+
+impl ThreadPlan {
+    /// A worker doing `rounds` rounds.
+    pub fn worker(pid: Pid, tid: Tid, rounds: usize) -> Self {
+        ThreadPlan {
+            pid,
+            tid,
+            ops: vec![Op::Round; rounds],
+        }
+    }
+}
+
+/// Builds the factory a simulated thread uses (tests inject defects here:
+/// `NativeFsLockFactory::with_defect` needs lockwright's `defects` feature, which only the
+/// checks crate's dev-dependency enables).
+pub type MakeFactory<R> =
+    Arc<dyn Fn(SimSystem<R>, OsLockKind) -> NativeFsLockFactory<SimSystem<R>> + Send + Sync>;
+
+/// The correct factory.
+pub fn correct<R: Runtime>() -> MakeFactory<R> {
+    Arc::new(NativeFsLockFactory::with_system)
+}
+
+/// A scenario: a name (keys recorded violations), the processes, the lock kind, the threads.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    pub name: &'static str,
+    pub processes: u8,
+    pub kind: OsLockKind,
+    /// `LockKind::NfsFlock` simulates an NFS mount for `OsLockKind::Flock`.
+    pub flock_as: LockKind,
+    pub threads: Vec<ThreadPlan>,
+}
+
+impl Scenario {
+    /// The model lock kind this scenario's `kind` is on its simulated filesystem.
+    pub fn model_kind(&self) -> LockKind {
+        match self.kind {
+            OsLockKind::Ofd => LockKind::Ofd,
+            OsLockKind::Posix => LockKind::Posix,
+            OsLockKind::Flock => self.flock_as,
+        }
+    }
+
+    /// The refinement check of this scenario's runs against model variant `variant`, all
+    /// `always` properties enforced.
+    pub fn refinement(&self, variant: Variant) -> Refinement {
+        Refinement::new(variant, self.model_kind(), self.processes)
+    }
+
+    /// A scenario on a local filesystem.
+    pub fn new(name: &'static str, processes: u8, kind: OsLockKind, threads: Vec<ThreadPlan>) -> Self {
+        Scenario {
+            name,
+            processes,
+            kind,
+            flock_as: LockKind::Flock,
+            threads,
+        }
+    }
+}
+
+/// Checks a finished recording (the refinement replayer, usually).
+pub type Checker = Arc<dyn Fn(&[Step]) -> Result<(), String> + Send + Sync>;
+
+static VIOLATIONS: Mutex<BTreeMap<&'static str, Violation>> = Mutex::new(BTreeMap::new());
+
+/// The first "at most one writer" violation recorded for scenario `name`, if any (taken).
+pub fn take_violation(name: &'static str) -> Option<Violation> {
+    VIOLATIONS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .remove(name)
+}
+
+fn record_violation(name: &'static str, v: &Violation) {
+    VIOLATIONS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .entry(name)
+        .or_insert_with(|| v.clone());
+}
+
+fn run_thread<R: Runtime>(
+    name: &'static str,
+    sim: &SimOs<R>,
+    plan: &ThreadPlan,
+    kind: OsLockKind,
+    make: &MakeFactory<R>,
+) {
+    let mut me: Option<SimSystem<R>> = None;
+    for op in &plan.ops {
+        match *op {
+            Op::Crash(p) => sim.crash(p),
+            Op::Restart(p) => sim.restart(p),
+            Op::UnlinkLockFile => sim.unlink_lock_file(),
+            Op::ReplaceLockFile => sim.replace_lock_file(),
+            Op::ForeignOpenClose(p) => sim.foreign_open_close(p),
+            Op::Round => {
+                let sys = me
+                    .get_or_insert_with(|| sim.thread(plan.pid, plan.tid))
+                    .clone();
+                let factory = make(sys.clone(), kind);
+                let got = factory.obtain_native(Path::new(LOCK_DIR), LOCK_NAME);
+                if let Some(v) = sys.note_obtained(got.is_ok()) {
+                    record_violation(name, &v);
+                    panic!(
+                        "{} [{name}, {}]\nrecording:\n{}",
+                        v.message,
+                        R::NAME,
+                        format_trace(&v.trace)
+                    );
+                }
+                if let Ok(mut lock) = got {
+                    let valid = lock.ensure_valid().is_ok();
+                    sys.note_validated(valid);
+                    if valid {
+                        sys.note_write();
+                    }
+                    sys.note_release();
+                    let _ = lock.close();
+                }
+            }
+        }
+    }
+}
+
+/// Runs one execution of `scenario`: spawns one thread per plan, joins them, then runs
+/// `check` on the recording. Panics with "at most one writer" if the harness counts two
+/// writers, and with the checker's message if the recording is not a model path. Returns the
+/// recording.
+///
+/// The calling thread runs no plan: it only spawns and joins, so that which plan runs first is
+/// a free scheduling choice rather than a preemption of the caller (under loom's preemption
+/// bound that saves one preemption for every scenario).
+pub fn run<R: Runtime>(scenario: &Scenario, make: &MakeFactory<R>, check: Option<&Checker>) -> Vec<Step> {
+    let sim = SimOs::<R>::with_flock_as(scenario.processes, scenario.flock_as);
+    assert!(!scenario.threads.is_empty(), "a scenario needs a thread");
+    let handles: Vec<_> = scenario
+        .threads
+        .iter()
+        .map(|plan| {
+            let (sim, plan, make) = (sim.clone(), plan.clone(), Arc::clone(make));
+            let (name, kind) = (scenario.name, scenario.kind);
+            R::spawn(move || run_thread(name, &sim, &plan, kind, &make))
+        })
+        .collect();
+    for h in handles {
+        if let Err(panic) = R::join(h) {
+            std::panic::resume_unwind(panic);
+        }
+    }
+    let trace = sim.trace();
+    if let Some(check) = check {
+        if let Err(msg) = check(&trace) {
+            panic!(
+                "{msg} [{}, {}]\nrecording:\n{}",
+                scenario.name,
+                R::NAME,
+                format_trace(&trace)
+            );
+        }
+    }
+    trace
+}

@@ -1,0 +1,248 @@
+//! `lockwright check` and `lockwright explore` as a user runs them: verdict lines, state
+//! counts, numbered counterexamples, `--json`, exit codes, and the Explorer answering on
+//! loopback. The numbers are the ones `model/tests/verdicts.rs` pins.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn lockwright(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lockwright"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run lockwright")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn check_without_arguments_runs_the_standard_scenario_and_everything_holds() {
+    let o = lockwright(&["check"]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.starts_with(
+        "Scenario: native × ofd, 2 processes × 2 threads, faults crash=2,restart=2,foreign=2\n"
+    ));
+    for line in [
+        "  always    \"at most one writer\"        holds",
+        "  always    \"at most one valid writer\"  holds",
+        "  always    \"writes are exclusive\"      holds",
+        "  always    \"no stale lock\"             holds",
+        "  sometimes \"writer exists\"             holds",
+        "  sometimes \"writer after crash\"        holds",
+        "  sometimes \"contention seen\"           holds",
+    ] {
+        assert!(out.contains(line), "missing {line:?} in\n{out}");
+    }
+    assert!(
+        out.contains("13216 unique states, 82710 transitions, max depth 19"),
+        "{out}"
+    );
+    assert!(out.contains("All verdicts as expected."));
+    // The progress/heading line goes to stderr, not into the report.
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("lockwright check: native × ofd"), "{err}");
+}
+
+#[test]
+fn a_violation_prints_numbered_steps_and_exits_1() {
+    // LUCENE-6507: Lucene 4.10's release order under POSIX locks.
+    let o = lockwright(&[
+        "check",
+        "--variant",
+        "native-4.10",
+        "--os",
+        "posix",
+        "--faults",
+        "none",
+        "--quiet",
+    ]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("  always    \"at most one writer\"        VIOLATED"));
+    assert!(out.contains("3497 unique states"), "{out}");
+    let expected = "\
+Counterexample for \"at most one writer\" (12 steps):
+  1. p0 t0 HeldInsert: held_insert(path) → true
+  2. p0 t0 Open: open(path, O_CREAT) → inode 0
+  3. p0 t0 TryLock: fcntl(F_SETLK, F_WRLCK) on inode 0 → acquired
+  4. p0 t0 Unlock: fcntl(F_SETLK, F_UNLCK) on inode 0
+  5. p0 t0 HeldRemove: held_remove(path)
+  6. p0 t1 HeldInsert: held_insert(path) → true
+  7. p0 t1 Open: open(path, O_CREAT) → inode 0
+  8. p0 t1 TryLock: fcntl(F_SETLK, F_WRLCK) on inode 0 → acquired
+  9. p0 t0 Close: close(fd of inode 0)
+  10. p1 t0 HeldInsert: held_insert(path) → true
+  11. p1 t0 Open: open(path, O_CREAT) → inode 0
+  12. p1 t0 TryLock: fcntl(F_SETLK, F_WRLCK) on inode 0 → acquired
+";
+    assert!(out.contains(expected), "{out}");
+    assert!(out
+        .contains("Unexpected verdicts:\n  \"at most one writer\": expected holds, got VIOLATED"));
+    assert!(o.stderr.is_empty(), "--quiet prints no progress");
+}
+
+#[test]
+fn expected_violations_exit_0() {
+    let o = lockwright(&[
+        "check",
+        "--variant",
+        "native-4.10",
+        "--kind",
+        "posix",
+        "--faults",
+        "none",
+        "--quiet",
+        "--expect-violated",
+        "at most one writer",
+        "--expect-violated",
+        "at most one valid writer",
+        "--expect-violated",
+        "writes are exclusive",
+        "--expect-not-found",
+        "writer after crash",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    // Expecting a violation that does not happen fails.
+    let o = lockwright(&[
+        "check",
+        "--quiet",
+        "--expect-violated",
+        "at most one writer",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("\"at most one writer\": expected VIOLATED, got holds"));
+}
+
+#[test]
+fn json_report_has_verdicts_counts_and_steps() {
+    let o = lockwright(&[
+        "check",
+        "--variant",
+        "simple",
+        "--faults",
+        "crash=1,restart=1",
+        "--json",
+        "--quiet",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
+    assert_eq!(v["scenario"]["variant"], "simple");
+    assert_eq!(v["scenario"]["faults"]["crash"], 1);
+    assert_eq!(v["unique_states"], 77);
+    assert_eq!(v["exit_code"], 1);
+    let props = v["properties"].as_array().unwrap();
+    let names: Vec<&str> = props.iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "at most one writer",
+            "at most one valid writer",
+            "writes are exclusive",
+            "no stale lock",
+            "writer exists",
+            "writer after crash",
+            "contention seen"
+        ]
+    );
+    let stale = &props[3];
+    assert_eq!(stale["kind"], "always");
+    assert_eq!(stale["verdict"], "VIOLATED");
+    let steps = stale["path"].as_array().unwrap();
+    assert_eq!(steps.len(), 2);
+    assert_eq!(steps[0]["action"], "CreateExclusive(p0, t0)");
+    assert_eq!(steps[0]["process"], 0);
+    assert_eq!(steps[0]["thread"], 0);
+    assert_eq!(steps[1]["call"], "Crash");
+    assert_eq!(steps[1]["thread"], serde_json::Value::Null);
+    assert_eq!(props[5]["verdict"], "NOT FOUND");
+    assert_eq!(v["unexpected"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn bad_arguments_exit_2() {
+    assert_eq!(
+        lockwright(&["check", "--variant", "bogus"]).status.code(),
+        Some(2)
+    );
+    assert_eq!(
+        lockwright(&["check", "--faults", "reboot=1"]).status.code(),
+        Some(2)
+    );
+    assert_eq!(
+        lockwright(&["check", "--expect-violated", "no such property"])
+            .status
+            .code(),
+        Some(2)
+    );
+    let o = lockwright(&["explore", "--addr", "0.0.0.0:3000"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("only loopback"));
+}
+
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn explore_serves_the_scenario_on_loopback() {
+    let addr = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().to_string()
+    };
+    let _server = Server(
+        Command::new(env!("CARGO_BIN_EXE_lockwright"))
+            .args([
+                "explore",
+                "--addr",
+                &addr,
+                "--variant",
+                "native-4.10",
+                "--os",
+                "posix",
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let get = |path: &str| -> Option<String> {
+        let mut s = TcpStream::connect(&addr).ok()?;
+        s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+        write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        )
+        .ok()?;
+        let mut buf = String::new();
+        s.read_to_string(&mut buf).ok()?;
+        buf.starts_with("HTTP/1.1 200").then_some(buf)
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(body) = get("/.status") {
+            break body;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "explorer did not answer on {addr}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(status.contains("\"at most one writer\""), "{status}");
+    assert!(status.contains("\"contention seen\""), "{status}");
+    // The first step of the first thread, with the readable step description.
+    let states = get("/.states/0").expect("GET /.states/0");
+    assert!(states.contains("HeldInsert(p0, t0)"), "{states}");
+    assert!(states.contains("held_insert(path)"), "{states}");
+}

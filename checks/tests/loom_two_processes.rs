@@ -1,0 +1,71 @@
+//! loom, exhaustive: one thread in each of two processes race to obtain, validate, write and
+//! release the lock, on the real `NativeFsLockFactory`, for every lock kind.
+//!
+//! Checks, on every execution: "at most one writer" (harness count), and the recording is a
+//! path of the model (`native`, 2 processes × 1 thread) on which every `always` property holds.
+//! Across processes it is the OS lock alone that excludes (each process has its own held set).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use lockwright::sys::OsLockKind;
+use lockwright_checks::sim::refine;
+use lockwright_checks::sim::scenario::{self, Scenario, ThreadPlan};
+use lockwright_checks::sim::Loom;
+use lockwright_model::os::LockKind;
+use lockwright_model::protocol::Variant;
+
+fn deep() -> bool {
+    std::env::var_os("LOCKWRIGHT_DEEP").is_some()
+}
+
+/// Unbounded (exhaustive) for one round per thread: the same size as the one-process case,
+/// ≈ 42k executions, a few seconds per kind. With `LOCKWRIGHT_DEEP=1` each thread does two
+/// rounds, still unbounded (minutes).
+fn explore(scenario: Scenario) -> usize {
+    let check = refine::checker(scenario.refinement(Variant::Native));
+    let runs = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&runs);
+    let builder = loom::model::Builder::new();
+    let name = scenario.name;
+    builder.check(move || {
+        counter.fetch_add(1, Ordering::Relaxed);
+        scenario::run::<Loom>(&scenario, &scenario::correct(), Some(&check));
+    });
+    let n = runs.load(Ordering::Relaxed);
+    println!("{name}: {n} executions, unbounded");
+    n
+}
+
+fn two_processes(name: &'static str, kind: OsLockKind) -> Scenario {
+    let rounds = if deep() { 2 } else { 1 };
+    Scenario::new(
+        name,
+        2,
+        kind,
+        vec![ThreadPlan::worker(0, 0, rounds), ThreadPlan::worker(1, 0, rounds)],
+    )
+}
+
+#[test]
+fn at_most_one_writer_two_processes_ofd() {
+    assert!(explore(two_processes("loom two processes ofd", OsLockKind::Ofd)) > 1000);
+}
+
+#[test]
+fn at_most_one_writer_two_processes_posix() {
+    assert!(explore(two_processes("loom two processes posix", OsLockKind::Posix)) > 1000);
+}
+
+#[test]
+fn at_most_one_writer_two_processes_flock() {
+    assert!(explore(two_processes("loom two processes flock", OsLockKind::Flock)) > 1000);
+}
+
+/// `flock` on NFS: Linux emulates it with POSIX locks. Across processes it still excludes.
+#[test]
+fn at_most_one_writer_two_processes_nfs_flock() {
+    let mut sc = two_processes("loom two processes nfs flock", OsLockKind::Flock);
+    sc.flock_as = LockKind::NfsFlock;
+    assert!(explore(sc) > 1000);
+}

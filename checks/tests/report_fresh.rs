@@ -1,0 +1,65 @@
+//! The committed design-review docs are what `lockwright report` generates from the model
+//! today.
+//!
+//! Regenerates everything into a temporary folder and compares it with `docs/`:
+//! `results.md`, `citing.md` and every file under `docs/traces/` byte for byte (and no
+//! missing or left-over trace files); `results.json` as parsed JSON with the wall-clock
+//! `time_ms` members removed. Any change to the model that moves a state count, a verdict or a
+//! counterexample step therefore fails here until the docs are regenerated.
+
+use std::path::Path;
+
+use lockwright_checks::report;
+
+#[test]
+fn committed_docs_are_fresh() {
+    let tmp = tempfile::tempdir().expect("temporary folder");
+    report::generate(tmp.path()).expect("report generates");
+    let committed = report::default_docs_dir();
+    let diffs = report::compare::differences(tmp.path(), &committed).expect("docs readable");
+    assert!(
+        diffs.is_empty(),
+        "docs are stale: run `{}`\n  {}",
+        report::REGENERATE,
+        diffs.join("\n  ")
+    );
+}
+
+/// Every relative link in the hand-written pages that points into `traces/` or at a generated
+/// page names a file that exists, so a regenerated report cannot silently orphan them.
+#[test]
+fn hand_written_pages_link_to_existing_files() {
+    let docs = report::default_docs_dir();
+    for page in ["README.md", "protocol.md", "incidents.md"] {
+        let path = docs.join(page);
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            panic!("{} is missing", path.display());
+        };
+        for target in links(&text) {
+            if target.starts_with("http") || target.starts_with('#') {
+                continue;
+            }
+            let file = target.split('#').next().unwrap_or_default();
+            let resolved = docs.join(file);
+            assert!(
+                Path::new(&resolved).exists(),
+                "{page} links to {target}, which does not exist (docs are stale: run `{}`)",
+                report::REGENERATE
+            );
+        }
+    }
+}
+
+/// Targets of Markdown links `[text](target)`.
+fn links(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("](") {
+        rest = &rest[i + 2..];
+        if let Some(j) = rest.find(')') {
+            out.push(rest[..j].to_string());
+            rest = &rest[j..];
+        }
+    }
+    out
+}

@@ -1,0 +1,379 @@
+//! [`NativeFsLockFactory`]: held set + OS advisory lock on a never-deleted lock file, the
+//! protocol of Lucene's `NativeFSLockFactory`, written once over [`System`].
+//!
+//! Every step below is exactly one [`System`] call; the Stateright model in `lockwright-model`
+//! mirrors them one to one, so do not merge, reorder or add calls without updating it.
+//!
+//! **obtain(dir, name)**: validate `name` (no OS call) → `create_dir_all(dir)` →
+//! `canonicalize_dir(dir)`, `path = canonical/name` → `stat(path)` (must be absent or a
+//! regular file) → `held_insert(path)` (`false`: [`LockError::HeldByThisProcess`], no
+//! descriptor is opened) → `open_lock_file(path)` (error: `held_remove`; not a regular file:
+//! `close`, `held_remove`) → `try_lock(file, kind)`:
+//! - `Acquired`: the lock is held; remember `(file, file id, path)`.
+//! - `WouldBlock`: `probe(file, kind)` (to name the holder) → `close(file)` → `held_remove(path)`
+//!   → [`LockError::HeldByOtherProcess`]. Close comes FIRST: while the path is still in the held
+//!   set no other thread of this process can open a descriptor whose `close` would drop a POSIX
+//!   lock (LUCENE-6507).
+//! - OS error: `close(file)` → `held_remove(path)` → [`LockError::LockingUnsupported`] (or
+//!   [`LockError::Io`]); never carry on unlocked.
+//!
+//! **ensure_valid**: closed → [`LockError::AlreadyClosed`]; `held_contains(path)` →
+//! `fstat(file)` (link count 0: deleted; length ≠ 0: written to) → `stat(path)` (absent,
+//! another inode, not a regular file) → `probe(file, kind)` (a conflicting owner: the lock was
+//! lost). `flock` cannot be probed, so that last check is skipped for it.
+//!
+//! **close** (idempotent; dropping the [`Lock`] closes): `unlock(file, kind)` → `close(file)` →
+//! mark closed → `held_remove(path)`. Every step runs even if an earlier one failed; the first
+//! error is returned. The lock file is NEVER deleted (LUCENE-5612).
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::defects::Defect;
+use crate::error::{InvalidReason, LockError};
+use crate::sys::{EntryKind, FileId, OsLockKind, Probe, RealSystem, System, TryLock};
+use crate::{validate_name, Lock, LockFactory, LockHandle};
+
+/// Lucene's `NativeFSLockFactory`: a per-process held set plus an OS advisory lock of an
+/// explicitly chosen [`OsLockKind`] on a lock file that is never deleted.
+///
+/// What each kind excludes (see the crate docs): [`OsLockKind::Ofd`] excludes other OFD and
+/// POSIX lockers, including Java's `FileChannel.tryLock` (Lucene) and SQLite;
+/// [`OsLockKind::Posix`] the same, but the lock belongs to the whole process, so any other code
+/// in the process that opens and closes the lock file drops it; [`OsLockKind::Flock`] excludes
+/// only other `flock` users and does NOT exclude Java or `fcntl` lockers.
+///
+/// ```
+/// use lockwright::{LockFactory, LockError, NativeFsLockFactory, OsLockKind};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let factory = NativeFsLockFactory::new(OsLockKind::Ofd);
+/// let lock = factory.try_obtain(dir.path(), "write.lock").unwrap();
+/// lock.ensure_valid().unwrap();
+/// // A second obtain in the same process fails without opening the file.
+/// let again = factory.try_obtain(dir.path(), "write.lock");
+/// assert!(matches!(again, Err(LockError::HeldByThisProcess { .. })));
+/// drop(lock); // released; the file stays
+/// assert!(dir.path().join("write.lock").exists());
+/// ```
+pub struct NativeFsLockFactory<S: System = RealSystem> {
+    sys: Arc<S>,
+    kind: OsLockKind,
+    defect: Option<Defect>,
+}
+
+impl NativeFsLockFactory<RealSystem> {
+    /// A factory on the real OS, sharing the process-wide held set, taking `kind` locks.
+    pub fn new(kind: OsLockKind) -> Self {
+        Self::with_system(RealSystem::new(), kind)
+    }
+
+    /// `new(OsLockKind::Ofd)`: the recommended kind on Linux (≥ 3.15). OFD locks exclude
+    /// Lucene/Java and SQLite and cannot be dropped by foreign code closing another
+    /// descriptor. On other Unixes every obtain fails with [`LockError::LockingUnsupported`].
+    pub fn linux_default() -> Self {
+        Self::new(OsLockKind::Ofd)
+    }
+}
+
+impl<S: System + 'static> NativeFsLockFactory<S> {
+    /// A factory on any [`System`] (the checks crate passes a simulated OS).
+    pub fn with_system(sys: S, kind: OsLockKind) -> Self {
+        Self::with_shared_system(Arc::new(sys), kind)
+    }
+
+    /// Like [`NativeFsLockFactory::with_system`], sharing an existing `Arc` (several factories
+    /// on one simulated process, or a test that keeps a handle on the system).
+    pub fn with_shared_system(sys: Arc<S>, kind: OsLockKind) -> Self {
+        NativeFsLockFactory { sys, kind, defect: None }
+    }
+
+    /// Re-creates a known incident. Test-only; see [`crate::defects::Defect`].
+    #[cfg(feature = "defects")]
+    #[doc(hidden)]
+    pub fn with_defect(mut self, defect: Defect) -> Self {
+        self.defect = Some(defect);
+        self
+    }
+
+    /// The lock kind this factory takes.
+    pub fn kind(&self) -> OsLockKind {
+        self.kind
+    }
+
+    /// The system this factory runs on.
+    pub fn system(&self) -> &Arc<S> {
+        &self.sys
+    }
+
+    fn uses_held_set(&self) -> bool {
+        self.defect != Some(Defect::NoHeldSet)
+    }
+
+    fn held_insert(&self, path: &Path) -> bool {
+        !self.uses_held_set() || self.sys.held_insert(path)
+    }
+
+    fn held_remove(&self, path: &Path) {
+        if self.uses_held_set() {
+            self.sys.held_remove(path);
+        }
+    }
+
+    /// Failure path after the file was opened: close FIRST, then leave the held set
+    /// (LUCENE-6507), unless the `RemoveBeforeClose` defect is injected.
+    fn abandon(&self, file: S::File, path: &Path) {
+        // A failing close cannot be acted on here: the descriptor is gone either way and the
+        // caller reports the error that made us abandon the attempt.
+        if self.defect == Some(Defect::RemoveBeforeClose) {
+            self.held_remove(path);
+            let _ = self.sys.close(file);
+        } else {
+            let _ = self.sys.close(file);
+            self.held_remove(path);
+        }
+    }
+
+    /// Tries once, without blocking, to obtain the lock; the typed form of
+    /// [`LockFactory::try_obtain`].
+    ///
+    /// # Errors
+    /// - [`LockError::BadLockName`]: `name` is not a single plain file name.
+    /// - [`LockError::NotADirectory`]: `dir` or a parent exists and is not a directory;
+    ///   [`LockError::Io`]: `dir` cannot be created or resolved (e.g. permission denied).
+    /// - [`LockError::BadLockPath`]: a directory, symlink or special file is at the lock path.
+    /// - [`LockError::HeldByThisProcess`] / [`LockError::HeldByOtherProcess`]: the lock is held
+    ///   (the pid is named for POSIX locks).
+    /// - [`LockError::LockingUnsupported`]: the filesystem refuses this lock kind.
+    /// - [`LockError::Io`]: the lock file cannot be created or opened.
+    pub fn obtain_native(&self, dir: &Path, name: &str) -> Result<NativeFsLock<S>, LockError> {
+        validate_name(name)?;
+        let sys = &*self.sys;
+        sys.create_dir_all(dir).map_err(|source| dir_error(dir, source))?;
+        let canonical = sys
+            .canonicalize_dir(dir)
+            .map_err(|source| dir_error(dir, source))?;
+        let path = canonical.join(name);
+        match sys.stat(&path) {
+            Ok(Some(meta)) if meta.kind != EntryKind::Regular => {
+                return Err(LockError::BadLockPath { path, found: meta.kind });
+            }
+            Ok(_) => {}
+            Err(source) => return Err(LockError::Io { path, source }),
+        }
+        if !self.held_insert(&path) {
+            return Err(LockError::HeldByThisProcess { path });
+        }
+        let (file, meta) = match sys.open_lock_file(&path) {
+            Ok(opened) => opened,
+            Err(source) => {
+                self.held_remove(&path);
+                return Err(open_error(path, source));
+            }
+        };
+        if meta.kind != EntryKind::Regular {
+            self.abandon(file, &path);
+            return Err(LockError::BadLockPath { path, found: meta.kind });
+        }
+        match sys.try_lock(&file, self.kind) {
+            Ok(TryLock::Acquired) => Ok(NativeFsLock {
+                sys: Arc::clone(&self.sys),
+                kind: self.kind,
+                defect: self.defect,
+                path,
+                id: meta.id,
+                file: Some(file),
+            }),
+            Ok(TryLock::WouldBlock) => {
+                // Best effort: the holder's pid is a courtesy for the error message.
+                let pid = match sys.probe(&file, self.kind) {
+                    Ok(Probe::Conflict { pid }) => pid,
+                    _ => None,
+                };
+                self.abandon(file, &path);
+                Err(LockError::HeldByOtherProcess { path, pid, holder: None })
+            }
+            Err(source) => {
+                self.abandon(file, &path);
+                Err(lock_error(path, self.kind, source))
+            }
+        }
+    }
+}
+
+impl<S: System + 'static> LockFactory for NativeFsLockFactory<S> {
+    fn try_obtain(&self, dir: &Path, name: &str) -> Result<Lock, LockError> {
+        self.obtain_native(dir, name).map(|l| Lock::new(Box::new(l)))
+    }
+}
+
+impl<S: System> fmt::Debug for NativeFsLockFactory<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("NativeFsLockFactory");
+        d.field("kind", &self.kind);
+        if let Some(defect) = self.defect {
+            d.field("defect", &defect);
+        }
+        d.finish_non_exhaustive()
+    }
+}
+
+pub(crate) fn dir_error(dir: &Path, source: io::Error) -> LockError {
+    match source.kind() {
+        io::ErrorKind::AlreadyExists | io::ErrorKind::NotADirectory => {
+            LockError::NotADirectory { path: dir.to_path_buf(), source }
+        }
+        _ => LockError::Io { path: dir.to_path_buf(), source },
+    }
+}
+
+/// `open_lock_file` errors: the path was swapped between `stat` and `open`.
+pub(crate) fn open_error(path: PathBuf, source: io::Error) -> LockError {
+    match source.raw_os_error() {
+        Some(libc::ELOOP) => LockError::BadLockPath { path, found: EntryKind::Symlink },
+        Some(libc::EISDIR) => LockError::BadLockPath { path, found: EntryKind::Directory },
+        _ => LockError::Io { path, source },
+    }
+}
+
+/// `try_lock` errors: "this filesystem cannot lock" vs. anything else.
+fn lock_error(path: PathBuf, kind: OsLockKind, source: io::Error) -> LockError {
+    let unsupported = source.kind() == io::ErrorKind::Unsupported
+        || matches!(
+            source.raw_os_error(),
+            Some(c) if c == libc::ENOLCK || c == libc::EOPNOTSUPP || c == libc::ENOTSUP
+                || c == libc::EINVAL || c == libc::ENOSYS
+        );
+    if unsupported {
+        LockError::LockingUnsupported { path, kind, source }
+    } else {
+        LockError::Io { path, source }
+    }
+}
+
+/// A lock held through [`NativeFsLockFactory`]. Usually used as a [`Lock`].
+pub struct NativeFsLock<S: System = RealSystem> {
+    sys: Arc<S>,
+    kind: OsLockKind,
+    defect: Option<Defect>,
+    path: PathBuf,
+    id: FileId,
+    /// `None` once closed.
+    file: Option<S::File>,
+}
+
+impl<S: System> NativeFsLock<S> {
+    /// The inode the lock is on.
+    pub fn file_id(&self) -> FileId {
+        self.id
+    }
+
+    /// The lock kind held.
+    pub fn kind(&self) -> OsLockKind {
+        self.kind
+    }
+
+    /// Whether [`LockHandle::close`] has run.
+    pub fn is_closed(&self) -> bool {
+        self.file.is_none()
+    }
+
+    fn uses_held_set(&self) -> bool {
+        self.defect != Some(Defect::NoHeldSet)
+    }
+
+    fn invalid(&self, reason: InvalidReason) -> LockError {
+        LockError::Invalidated { path: self.path.clone(), reason }
+    }
+
+    fn io(&self, source: io::Error) -> LockError {
+        LockError::Io { path: self.path.clone(), source }
+    }
+}
+
+impl<S: System> LockHandle for NativeFsLock<S> {
+    fn ensure_valid(&self) -> Result<(), LockError> {
+        let Some(file) = self.file.as_ref() else {
+            return Err(LockError::AlreadyClosed { path: self.path.clone() });
+        };
+        let sys = &*self.sys;
+        if self.uses_held_set() && !sys.held_contains(&self.path) {
+            return Err(self.invalid(InvalidReason::NotInHeldSet));
+        }
+        let meta = sys.fstat(file).map_err(|e| self.io(e))?;
+        if meta.nlink == 0 {
+            return Err(self.invalid(InvalidReason::Unlinked));
+        }
+        if meta.len != 0 {
+            return Err(self.invalid(InvalidReason::NotEmpty { len: meta.len }));
+        }
+        match sys.stat(&self.path).map_err(|e| self.io(e))? {
+            None => return Err(self.invalid(InvalidReason::Missing)),
+            Some(now) if now.id != self.id => {
+                return Err(self.invalid(InvalidReason::Replaced { old: self.id, new: now.id }));
+            }
+            Some(now) if now.kind != EntryKind::Regular => {
+                return Err(self.invalid(InvalidReason::NotRegular { found: now.kind }));
+            }
+            Some(_) => {}
+        }
+        match sys.probe(file, self.kind).map_err(|e| self.io(e))? {
+            Probe::Conflict { pid } => Err(self.invalid(InvalidReason::LockLost { pid })),
+            Probe::NoConflict | Probe::Unknown => Ok(()),
+        }
+    }
+
+    fn close(&mut self) -> Result<(), LockError> {
+        let Some(file) = self.file.take() else {
+            return Ok(());
+        };
+        let sys = &*self.sys;
+        let mut first: Option<io::Error> = None;
+        let mut keep = |r: io::Result<()>| {
+            if let Err(e) = r {
+                first.get_or_insert(e);
+            }
+        };
+        keep(sys.unlock(&file, self.kind));
+        if self.defect == Some(Defect::RemoveBeforeClose) {
+            sys.held_remove(&self.path);
+            keep(sys.close(file));
+        } else {
+            keep(sys.close(file));
+            // (marked closed: `self.file` is None)
+            if self.uses_held_set() {
+                sys.held_remove(&self.path);
+            }
+        }
+        if self.defect == Some(Defect::DeleteOnRelease) {
+            keep(sys.unlink(&self.path));
+        }
+        match first {
+            None => Ok(()),
+            Some(source) => Err(self.io(source)),
+        }
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl<S: System> fmt::Debug for NativeFsLock<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NativeFsLock")
+            .field("path", &self.path)
+            .field("kind", &self.kind)
+            .field("file_id", &self.id)
+            .field("closed", &self.is_closed())
+            .finish()
+    }
+}
+
+impl<S: System> Drop for NativeFsLock<S> {
+    fn drop(&mut self) {
+        let _ = LockHandle::close(self);
+    }
+}

@@ -1,0 +1,410 @@
+//! [`RealSystem`]: the [`System`] of the running Linux/Unix process.
+//!
+//! This module is the crate's single gate to the operating system: it is the only code that
+//! opens lock files or calls `fcntl`, `flock`, `fstat`, `lstat` or `unlink`. `impl/clippy.toml`
+//! enforces this the way Cargo does for its `flock.rs`: the raw lock calls are
+//! `disallowed-methods` everywhere else.
+//!
+//! Lock kinds map to these calls, always whole-file (`l_whence = SEEK_SET, l_start = 0,
+//! l_len = 0`) and never blocking:
+//!
+//! | kind | lock | unlock | probe |
+//! |---|---|---|---|
+//! | [`OsLockKind::Ofd`] | `fcntl(F_OFD_SETLK, F_WRLCK)` | `fcntl(F_OFD_SETLK, F_UNLCK)` | `fcntl(F_OFD_GETLK)` |
+//! | [`OsLockKind::Posix`] | `fcntl(F_SETLK, F_WRLCK)` | `fcntl(F_SETLK, F_UNLCK)` | `fcntl(F_GETLK)` |
+//! | [`OsLockKind::Flock`] | `flock(LOCK_EX \| LOCK_NB)` | `flock(LOCK_UN)` | none ([`Probe::Unknown`]) |
+//!
+//! `flock` is called through `libc` directly rather than through fs4: one errno mapping for
+//! all three kinds, `EINTR` retried in one place, and no risk of std's inherent
+//! `File::try_lock` (Rust 1.89+, also `flock` on Linux) silently shadowing a trait method.
+
+// This is the gate: the raw calls are allowed here and nowhere else.
+#![allow(clippy::disallowed_methods)]
+
+use std::collections::HashSet;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, IntoRawFd};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
+
+use crate::sys::{EntryKind, FileId, FileMeta, OsLockKind, Probe, System, TryLock};
+
+/// A process's held set (Lucene's `LOCK_HELD`): the canonical paths of the lock files this
+/// process currently holds or is in the middle of obtaining.
+///
+/// The held set is what keeps the protocol from ever opening a second descriptor on a held
+/// lock file, which under POSIX `fcntl` semantics would drop the process's lock when closed
+/// (LUCENE-5738). [`RealSystem::new`] uses one process-wide set; tests inject their own with
+/// [`RealSystem::with_held_set`] to play several processes inside one.
+#[derive(Debug, Default)]
+pub struct HeldSet {
+    paths: Mutex<HashSet<PathBuf>>,
+}
+
+impl HeldSet {
+    /// An empty held set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn guard(&self) -> MutexGuard<'_, HashSet<PathBuf>> {
+        // Each operation is a single insert/remove/lookup, so a panic elsewhere while the
+        // mutex was held cannot leave the set half-updated: ignore poisoning.
+        self.paths.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Adds `path`; `false` if it was already there.
+    pub fn insert(&self, path: &Path) -> bool {
+        self.guard().insert(path.to_path_buf())
+    }
+
+    /// Removes `path`; `false` if it was not there.
+    pub fn remove(&self, path: &Path) -> bool {
+        self.guard().remove(path)
+    }
+
+    /// Whether `path` is in the set.
+    pub fn contains(&self, path: &Path) -> bool {
+        self.guard().contains(path)
+    }
+
+    /// How many paths are in the set.
+    pub fn len(&self) -> usize {
+        self.guard().len()
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.guard().is_empty()
+    }
+}
+
+static PROCESS_HELD_SET: LazyLock<Arc<HeldSet>> = LazyLock::new(|| Arc::new(HeldSet::new()));
+
+/// The real operating system, seen from this process.
+///
+/// Cheap to clone: clones share the held set.
+#[derive(Clone, Debug)]
+pub struct RealSystem {
+    held: Arc<HeldSet>,
+}
+
+impl Default for RealSystem {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl RealSystem {
+    /// The real OS with the one process-wide held set. Every factory built on this shares it,
+    /// as every Lucene `NativeFSLockFactory` in a JVM shares `LOCK_HELD`.
+    pub fn new() -> Self {
+        RealSystem { held: Arc::clone(&PROCESS_HELD_SET) }
+    }
+
+    /// The real OS with an injected held set. Two `RealSystem`s with different held sets
+    /// behave like two processes as far as the held set goes, but the kernel still sees one
+    /// process: POSIX `fcntl` locks taken through them do NOT exclude each other (OFD and
+    /// `flock` locks do). For tests and tools only.
+    pub fn with_held_set(held: Arc<HeldSet>) -> Self {
+        RealSystem { held }
+    }
+
+    /// The held set this system uses.
+    pub fn held_set(&self) -> &Arc<HeldSet> {
+        &self.held
+    }
+}
+
+fn meta_of(m: &std::fs::Metadata) -> FileMeta {
+    let ft = m.file_type();
+    let kind = if ft.is_file() {
+        EntryKind::Regular
+    } else if ft.is_dir() {
+        EntryKind::Directory
+    } else if ft.is_symlink() {
+        EntryKind::Symlink
+    } else {
+        EntryKind::Other
+    };
+    FileMeta { id: FileId { dev: m.dev(), ino: m.ino() }, kind, nlink: m.nlink(), len: m.size() }
+}
+
+/// A whole-file `struct flock` with `l_pid = 0` (required for OFD commands, fcntl(2)).
+fn whole_file(l_type: libc::c_int) -> libc::flock {
+    // SAFETY: `struct flock` is plain old data; all-zero is a valid value.
+    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+    fl.l_type = l_type as libc::c_short;
+    fl.l_whence = libc::SEEK_SET as libc::c_short;
+    fl.l_start = 0;
+    fl.l_len = 0;
+    fl.l_pid = 0;
+    fl
+}
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn setlk_cmd(kind: OsLockKind) -> libc::c_int {
+    match kind {
+        OsLockKind::Ofd => libc::F_OFD_SETLK,
+        _ => libc::F_SETLK,
+    }
+}
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn getlk_cmd(kind: OsLockKind) -> libc::c_int {
+    match kind {
+        OsLockKind::Ofd => libc::F_OFD_GETLK,
+        _ => libc::F_GETLK,
+    }
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn setlk_cmd(kind: OsLockKind) -> libc::c_int {
+    // OFD locks are Linux-only; callers check `ofd_unsupported` first.
+    let _ = kind;
+    libc::F_SETLK
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn getlk_cmd(kind: OsLockKind) -> libc::c_int {
+    let _ = kind;
+    libc::F_GETLK
+}
+
+fn ofd_unsupported(kind: OsLockKind) -> io::Result<()> {
+    if kind == OsLockKind::Ofd && !cfg!(any(target_os = "linux", target_os = "android")) {
+        return Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "open file description locks (F_OFD_SETLK) exist only on Linux",
+        ));
+    }
+    Ok(())
+}
+
+/// `fcntl(fd, cmd, fl)`, retrying `EINTR`.
+fn fcntl_lock(file: &File, cmd: libc::c_int, fl: &mut libc::flock) -> io::Result<()> {
+    loop {
+        // SAFETY: `file` keeps the descriptor open for the call; `fl` is a valid `struct flock`.
+        let r = unsafe { libc::fcntl(file.as_raw_fd(), cmd, fl as *mut libc::flock) };
+        if r != -1 {
+            return Ok(());
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINTR) {
+            return Err(e);
+        }
+    }
+}
+
+/// `flock(fd, op)`, retrying `EINTR`.
+fn flock_op(file: &File, op: libc::c_int) -> io::Result<()> {
+    loop {
+        // SAFETY: `file` keeps the descriptor open for the call.
+        let r = unsafe { libc::flock(file.as_raw_fd(), op) };
+        if r != -1 {
+            return Ok(());
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINTR) {
+            return Err(e);
+        }
+    }
+}
+
+fn is_would_block(e: &io::Error) -> bool {
+    // fcntl(2): F_SETLK answers EACCES or EAGAIN on conflict; flock(2) answers EWOULDBLOCK.
+    matches!(e.raw_os_error(), Some(c) if c == libc::EAGAIN || c == libc::EWOULDBLOCK || c == libc::EACCES)
+}
+
+/// `close(fd)`, reporting its error (std's `File` drop ignores it). Not retried on `EINTR`:
+/// on Linux the descriptor is released regardless (close(2), "Dealing with error returns").
+fn close_fd(file: File) -> io::Result<()> {
+    let fd = file.into_raw_fd();
+    // SAFETY: we own `fd` (just taken out of the `File`) and close it exactly once.
+    let r = unsafe { libc::close(fd) };
+    if r == -1 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// Lock files are small: a SimpleFs holder record is well under this.
+const MAX_RECORD: u64 = 64 * 1024;
+
+impl System for RealSystem {
+    type File = File;
+
+    fn held_insert(&self, path: &Path) -> bool {
+        self.held.insert(path)
+    }
+
+    fn held_remove(&self, path: &Path) -> bool {
+        self.held.remove(path)
+    }
+
+    fn held_contains(&self, path: &Path) -> bool {
+        self.held.contains(path)
+    }
+
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
+        // Fast path: one stat(2) when the directory exists (the common case); std's
+        // `create_dir_all` would try mkdir(2) first and then stat.
+        if std::fs::metadata(dir).map(|m| m.is_dir()).unwrap_or(false) {
+            return Ok(());
+        }
+        std::fs::create_dir_all(dir)
+    }
+
+    fn canonicalize_dir(&self, dir: &Path) -> io::Result<PathBuf> {
+        std::fs::canonicalize(dir)
+    }
+
+    fn stat(&self, path: &Path) -> io::Result<Option<FileMeta>> {
+        match std::fs::symlink_metadata(path) {
+            Ok(m) => Ok(Some(meta_of(&m))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn open_lock_file(&self, path: &Path) -> io::Result<(File, FileMeta)> {
+        // std adds O_CLOEXEC itself; O_NOFOLLOW makes a symlink at the path fail with ELOOP
+        // instead of locking whatever it points to.
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o644)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(path)?;
+        match file.metadata() {
+            Ok(m) => Ok((file, meta_of(&m))),
+            Err(e) => {
+                let _ = close_fd(file);
+                Err(e)
+            }
+        }
+    }
+
+    fn create_new_file(&self, path: &Path, contents: &[u8]) -> io::Result<FileMeta> {
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o644)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(path)?;
+        let written = file.write_all(contents).and_then(|()| file.metadata());
+        match written {
+            Ok(m) => {
+                close_fd(file)?;
+                Ok(meta_of(&m))
+            }
+            Err(e) => {
+                // We created the file and nobody else can have it yet as a lock: undo, so a
+                // failed attempt (ENOSPC, EIO) does not leave a stale lock behind.
+                let _ = close_fd(file);
+                let _ = std::fs::remove_file(path);
+                Err(e)
+            }
+        }
+    }
+
+    fn read_file(&self, path: &Path) -> io::Result<Vec<u8>> {
+        let file = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(path)?;
+        let mut buf = Vec::new();
+        file.take(MAX_RECORD).read_to_end(&mut buf)?;
+        Ok(buf)
+    }
+
+    fn unlink(&self, path: &Path) -> io::Result<()> {
+        std::fs::remove_file(path)
+    }
+
+    fn try_lock(&self, file: &File, kind: OsLockKind) -> io::Result<TryLock> {
+        ofd_unsupported(kind)?;
+        let r = match kind {
+            OsLockKind::Flock => flock_op(file, libc::LOCK_EX | libc::LOCK_NB),
+            OsLockKind::Ofd | OsLockKind::Posix => {
+                fcntl_lock(file, setlk_cmd(kind), &mut whole_file(libc::F_WRLCK))
+            }
+        };
+        match r {
+            Ok(()) => Ok(TryLock::Acquired),
+            Err(e) if is_would_block(&e) => Ok(TryLock::WouldBlock),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn unlock(&self, file: &File, kind: OsLockKind) -> io::Result<()> {
+        ofd_unsupported(kind)?;
+        match kind {
+            OsLockKind::Flock => flock_op(file, libc::LOCK_UN),
+            OsLockKind::Ofd | OsLockKind::Posix => {
+                fcntl_lock(file, setlk_cmd(kind), &mut whole_file(libc::F_UNLCK))
+            }
+        }
+    }
+
+    fn probe(&self, file: &File, kind: OsLockKind) -> io::Result<Probe> {
+        ofd_unsupported(kind)?;
+        if kind == OsLockKind::Flock {
+            return Ok(Probe::Unknown);
+        }
+        let mut fl = whole_file(libc::F_WRLCK);
+        fcntl_lock(file, getlk_cmd(kind), &mut fl)?;
+        if fl.l_type == libc::F_UNLCK as libc::c_short {
+            return Ok(Probe::NoConflict);
+        }
+        // OFD holders are reported with l_pid = -1: no single process owns them.
+        let pid = (fl.l_pid > 0).then_some(fl.l_pid);
+        Ok(Probe::Conflict { pid })
+    }
+
+    fn fstat(&self, file: &File) -> io::Result<FileMeta> {
+        file.metadata().map(|m| meta_of(&m))
+    }
+
+    fn close(&self, file: File) -> io::Result<()> {
+        close_fd(file)
+    }
+
+    fn process_id(&self) -> i32 {
+        i32::try_from(std::process::id()).unwrap_or(i32::MAX)
+    }
+
+    fn host_name(&self) -> Option<String> {
+        let mut buf = [0u8; 256];
+        // SAFETY: the buffer is valid for `buf.len()` bytes.
+        let r = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+        if r != 0 {
+            return None;
+        }
+        let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+        let name = String::from_utf8_lossy(&buf[..end]).into_owned();
+        (!name.is_empty()).then_some(name)
+    }
+
+    fn pid_alive(&self, pid: i32) -> Option<bool> {
+        if pid <= 0 {
+            return None;
+        }
+        // SAFETY: signal 0 performs the permission and existence checks only (kill(2)).
+        let r = unsafe { libc::kill(pid, 0) };
+        if r == 0 {
+            return Some(true);
+        }
+        match io::Error::last_os_error().raw_os_error() {
+            Some(libc::ESRCH) => Some(false),
+            // It exists but belongs to someone we may not signal.
+            Some(libc::EPERM) => Some(true),
+            _ => None,
+        }
+    }
+}
