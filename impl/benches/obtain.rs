@@ -33,9 +33,22 @@ fn raw_lock(fd: libc::c_int, kind: OsLockKind, lock: bool) -> bool {
     // SAFETY: fd is open; the flock struct is valid for the call.
     unsafe {
         match kind {
-            OsLockKind::Flock => libc::flock(fd, if lock { libc::LOCK_EX | libc::LOCK_NB } else { libc::LOCK_UN }) == 0,
+            OsLockKind::Flock => {
+                libc::flock(
+                    fd,
+                    if lock {
+                        libc::LOCK_EX | libc::LOCK_NB
+                    } else {
+                        libc::LOCK_UN
+                    },
+                ) == 0
+            }
             OsLockKind::Ofd | OsLockKind::Posix => {
-                let cmd = if kind == OsLockKind::Ofd { libc::F_OFD_SETLK } else { libc::F_SETLK };
+                let cmd = if kind == OsLockKind::Ofd {
+                    libc::F_OFD_SETLK
+                } else {
+                    libc::F_SETLK
+                };
                 let mut fl = whole_file(if lock { libc::F_WRLCK } else { libc::F_UNLCK });
                 libc::fcntl(fd, cmd, &mut fl as *mut libc::flock) == 0
             }
@@ -46,7 +59,11 @@ fn raw_lock(fd: libc::c_int, kind: OsLockKind, lock: bool) -> bool {
 fn raw_open(path: &CString) -> libc::c_int {
     // SAFETY: valid NUL-terminated path.
     let fd = unsafe {
-        libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CREAT | libc::O_NOFOLLOW | libc::O_CLOEXEC, 0o644)
+        libc::open(
+            path.as_ptr(),
+            libc::O_RDWR | libc::O_CREAT | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            0o644,
+        )
     };
     assert!(fd >= 0, "open failed: {}", std::io::Error::last_os_error());
     fd
@@ -73,7 +90,11 @@ fn cpath(p: &Path) -> CString {
 /// lock (conflicts with OFD and with POSIX locks, even this process's) or a flock.
 fn hold_conflicting(path: &CString, kind: OsLockKind) -> libc::c_int {
     let fd = raw_open(path);
-    let holder_kind = if kind == OsLockKind::Flock { OsLockKind::Flock } else { OsLockKind::Ofd };
+    let holder_kind = if kind == OsLockKind::Flock {
+        OsLockKind::Flock
+    } else {
+        OsLockKind::Ofd
+    };
     assert!(raw_lock(fd, holder_kind, true));
     fd
 }
@@ -86,10 +107,14 @@ fn bench_obtain(c: &mut Criterion) {
         let factory = NativeFsLockFactory::new(kind);
 
         let mut g = c.benchmark_group(format!("obtain_close/{}", kind.name()));
-        g.bench_function("raw_floor", |b| b.iter(|| raw_obtain_close(black_box(&lock_path), kind)));
+        g.bench_function("raw_floor", |b| {
+            b.iter(|| raw_obtain_close(black_box(&lock_path), kind))
+        });
         g.bench_function("native", |b| {
             b.iter(|| {
-                let mut lock = factory.try_obtain(black_box(&dir_path), "write.lock").unwrap();
+                let mut lock = factory
+                    .try_obtain(black_box(&dir_path), "write.lock")
+                    .unwrap();
                 lock.close().unwrap();
             })
         });
@@ -106,7 +131,9 @@ fn bench_obtain(c: &mut Criterion) {
         });
         g.bench_function("native", |b| {
             b.iter(|| {
-                let err = factory.try_obtain(black_box(&dir_path), "write.lock").unwrap_err();
+                let err = factory
+                    .try_obtain(black_box(&dir_path), "write.lock")
+                    .unwrap_err();
                 assert!(err.is_held());
             })
         });

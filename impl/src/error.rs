@@ -246,7 +246,9 @@ impl LockError {
     /// The reason, for [`LockError::Invalidated`] and [`LockError::ReleaseRefused`].
     pub fn invalid_reason(&self) -> Option<InvalidReason> {
         match self {
-            LockError::Invalidated { reason, .. } | LockError::ReleaseRefused { reason, .. } => Some(*reason),
+            LockError::Invalidated { reason, .. } | LockError::ReleaseRefused { reason, .. } => {
+                Some(*reason)
+            }
             _ => None,
         }
     }

@@ -42,7 +42,11 @@ impl LockFactory for SingleInstanceLockFactory {
         if !guard(&self.held).insert(path.clone()) {
             return Err(LockError::HeldByThisProcess { path });
         }
-        Ok(Lock::new(Box::new(SingleInstanceLock { held: Arc::clone(&self.held), path, closed: false })))
+        Ok(Lock::new(Box::new(SingleInstanceLock {
+            held: Arc::clone(&self.held),
+            path,
+            closed: false,
+        })))
     }
 }
 
@@ -56,10 +60,15 @@ struct SingleInstanceLock {
 impl LockHandle for SingleInstanceLock {
     fn ensure_valid(&self) -> Result<(), LockError> {
         if self.closed {
-            return Err(LockError::AlreadyClosed { path: self.path.clone() });
+            return Err(LockError::AlreadyClosed {
+                path: self.path.clone(),
+            });
         }
         if !guard(&self.held).contains(&self.path) {
-            return Err(LockError::Invalidated { path: self.path.clone(), reason: InvalidReason::NotInHeldSet });
+            return Err(LockError::Invalidated {
+                path: self.path.clone(),
+                reason: InvalidReason::NotInHeldSet,
+            });
         }
         Ok(())
     }
@@ -91,7 +100,9 @@ impl LockFactory for NoLockFactory {
     /// [`LockError::BadLockName`] only.
     fn try_obtain(&self, dir: &Path, name: &str) -> Result<Lock, LockError> {
         validate_name(name)?;
-        Ok(Lock::new(Box::new(NoLock { path: dir.join(name) })))
+        Ok(Lock::new(Box::new(NoLock {
+            path: dir.join(name),
+        })))
     }
 }
 

@@ -66,6 +66,17 @@
 //! empty file in place, and [`Lock::ensure_valid`] reports it if someone else deletes, replaces
 //! or writes to it. Do not delete lock files by hand while anything may use the directory.
 //!
+//! # Known limits
+//!
+//! - [`Lock::ensure_valid`] is a point-in-time check. It sees a deleted, replaced or written
+//!   lock file and a conflicting holder the kernel reports; it cannot see a POSIX lock that
+//!   foreign code in this process dropped (by closing another descriptor) while nobody has
+//!   taken it yet, nor a lost `flock` lock.
+//! - A raw `fork()` child inherits OFD and `flock` locks (same open file description) until
+//!   it closes the descriptor; `std::process::Command` children do not (descriptors are
+//!   `O_CLOEXEC`).
+//! - [`SimpleFsLockFactory`] cannot survive a crash by itself: a stale file needs a human.
+//!
 //! # Structure
 //!
 //! Every protocol is written once over the [`sys::System`] trait; [`RealSystem`] (module
@@ -162,7 +173,9 @@ impl Lock {
 
 impl fmt::Debug for Lock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Lock").field("path", &self.path()).finish_non_exhaustive()
+        f.debug_struct("Lock")
+            .field("path", &self.path())
+            .finish_non_exhaustive()
     }
 }
 
@@ -188,5 +201,8 @@ pub fn validate_name(name: &str) -> Result<(), LockError> {
     } else {
         return Ok(());
     };
-    Err(LockError::BadLockName { name: name.to_string(), reason })
+    Err(LockError::BadLockName {
+        name: name.to_string(),
+        reason,
+    })
 }

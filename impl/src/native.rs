@@ -87,7 +87,11 @@ impl<S: System + 'static> NativeFsLockFactory<S> {
     /// Like [`NativeFsLockFactory::with_system`], sharing an existing `Arc` (several factories
     /// on one simulated process, or a test that keeps a handle on the system).
     pub fn with_shared_system(sys: Arc<S>, kind: OsLockKind) -> Self {
-        NativeFsLockFactory { sys, kind, defect: None }
+        NativeFsLockFactory {
+            sys,
+            kind,
+            defect: None,
+        }
     }
 
     /// Re-creates a known incident. Test-only; see [`crate::defects::Defect`].
@@ -151,14 +155,18 @@ impl<S: System + 'static> NativeFsLockFactory<S> {
     pub fn obtain_native(&self, dir: &Path, name: &str) -> Result<NativeFsLock<S>, LockError> {
         validate_name(name)?;
         let sys = &*self.sys;
-        sys.create_dir_all(dir).map_err(|source| dir_error(dir, source))?;
+        sys.create_dir_all(dir)
+            .map_err(|source| dir_error(dir, source))?;
         let canonical = sys
             .canonicalize_dir(dir)
             .map_err(|source| dir_error(dir, source))?;
         let path = canonical.join(name);
         match sys.stat(&path) {
             Ok(Some(meta)) if meta.kind != EntryKind::Regular => {
-                return Err(LockError::BadLockPath { path, found: meta.kind });
+                return Err(LockError::BadLockPath {
+                    path,
+                    found: meta.kind,
+                });
             }
             Ok(_) => {}
             Err(source) => return Err(LockError::Io { path, source }),
@@ -175,7 +183,10 @@ impl<S: System + 'static> NativeFsLockFactory<S> {
         };
         if meta.kind != EntryKind::Regular {
             self.abandon(file, &path);
-            return Err(LockError::BadLockPath { path, found: meta.kind });
+            return Err(LockError::BadLockPath {
+                path,
+                found: meta.kind,
+            });
         }
         match sys.try_lock(&file, self.kind) {
             Ok(TryLock::Acquired) => Ok(NativeFsLock {
@@ -193,7 +204,11 @@ impl<S: System + 'static> NativeFsLockFactory<S> {
                     _ => None,
                 };
                 self.abandon(file, &path);
-                Err(LockError::HeldByOtherProcess { path, pid, holder: None })
+                Err(LockError::HeldByOtherProcess {
+                    path,
+                    pid,
+                    holder: None,
+                })
             }
             Err(source) => {
                 self.abandon(file, &path);
@@ -205,7 +220,8 @@ impl<S: System + 'static> NativeFsLockFactory<S> {
 
 impl<S: System + 'static> LockFactory for NativeFsLockFactory<S> {
     fn try_obtain(&self, dir: &Path, name: &str) -> Result<Lock, LockError> {
-        self.obtain_native(dir, name).map(|l| Lock::new(Box::new(l)))
+        self.obtain_native(dir, name)
+            .map(|l| Lock::new(Box::new(l)))
     }
 }
 
@@ -222,18 +238,28 @@ impl<S: System> fmt::Debug for NativeFsLockFactory<S> {
 
 pub(crate) fn dir_error(dir: &Path, source: io::Error) -> LockError {
     match source.kind() {
-        io::ErrorKind::AlreadyExists | io::ErrorKind::NotADirectory => {
-            LockError::NotADirectory { path: dir.to_path_buf(), source }
-        }
-        _ => LockError::Io { path: dir.to_path_buf(), source },
+        io::ErrorKind::AlreadyExists | io::ErrorKind::NotADirectory => LockError::NotADirectory {
+            path: dir.to_path_buf(),
+            source,
+        },
+        _ => LockError::Io {
+            path: dir.to_path_buf(),
+            source,
+        },
     }
 }
 
 /// `open_lock_file` errors: the path was swapped between `stat` and `open`.
 pub(crate) fn open_error(path: PathBuf, source: io::Error) -> LockError {
     match source.raw_os_error() {
-        Some(libc::ELOOP) => LockError::BadLockPath { path, found: EntryKind::Symlink },
-        Some(libc::EISDIR) => LockError::BadLockPath { path, found: EntryKind::Directory },
+        Some(libc::ELOOP) => LockError::BadLockPath {
+            path,
+            found: EntryKind::Symlink,
+        },
+        Some(libc::EISDIR) => LockError::BadLockPath {
+            path,
+            found: EntryKind::Directory,
+        },
         _ => LockError::Io { path, source },
     }
 }
@@ -253,7 +279,9 @@ fn lock_error(path: PathBuf, kind: OsLockKind, source: io::Error) -> LockError {
     }
 }
 
-/// A lock held through [`NativeFsLockFactory`]. Usually used as a [`Lock`].
+/// A lock held through [`NativeFsLockFactory`]. Usually used as a [`Lock`]. Dropping it
+/// closes it.
+#[must_use = "the lock is released as soon as it is dropped"]
 pub struct NativeFsLock<S: System = RealSystem> {
     sys: Arc<S>,
     kind: OsLockKind,
@@ -285,18 +313,26 @@ impl<S: System> NativeFsLock<S> {
     }
 
     fn invalid(&self, reason: InvalidReason) -> LockError {
-        LockError::Invalidated { path: self.path.clone(), reason }
+        LockError::Invalidated {
+            path: self.path.clone(),
+            reason,
+        }
     }
 
     fn io(&self, source: io::Error) -> LockError {
-        LockError::Io { path: self.path.clone(), source }
+        LockError::Io {
+            path: self.path.clone(),
+            source,
+        }
     }
 }
 
 impl<S: System> LockHandle for NativeFsLock<S> {
     fn ensure_valid(&self) -> Result<(), LockError> {
         let Some(file) = self.file.as_ref() else {
-            return Err(LockError::AlreadyClosed { path: self.path.clone() });
+            return Err(LockError::AlreadyClosed {
+                path: self.path.clone(),
+            });
         };
         let sys = &*self.sys;
         if self.uses_held_set() && !sys.held_contains(&self.path) {
@@ -312,7 +348,10 @@ impl<S: System> LockHandle for NativeFsLock<S> {
         match sys.stat(&self.path).map_err(|e| self.io(e))? {
             None => return Err(self.invalid(InvalidReason::Missing)),
             Some(now) if now.id != self.id => {
-                return Err(self.invalid(InvalidReason::Replaced { old: self.id, new: now.id }));
+                return Err(self.invalid(InvalidReason::Replaced {
+                    old: self.id,
+                    new: now.id,
+                }));
             }
             Some(now) if now.kind != EntryKind::Regular => {
                 return Err(self.invalid(InvalidReason::NotRegular { found: now.kind }));

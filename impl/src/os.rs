@@ -52,7 +52,9 @@ impl HeldSet {
     fn guard(&self) -> MutexGuard<'_, HashSet<PathBuf>> {
         // Each operation is a single insert/remove/lookup, so a panic elsewhere while the
         // mutex was held cannot leave the set half-updated: ignore poisoning.
-        self.paths.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.paths
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Adds `path`; `false` if it was already there.
@@ -101,7 +103,9 @@ impl RealSystem {
     /// The real OS with the one process-wide held set. Every factory built on this shares it,
     /// as every Lucene `NativeFSLockFactory` in a JVM shares `LOCK_HELD`.
     pub fn new() -> Self {
-        RealSystem { held: Arc::clone(&PROCESS_HELD_SET) }
+        RealSystem {
+            held: Arc::clone(&PROCESS_HELD_SET),
+        }
     }
 
     /// The real OS with an injected held set. Two `RealSystem`s with different held sets
@@ -129,7 +133,15 @@ fn meta_of(m: &std::fs::Metadata) -> FileMeta {
     } else {
         EntryKind::Other
     };
-    FileMeta { id: FileId { dev: m.dev(), ino: m.ino() }, kind, nlink: m.nlink(), len: m.size() }
+    FileMeta {
+        id: FileId {
+            dev: m.dev(),
+            ino: m.ino(),
+        },
+        kind,
+        nlink: m.nlink(),
+        len: m.size(),
+    }
 }
 
 /// A whole-file `struct flock` with `l_pid = 0` (required for OFD commands, fcntl(2)).

@@ -102,7 +102,12 @@ impl HolderRecord {
                 _ => {}
             }
         }
-        Some(HolderRecord { pid: pid?, host: host?, acquired_unix: acquired?, token: token? })
+        Some(HolderRecord {
+            pid: pid?,
+            host: host?,
+            acquired_unix: acquired?,
+            token: token?,
+        })
     }
 }
 
@@ -115,13 +120,22 @@ impl<S: System + 'static> SimpleFsLockFactory<S> {
     }
 
     fn new_record(&self) -> HolderRecord {
-        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
         let pid = self.sys.process_id();
         HolderRecord {
             pid,
-            host: self.sys.host_name().unwrap_or_else(|| "unknown".to_string()),
+            host: self
+                .sys
+                .host_name()
+                .unwrap_or_else(|| "unknown".to_string()),
             acquired_unix: now.as_secs(),
-            token: format!("{pid}-{}-{}", now.as_nanos(), TOKENS.fetch_add(1, Ordering::Relaxed)),
+            token: format!(
+                "{pid}-{}-{}",
+                now.as_nanos(),
+                TOKENS.fetch_add(1, Ordering::Relaxed)
+            ),
         }
     }
 
@@ -134,7 +148,10 @@ impl<S: System + 'static> SimpleFsLockFactory<S> {
                     .to_string(),
             );
         };
-        let mut s = format!("pid {} on host {}, since unix time {}", rec.pid, rec.host, rec.acquired_unix);
+        let mut s = format!(
+            "pid {} on host {}, since unix time {}",
+            rec.pid, rec.host, rec.acquired_unix
+        );
         let ours = self.sys.host_name();
         if ours.as_deref() == Some(rec.host.as_str()) {
             if rec.pid == self.sys.process_id() {
@@ -170,24 +187,39 @@ impl<S: System + 'static> SimpleFsLockFactory<S> {
     pub fn obtain_simple(&self, dir: &Path, name: &str) -> Result<SimpleFsLock<S>, LockError> {
         validate_name(name)?;
         let sys = &*self.sys;
-        sys.create_dir_all(dir).map_err(|source| dir_error(dir, source))?;
+        sys.create_dir_all(dir)
+            .map_err(|source| dir_error(dir, source))?;
         let canonical = sys
             .canonicalize_dir(dir)
             .map_err(|source| dir_error(dir, source))?;
         let path = canonical.join(name);
         let record = self.new_record().render().into_bytes();
         match sys.create_new_file(&path, &record) {
-            Ok(meta) => Ok(SimpleFsLock { sys: Arc::clone(&self.sys), path, id: meta.id, record, closed: false }),
+            Ok(meta) => Ok(SimpleFsLock {
+                sys: Arc::clone(&self.sys),
+                path,
+                id: meta.id,
+                record,
+                closed: false,
+            }),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match sys.read_file(&path) {
                 Ok(bytes) => {
                     let (pid, holder) = self.describe(&path, &bytes);
-                    Err(LockError::HeldByOtherProcess { path, pid, holder: Some(holder) })
+                    Err(LockError::HeldByOtherProcess {
+                        path,
+                        pid,
+                        holder: Some(holder),
+                    })
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(LockError::HeldByOtherProcess {
-                    path,
-                    pid: None,
-                    holder: Some("it was released while this process looked; retry".to_string()),
-                }),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    Err(LockError::HeldByOtherProcess {
+                        path,
+                        pid: None,
+                        holder: Some(
+                            "it was released while this process looked; retry".to_string(),
+                        ),
+                    })
+                }
                 Err(source) => Err(crate::native::open_error(path, source)),
             },
             Err(source) => Err(crate::native::open_error(path, source)),
@@ -197,17 +229,20 @@ impl<S: System + 'static> SimpleFsLockFactory<S> {
 
 impl<S: System + 'static> LockFactory for SimpleFsLockFactory<S> {
     fn try_obtain(&self, dir: &Path, name: &str) -> Result<Lock, LockError> {
-        self.obtain_simple(dir, name).map(|l| Lock::new(Box::new(l)))
+        self.obtain_simple(dir, name)
+            .map(|l| Lock::new(Box::new(l)))
     }
 }
 
 impl<S: System> fmt::Debug for SimpleFsLockFactory<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SimpleFsLockFactory").finish_non_exhaustive()
+        f.debug_struct("SimpleFsLockFactory")
+            .finish_non_exhaustive()
     }
 }
 
-/// A lock held through [`SimpleFsLockFactory`].
+/// A lock held through [`SimpleFsLockFactory`]. Dropping it closes it.
+#[must_use = "the lock is released as soon as it is dropped"]
 pub struct SimpleFsLock<S: System = RealSystem> {
     sys: Arc<S>,
     path: PathBuf,
@@ -223,7 +258,13 @@ impl<S: System> SimpleFsLock<S> {
             Err(e) => return Err((InvalidReason::Missing, Some(e))),
             Ok(None) => return Err((InvalidReason::Missing, None)),
             Ok(Some(now)) if now.id != self.id => {
-                return Err((InvalidReason::Replaced { old: self.id, new: now.id }, None));
+                return Err((
+                    InvalidReason::Replaced {
+                        old: self.id,
+                        new: now.id,
+                    },
+                    None,
+                ));
             }
             Ok(Some(now)) if now.kind != EntryKind::Regular => {
                 return Err((InvalidReason::NotRegular { found: now.kind }, None));
@@ -233,7 +274,9 @@ impl<S: System> SimpleFsLock<S> {
         match self.sys.read_file(&self.path) {
             Ok(bytes) if bytes == self.record => Ok(()),
             Ok(_) => Err((InvalidReason::RecordChanged, None)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err((InvalidReason::Missing, None)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Err((InvalidReason::Missing, None))
+            }
             Err(e) => Err((InvalidReason::RecordChanged, Some(e))),
         }
     }
@@ -242,12 +285,20 @@ impl<S: System> SimpleFsLock<S> {
 impl<S: System> LockHandle for SimpleFsLock<S> {
     fn ensure_valid(&self) -> Result<(), LockError> {
         if self.closed {
-            return Err(LockError::AlreadyClosed { path: self.path.clone() });
+            return Err(LockError::AlreadyClosed {
+                path: self.path.clone(),
+            });
         }
         match self.check() {
             Ok(()) => Ok(()),
-            Err((_, Some(source))) => Err(LockError::Io { path: self.path.clone(), source }),
-            Err((reason, None)) => Err(LockError::Invalidated { path: self.path.clone(), reason }),
+            Err((_, Some(source))) => Err(LockError::Io {
+                path: self.path.clone(),
+                source,
+            }),
+            Err((reason, None)) => Err(LockError::Invalidated {
+                path: self.path.clone(),
+                reason,
+            }),
         }
     }
 
@@ -257,12 +308,18 @@ impl<S: System> LockHandle for SimpleFsLock<S> {
         }
         self.closed = true;
         match self.check() {
-            Ok(()) => self
-                .sys
-                .unlink(&self.path)
-                .map_err(|source| LockError::Io { path: self.path.clone(), source }),
-            Err((_, Some(source))) => Err(LockError::Io { path: self.path.clone(), source }),
-            Err((reason, None)) => Err(LockError::ReleaseRefused { path: self.path.clone(), reason }),
+            Ok(()) => self.sys.unlink(&self.path).map_err(|source| LockError::Io {
+                path: self.path.clone(),
+                source,
+            }),
+            Err((_, Some(source))) => Err(LockError::Io {
+                path: self.path.clone(),
+                source,
+            }),
+            Err((reason, None)) => Err(LockError::ReleaseRefused {
+                path: self.path.clone(),
+                reason,
+            }),
         }
     }
 
@@ -284,5 +341,28 @@ impl<S: System> fmt::Debug for SimpleFsLock<S> {
 impl<S: System> Drop for SimpleFsLock<S> {
     fn drop(&mut self) {
         let _ = LockHandle::close(self);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::HolderRecord;
+
+    #[test]
+    fn holder_record_round_trips_and_rejects_foreign_files() {
+        let rec = HolderRecord {
+            pid: 42,
+            host: "db-1".into(),
+            acquired_unix: 1_700_000_000,
+            token: "42-1-0".into(),
+        };
+        assert_eq!(HolderRecord::parse(rec.render().as_bytes()), Some(rec));
+        assert_eq!(HolderRecord::parse(b""), None);
+        assert_eq!(HolderRecord::parse(b"12345\n"), None);
+        assert_eq!(
+            HolderRecord::parse(b"lockwright simple-fs lock v1\npid: x\n"),
+            None
+        );
+        assert_eq!(HolderRecord::parse(&[0xff, 0xfe]), None);
     }
 }

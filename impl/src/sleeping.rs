@@ -36,7 +36,11 @@ pub fn obtain_with_timeout<F: LockFactory + ?Sized>(
         let remaining = match deadline {
             Some(d) if now >= d => {
                 let path = err.path().map_or_else(|| dir.join(name), Path::to_path_buf);
-                return Err(LockError::TimedOut { path, waited: now - start, last: Box::new(err) });
+                return Err(LockError::TimedOut {
+                    path,
+                    waited: now - start,
+                    last: Box::new(err),
+                });
             }
             Some(d) => d - now,
             None => Duration::MAX,
@@ -63,7 +67,11 @@ pub struct SleepingLockFactory<F> {
 impl<F: LockFactory> SleepingLockFactory<F> {
     /// Wraps `inner`: obtains retry every `poll_interval` for up to `timeout`.
     pub fn new(inner: F, timeout: Duration, poll_interval: Duration) -> Self {
-        SleepingLockFactory { inner, timeout, poll_interval }
+        SleepingLockFactory {
+            inner,
+            timeout,
+            poll_interval,
+        }
     }
 
     /// The wrapped factory.

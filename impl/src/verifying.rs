@@ -238,3 +238,111 @@ impl LockHandle for CheckedLock {
         &self.path
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::thread;
+
+    /// A lock that only records whether it is held.
+    struct Flag(Arc<AtomicBool>, PathBuf);
+    impl LockHandle for Flag {
+        fn ensure_valid(&self) -> Result<(), LockError> {
+            Ok(())
+        }
+        fn close(&mut self) -> Result<(), LockError> {
+            self.0.store(false, Ordering::SeqCst);
+            Ok(())
+        }
+        fn path(&self) -> &Path {
+            &self.1
+        }
+    }
+    struct FlagFactory(Arc<AtomicBool>);
+    impl LockFactory for FlagFactory {
+        fn try_obtain(&self, dir: &Path, name: &str) -> Result<Lock, LockError> {
+            self.0.store(true, Ordering::SeqCst);
+            Ok(Lock::new(Box::new(Flag(
+                Arc::clone(&self.0),
+                dir.join(name),
+            ))))
+        }
+    }
+
+    /// Lucene's order: `1` after the inner obtain, `0` before the inner release.
+    #[test]
+    fn reports_obtain_after_and_release_before_the_inner_lock() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let held = Arc::new(AtomicBool::new(false));
+        let seen = Arc::clone(&held);
+        let server = thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut b = [0u8];
+            s.read_exact(&mut b).unwrap();
+            assert_eq!(b[0], 9, "client id");
+            s.write_all(&[START]).unwrap();
+            let mut log = Vec::new();
+            while s.read(&mut b).unwrap() == 1 {
+                log.push((b[0], seen.load(Ordering::SeqCst)));
+                s.write_all(&b).unwrap();
+            }
+            log
+        });
+        let f = VerifyingLockFactory::connect(
+            FlagFactory(Arc::clone(&held)),
+            addr,
+            9,
+            Duration::from_secs(5),
+        )
+        .unwrap();
+        let mut lock = f.try_obtain(Path::new("/d"), "x.lock").unwrap();
+        assert_eq!(lock.path(), Path::new("/d/x.lock"));
+        lock.close().unwrap();
+        lock.close().unwrap(); // idempotent: no second `0`
+        drop(lock);
+        drop(f);
+        let log = server.join().unwrap();
+        assert_eq!(log, [(OBTAINED, true), (RELEASING, true)]);
+        assert!(!held.load(Ordering::SeqCst));
+    }
+
+    #[test]
+    fn a_server_that_hangs_up_is_an_io_error_with_the_path_and_releases_the_lock() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut b = [0u8];
+            s.read_exact(&mut b).unwrap();
+            s.write_all(&[START]).unwrap();
+            s.read_exact(&mut b).unwrap(); // the `1`, then hang up without an echo
+        });
+        let held = Arc::new(AtomicBool::new(false));
+        let f = VerifyingLockFactory::connect(
+            FlagFactory(Arc::clone(&held)),
+            addr,
+            1,
+            Duration::from_secs(5),
+        )
+        .unwrap();
+        server.join().unwrap();
+        let err = f
+            .try_obtain(Path::new("/d"), "x.lock")
+            .err()
+            .expect("must fail");
+        match &err {
+            LockError::Io { path, source } => {
+                assert_eq!(path, Path::new("/d/x.lock"));
+                assert_eq!(source.kind(), io::ErrorKind::UnexpectedEof, "{source}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            !held.load(Ordering::SeqCst),
+            "the inner lock must be released again"
+        );
+    }
+}

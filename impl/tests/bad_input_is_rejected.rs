@@ -18,7 +18,12 @@ use lockwright::{
 fn all_factories() -> Vec<(String, Box<dyn LockFactory>)> {
     let mut v: Vec<(String, Box<dyn LockFactory>)> = common::KINDS
         .iter()
-        .map(|&k| (format!("{k:?}"), Box::new(NativeFsLockFactory::new(k)) as Box<dyn LockFactory>))
+        .map(|&k| {
+            (
+                format!("{k:?}"),
+                Box::new(NativeFsLockFactory::new(k)) as Box<dyn LockFactory>,
+            )
+        })
         .collect();
     v.push(("simple".into(), Box::new(SimpleFsLockFactory::new())));
     v.push(("single".into(), Box::new(SingleInstanceLockFactory::new())));
@@ -29,7 +34,10 @@ fn all_factories() -> Vec<(String, Box<dyn LockFactory>)> {
 /// Native factories whose held set the test can inspect.
 fn native_with_own_held_set(kind: OsLockKind) -> (NativeFsLockFactory, Arc<HeldSet>) {
     let held = Arc::new(HeldSet::new());
-    (NativeFsLockFactory::with_system(RealSystem::with_held_set(Arc::clone(&held)), kind), held)
+    (
+        NativeFsLockFactory::with_system(RealSystem::with_held_set(Arc::clone(&held)), kind),
+        held,
+    )
 }
 
 #[test]
@@ -72,9 +80,15 @@ fn directory_path_that_is_a_file_is_named() {
         }
         for dir in [file.clone(), file.join("sub")] {
             let err = f.try_obtain(&dir, "write.lock").unwrap_err();
-            assert!(matches!(err, LockError::NotADirectory { .. }), "{label} {dir:?}: {err:?}");
+            assert!(
+                matches!(err, LockError::NotADirectory { .. }),
+                "{label} {dir:?}: {err:?}"
+            );
             let msg = err.to_string();
-            assert!(msg.contains(&dir.display().to_string()) && msg.contains("not a directory"), "{msg}");
+            assert!(
+                msg.contains(&dir.display().to_string()) && msg.contains("not a directory"),
+                "{msg}"
+            );
             assert!(std::error::Error::source(&err).is_some());
         }
     }
@@ -88,16 +102,37 @@ fn lock_path_that_is_a_directory_is_named_and_held_set_stays_clean() {
         let (f, held) = native_with_own_held_set(kind);
         let err = f.try_obtain(tmp.path(), "write.lock").unwrap_err();
         assert!(
-            matches!(err, LockError::BadLockPath { found: EntryKind::Directory, .. }),
+            matches!(
+                err,
+                LockError::BadLockPath {
+                    found: EntryKind::Directory,
+                    ..
+                }
+            ),
             "{kind:?}: {err:?}"
         );
-        assert!(err.to_string().contains("is a directory, not a regular file"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("is a directory, not a regular file"),
+            "{err}"
+        );
         assert!(held.is_empty());
     }
     let tmp = tempfile::tempdir().unwrap();
     std::fs::create_dir(tmp.path().join("write.lock")).unwrap();
-    let err = SimpleFsLockFactory::new().try_obtain(tmp.path(), "write.lock").unwrap_err();
-    assert!(matches!(err, LockError::BadLockPath { found: EntryKind::Directory, .. }), "{err:?}");
+    let err = SimpleFsLockFactory::new()
+        .try_obtain(tmp.path(), "write.lock")
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            LockError::BadLockPath {
+                found: EntryKind::Directory,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
 }
 
 #[test]
@@ -110,19 +145,49 @@ fn lock_path_that_is_a_symlink_is_refused_and_its_target_untouched() {
         std::os::unix::fs::symlink(&target, &link).unwrap();
         let (f, held) = native_with_own_held_set(kind);
         let err = f.try_obtain(tmp.path(), "write.lock").unwrap_err();
-        assert!(matches!(err, LockError::BadLockPath { found: EntryKind::Symlink, .. }), "{kind:?}: {err:?}");
+        assert!(
+            matches!(
+                err,
+                LockError::BadLockPath {
+                    found: EntryKind::Symlink,
+                    ..
+                }
+            ),
+            "{kind:?}: {err:?}"
+        );
         assert!(err.to_string().contains("symbolic link"), "{err}");
         assert!(!target.exists(), "{kind:?} followed the symlink");
         // And to an existing file.
         std::fs::write(&target, b"").unwrap();
         let err = f.try_obtain(tmp.path(), "write.lock").unwrap_err();
-        assert!(matches!(err, LockError::BadLockPath { found: EntryKind::Symlink, .. }), "{kind:?}: {err:?}");
+        assert!(
+            matches!(
+                err,
+                LockError::BadLockPath {
+                    found: EntryKind::Symlink,
+                    ..
+                }
+            ),
+            "{kind:?}: {err:?}"
+        );
         assert!(held.is_empty());
     }
     let tmp = tempfile::tempdir().unwrap();
-    std::os::unix::fs::symlink(tmp.path().join("elsewhere"), tmp.path().join("write.lock")).unwrap();
-    let err = SimpleFsLockFactory::new().try_obtain(tmp.path(), "write.lock").unwrap_err();
-    assert!(matches!(err, LockError::BadLockPath { found: EntryKind::Symlink, .. }), "{err:?}");
+    std::os::unix::fs::symlink(tmp.path().join("elsewhere"), tmp.path().join("write.lock"))
+        .unwrap();
+    let err = SimpleFsLockFactory::new()
+        .try_obtain(tmp.path(), "write.lock")
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            LockError::BadLockPath {
+                found: EntryKind::Symlink,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     assert!(!tmp.path().join("elsewhere").exists());
 }
 
@@ -136,7 +201,16 @@ fn lock_path_that_is_a_fifo_is_refused() {
     for kind in common::KINDS {
         let (f, held) = native_with_own_held_set(kind);
         let err = f.try_obtain(tmp.path(), "write.lock").unwrap_err();
-        assert!(matches!(err, LockError::BadLockPath { found: EntryKind::Other, .. }), "{kind:?}: {err:?}");
+        assert!(
+            matches!(
+                err,
+                LockError::BadLockPath {
+                    found: EntryKind::Other,
+                    ..
+                }
+            ),
+            "{kind:?}: {err:?}"
+        );
         assert!(held.is_empty());
     }
 }
@@ -148,7 +222,9 @@ const NOBODY: u32 = 65534;
 #[test]
 #[ignore = "child-process helper: run by permission_denied_is_reported_not_ignored"]
 fn child_obtains_as_unprivileged_user() {
-    let Some(dir) = std::env::var_os(common::ENV_DIR) else { return };
+    let Some(dir) = std::env::var_os(common::ENV_DIR) else {
+        return;
+    };
     let f = common::factory_by_name(&std::env::var(common::ENV_FACTORY).unwrap());
     match f.try_obtain(Path::new(&dir), "write.lock") {
         Ok(_) => println!("RESULT obtained"),
@@ -160,11 +236,16 @@ fn child_obtains_as_unprivileged_user() {
 /// directory lives) as uid/gid 65534.
 fn obtain_as_nobody(exe: &Path, dir: &Path, factory: &str) -> String {
     let mut cmd = std::process::Command::new(exe);
-    cmd.args(["--exact", "child_obtains_as_unprivileged_user", "--nocapture", "--ignored"])
-        .env(common::ENV_DIR, dir)
-        .env(common::ENV_FACTORY, factory)
-        .uid(NOBODY)
-        .gid(NOBODY);
+    cmd.args([
+        "--exact",
+        "child_obtains_as_unprivileged_user",
+        "--nocapture",
+        "--ignored",
+    ])
+    .env(common::ENV_DIR, dir)
+    .env(common::ENV_FACTORY, factory)
+    .uid(NOBODY)
+    .gid(NOBODY);
     let out = cmd.output().expect("spawn child as nobody");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
@@ -198,12 +279,21 @@ fn permission_denied_is_reported_not_ignored() {
             // The lock file cannot be created.
             let r = obtain_as_nobody(&exe, &ro, factory);
             assert!(r.contains("kind=Some(PermissionDenied)"), "{factory}: {r}");
-            assert!(r.contains("write.lock"), "{factory}: must name the lock file: {r}");
-            assert!(r.contains("check the ownership and permissions"), "{factory}: {r}");
+            assert!(
+                r.contains("write.lock"),
+                "{factory}: must name the lock file: {r}"
+            );
+            assert!(
+                r.contains("check the ownership and permissions"),
+                "{factory}: {r}"
+            );
             // The lock directory cannot be created.
             let r = obtain_as_nobody(&exe, &ro.join("sub"), factory);
             assert!(r.contains("kind=Some(PermissionDenied)"), "{factory}: {r}");
-            assert!(r.contains("read-only/sub"), "{factory}: must name the directory: {r}");
+            assert!(
+                r.contains("read-only/sub"),
+                "{factory}: must name the directory: {r}"
+            );
         }
         assert_eq!(std::fs::read_dir(&ro).unwrap().count(), 0);
     } else {
@@ -213,9 +303,17 @@ fn permission_denied_is_reported_not_ignored() {
                 continue;
             }
             let err = f.try_obtain(&ro, "write.lock").unwrap_err();
-            assert_eq!(err.io_kind(), Some(ErrorKind::PermissionDenied), "{label}: {err:?}");
+            assert_eq!(
+                err.io_kind(),
+                Some(ErrorKind::PermissionDenied),
+                "{label}: {err:?}"
+            );
             let err = f.try_obtain(&ro.join("sub"), "write.lock").unwrap_err();
-            assert_eq!(err.io_kind(), Some(ErrorKind::PermissionDenied), "{label}: {err:?}");
+            assert_eq!(
+                err.io_kind(),
+                Some(ErrorKind::PermissionDenied),
+                "{label}: {err:?}"
+            );
         }
     }
 }

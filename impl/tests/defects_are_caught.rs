@@ -71,7 +71,10 @@ fn delete_on_release_defect_gives_two_writers_lucene_5612() {
     let (both, b_check) = delete_on_release_scenario(Some(Defect::DeleteOnRelease));
     assert!(both, "LUCENE-5612 must give two writers (on two inodes)");
     // ... and the orphan holder's ensure_valid is what would notice.
-    assert!(matches!(b_check, Some(LockError::Invalidated { .. })), "{b_check:?}");
+    assert!(
+        matches!(b_check, Some(LockError::Invalidated { .. })),
+        "{b_check:?}"
+    );
 }
 
 /// LUCENE-5738. One process, POSIX locks: a second obtain on a held path.
@@ -81,20 +84,32 @@ fn held_set_stops_a_second_in_process_obtain_under_posix() {
     let f = NativeFsLockFactory::with_system(common::process(), OsLockKind::Posix);
     let _first = f.try_obtain(dir.path(), "write.lock").unwrap();
     let err = f.try_obtain(dir.path(), "write.lock").unwrap_err();
-    assert!(matches!(err, LockError::HeldByThisProcess { .. }), "{err:?}");
-    assert!(!observer_can_obtain(dir.path()), "the first holder still holds");
+    assert!(
+        matches!(err, LockError::HeldByThisProcess { .. }),
+        "{err:?}"
+    );
+    assert!(
+        !observer_can_obtain(dir.path()),
+        "the first holder still holds"
+    );
 }
 
 #[test]
 fn no_held_set_defect_lets_a_second_obtain_succeed_and_drop_the_lock_lucene_5738() {
     let dir = tempfile::tempdir().unwrap();
-    let f = NativeFsLockFactory::with_system(common::process(), OsLockKind::Posix).with_defect(Defect::NoHeldSet);
+    let f = NativeFsLockFactory::with_system(common::process(), OsLockKind::Posix)
+        .with_defect(Defect::NoHeldSet);
     let first = f.try_obtain(dir.path(), "write.lock").unwrap();
-    let mut second = f.try_obtain(dir.path(), "write.lock").expect("POSIX F_SETLK succeeds for the same process");
+    let mut second = f
+        .try_obtain(dir.path(), "write.lock")
+        .expect("POSIX F_SETLK succeeds for the same process");
     second.close().unwrap();
     // The second descriptor's close dropped the process's lock: `first` believes it holds,
     // yet another process can obtain.
-    assert!(observer_can_obtain(dir.path()), "LUCENE-5738: the first holder's lock was dropped");
+    assert!(
+        observer_can_obtain(dir.path()),
+        "LUCENE-5738: the first holder's lock was dropped"
+    );
     drop(first);
 }
 
@@ -137,5 +152,8 @@ fn close_before_held_remove_keeps_a_racing_obtain_out() {
 #[test]
 fn remove_before_close_defect_lets_the_late_close_drop_a_new_lock_lucene_6507() {
     let (t2_holds, observer_holds) = remove_before_close_scenario(Some(Defect::RemoveBeforeClose));
-    assert!(t2_holds && observer_holds, "LUCENE-6507 must give two writers: t2={t2_holds} observer={observer_holds}");
+    assert!(
+        t2_holds && observer_holds,
+        "LUCENE-6507 must give two writers: t2={t2_holds} observer={observer_holds}"
+    );
 }

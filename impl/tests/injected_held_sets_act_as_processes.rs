@@ -16,12 +16,18 @@ fn ofd_and_flock_exclude_across_injected_held_sets() {
         let p2 = NativeFsLockFactory::with_system(common::process(), kind);
         let mut l1 = p1.try_obtain(dir.path(), "write.lock").unwrap();
         let err = p2.try_obtain(dir.path(), "write.lock").unwrap_err();
-        assert!(matches!(err, LockError::HeldByOtherProcess { pid: None, .. }), "{kind:?}: {err:?}");
+        assert!(
+            matches!(err, LockError::HeldByOtherProcess { pid: None, .. }),
+            "{kind:?}: {err:?}"
+        );
         // p2's failed attempt (open + close of a second descriptor) did not disturb p1.
         l1.ensure_valid().unwrap();
         l1.close().unwrap();
         let l2 = p2.try_obtain(dir.path(), "write.lock").unwrap();
-        assert!(p1.try_obtain(dir.path(), "write.lock").unwrap_err().is_held());
+        assert!(p1
+            .try_obtain(dir.path(), "write.lock")
+            .unwrap_err()
+            .is_held());
         drop(l2);
     }
 }
@@ -32,10 +38,16 @@ fn ofd_excludes_posix_in_the_same_process() {
     let posix = NativeFsLockFactory::with_system(common::process(), OsLockKind::Posix);
     let ofd = NativeFsLockFactory::with_system(common::process(), OsLockKind::Ofd);
     let l = posix.try_obtain(dir.path(), "write.lock").unwrap();
-    assert!(ofd.try_obtain(dir.path(), "write.lock").unwrap_err().is_held());
+    assert!(ofd
+        .try_obtain(dir.path(), "write.lock")
+        .unwrap_err()
+        .is_held());
     drop(l);
     let l = ofd.try_obtain(dir.path(), "write.lock").unwrap();
-    assert!(posix.try_obtain(dir.path(), "write.lock").unwrap_err().is_held());
+    assert!(posix
+        .try_obtain(dir.path(), "write.lock")
+        .unwrap_err()
+        .is_held());
     drop(l);
 }
 
@@ -60,6 +72,9 @@ fn mixed_flock_and_fcntl_give_two_holders() {
         let a = NativeFsLockFactory::with_system(common::process(), OsLockKind::Flock);
         let b = NativeFsLockFactory::with_system(common::process(), other);
         let _la = a.try_obtain(dir.path(), "write.lock").unwrap();
-        assert!(b.try_obtain(dir.path(), "write.lock").is_ok(), "flock vs {other:?}");
+        assert!(
+            b.try_obtain(dir.path(), "write.lock").is_ok(),
+            "flock vs {other:?}"
+        );
     }
 }

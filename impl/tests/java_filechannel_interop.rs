@@ -18,7 +18,11 @@ fn tool(name: &str) -> String {
         .into_iter()
         .chain([name.to_string()]);
     for c in candidates {
-        if Command::new(&c).arg("-version").output().is_ok_and(|o| o.status.success()) {
+        if Command::new(&c)
+            .arg("-version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+        {
             return c;
         }
     }
@@ -27,7 +31,12 @@ fn tool(name: &str) -> String {
 
 fn compile_holder(out: &Path) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/HoldLock.java");
-    let status = Command::new(tool("javac")).arg("-d").arg(out).arg(&src).status().expect("run javac");
+    let status = Command::new(tool("javac"))
+        .arg("-d")
+        .arg(out)
+        .arg(&src)
+        .status()
+        .expect("run javac");
     assert!(status.success(), "javac {src:?} failed: {status}");
 }
 
@@ -38,11 +47,16 @@ fn java_filechannel_lock_excludes_ofd_and_posix_but_not_flock() {
     let dir = tempfile::tempdir().unwrap();
     let lock_path = dir.path().join("write.lock");
     let mut cmd = Command::new(tool("java"));
-    cmd.arg("-cp").arg(classes.path()).arg("HoldLock").arg(&lock_path);
+    cmd.arg("-cp")
+        .arg(classes.path())
+        .arg("HoldLock")
+        .arg(&lock_path);
     let java = common::start_holder(cmd);
 
     for kind in [OsLockKind::Ofd, OsLockKind::Posix] {
-        let err = NativeFsLockFactory::new(kind).try_obtain(dir.path(), "write.lock").unwrap_err();
+        let err = NativeFsLockFactory::new(kind)
+            .try_obtain(dir.path(), "write.lock")
+            .unwrap_err();
         match &err {
             LockError::HeldByOtherProcess { pid, .. } => {
                 if kind == OsLockKind::Posix {
@@ -54,10 +68,15 @@ fn java_filechannel_lock_excludes_ofd_and_posix_but_not_flock() {
     }
     // The hazard: flock does not see Java's fcntl lock.
     let flock = NativeFsLockFactory::new(OsLockKind::Flock).try_obtain(dir.path(), "write.lock");
-    assert!(flock.is_ok(), "flock is expected to succeed next to a Java holder: {flock:?}");
+    assert!(
+        flock.is_ok(),
+        "flock is expected to succeed next to a Java holder: {flock:?}"
+    );
     drop(flock);
 
     java.release();
     // And the other way round: once Java is gone, OFD works.
-    assert!(NativeFsLockFactory::new(OsLockKind::Ofd).try_obtain(dir.path(), "write.lock").is_ok());
+    assert!(NativeFsLockFactory::new(OsLockKind::Ofd)
+        .try_obtain(dir.path(), "write.lock")
+        .is_ok());
 }

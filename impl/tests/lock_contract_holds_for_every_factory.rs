@@ -15,10 +15,18 @@ use lockwright::{
 fn excluding_factories() -> Vec<(&'static str, Box<dyn LockFactory>)> {
     let mut v: Vec<(&'static str, Box<dyn LockFactory>)> = common::KINDS
         .iter()
-        .map(|&k| (k.name(), Box::new(NativeFsLockFactory::new(k)) as Box<dyn LockFactory>))
+        .map(|&k| {
+            (
+                k.name(),
+                Box::new(NativeFsLockFactory::new(k)) as Box<dyn LockFactory>,
+            )
+        })
         .collect();
     v.push(("simple", Box::new(SimpleFsLockFactory::new())));
-    v.push(("single-instance", Box::new(SingleInstanceLockFactory::new())));
+    v.push((
+        "single-instance",
+        Box::new(SingleInstanceLockFactory::new()),
+    ));
     v
 }
 
@@ -42,7 +50,10 @@ fn second_obtain_fails_with_held_error_while_held() {
             // the pid from the record.
             ("simple", LockError::HeldByOtherProcess { pid, holder, .. }) => {
                 assert_eq!(*pid, Some(std::process::id() as i32), "{label}");
-                assert!(holder.as_deref().unwrap().contains("this process's pid"), "{label}: {err}");
+                assert!(
+                    holder.as_deref().unwrap().contains("this process's pid"),
+                    "{label}: {err}"
+                );
             }
             (_, LockError::HeldByThisProcess { .. }) if label != "simple" => {}
             _ => panic!("{label}: wrong error {err:?}"),
@@ -80,7 +91,8 @@ fn double_close_is_ok() {
         let dir = tempfile::tempdir().unwrap();
         let mut lock = f.try_obtain(dir.path(), "write.lock").unwrap();
         lock.close().unwrap_or_else(|e| panic!("{label}: {e}"));
-        lock.close().unwrap_or_else(|e| panic!("{label}: second close: {e}"));
+        lock.close()
+            .unwrap_or_else(|e| panic!("{label}: second close: {e}"));
     }
 }
 
@@ -89,7 +101,8 @@ fn lock_is_valid_right_after_obtain() {
     for (label, f) in excluding_factories() {
         let dir = tempfile::tempdir().unwrap();
         let lock = f.try_obtain(dir.path(), "write.lock").unwrap();
-        lock.ensure_valid().unwrap_or_else(|e| panic!("{label}: {e}"));
+        lock.ensure_valid()
+            .unwrap_or_else(|e| panic!("{label}: {e}"));
     }
 }
 
@@ -100,7 +113,10 @@ fn lock_is_invalid_after_close() {
         let mut lock = f.try_obtain(dir.path(), "write.lock").unwrap();
         lock.close().unwrap();
         let err = lock.ensure_valid().unwrap_err();
-        assert!(matches!(err, LockError::AlreadyClosed { .. }), "{label}: {err:?}");
+        assert!(
+            matches!(err, LockError::AlreadyClosed { .. }),
+            "{label}: {err:?}"
+        );
         assert_names_path(&err, dir.path());
     }
 }
@@ -120,15 +136,30 @@ fn different_names_do_not_conflict() {
 fn native_never_deletes_the_lock_file_and_simple_does() {
     let dir = tempfile::tempdir().unwrap();
     for kind in common::KINDS {
-        let mut lock = NativeFsLockFactory::new(kind).try_obtain(dir.path(), "write.lock").unwrap();
+        let mut lock = NativeFsLockFactory::new(kind)
+            .try_obtain(dir.path(), "write.lock")
+            .unwrap();
         lock.close().unwrap();
-        assert!(dir.path().join("write.lock").is_file(), "{kind:?} deleted the lock file");
-        assert_eq!(std::fs::metadata(dir.path().join("write.lock")).unwrap().len(), 0);
+        assert!(
+            dir.path().join("write.lock").is_file(),
+            "{kind:?} deleted the lock file"
+        );
+        assert_eq!(
+            std::fs::metadata(dir.path().join("write.lock"))
+                .unwrap()
+                .len(),
+            0
+        );
     }
-    let mut lock = SimpleFsLockFactory::new().try_obtain(dir.path(), "simple.lock").unwrap();
+    let mut lock = SimpleFsLockFactory::new()
+        .try_obtain(dir.path(), "simple.lock")
+        .unwrap();
     assert!(dir.path().join("simple.lock").is_file());
     lock.close().unwrap();
-    assert!(!dir.path().join("simple.lock").exists(), "SimpleFs must delete its own file on close");
+    assert!(
+        !dir.path().join("simple.lock").exists(),
+        "SimpleFs must delete its own file on close"
+    );
 }
 
 #[test]
@@ -154,7 +185,10 @@ fn lock_path_is_canonical_for_filesystem_factories() {
         assert_eq!(lock.path(), real.join("write.lock"));
         // The same directory spelled another way is the same lock.
         let err = f.try_obtain(&real, "write.lock").unwrap_err();
-        assert!(matches!(err, LockError::HeldByThisProcess { .. }), "{kind:?}: {err:?}");
+        assert!(
+            matches!(err, LockError::HeldByThisProcess { .. }),
+            "{kind:?}: {err:?}"
+        );
     }
 }
 
@@ -163,9 +197,16 @@ fn factories_sharing_the_process_held_set_exclude_each_other() {
     // Two factory values, one process: Lucene's "held by this virtual machine".
     for kind in common::KINDS {
         let dir = tempfile::tempdir().unwrap();
-        let a = NativeFsLockFactory::new(kind).try_obtain(dir.path(), "write.lock").unwrap();
-        let err = NativeFsLockFactory::new(kind).try_obtain(dir.path(), "write.lock").unwrap_err();
-        assert!(matches!(err, LockError::HeldByThisProcess { .. }), "{kind:?}: {err:?}");
+        let a = NativeFsLockFactory::new(kind)
+            .try_obtain(dir.path(), "write.lock")
+            .unwrap();
+        let err = NativeFsLockFactory::new(kind)
+            .try_obtain(dir.path(), "write.lock")
+            .unwrap_err();
+        assert!(
+            matches!(err, LockError::HeldByThisProcess { .. }),
+            "{kind:?}: {err:?}"
+        );
         drop(a);
     }
 }
@@ -181,5 +222,8 @@ fn no_lock_factory_lets_every_obtain_succeed() {
     a.close().unwrap();
     a.ensure_valid().unwrap(); // documented: always "valid"
     b.ensure_valid().unwrap();
-    assert!(!dir.path().join("write.lock").exists(), "NoLockFactory touches no file");
+    assert!(
+        !dir.path().join("write.lock").exists(),
+        "NoLockFactory touches no file"
+    );
 }

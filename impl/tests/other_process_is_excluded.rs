@@ -31,7 +31,10 @@ fn child_holder_excludes_parent_for_every_kind() {
             OsLockKind::Ofd | OsLockKind::Flock => assert_eq!(*pid, None, "{kind:?}"),
         }
         if kind == OsLockKind::Posix {
-            assert!(err.to_string().contains(&format!("pid {}", holder.pid())), "{err}");
+            assert!(
+                err.to_string().contains(&format!("pid {}", holder.pid())),
+                "{err}"
+            );
         }
         // The failed attempt left nothing behind in this process: obtain works after release.
         holder.release();
@@ -46,7 +49,10 @@ fn sigkill_of_holder_frees_the_lock_at_once() {
         let dir = tempfile::tempdir().unwrap();
         let holder = spawn_holder("child_holds_lock", dir.path(), kind.name());
         let f = NativeFsLockFactory::new(kind);
-        assert!(f.try_obtain(dir.path(), "write.lock").unwrap_err().is_held());
+        assert!(f
+            .try_obtain(dir.path(), "write.lock")
+            .unwrap_err()
+            .is_held());
         holder.kill();
         // No retry loop: once the child is reaped its locks are gone.
         let lock = f.try_obtain(dir.path(), "write.lock");
@@ -59,13 +65,22 @@ fn sigkill_of_holder_frees_the_lock_at_once() {
 fn child_cannot_obtain_while_parent_holds() {
     for kind in KINDS {
         let dir = tempfile::tempdir().unwrap();
-        let _lock = NativeFsLockFactory::new(kind).try_obtain(dir.path(), "write.lock").unwrap();
+        let _lock = NativeFsLockFactory::new(kind)
+            .try_obtain(dir.path(), "write.lock")
+            .unwrap();
         let out = common::child_command("child_holds_lock", dir.path(), kind.name())
             .output()
             .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
-        assert_eq!(out.status.code(), Some(3), "{kind:?}: child should fail: {stdout}");
-        assert!(stdout.contains("is held by another process"), "{kind:?}: {stdout}");
+        assert_eq!(
+            out.status.code(),
+            Some(3),
+            "{kind:?}: child should fail: {stdout}"
+        );
+        assert!(
+            stdout.contains("is held by another process"),
+            "{kind:?}: {stdout}"
+        );
     }
 }
 

@@ -17,7 +17,10 @@ fn reason(r: Result<(), LockError>) -> InvalidReason {
     match r {
         Err(LockError::Invalidated { reason, ref path }) => {
             let msg = r.as_ref().unwrap_err().to_string();
-            assert!(msg.contains(&path.display().to_string()) && msg.contains("obtain the lock again"), "{msg}");
+            assert!(
+                msg.contains(&path.display().to_string()) && msg.contains("obtain the lock again"),
+                "{msg}"
+            );
             reason
         }
         other => panic!("expected Invalidated, got {other:?}"),
@@ -28,10 +31,16 @@ fn reason(r: Result<(), LockError>) -> InvalidReason {
 fn unlinked_lock_file_is_detected() {
     for kind in common::KINDS {
         let dir = tempfile::tempdir().unwrap();
-        let lock = NativeFsLockFactory::new(kind).try_obtain(dir.path(), "write.lock").unwrap();
+        let lock = NativeFsLockFactory::new(kind)
+            .try_obtain(dir.path(), "write.lock")
+            .unwrap();
         lock.ensure_valid().unwrap();
         std::fs::remove_file(lock.path()).unwrap();
-        assert_eq!(reason(lock.ensure_valid()), InvalidReason::Unlinked, "{kind:?}");
+        assert_eq!(
+            reason(lock.ensure_valid()),
+            InvalidReason::Unlinked,
+            "{kind:?}"
+        );
     }
 }
 
@@ -44,11 +53,20 @@ fn unlink_and_recreate_lets_a_newcomer_lock_and_the_old_holder_finds_out() {
         let a = NativeFsLockFactory::with_system(common::process(), kind);
         let b = NativeFsLockFactory::with_system(common::process(), kind);
         let old = a.try_obtain(dir.path(), "write.lock").unwrap();
-        assert!(b.try_obtain(dir.path(), "write.lock").unwrap_err().is_held());
+        assert!(b
+            .try_obtain(dir.path(), "write.lock")
+            .unwrap_err()
+            .is_held());
         std::fs::remove_file(old.path()).unwrap();
-        let new = b.try_obtain(dir.path(), "write.lock").expect("newcomer locks a fresh inode");
+        let new = b
+            .try_obtain(dir.path(), "write.lock")
+            .expect("newcomer locks a fresh inode");
         new.ensure_valid().unwrap();
-        assert_eq!(reason(old.ensure_valid()), InvalidReason::Unlinked, "{kind:?}");
+        assert_eq!(
+            reason(old.ensure_valid()),
+            InvalidReason::Unlinked,
+            "{kind:?}"
+        );
     }
 }
 
@@ -56,7 +74,9 @@ fn unlink_and_recreate_lets_a_newcomer_lock_and_the_old_holder_finds_out() {
 fn renamed_over_lock_file_is_detected_with_both_inodes() {
     for kind in common::KINDS {
         let dir = tempfile::tempdir().unwrap();
-        let lock = NativeFsLockFactory::new(kind).try_obtain(dir.path(), "write.lock").unwrap();
+        let lock = NativeFsLockFactory::new(kind)
+            .try_obtain(dir.path(), "write.lock")
+            .unwrap();
         lock.ensure_valid().unwrap();
         let other = dir.path().join("other");
         std::fs::write(&other, b"").unwrap();
@@ -72,7 +92,9 @@ fn renamed_over_lock_file_is_detected_with_both_inodes() {
 fn lock_file_replaced_while_still_linked_elsewhere_names_old_and_new_inode() {
     for kind in common::KINDS {
         let dir = tempfile::tempdir().unwrap();
-        let lock = NativeFsLockFactory::new(kind).try_obtain(dir.path(), "write.lock").unwrap();
+        let lock = NativeFsLockFactory::new(kind)
+            .try_obtain(dir.path(), "write.lock")
+            .unwrap();
         // Keep a second link to our inode so its link count stays 1, then replace the path.
         let keep = dir.path().join("kept");
         std::fs::hard_link(lock.path(), &keep).unwrap();
@@ -89,7 +111,10 @@ fn lock_file_replaced_while_still_linked_elsewhere_names_old_and_new_inode() {
             r => panic!("{kind:?}: {r:?}"),
         }
         let msg = lock.ensure_valid().unwrap_err().to_string();
-        assert!(msg.contains("replaced") && msg.contains(&new_ino.to_string()), "{msg}");
+        assert!(
+            msg.contains("replaced") && msg.contains(&new_ino.to_string()),
+            "{msg}"
+        );
     }
 }
 
@@ -97,9 +122,15 @@ fn lock_file_replaced_while_still_linked_elsewhere_names_old_and_new_inode() {
 fn lock_file_renamed_away_is_detected() {
     for kind in common::KINDS {
         let dir = tempfile::tempdir().unwrap();
-        let lock = NativeFsLockFactory::new(kind).try_obtain(dir.path(), "write.lock").unwrap();
+        let lock = NativeFsLockFactory::new(kind)
+            .try_obtain(dir.path(), "write.lock")
+            .unwrap();
         std::fs::rename(lock.path(), dir.path().join("moved")).unwrap();
-        assert_eq!(reason(lock.ensure_valid()), InvalidReason::Missing, "{kind:?}");
+        assert_eq!(
+            reason(lock.ensure_valid()),
+            InvalidReason::Missing,
+            "{kind:?}"
+        );
     }
 }
 
@@ -107,12 +138,18 @@ fn lock_file_renamed_away_is_detected() {
 fn written_to_lock_file_is_detected() {
     for kind in common::KINDS {
         let dir = tempfile::tempdir().unwrap();
-        let lock = NativeFsLockFactory::new(kind).try_obtain(dir.path(), "write.lock").unwrap();
+        let lock = NativeFsLockFactory::new(kind)
+            .try_obtain(dir.path(), "write.lock")
+            .unwrap();
         lock.ensure_valid().unwrap();
         // Append through another descriptor; for POSIX this close also drops our lock, but
         // the size check comes first.
         std::fs::write(lock.path(), b"junk").unwrap();
-        assert_eq!(reason(lock.ensure_valid()), InvalidReason::NotEmpty { len: 4 }, "{kind:?}");
+        assert_eq!(
+            reason(lock.ensure_valid()),
+            InvalidReason::NotEmpty { len: 4 },
+            "{kind:?}"
+        );
     }
 }
 
@@ -121,11 +158,16 @@ fn removal_from_the_held_set_is_detected() {
     for kind in common::KINDS {
         let dir = tempfile::tempdir().unwrap();
         let held = Arc::new(HeldSet::new());
-        let f = NativeFsLockFactory::with_system(RealSystem::with_held_set(Arc::clone(&held)), kind);
+        let f =
+            NativeFsLockFactory::with_system(RealSystem::with_held_set(Arc::clone(&held)), kind);
         let lock = f.try_obtain(dir.path(), "write.lock").unwrap();
         lock.ensure_valid().unwrap();
         assert!(held.remove(lock.path()));
-        assert_eq!(reason(lock.ensure_valid()), InvalidReason::NotInHeldSet, "{kind:?}");
+        assert_eq!(
+            reason(lock.ensure_valid()),
+            InvalidReason::NotInHeldSet,
+            "{kind:?}"
+        );
     }
 }
 
@@ -136,13 +178,26 @@ fn posix_lock_dropped_by_foreign_close_and_taken_is_detected() {
     // "someone else" is an OFD lock in this process: OFD and POSIX locks conflict even
     // within one process.
     let dir = tempfile::tempdir().unwrap();
-    let lock = NativeFsLockFactory::new(OsLockKind::Posix).try_obtain(dir.path(), "write.lock").unwrap();
+    let lock = NativeFsLockFactory::new(OsLockKind::Posix)
+        .try_obtain(dir.path(), "write.lock")
+        .unwrap();
     lock.ensure_valid().unwrap();
     let thief = NativeFsLockFactory::with_system(common::process(), OsLockKind::Ofd);
-    assert!(thief.try_obtain(dir.path(), "write.lock").unwrap_err().is_held(), "OFD must see the POSIX lock");
+    assert!(
+        thief
+            .try_obtain(dir.path(), "write.lock")
+            .unwrap_err()
+            .is_held(),
+        "OFD must see the POSIX lock"
+    );
     drop(std::fs::File::open(lock.path()).unwrap()); // foreign open + close
-    let stolen = thief.try_obtain(dir.path(), "write.lock").expect("the POSIX lock is gone");
-    assert_eq!(reason(lock.ensure_valid()), InvalidReason::LockLost { pid: None });
+    let stolen = thief
+        .try_obtain(dir.path(), "write.lock")
+        .expect("the POSIX lock is gone");
+    assert_eq!(
+        reason(lock.ensure_valid()),
+        InvalidReason::LockLost { pid: None }
+    );
     drop(stolen);
 }
 
@@ -174,9 +229,20 @@ fn simple_fs_lock_replaced_is_detected_and_not_deleted_on_close() {
 #[test]
 fn simple_fs_lock_file_deleted_is_detected() {
     let dir = tempfile::tempdir().unwrap();
-    let mut lock = SimpleFsLockFactory::new().try_obtain(dir.path(), "write.lock").unwrap();
+    let mut lock = SimpleFsLockFactory::new()
+        .try_obtain(dir.path(), "write.lock")
+        .unwrap();
     std::fs::remove_file(lock.path()).unwrap();
-    assert_eq!(lock.ensure_valid().unwrap_err().invalid_reason(), Some(InvalidReason::Missing));
-    assert!(matches!(lock.close(), Err(LockError::ReleaseRefused { reason: InvalidReason::Missing, .. })));
+    assert_eq!(
+        lock.ensure_valid().unwrap_err().invalid_reason(),
+        Some(InvalidReason::Missing)
+    );
+    assert!(matches!(
+        lock.close(),
+        Err(LockError::ReleaseRefused {
+            reason: InvalidReason::Missing,
+            ..
+        })
+    ));
     lock.close().unwrap(); // idempotent even after a refused release
 }

@@ -28,8 +28,12 @@ fn race(factories: Vec<Arc<dyn LockFactory>>) -> (usize, usize) {
     let threads: Vec<_> = factories
         .into_iter()
         .map(|f| {
-            let (dir, holders, max_seen, wins) =
-                (dir.path().to_path_buf(), holders.clone(), max_seen.clone(), wins.clone());
+            let (dir, holders, max_seen, wins) = (
+                dir.path().to_path_buf(),
+                holders.clone(),
+                max_seen.clone(),
+                wins.clone(),
+            );
             std::thread::spawn(move || {
                 for i in 0..ATTEMPTS {
                     match f.try_obtain(&dir, "write.lock") {
@@ -79,7 +83,10 @@ fn native_threads_of_one_process_never_overlap() {
 fn native_threads_as_separate_processes_never_overlap_with_ofd_and_flock() {
     for kind in [OsLockKind::Ofd, OsLockKind::Flock] {
         let factories = (0..THREADS)
-            .map(|_| Arc::new(NativeFsLockFactory::with_system(common::process(), kind)) as Arc<dyn LockFactory>)
+            .map(|_| {
+                Arc::new(NativeFsLockFactory::with_system(common::process(), kind))
+                    as Arc<dyn LockFactory>
+            })
             .collect();
         assert_one_writer(kind.name(), race(factories));
     }
@@ -92,7 +99,10 @@ fn simple_fs_threads_never_overlap() {
 
 #[test]
 fn single_instance_threads_never_overlap() {
-    assert_one_writer("single-instance", race(shared(SingleInstanceLockFactory::new())));
+    assert_one_writer(
+        "single-instance",
+        race(shared(SingleInstanceLockFactory::new())),
+    );
 }
 
 /// Twin: the counter catches a factory that lets two threads hold at once.
@@ -100,5 +110,8 @@ fn single_instance_threads_never_overlap() {
 fn the_counter_catches_a_factory_that_does_not_exclude() {
     let (wins, max) = race(shared(NoLockFactory));
     assert_eq!(wins, THREADS * ATTEMPTS);
-    assert!(max > 1, "NoLockFactory must show overlapping holders, saw max {max}");
+    assert!(
+        max > 1,
+        "NoLockFactory must show overlapping holders, saw max {max}"
+    );
 }

@@ -18,15 +18,27 @@ fn times_out_while_held_and_keeps_the_holder() {
     let f = SimpleFsLockFactory::new();
     let _held = f.try_obtain(dir.path(), "write.lock").unwrap();
     let start = Instant::now();
-    let err = obtain_with_timeout(&f, dir.path(), "write.lock", Duration::from_millis(50), POLL).unwrap_err();
+    let err = obtain_with_timeout(
+        &f,
+        dir.path(),
+        "write.lock",
+        Duration::from_millis(50),
+        POLL,
+    )
+    .unwrap_err();
     assert!(start.elapsed() >= Duration::from_millis(50));
-    let LockError::TimedOut { last, waited, .. } = &err else { panic!("{err:?}") };
+    let LockError::TimedOut { last, waited, .. } = &err else {
+        panic!("{err:?}")
+    };
     assert!(*waited >= Duration::from_millis(50));
     assert!(matches!(**last, LockError::HeldByOtherProcess { .. }));
     assert_eq!(err.holder_pid(), Some(std::process::id() as i32));
     assert!(err.is_held());
     let msg = err.to_string();
-    assert!(msg.contains("timed out") && msg.contains("write.lock") && msg.contains("pid"), "{msg}");
+    assert!(
+        msg.contains("timed out") && msg.contains("write.lock") && msg.contains("pid"),
+        "{msg}"
+    );
     assert!(std::error::Error::source(&err).is_some());
 }
 
@@ -60,9 +72,22 @@ fn other_errors_return_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("file");
     std::fs::write(&file, b"").unwrap();
-    let f = SleepingLockFactory::new(NativeFsLockFactory::new(OsLockKind::Ofd), Duration::from_secs(30), POLL);
+    let f = SleepingLockFactory::new(
+        NativeFsLockFactory::new(OsLockKind::Ofd),
+        Duration::from_secs(30),
+        POLL,
+    );
     let start = Instant::now();
-    assert!(matches!(f.try_obtain(dir.path(), "a/b"), Err(LockError::BadLockName { .. })));
-    assert!(matches!(f.try_obtain(&file, "write.lock"), Err(LockError::NotADirectory { .. })));
-    assert!(start.elapsed() < Duration::from_secs(5), "must not wait for the timeout");
+    assert!(matches!(
+        f.try_obtain(dir.path(), "a/b"),
+        Err(LockError::BadLockName { .. })
+    ));
+    assert!(matches!(
+        f.try_obtain(&file, "write.lock"),
+        Err(LockError::NotADirectory { .. })
+    ));
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "must not wait for the timeout"
+    );
 }

@@ -197,8 +197,12 @@ pub const LOCKED: &str = "lockwright-child: locked";
 /// Starts `cmd` (which must print [`LOCKED`] once it holds the lock, then hold it until
 /// its stdin closes) and waits for that line.
 pub fn start_holder(mut cmd: Command) -> Holder {
-    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("cannot spawn {cmd:?}: {e}"));
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot spawn {cmd:?}: {e}"));
     let stdout = child.stdout.take().unwrap();
     // Read stdout on a thread (it keeps draining it afterwards, so the child never blocks on
     // a full pipe) and wait for the marker with a deadline: a stuck child must fail the test,
@@ -240,9 +244,15 @@ pub fn start_holder(mut cmd: Command) -> Holder {
 pub fn child_command(child_test: &str, dir: &Path, factory: &str) -> Command {
     let exe = std::env::current_exe().expect("current test binary");
     let mut cmd = Command::new(exe);
-    cmd.args(["--exact", child_test, "--nocapture", "--ignored", "--test-threads=1"])
-        .env(ENV_DIR, dir)
-        .env(ENV_FACTORY, factory);
+    cmd.args([
+        "--exact",
+        child_test,
+        "--nocapture",
+        "--ignored",
+        "--test-threads=1",
+    ])
+    .env(ENV_DIR, dir)
+    .env(ENV_FACTORY, factory);
     cmd
 }
 
@@ -259,7 +269,9 @@ pub fn factory_by_name(name: &str) -> Box<dyn LockFactory> {
 
 /// Body of the child test: does nothing unless started by [`child_command`].
 pub fn child_holds_lock() {
-    let Some(dir) = std::env::var_os(ENV_DIR) else { return };
+    let Some(dir) = std::env::var_os(ENV_DIR) else {
+        return;
+    };
     let factory = std::env::var(ENV_FACTORY).expect("factory name");
     let factory = factory_by_name(&factory);
     match factory.try_obtain(Path::new(&dir), "write.lock") {
@@ -267,7 +279,11 @@ pub fn child_holds_lock() {
             println!("{LOCKED}");
             // Hold until the parent closes our stdin (or kills us).
             let mut sink = String::new();
-            while io::stdin().read_line(&mut sink).map(|n| n > 0).unwrap_or(false) {}
+            while io::stdin()
+                .read_line(&mut sink)
+                .map(|n| n > 0)
+                .unwrap_or(false)
+            {}
             drop(lock);
         }
         Err(e) => {
