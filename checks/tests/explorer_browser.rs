@@ -99,7 +99,10 @@ fn http(addr: &str, method: &str, path: &str) -> std::io::Result<(u16, Vec<u8>)>
         .and_then(|c| c.parse().ok())
         .ok_or_else(|| std::io::Error::other(format!("bad status line: {head}")))?;
     let mut body = buf[head_end + 4..].to_vec();
-    if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+    if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
         body = dechunk(&body);
     }
     Ok((code, body))
@@ -111,7 +114,8 @@ fn dechunk(mut b: &[u8]) -> Vec<u8> {
         let Some(eol) = b.windows(2).position(|w| w == b"\r\n") else {
             return out;
         };
-        let size = usize::from_str_radix(String::from_utf8_lossy(&b[..eol]).trim(), 16).unwrap_or(0);
+        let size =
+            usize::from_str_radix(String::from_utf8_lossy(&b[..eol]).trim(), 16).unwrap_or(0);
         if size == 0 {
             return out;
         }
@@ -172,7 +176,9 @@ fn run_chromium(extra: &[String], url: &str) -> String {
 /// The action names along an Explorer path (`0/3/1/...`: init index, then action indices),
 /// decoded with the model itself.
 fn decode(sc: &Scenario, path: &str) -> Vec<String> {
-    let mut idx = path.split('/').map(|i| i.parse::<usize>().expect("numeric path"));
+    let mut idx = path
+        .split('/')
+        .map(|i| i.parse::<usize>().expect("numeric path"));
     let mut state = sc.init_states()[idx.next().expect("init index")].clone();
     let mut names = Vec::new();
     for i in idx {
@@ -219,7 +225,10 @@ fn explorer_renders_properties_and_a_counterexample_in_chromium() {
         if st["done"] == serde_json::Value::Bool(true) {
             break st;
         }
-        assert!(Instant::now() < deadline, "the Explorer's check did not finish in 60 s: {st}");
+        assert!(
+            Instant::now() < deadline,
+            "the Explorer's check did not finish in 60 s: {st}"
+        );
         std::thread::sleep(Duration::from_millis(200));
     };
 
@@ -246,7 +255,10 @@ fn explorer_renders_properties_and_a_counterexample_in_chromium() {
     // Load the counterexample in Chromium and read the rendered DOM.
     let url = format!("http://{addr}/#/steps/{path}");
     let dom = run_chromium(
-        &["--virtual-time-budget=10000".to_string(), "--dump-dom".to_string()],
+        &[
+            "--virtual-time-budget=10000".to_string(),
+            "--dump-dom".to_string(),
+        ],
         &url,
     );
     for name in &expected {
@@ -256,14 +268,16 @@ fn explorer_renders_properties_and_a_counterexample_in_chromium() {
         dom.contains("Counterexample found"),
         "no counterexample summary rendered:\n{dom}"
     );
-    let list_start = dom.find("path-list").expect("the path-of-actions list renders");
+    let list_start = dom
+        .find("path-list")
+        .expect("the path-of-actions list renders");
     let list = &dom[list_start..];
     let list = &list[..list.find("</ol>").expect("closed list")];
     let mut at = 0;
     for a in &actions {
-        let found = list[at..]
-            .find(a.as_str())
-            .unwrap_or_else(|| panic!("action {a} of the counterexample not rendered in order:\n{list}"));
+        let found = list[at..].find(a.as_str()).unwrap_or_else(|| {
+            panic!("action {a} of the counterexample not rendered in order:\n{list}")
+        });
         at += found + a.len();
     }
 
@@ -279,7 +293,10 @@ fn explorer_renders_properties_and_a_counterexample_in_chromium() {
         &url,
     );
     let png = std::fs::read(&shot).expect("chromium wrote a screenshot");
-    assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "screenshot looks empty");
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 10_000,
+        "screenshot looks empty"
+    );
     if std::env::var_os("LOCKWRIGHT_UPDATE_SCREENSHOT").is_some() {
         let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/explorer.png");
         std::fs::write(&docs, &png).expect("write docs/explorer.png");

@@ -34,8 +34,8 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
             std::process::id()
         ));
         let _ = std::fs::remove_dir_all(&tmp);
-        let result = report::generate(&tmp)
-            .and_then(|_| Ok(report::compare::differences(&tmp, &out)?));
+        let result =
+            report::generate(&tmp).and_then(|_| Ok(report::compare::differences(&tmp, &out)?));
         let _ = std::fs::remove_dir_all(&tmp);
         let diffs = result?;
         if diffs.is_empty() {

@@ -79,7 +79,8 @@ pub fn differences(fresh: &Path, committed: &Path) -> io::Result<Vec<String>> {
                         strip_volatile(&mut x);
                         strip_volatile(&mut y);
                         if x != y {
-                            diffs.push(format!("{name}: differs (ignoring {VOLATILE_JSON_KEYS:?})"));
+                            diffs
+                                .push(format!("{name}: differs (ignoring {VOLATILE_JSON_KEYS:?})"));
                         }
                     }
                     (_, Err(e)) => diffs.push(format!("{name}: not valid JSON: {e}")),
@@ -147,13 +148,24 @@ mod tests {
             fs::write(d.join("citing.md"), "c\n").unwrap();
             fs::write(d.join("traces/t.svg"), "<svg/>").unwrap();
         }
-        fs::write(a.join("results.json"), r#"{"runs":[{"states":3,"time_ms":5}]}"#).unwrap();
-        fs::write(b.join("results.json"), r#"{"runs":[{"states":3,"time_ms":9}]}"#).unwrap();
+        fs::write(
+            a.join("results.json"),
+            r#"{"runs":[{"states":3,"time_ms":5}]}"#,
+        )
+        .unwrap();
+        fs::write(
+            b.join("results.json"),
+            r#"{"runs":[{"states":3,"time_ms":9}]}"#,
+        )
+        .unwrap();
         assert_eq!(differences(a, b).unwrap(), Vec::<String>::new());
-        fs::write(b.join("results.json"), r#"{"runs":[{"states":4,"time_ms":9}]}"#).unwrap();
+        fs::write(
+            b.join("results.json"),
+            r#"{"runs":[{"states":4,"time_ms":9}]}"#,
+        )
+        .unwrap();
         fs::write(b.join("traces/old.svg"), "<svg/>").unwrap();
         let d = differences(a, b).unwrap();
         assert_eq!(d.len(), 2, "{d:?}");
     }
-
 }

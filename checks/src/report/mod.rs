@@ -47,7 +47,10 @@ pub enum Verdict {
 impl Verdict {
     /// Whether this verdict is the one the property asks for.
     pub fn is_ok(self) -> bool {
-        matches!(self, Verdict::Holds | Verdict::Reached | Verdict::NotApplicable)
+        matches!(
+            self,
+            Verdict::Holds | Verdict::Reached | Verdict::NotApplicable
+        )
     }
 
     pub fn word(self) -> &'static str {
@@ -82,6 +85,8 @@ pub struct RunResult {
     pub kind: String,
     /// The fault set's name (`none`, `crash`, ...).
     pub faults: String,
+    /// The fault budgets, in `lockwright check --faults` syntax (`crash=1,restart=1`).
+    pub budgets: String,
     /// What the fault set allows, in words.
     pub faults_detail: String,
     /// The scenario (processes × threads, budgets).
@@ -131,7 +136,9 @@ pub fn build() -> anyhow::Result<Report> {
     Ok(Report {
         model_version: MODEL_VERSION.to_string(),
         generator: "lockwright report".to_string(),
-        checker: "stateright 0.31, breadth-first, 1 thread, whole state space".to_string(),
+        checker: "the model's exhaustive checker `lockwright_model::check`: breadth-first, one \
+                  thread, whole state space, first-found (shortest) counterexamples"
+            .to_string(),
         sizes: sizes(),
         runs,
         traces,
@@ -146,7 +153,8 @@ pub fn build() -> anyhow::Result<Report> {
 pub fn write(report: &Report, out: &Path) -> anyhow::Result<()> {
     use anyhow::Context as _;
     let traces_dir = out.join("traces");
-    fs::create_dir_all(&traces_dir).with_context(|| format!("creating {}", traces_dir.display()))?;
+    fs::create_dir_all(&traces_dir)
+        .with_context(|| format!("creating {}", traces_dir.display()))?;
     let mut files: Vec<(PathBuf, String)> = vec![
         (out.join("results.md"), render::results_md(report)),
         (out.join("results.json"), render::results_json(report)?),
@@ -193,7 +201,9 @@ pub fn generate(out: &Path) -> anyhow::Result<Report> {
 
 /// The workspace's `docs/` folder (the default output of `lockwright report`).
 pub fn default_docs_dir() -> PathBuf {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("docs");
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("docs");
     p.canonicalize().unwrap_or(p)
 }
 

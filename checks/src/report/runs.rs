@@ -61,12 +61,18 @@ fn faults_detail(f: Faults) -> String {
     add(f.crash, "crash (a process is killed)");
     add(f.restart, "restart (a crashed process starts again)");
     add(f.unlink, "unlink (the lock file is deleted)");
-    add(f.replace, "replace (a fresh file is renamed over the lock file)");
-    add(f.foreign, "foreign open-close (other code in a process opens and closes the lock file)");
+    add(
+        f.replace,
+        "replace (a fresh file is renamed over the lock file)",
+    );
+    add(
+        f.foreign,
+        "foreign open-close (other code in a process opens and closes the lock file)",
+    );
     if parts.is_empty() {
         "nothing (no faults)".to_string()
     } else {
-        format!("{} — `{f}`", parts.join(", "))
+        parts.join(", ")
     }
 }
 
@@ -76,10 +82,15 @@ fn kinds(v: Variant) -> Vec<(LockKind, &'static str)> {
         // Even pids flock, odd pids POSIX: the kind argument is ignored.
         vec![(LockKind::Flock, "flock+posix")]
     } else if v.uses_os_lock() {
-        [LockKind::Ofd, LockKind::Posix, LockKind::Flock, LockKind::NfsFlock]
-            .into_iter()
-            .map(|k| (k, k.name()))
-            .collect()
+        [
+            LockKind::Ofd,
+            LockKind::Posix,
+            LockKind::Flock,
+            LockKind::NfsFlock,
+        ]
+        .into_iter()
+        .map(|k| (k, k.name()))
+        .collect()
     } else {
         vec![(LockKind::Ofd, "none")]
     }
@@ -117,7 +128,13 @@ pub(super) fn scenario_name(r: &RunResult) -> String {
 
 fn slug(s: &str) -> String {
     s.chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
         .collect()
 }
 
@@ -168,19 +185,18 @@ fn kernel(s: &State) -> String {
         Some(i) => format!("path → inode {i}"),
         None => "no file at path".to_string(),
     };
-    let locks: Vec<String> = s
-        .os
-        .locks()
-        .map(|l| match l {
-            LockRec::Flock { inode, desc } => {
-                format!("flock of P{}/T{} on inode {inode}", desc.pid, desc.slot)
-            }
-            LockRec::Ofd { inode, desc } => {
-                format!("OFD of P{}/T{} on inode {inode}", desc.pid, desc.slot)
-            }
-            LockRec::Posix { inode, pid } => format!("POSIX of P{pid} on inode {inode}"),
-        })
-        .collect();
+    let locks: Vec<String> =
+        s.os.locks()
+            .map(|l| match l {
+                LockRec::Flock { inode, desc } => {
+                    format!("flock of P{}/T{} on inode {inode}", desc.pid, desc.slot)
+                }
+                LockRec::Ofd { inode, desc } => {
+                    format!("OFD of P{}/T{} on inode {inode}", desc.pid, desc.slot)
+                }
+                LockRec::Posix { inode, pid } => format!("POSIX of P{pid} on inode {inode}"),
+            })
+            .collect();
     if locks.is_empty() {
         format!("{path}; no locks")
     } else {
@@ -245,21 +261,31 @@ fn explain(sc: &Scenario, s: &State, property: &str) -> String {
     }
 }
 
-/// The `lockwright check` command that prints this counterexample.
-fn reproduce(sc: &Scenario, property: &str) -> String {
+/// The `lockwright check` command that reruns `rep`'s scenario, prints its counterexamples,
+/// and exits 0 exactly when every verdict is the one reported here.
+fn reproduce(rep: &lockwright_model::Report) -> String {
+    let sc = &rep.scenario;
     let os = if sc.variant.uses_os_lock() && sc.variant != Variant::Mixed {
         format!(" --os {}", sc.os.name())
     } else {
         String::new()
     };
-    format!(
+    let mut cmd = format!(
         "cargo run -p lockwright-checks -- check --variant {}{os} --processes {} --threads {} \
-         --faults {} --expect-violated '{property}'",
+         --faults {}",
         sc.variant.name(),
         sc.processes,
         sc.threads,
         sc.faults
-    )
+    );
+    for v in rep.verdicts.iter().filter(|v| !v.holds()) {
+        let flag = match v.expectation {
+            Expectation::Sometimes => "--expect-not-found",
+            _ => "--expect-violated",
+        };
+        cmd.push_str(&format!(" \\\n    {flag} '{}'", v.name));
+    }
+    cmd
 }
 
 fn trace_for(
@@ -268,6 +294,7 @@ fn trace_for(
     id: String,
     property: &str,
     path: &[Action],
+    reproduce: String,
 ) -> anyhow::Result<Trace> {
     let states = checker::replay(sc, path)
         .ok_or_else(|| anyhow::anyhow!("counterexample for {config} does not replay"))?;
@@ -283,7 +310,9 @@ fn trace_for(
             holders: states[i + 1].writers().collect(),
         })
         .collect();
-    let last = states.last().expect("replay returns the initial state at least");
+    let last = states
+        .last()
+        .expect("replay returns the initial state at least");
     Ok(Trace {
         id,
         config: config.to_string(),
@@ -294,7 +323,7 @@ fn trace_for(
         steps,
         verdict: explain(sc, last, property),
         also: Vec::new(),
-        reproduce: reproduce(sc, property),
+        reproduce,
     })
 }
 
@@ -309,10 +338,7 @@ pub fn run_all() -> anyhow::Result<(Vec<RunResult>, Vec<Trace>)> {
         let started = Instant::now();
         let rep = check(&sc);
         let time_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let config = format!(
-            "`{}` × `{kind_name}`, faults `{fname}`",
-            sc.variant.name()
-        );
+        let config = format!("`{}` × `{kind_name}`, faults `{fname}`", sc.variant.name());
         let mut properties = Vec::new();
         // Report order: the model's `always` then `sometimes` lists.
         for name in ALWAYS.iter().chain(SOMETIMES.iter()) {
@@ -338,7 +364,7 @@ pub fn run_all() -> anyhow::Result<(Vec<RunResult>, Vec<Trace>)> {
                     fname,
                     slug(name)
                 );
-                let t = trace_for(&sc, &config, id.clone(), name, path)?;
+                let t = trace_for(&sc, &config, id.clone(), name, path, reproduce(&rep))?;
                 // Same variant, kind and property, same path: link to the first one.
                 let prefix = format!("{}.{}.", sc.variant.name(), slug(kind_name));
                 let same = traces.iter_mut().find(|u: &&mut Trace| {
@@ -367,6 +393,7 @@ pub fn run_all() -> anyhow::Result<(Vec<RunResult>, Vec<Trace>)> {
             variant: sc.variant.name().to_string(),
             kind: kind_name.to_string(),
             faults: fname.to_string(),
+            budgets: sc.faults.to_string(),
             faults_detail: faults_detail(sc.faults),
             scenario: sc.label(),
             properties,
