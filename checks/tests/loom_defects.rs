@@ -5,8 +5,10 @@
 //! deterministic — no seed, no luck. Each test asserts that the failure is "at most one
 //! writer", takes the recording of the failing execution, and replays it through the model of
 //! the SAME broken variant: the refinement replayer must reach the same property violation
-//! (the real bug is a path of the model's counterexample space), not a divergence. The
-//! shuttle twins (`shuttle_defects.rs`) pin replayable schedules.
+//! (the real bug is a path of the model's counterexample space), not a divergence. Then it
+//! replays the recording on the real code (std threads forced through the recorded order,
+//! `scenario::replay_std`), which must reproduce the same recording and the same failure.
+//! The shuttle twins (`shuttle_defects.rs`) pin replayable schedules.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -17,10 +19,10 @@ use lockwright::sys::OsLockKind;
 use lockwright::NativeFsLockFactory;
 use lockwright_checks::sim::os::format_trace;
 use lockwright_checks::sim::scenario::{self, MakeFactory, Scenario, ThreadPlan};
-use lockwright_checks::sim::Loom;
+use lockwright_checks::sim::{Loom, Runtime, Std};
 use lockwright_model::protocol::{Variant, AT_MOST_ONE_WRITER};
 
-fn broken(defect: Defect) -> MakeFactory<Loom> {
+fn broken<R: Runtime>(defect: Defect) -> MakeFactory<R> {
     Arc::new(move |sys, kind| NativeFsLockFactory::with_system(sys, kind).with_defect(defect))
 }
 
@@ -36,7 +38,7 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 fn must_find_two_writers(scenario: Scenario, defect: Defect, variant: Variant, bound: usize) {
     let runs = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&runs);
-    let make = broken(defect);
+    let make = broken::<Loom>(defect);
     let sc = scenario.clone();
     let mut builder = loom::model::Builder::new();
     builder.preemption_bound = Some(bound);
@@ -48,10 +50,15 @@ fn must_find_two_writers(scenario: Scenario, defect: Defect, variant: Variant, b
     }));
     let n = runs.load(Ordering::Relaxed);
     let Err(panic) = result else {
-        panic!("{defect:?}: loom explored {n} executions (bound {bound}) without finding two writers");
+        panic!(
+            "{defect:?}: loom explored {n} executions (bound {bound}) without finding two writers"
+        );
     };
     let msg = panic_message(&*panic);
-    assert!(msg.contains(AT_MOST_ONE_WRITER), "{defect:?}: unexpected failure: {msg}");
+    assert!(
+        msg.contains(AT_MOST_ONE_WRITER),
+        "{defect:?}: unexpected failure: {msg}"
+    );
     let v = scenario::take_violation(scenario.name).expect("the violation was recorded");
     println!(
         "CAUGHT {defect:?} ({variant}) with loom after {n} executions (bound {bound}):\n{}",
@@ -63,6 +70,18 @@ fn must_find_two_writers(scenario: Scenario, defect: Defect, variant: Variant, b
         .check(&v.trace)
         .expect_err("the model must also reach two writers on this path");
     assert_eq!(err.property, Some(AT_MOST_ONE_WRITER), "{err}");
+    // The replay on the real code: std threads forced through the recorded order reproduce
+    // the same recording, and the same failure.
+    let replayed = catch_unwind(AssertUnwindSafe(|| {
+        scenario::replay_std(&scenario, &broken::<Std>(defect), &v.trace)
+    }));
+    let again = replayed.expect_err("the replay must fail again");
+    assert!(
+        panic_message(&*again).contains(AT_MOST_ONE_WRITER),
+        "{defect:?}: replay failed differently"
+    );
+    let v2 = scenario::take_violation(scenario.name).expect("the replay's violation");
+    assert_eq!(v2.trace, v.trace, "{defect:?}: the replay took other steps");
 }
 
 /// LUCENE-5738 (no held set) under POSIX: the second thread's `F_SETLK` on its own descriptor
@@ -108,5 +127,10 @@ fn finds_lucene_5612_delete_on_release_ofd() {
         OsLockKind::Ofd,
         vec![ThreadPlan::worker(0, 0, 2), ThreadPlan::worker(1, 0, 1)],
     );
-    must_find_two_writers(sc, Defect::DeleteOnRelease, Variant::NativeDeleteOnRelease, 3);
+    must_find_two_writers(
+        sc,
+        Defect::DeleteOnRelease,
+        Variant::NativeDeleteOnRelease,
+        3,
+    );
 }

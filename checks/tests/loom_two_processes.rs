@@ -19,21 +19,28 @@ fn deep() -> bool {
     std::env::var_os("LOCKWRIGHT_DEEP").is_some()
 }
 
-/// Unbounded (exhaustive) for one round per thread: the same size as the one-process case,
-/// ≈ 42k executions, a few seconds per kind. With `LOCKWRIGHT_DEEP=1` each thread does two
-/// rounds, still unbounded (minutes).
+/// Preemption bound 4: unbounded is far beyond the budget here (a refused obtain across
+/// processes is ~20 steps: held_insert, open, try_lock, probe, close, held_remove; the
+/// unbounded run was stopped after 10 minutes). Measured for 2 processes × 1 round: bound 2 =
+/// 246 executions, 3 = 1,892, 4 = 11,777 (1.2 s), 5 = 53,787 (5.5 s). Every known incident
+/// needs at most 3 preemptions (see `loom_defects.rs`), so 4 keeps a margin at ~1 s per kind.
+/// `LOCKWRIGHT_DEEP=1`: bound 6 and two rounds per thread.
 fn explore(scenario: Scenario) -> usize {
     let check = refine::checker(scenario.refinement(Variant::Native));
     let runs = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&runs);
-    let builder = loom::model::Builder::new();
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(if deep() { 6 } else { 4 });
     let name = scenario.name;
     builder.check(move || {
         counter.fetch_add(1, Ordering::Relaxed);
         scenario::run::<Loom>(&scenario, &scenario::correct(), Some(&check));
     });
     let n = runs.load(Ordering::Relaxed);
-    println!("{name}: {n} executions, unbounded");
+    println!(
+        "{name}: {n} executions, preemption bound {:?}",
+        if deep() { 6 } else { 4 }
+    );
     n
 }
 
@@ -43,7 +50,10 @@ fn two_processes(name: &'static str, kind: OsLockKind) -> Scenario {
         name,
         2,
         kind,
-        vec![ThreadPlan::worker(0, 0, rounds), ThreadPlan::worker(1, 0, rounds)],
+        vec![
+            ThreadPlan::worker(0, 0, rounds),
+            ThreadPlan::worker(1, 0, rounds),
+        ],
     )
 }
 

@@ -219,7 +219,9 @@ pub fn check_trace(refinement: &Refinement, trace: &[Step]) -> Result<Summary, S
 fn divergence(trace: &[Step], i: usize, reason: String) -> Divergence {
     Divergence {
         step: i,
-        what: trace.get(i).map_or_else(|| "end".to_owned(), ToString::to_string),
+        what: trace
+            .get(i)
+            .map_or_else(|| "end".to_owned(), ToString::to_string),
         reason,
         property: None,
     }
@@ -321,7 +323,8 @@ impl<'a> Replay<'a> {
         let mut sim: BTreeSet<Inode> = self.shadow.remembered.values().copied().collect();
         sim.extend(self.shadow.os.path_inode());
         sim.extend(self.shadow.os.descs().map(|(_, i)| i));
-        let mut model: BTreeSet<Inode> = self.model.threads.iter().filter_map(|t| t.inode).collect();
+        let mut model: BTreeSet<Inode> =
+            self.model.threads.iter().filter_map(|t| t.inode).collect();
         model.extend(self.model.os.path_inode());
         model.extend(self.model.os.descs().map(|(_, i)| i));
         if sim.len() != model.len() {
@@ -352,7 +355,8 @@ impl<'a> Replay<'a> {
                 self.model.os.path_inode()
             ));
         }
-        let sim_descs: BTreeMap<Desc, Inode> = self.shadow.os.descs().map(|(d, i)| (d, map(i))).collect();
+        let sim_descs: BTreeMap<Desc, Inode> =
+            self.shadow.os.descs().map(|(d, i)| (d, map(i))).collect();
         let model_descs: BTreeMap<Desc, Inode> = self.model.os.descs().collect();
         if sim_descs != model_descs {
             return Err(format!(
@@ -364,9 +368,18 @@ impl<'a> Replay<'a> {
             .os
             .locks()
             .map(|l| match l {
-                LockRec::Flock { inode, desc } => LockRec::Flock { inode: map(inode), desc },
-                LockRec::Ofd { inode, desc } => LockRec::Ofd { inode: map(inode), desc },
-                LockRec::Posix { inode, pid } => LockRec::Posix { inode: map(inode), pid },
+                LockRec::Flock { inode, desc } => LockRec::Flock {
+                    inode: map(inode),
+                    desc,
+                },
+                LockRec::Ofd { inode, desc } => LockRec::Ofd {
+                    inode: map(inode),
+                    desc,
+                },
+                LockRec::Posix { inode, pid } => LockRec::Posix {
+                    inode: map(inode),
+                    pid,
+                },
             })
             .collect();
         let model_locks: BTreeSet<LockRec> = self.model.os.locks().collect();
@@ -395,7 +408,10 @@ impl<'a> Replay<'a> {
     fn check_properties(&mut self, at: Option<(usize, &Step)>) -> Result<(), Divergence> {
         self.summary.states += 1;
         let violated = self.scenario.violated(&self.model);
-        if let Some(&name) = violated.iter().find(|n| self.refinement.enforce.contains(n)) {
+        if let Some(&name) = violated
+            .iter()
+            .find(|n| self.refinement.enforce.contains(n))
+        {
             let (step, what) = match at {
                 Some((i, s)) => (i, s.to_string()),
                 None => (0, "initial state".to_owned()),
@@ -416,9 +432,18 @@ impl<'a> Replay<'a> {
             let pc = action
                 .thread()
                 .filter(|&(p, _)| usize::from(p) < self.model.procs.len())
-                .map(|(p, t)| format!(" (model thread p{p}.t{t} is at {:?})", self.model.thread(p, t).pc))
+                .map(|(p, t)| {
+                    format!(
+                        " (model thread p{p}.t{t} is at {:?})",
+                        self.model.thread(p, t).pc
+                    )
+                })
                 .unwrap_or_default();
-            return Err(self.fail(i, step, format!("the model does not allow {action} here{pc}")));
+            return Err(self.fail(
+                i,
+                step,
+                format!("the model does not allow {action} here{pc}"),
+            ));
         };
         self.model = next;
         self.summary.actions += 1;
@@ -459,12 +484,18 @@ impl<'a> Replay<'a> {
             // A thread of a crashed incarnation: no effect (its threads stopped).
             let proc = self.model.procs[usize::from(p)];
             if proc.alive && proc.incarnation == 0 {
-                return err(self, format!("a call failed as dead, but p{p} never crashed in the model"));
+                return err(
+                    self,
+                    format!("a call failed as dead, but p{p} never crashed in the model"),
+                );
             }
             return Ok(());
         }
         if step.outcome == Outcome::BadDesc {
-            return err(self, "the protocol used a descriptor that is not open".to_owned());
+            return err(
+                self,
+                "the protocol used a descriptor that is not open".to_owned(),
+            );
         }
         let desc = Desc { pid: p, slot: t };
         match (step.call, step.outcome) {
@@ -477,12 +508,23 @@ impl<'a> Replay<'a> {
             (Call::Stat, Outcome::Stat(x)) => {
                 self.summary.observations += 1;
                 if x != self.shadow.os.path_inode() {
-                    return err(self, format!("recorded stat {x:?} is not what the calls before it produce"));
+                    return err(
+                        self,
+                        format!("recorded stat {x:?} is not what the calls before it produce"),
+                    );
                 }
-                let ours = x.map(|x| self.map_inode(x)).transpose().map_err(|e| self.fail(i, step, e))?;
+                let ours = x
+                    .map(|x| self.map_inode(x))
+                    .transpose()
+                    .map_err(|e| self.fail(i, step, e))?;
                 let model = self.scenario.observe_stat(&self.model);
                 if ours != model {
-                    return err(self, format!("stat saw inode {ours:?} (model numbering), the model says {model:?}"));
+                    return err(
+                        self,
+                        format!(
+                            "stat saw inode {ours:?} (model numbering), the model says {model:?}"
+                        ),
+                    );
                 }
                 Ok(())
             }
@@ -490,28 +532,50 @@ impl<'a> Replay<'a> {
                 self.summary.observations += 1;
                 let model = self.scenario.observe_held_contains(&self.model, p);
                 if b != model {
-                    return err(self, format!("held_contains returned {b}, the model says {model}"));
+                    return err(
+                        self,
+                        format!("held_contains returned {b}, the model says {model}"),
+                    );
                 }
                 Ok(())
             }
             (Call::Fstat, Outcome::Fstat(st)) => {
                 self.summary.observations += 1;
-                let inode = self.map_inode(st.inode).map_err(|e| self.fail(i, step, e))?;
-                let ours = DescStat { inode, nlink: st.nlink };
+                let inode = self
+                    .map_inode(st.inode)
+                    .map_err(|e| self.fail(i, step, e))?;
+                let ours = DescStat {
+                    inode,
+                    nlink: st.nlink,
+                };
                 let model = self.scenario.observe_fstat(&self.model, p, t);
                 if Some(ours) != model {
-                    return err(self, format!("fstat returned {ours:?} (model numbering), the model says {model:?}"));
+                    return err(
+                        self,
+                        format!(
+                            "fstat returned {ours:?} (model numbering), the model says {model:?}"
+                        ),
+                    );
                 }
                 Ok(())
             }
             (Call::Probe(kind), Outcome::Probe(r)) => {
                 self.summary.observations += 1;
                 if kind != self.scenario.kind_of(p) {
-                    return err(self, format!("probe with {kind}, the model's p{p} uses {}", self.scenario.kind_of(p)));
+                    return err(
+                        self,
+                        format!(
+                            "probe with {kind}, the model's p{p} uses {}",
+                            self.scenario.kind_of(p)
+                        ),
+                    );
                 }
                 let model = self.scenario.observe_probe(&self.model, p, t);
                 if r != model {
-                    return err(self, format!("probe returned {r:?}, the model says {model:?}"));
+                    return err(
+                        self,
+                        format!("probe returned {r:?}, the model says {model:?}"),
+                    );
                 }
                 Ok(())
             }
@@ -522,14 +586,21 @@ impl<'a> Replay<'a> {
             // ---- mutating calls ----
             (Call::HeldInsert, Outcome::Bool(added)) => {
                 if added == self.shadow.held[usize::from(p)] {
-                    return err(self, "recorded held_insert result is not what the calls before it produce".to_owned());
+                    return err(
+                        self,
+                        "recorded held_insert result is not what the calls before it produce"
+                            .to_owned(),
+                    );
                 }
                 self.shadow.held[usize::from(p)] = true;
                 self.act(i, step, Action::HeldInsert(p, t))?;
                 let pc = self.model.thread(p, t).pc;
                 let model_added = pc != Pc::Idle;
                 if added != model_added {
-                    return err(self, format!("held_insert returned {added}, the model thread went to {pc:?}"));
+                    return err(
+                        self,
+                        format!("held_insert returned {added}, the model thread went to {pc:?}"),
+                    );
                 }
                 Ok(())
             }
@@ -540,36 +611,60 @@ impl<'a> Replay<'a> {
             (Call::Open, Outcome::Opened(x)) => {
                 let got = self.shadow.os.open(desc, OpenMode::Create);
                 if got != Ok(x) {
-                    return err(self, format!("recorded open {x} but the calls before it produce {got:?}"));
+                    return err(
+                        self,
+                        format!("recorded open {x} but the calls before it produce {got:?}"),
+                    );
                 }
                 self.shadow.remembered.insert((p, t), x);
                 self.act(i, step, Action::Open(p, t))?;
                 let ours = self.map_inode(x).map_err(|e| self.fail(i, step, e))?;
                 let model = self.model.thread(p, t).inode;
                 if Some(ours) != model {
-                    return err(self, format!("open gave inode {ours} (model numbering), the model {model:?}"));
+                    return err(
+                        self,
+                        format!("open gave inode {ours} (model numbering), the model {model:?}"),
+                    );
                 }
                 Ok(())
             }
             (Call::TryLock(kind), Outcome::TryLock(r)) => {
                 if kind != self.scenario.kind_of(p) {
-                    return err(self, format!("try_lock with {kind}, the model's p{p} uses {}", self.scenario.kind_of(p)));
+                    return err(
+                        self,
+                        format!(
+                            "try_lock with {kind}, the model's p{p} uses {}",
+                            self.scenario.kind_of(p)
+                        ),
+                    );
                 }
                 let got = self.shadow.os.try_lock(desc, kind);
                 if got != r {
-                    return err(self, format!("recorded {r:?} but the calls before it produce {got:?}"));
+                    return err(
+                        self,
+                        format!("recorded {r:?} but the calls before it produce {got:?}"),
+                    );
                 }
                 self.act(i, step, Action::TryLock(p, t))?;
                 let pc = self.model.thread(p, t).pc;
                 let acquired = r == lockwright_model::os::TryLockResult::Acquired;
                 if acquired != (pc == Pc::Holding) {
-                    return err(self, format!("try_lock returned {r:?}, the model thread went to {pc:?}"));
+                    return err(
+                        self,
+                        format!("try_lock returned {r:?}, the model thread went to {pc:?}"),
+                    );
                 }
                 Ok(())
             }
             (Call::Unlock(kind), Outcome::Done) => {
                 if kind != self.scenario.kind_of(p) {
-                    return err(self, format!("unlock with {kind}, the model's p{p} uses {}", self.scenario.kind_of(p)));
+                    return err(
+                        self,
+                        format!(
+                            "unlock with {kind}, the model's p{p} uses {}",
+                            self.scenario.kind_of(p)
+                        ),
+                    );
                 }
                 self.shadow.os.unlock(desc, kind);
                 self.act(i, step, Action::Unlock(p, t))
@@ -585,14 +680,23 @@ impl<'a> Replay<'a> {
                     _ => Err(FsError::NotFound),
                 };
                 if got != expect {
-                    return err(self, format!("recorded unlink {:?} but the calls before it produce {got:?}", step.outcome));
+                    return err(
+                        self,
+                        format!(
+                            "recorded unlink {:?} but the calls before it produce {got:?}",
+                            step.outcome
+                        ),
+                    );
                 }
                 self.act(i, step, Action::Unlink(p, t))
             }
             (Call::CreateExclusive, Outcome::Opened(x)) => {
                 let got = self.shadow.os.create_exclusive();
                 if got != Ok(x) {
-                    return err(self, format!("recorded create {x} but the calls before it produce {got:?}"));
+                    return err(
+                        self,
+                        format!("recorded create {x} but the calls before it produce {got:?}"),
+                    );
                 }
                 self.shadow.remembered.insert((p, t), x);
                 self.act(i, step, Action::CreateExclusive(p, t))
@@ -604,10 +708,19 @@ impl<'a> Replay<'a> {
             (Call::Obtained { ok }, _) => {
                 let pc = self.model.thread(p, t).pc;
                 if ok != pc.is_writer() {
-                    return err(self, format!("obtain returned {}, but the model thread is at {pc:?}", if ok { "Ok" } else { "an error" }));
+                    return err(
+                        self,
+                        format!(
+                            "obtain returned {}, but the model thread is at {pc:?}",
+                            if ok { "Ok" } else { "an error" }
+                        ),
+                    );
                 }
                 if !ok && pc != Pc::Idle {
-                    return err(self, format!("obtain failed, but the model thread is at {pc:?}, not Idle"));
+                    return err(
+                        self,
+                        format!("obtain failed, but the model thread is at {pc:?}, not Idle"),
+                    );
                 }
                 Ok(())
             }
@@ -622,7 +735,10 @@ impl<'a> Replay<'a> {
             (Call::Release, _) => {
                 let pc = self.model.thread(p, t).pc;
                 if pc != Pc::Holding {
-                    return err(self, format!("release began, but the model thread is at {pc:?}, not Holding"));
+                    return err(
+                        self,
+                        format!("release began, but the model thread is at {pc:?}, not Holding"),
+                    );
                 }
                 Ok(())
             }
@@ -649,7 +765,11 @@ impl<'a> Replay<'a> {
                 Outcome::Failed(FsError::NotFound) => Ok(()),
                 _ => {
                     if self.shadow.os.unlink().is_err() {
-                        return Err(self.fail(i, step, "recorded unlink succeeded on a missing file".to_owned()));
+                        return Err(self.fail(
+                            i,
+                            step,
+                            "recorded unlink succeeded on a missing file".to_owned(),
+                        ));
                     }
                     self.act(i, step, Action::UnlinkLockFile)
                 }
@@ -667,5 +787,87 @@ impl<'a> Replay<'a> {
             }
             call => Err(self.fail(i, step, format!("{call:?} by the environment"))),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::scenario::{self, Scenario, ThreadPlan};
+    use crate::sim::Std;
+    use lockwright::sys::OsLockKind;
+    use lockwright_model::os::TryLockResult;
+
+    /// One thread, two rounds: deterministic even on std threads.
+    fn one_thread_run() -> (Scenario, Vec<Step>) {
+        let sc = Scenario::new(
+            "refine unit",
+            1,
+            OsLockKind::Ofd,
+            vec![ThreadPlan::worker(0, 0, 2)],
+        );
+        let trace = scenario::run::<Std>(&sc, &scenario::correct(), None);
+        (sc, trace)
+    }
+
+    fn index_of(trace: &[Step], call: Call) -> usize {
+        trace
+            .iter()
+            .position(|s| s.call == call)
+            .expect("call present")
+    }
+
+    #[test]
+    fn a_real_run_is_a_model_path() {
+        let (sc, trace) = one_thread_run();
+        let summary = sc
+            .refinement(Variant::Native)
+            .check(&trace)
+            .expect("refines");
+        // 2 × (HeldInsert, Open, TryLock, EnsureValid, Write, Unlock, Close, HeldRemove)
+        assert_eq!(summary.actions, 16, "{summary:?}");
+        // Round 1: canonicalize_dir, stat; round 2 (the factory resolved the path before):
+        // stat; each ensure_valid: held_contains, fstat, stat, probe.
+        assert_eq!(summary.observations, 11, "{summary:?}");
+    }
+
+    #[test]
+    fn the_wrong_variant_diverges_at_the_first_reordered_step() {
+        let (sc, trace) = one_thread_run();
+        // native-4.10 releases Unlock → HeldRemove → Close: the recorded Close is not allowed.
+        let err = sc.refinement(Variant::Native410).check(&trace).unwrap_err();
+        println!("{err}");
+        assert_eq!(err.step, index_of(&trace, Call::Close), "{err}");
+        assert!(err.reason.contains("does not allow Close(p0, t0)"), "{err}");
+    }
+
+    #[test]
+    fn a_tampered_result_diverges_at_that_step() {
+        let (sc, mut trace) = one_thread_run();
+        let i = index_of(&trace, Call::TryLock(LockKind::Ofd));
+        trace[i].outcome = Outcome::TryLock(TryLockResult::WouldBlock);
+        let err = sc.refinement(Variant::Native).check(&trace).unwrap_err();
+        assert_eq!(err.step, i, "{err}");
+    }
+
+    #[test]
+    fn a_missing_step_diverges_at_the_next_one() {
+        let (sc, mut trace) = one_thread_run();
+        let i = index_of(&trace, Call::HeldInsert);
+        trace.remove(i);
+        let err = sc.refinement(Variant::Native).check(&trace).unwrap_err();
+        assert_eq!(err.step, i, "{err}");
+        assert!(err.reason.contains("does not allow Open(p0, t0)"), "{err}");
+    }
+
+    #[test]
+    fn a_wrong_observation_diverges() {
+        let (sc, mut trace) = one_thread_run();
+        let i = index_of(&trace, Call::HeldContains);
+        trace[i].outcome = Outcome::Bool(false);
+        let err = sc.refinement(Variant::Native).check(&trace).unwrap_err();
+        // held_contains is an observation: compared in place. (The ensure_valid window check
+        // sees no contradiction: the recorded call still returned Ok.)
+        assert_eq!(err.step, i, "{err}");
     }
 }

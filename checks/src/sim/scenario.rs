@@ -17,7 +17,7 @@ use lockwright_model::os::{LockKind, Pid};
 use lockwright_model::protocol::Variant;
 
 use super::os::{format_trace, SimOs, SimSystem, Step, Tid, Violation, LOCK_DIR, LOCK_NAME};
-use super::prims::Runtime;
+use super::prims::{Runtime, Std};
 use super::refine::Refinement;
 
 /// One operation of a simulated thread.
@@ -98,7 +98,12 @@ impl Scenario {
     }
 
     /// A scenario on a local filesystem.
-    pub fn new(name: &'static str, processes: u8, kind: OsLockKind, threads: Vec<ThreadPlan>) -> Self {
+    pub fn new(
+        name: &'static str,
+        processes: u8,
+        kind: OsLockKind,
+        threads: Vec<ThreadPlan>,
+    ) -> Self {
         Scenario {
             name,
             processes,
@@ -137,7 +142,7 @@ fn run_thread<R: Runtime>(
     kind: OsLockKind,
     make: &MakeFactory<R>,
 ) {
-    let mut me: Option<SimSystem<R>> = None;
+    let mut me: Option<(SimSystem<R>, NativeFsLockFactory<SimSystem<R>>)> = None;
     for op in &plan.ops {
         match *op {
             Op::Crash(p) => sim.crash(p),
@@ -146,13 +151,20 @@ fn run_thread<R: Runtime>(
             Op::ReplaceLockFile => sim.replace_lock_file(),
             Op::ForeignOpenClose(p) => sim.foreign_open_close(p),
             Op::Round => {
-                let sys = me
-                    .get_or_insert_with(|| sim.thread(plan.pid, plan.tid))
-                    .clone();
-                let factory = make(sys.clone(), kind);
+                // One system value and one factory per thread, kept across rounds: the second
+                // round takes the factory's "resolved before" path (one `stat`).
+                let (sys, factory) = me.get_or_insert_with(|| {
+                    let sys = sim.thread(plan.pid, plan.tid);
+                    let factory = make(sys.clone(), kind);
+                    (sys, factory)
+                });
                 let got = factory.obtain_native(Path::new(LOCK_DIR), LOCK_NAME);
                 if let Some(v) = sys.note_obtained(got.is_ok()) {
                     record_violation(name, &v);
+                    // Stop here: releasing the lock while unwinding would add scheduling
+                    // points after the failure and make the failing schedule longer than the
+                    // one the panic hook records.
+                    std::mem::forget(got);
                     panic!(
                         "{} [{name}, {}]\nrecording:\n{}",
                         v.message,
@@ -182,8 +194,29 @@ fn run_thread<R: Runtime>(
 /// The calling thread runs no plan: it only spawns and joins, so that which plan runs first is
 /// a free scheduling choice rather than a preemption of the caller (under loom's preemption
 /// bound that saves one preemption for every scenario).
-pub fn run<R: Runtime>(scenario: &Scenario, make: &MakeFactory<R>, check: Option<&Checker>) -> Vec<Step> {
+pub fn run<R: Runtime>(
+    scenario: &Scenario,
+    make: &MakeFactory<R>,
+    check: Option<&Checker>,
+) -> Vec<Step> {
     let sim = SimOs::<R>::with_flock_as(scenario.processes, scenario.flock_as);
+    run_on(&sim, scenario, make, check)
+}
+
+/// Replays `recording` (of an earlier run of `scenario`, e.g. a loom counterexample) on std
+/// threads, deterministically: the real code takes the same steps in the same order. Panics
+/// like the original run if it failed; returns the new recording otherwise.
+pub fn replay_std(scenario: &Scenario, make: &MakeFactory<Std>, recording: &[Step]) -> Vec<Step> {
+    let sim = SimOs::<Std>::scripted(scenario.processes, scenario.flock_as, recording.to_vec());
+    run_on(&sim, scenario, make, None)
+}
+
+fn run_on<R: Runtime>(
+    sim: &SimOs<R>,
+    scenario: &Scenario,
+    make: &MakeFactory<R>,
+    check: Option<&Checker>,
+) -> Vec<Step> {
     assert!(!scenario.threads.is_empty(), "a scenario needs a thread");
     let handles: Vec<_> = scenario
         .threads
@@ -194,10 +227,10 @@ pub fn run<R: Runtime>(scenario: &Scenario, make: &MakeFactory<R>, check: Option
             R::spawn(move || run_thread(name, &sim, &plan, kind, &make))
         })
         .collect();
-    for h in handles {
-        if let Err(panic) = R::join(h) {
-            std::panic::resume_unwind(panic);
-        }
+    // Join every thread before re-raising the first panic, so that none outlives the run.
+    let results: Vec<_> = handles.into_iter().map(R::join).collect();
+    if let Some(Err(panic)) = results.into_iter().find(Result::is_err) {
+        std::panic::resume_unwind(panic);
     }
     let trace = sim.trace();
     if let Some(check) = check {
