@@ -10,8 +10,7 @@
 //! [`Model`] implementation (`actions`, `next_state`, `properties`), and the tests assert that
 //! Stateright's BFS counts exactly the same unique states on the scenarios that hold.
 
-use std::collections::hash_map::Entry;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashSet, VecDeque};
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::time::{Duration, Instant};
 
@@ -127,8 +126,9 @@ pub fn check_with_progress(
     let properties = scenario.properties();
     // First discovery per property: the id of the state where it was found.
     let mut found: Vec<Option<u32>> = vec![None; properties.len()];
-    // Fingerprint of every state seen → its id (ids are assigned in BFS order).
-    let mut seen: HashMap<u64, u32, BuildHasherDefault<FxHasher>> = HashMap::default();
+    // Fingerprints of every state seen. (Ids are assigned in BFS order; a state's id travels
+    // with it in the queue, so the set needs no values: half the memory, fewer cache misses.)
+    let mut seen: HashSet<u64, BuildHasherDefault<PassThrough>> = HashSet::default();
     // parents[id] = (parent id, action that led here); the init state has no parent.
     let mut parents: Vec<Option<(u32, Action)>> = Vec::new();
     // The frontier: states whose successors are not generated yet, with their id and depth.
@@ -152,33 +152,36 @@ pub fn check_with_progress(
     };
 
     for s in scenario.init_states() {
-        let fp = fingerprint(&s);
-        if seen.contains_key(&fp) {
+        if !seen.insert(fingerprint(&s)) {
             continue;
         }
         let id = parents.len() as u32;
         parents.push(None);
         visit(&s, id, &mut found);
-        seen.insert(fp, id);
         queue.push_back((s, id, 0));
     }
 
     let mut actions = Vec::new();
     let mut popped = 0u64;
+    // Successors are built in one scratch state; only new ones are copied into the queue.
+    let mut next = match queue.front() {
+        Some((s, _, _)) => s.clone(),
+        None => return empty_report(scenario, &properties, start),
+    };
     while let Some((s, id, depth)) = queue.pop_front() {
         max_depth = max_depth.max(depth);
         scenario.actions(&s, &mut actions);
         for action in actions.drain(..) {
-            let next = scenario.apply(&s, action);
+            next.clone_from(&s);
+            scenario.apply_in_place(&mut next, action);
             transitions += 1;
+            if !seen.insert(fingerprint(&next)) {
+                continue;
+            }
             let next_id = u32::try_from(parents.len()).expect("more than 4G states");
-            match seen.entry(fingerprint(&next)) {
-                Entry::Occupied(_) => continue,
-                Entry::Vacant(v) => v.insert(next_id),
-            };
             parents.push(Some((id, action)));
             visit(&next, next_id, &mut found);
-            queue.push_back((next, next_id, depth + 1));
+            queue.push_back((next.clone(), next_id, depth + 1));
         }
         if let Some(at) = next_report {
             popped += 1;
@@ -222,6 +225,29 @@ pub fn check_with_progress(
     }
 }
 
+/// The report of a model without initial states.
+fn empty_report(
+    scenario: &Scenario,
+    properties: &[stateright::Property<Scenario>],
+    start: Instant,
+) -> Report {
+    Report {
+        scenario: *scenario,
+        unique_states: 0,
+        transitions: 0,
+        max_depth: 0,
+        elapsed: start.elapsed(),
+        verdicts: properties
+            .iter()
+            .map(|p| Verdict {
+                name: p.name,
+                expectation: p.expectation.clone(),
+                path: None,
+            })
+            .collect(),
+    }
+}
+
 /// Replays `path` from the initial state: every state along it, the initial one first.
 /// `None` if some action is not enabled where it is taken.
 pub fn replay(scenario: &Scenario, path: &[Action]) -> Option<Vec<State>> {
@@ -248,6 +274,22 @@ pub fn describe_path(scenario: &Scenario, path: &[Action]) -> Vec<String> {
         .collect()
 }
 
+/// The visited set's hasher: fingerprints are already well mixed, so use them as they are.
+#[derive(Default)]
+struct PassThrough(u64);
+
+impl Hasher for PassThrough {
+    fn write(&mut self, _: &[u8]) {
+        unreachable!("only u64 fingerprints are hashed");
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = i;
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 /// A state's 64-bit fingerprint, deterministic across runs and builds. Like Stateright, the
 /// visited set stores fingerprints only; with n states the chance that two of them collide is
 /// about n²/2⁶⁵ (below 10⁻⁶ for the 5 M states of the deep scenario). The tests check that
@@ -258,10 +300,9 @@ pub fn fingerprint(s: &State) -> u64 {
     h.finish()
 }
 
-/// Streams the bytes `Hash` feeds it into 64-bit words, each absorbed with MurmurHash3's
-/// `fmix64` finalizer (a bijection with full avalanche), so distinct inputs of the same length
-/// collide only by chance. Several times faster than SipHash on the many one-byte writes a
-/// derived `Hash` makes.
+/// Streams the bytes a derived `Hash` feeds it (mostly one-byte writes) into 64-bit words,
+/// each absorbed with MurmurHash3's `fmix64` finalizer (a bijection with full avalanche), so
+/// distinct inputs collide only by chance. Several times faster than SipHash here.
 #[derive(Default, Clone, Copy)]
 struct Fingerprinter {
     hash: u64,
@@ -322,60 +363,5 @@ impl Hasher for Fingerprinter {
     #[inline]
     fn finish(&self) -> u64 {
         Self::fmix64(Self::fmix64(self.hash ^ self.word) ^ self.total)
-    }
-}
-
-/// The Fx hash (rustc's): a fast, deterministic, non-cryptographic hash for the visited set.
-#[derive(Default, Clone, Copy)]
-pub struct FxHasher {
-    hash: u64,
-}
-
-const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-impl FxHasher {
-    #[inline]
-    fn add(&mut self, word: u64) {
-        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(SEED);
-    }
-}
-
-impl Hasher for FxHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            self.add(u64::from_le_bytes(c.try_into().expect("8 bytes")));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut buf = [0u8; 8];
-            buf[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(buf));
-        }
-    }
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-    #[inline]
-    fn write_u16(&mut self, i: u16) {
-        self.add(u64::from(i));
-    }
-    #[inline]
-    fn write_u32(&mut self, i: u32) {
-        self.add(u64::from(i));
-    }
-    #[inline]
-    fn write_u64(&mut self, i: u64) {
-        self.add(i);
-    }
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.hash
     }
 }

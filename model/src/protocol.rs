@@ -370,7 +370,7 @@ pub enum Event {
 }
 
 /// The whole system. `Debug` prints a compact, readable summary (the Explorer shows it).
-#[derive(Clone, PartialEq, Eq, Hash)]
+#[derive(PartialEq, Eq, Hash)]
 pub struct State {
     /// The kernel: file table of the lock path and lock table ([`crate::os`]).
     pub os: Os,
@@ -422,6 +422,29 @@ impl State {
         self.live_threads()
             .filter(|(_, _, th)| th.pc.is_writer())
             .map(|(p, t, _)| (p, t))
+    }
+}
+
+impl Clone for State {
+    fn clone(&self) -> State {
+        State {
+            os: self.os.clone(),
+            procs: self.procs.clone(),
+            threads: self.threads.clone(),
+            budget: self.budget,
+            orphaned: self.orphaned,
+            last: self.last,
+        }
+    }
+
+    /// Field by field, so the process and thread tables reuse their allocations.
+    fn clone_from(&mut self, source: &State) {
+        self.os.clone_from(&source.os);
+        self.procs.clone_from(&source.procs);
+        self.threads.clone_from(&source.threads);
+        self.budget = source.budget;
+        self.orphaned = source.orphaned;
+        self.last = source.last;
     }
 }
 
@@ -868,8 +891,16 @@ impl Scenario {
     /// Performs an enabled action (callers check [`Scenario::enabled`] or take it from
     /// [`Model::actions`]).
     pub fn apply(&self, s: &State, action: Action) -> State {
+        let mut next = s.clone();
+        self.apply_in_place(&mut next, action);
+        next
+    }
+
+    /// [`Scenario::apply`] on a state the caller owns (the checker reuses one scratch state
+    /// for all successors, so the many that turn out to be already known cost no allocation
+    /// for the process and thread tables).
+    pub fn apply_in_place(&self, s: &mut State, action: Action) {
         use Action::*;
-        let mut s = s.clone();
         s.last = Event::None;
         let v = self.variant;
         match action {
@@ -880,7 +911,7 @@ impl Scenario {
                 } else {
                     proc.held = true;
                     if v == Variant::SingleInstance {
-                        Self::obtained(&mut s, p, t);
+                        Self::obtained(s, p, t);
                     } else {
                         s.thread_mut(p, t).pc = Pc::Inserted;
                     }
@@ -896,7 +927,7 @@ impl Scenario {
                 };
             }
             TryLock(p, t) => match s.os.try_lock(Self::desc(p, t), self.kind_of(p)) {
-                TryLockResult::Acquired => Self::obtained(&mut s, p, t),
+                TryLockResult::Acquired => Self::obtained(s, p, t),
                 TryLockResult::WouldBlock => {
                     s.thread_mut(p, t).pc = Pc::Blocked;
                     s.last = Event::Refused;
@@ -937,12 +968,12 @@ impl Scenario {
             CreateExclusive(p, t) => match s.os.create_exclusive() {
                 Ok(inode) => {
                     s.thread_mut(p, t).inode = Some(inode);
-                    Self::obtained(&mut s, p, t);
+                    Self::obtained(s, p, t);
                 }
                 Err(_) => s.last = Event::Refused,
             },
             ReleaseRefused(p, t) | Release(p, t) => *s.thread_mut(p, t) = Thread::IDLE,
-            Obtain(p, t) => Self::obtained(&mut s, p, t),
+            Obtain(p, t) => Self::obtained(s, p, t),
             EnsureValid(p, t) => s.thread_mut(p, t).pc = Pc::Writing,
             Write(p, t) => s.thread_mut(p, t).pc = Pc::Holding,
             Crash(p) => {
@@ -991,7 +1022,7 @@ impl Scenario {
                 | ReplaceLockFile
         );
         if !may_renumber || s.os.is_compact(s.threads.iter().filter_map(|th| th.inode)) {
-            return s;
+            return;
         }
         let referenced: BTreeSet<Inode> = s.threads.iter().filter_map(|th| th.inode).collect();
         let renaming = s.os.compact(&referenced);
@@ -1000,7 +1031,6 @@ impl Scenario {
                 *i = renaming[i];
             }
         }
-        s
     }
 
     /// Describes what a step did, for counterexample listings: who acts, the OS call, and its
