@@ -27,7 +27,8 @@ fn jar() -> PathBuf {
     let java = Command::new("java").arg("-version").output();
     assert!(
         java.is_ok_and(|o| o.status.success()),
-        "`java` is missing: install a JRE (apt-get install -y default-jre-headless; liblucene4.10-java pulls one in)"
+        "`java` is missing: install a JRE (apt-get install -y openjdk-17-jre-headless; \
+         liblucene4.10-java does not depend on one)"
     );
     jar
 }

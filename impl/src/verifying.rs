@@ -280,6 +280,7 @@ mod tests {
         let seen = Arc::clone(&held);
         let server = thread::spawn(move || {
             let (mut s, _) = listener.accept().unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
             let mut b = [0u8];
             s.read_exact(&mut b).unwrap();
             assert_eq!(b[0], 9, "client id");
@@ -315,6 +316,7 @@ mod tests {
         let addr = listener.local_addr().unwrap();
         let server = thread::spawn(move || {
             let (mut s, _) = listener.accept().unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
             let mut b = [0u8];
             s.read_exact(&mut b).unwrap();
             s.write_all(&[START]).unwrap();
@@ -328,11 +330,10 @@ mod tests {
             Duration::from_secs(5),
         )
         .unwrap();
+        let Err(err) = f.try_obtain(Path::new("/d"), "x.lock") else {
+            panic!("must fail: the server hung up");
+        };
         server.join().unwrap();
-        let err = f
-            .try_obtain(Path::new("/d"), "x.lock")
-            .err()
-            .expect("must fail");
         match &err {
             LockError::Io { path, source } => {
                 assert_eq!(path, Path::new("/d/x.lock"));

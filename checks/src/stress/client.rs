@@ -21,7 +21,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Prefix of the progress line printed every `report_every` tries:
-/// `lockwright-progress tries=T acquired=A contended=C`.
+/// `lockwright-progress tries=T acquired=A contended=C double=D lat=US,US,...` (totals so far,
+/// and the obtain latencies since the previous line, so a killed client loses few samples).
 pub const PROGRESS_PREFIX: &str = "lockwright-progress";
 /// Prefix of the final line: `lockwright-result {json of ClientReport}`.
 pub const RESULT_PREFIX: &str = "lockwright-result";
@@ -142,6 +143,7 @@ pub fn run_client(cfg: &ClientConfig, out: &mut dyn Write) -> anyhow::Result<Cli
     );
     let mut rng = rand::rng();
     let mut rep = ClientReport::default();
+    let mut reported = 0; // latency samples already in a progress line
     let dir = cfg.dir.as_path();
     let name = cfg.lock_name.as_str();
     for i in 0..cfg.count {
@@ -188,12 +190,7 @@ pub fn run_client(cfg: &ClientConfig, out: &mut dyn Write) -> anyhow::Result<Cli
         rep.tries = i + 1;
         match cfg.report_every {
             Some(every) if rep.tries % every == 0 => {
-                writeln!(
-                    out,
-                    "{PROGRESS_PREFIX} tries={} acquired={} contended={}",
-                    rep.tries, rep.acquired, rep.contended
-                )?;
-                out.flush()?;
+                progress_line(out, &rep, &mut reported)?;
             }
             None if i % 500 == 0 => {
                 #[allow(clippy::cast_precision_loss)] // a percentage for humans
@@ -206,11 +203,7 @@ pub fn run_client(cfg: &ClientConfig, out: &mut dyn Write) -> anyhow::Result<Cli
     }
     match cfg.report_every {
         Some(_) => {
-            writeln!(
-                out,
-                "{PROGRESS_PREFIX} tries={} acquired={} contended={}",
-                rep.tries, rep.acquired, rep.contended
-            )?;
+            progress_line(out, &rep, &mut reported)?;
             writeln!(out, "{RESULT_PREFIX} {}", serde_json::to_string(&rep)?)?;
         }
         None => writeln!(
@@ -221,4 +214,26 @@ pub fn run_client(cfg: &ClientConfig, out: &mut dyn Write) -> anyhow::Result<Cli
     }
     out.flush()?;
     Ok(rep)
+}
+
+fn progress_line(
+    out: &mut dyn Write,
+    rep: &ClientReport,
+    reported: &mut usize,
+) -> std::io::Result<()> {
+    let lat: Vec<String> = rep.obtain_latency_us[*reported..]
+        .iter()
+        .map(u32::to_string)
+        .collect();
+    *reported = rep.obtain_latency_us.len();
+    writeln!(
+        out,
+        "{PROGRESS_PREFIX} tries={} acquired={} contended={} double={} lat={}",
+        rep.tries,
+        rep.acquired,
+        rep.contended,
+        rep.double_obtains,
+        lat.join(",")
+    )?;
+    out.flush()
 }

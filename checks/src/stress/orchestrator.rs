@@ -147,8 +147,8 @@ pub struct RunSummary {
     pub active_secs: f64,
     /// `acquisitions / active_secs`.
     pub acquisitions_per_sec: f64,
-    /// Obtain latency (inner obtain + the server's echo) over the successful obtains of the
-    /// clients that finished (killed clients' samples are lost).
+    /// Obtain latency (inner obtain + the server's echo) over the successful obtains
+    /// (a killed client loses the samples of its last < 10 tries).
     pub obtain_latency_us: Percentiles,
     pub violation_messages: Vec<String>,
     pub timed_out: bool,
@@ -178,9 +178,16 @@ impl RunSummary {
         );
         s += &format!("  lock file            {}\n", self.lock_path.display());
         s += &format!("  acquisitions         {}\n", self.acquisitions);
-        s += &format!("  contended attempts   {}\n", self.contended);
+        let lucene = self.client_impl == ClientImpl::Lucene;
+        if lucene {
+            s += "  contended attempts   n/a (Lucene's client does not report them)\n";
+        } else {
+            s += &format!("  contended attempts   {}\n", self.contended);
+        }
         s += &format!("  violations           {}\n", self.violations);
-        s += &format!("  double obtains       {}\n", self.double_obtains);
+        if !lucene {
+            s += &format!("  double obtains       {}\n", self.double_obtains);
+        }
         s += &format!(
             "  kills                {} (aimed at the holder: {}), replacements {}, late joins {}\n",
             self.kills, self.kills_aimed_at_holder, self.replacements, self.late_joins
@@ -194,10 +201,12 @@ impl RunSummary {
             self.wall_secs, self.active_secs
         );
         s += &format!("  acquisitions/s       {:.0}\n", self.acquisitions_per_sec);
-        s += &format!(
-            "  obtain latency (us)  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}  ({} samples)\n",
-            l.p50, l.p90, l.p99, l.p999, l.max, l.samples
-        );
+        if !lucene {
+            s += &format!(
+                "  obtain latency (us)  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}  ({} samples)\n",
+                l.p50, l.p90, l.p99, l.p999, l.max, l.samples
+            );
+        }
         for m in &self.violation_messages {
             s += &format!("  {m}\n");
         }
@@ -216,6 +225,8 @@ struct Progress {
     tries: u64,
     acquired: u64,
     contended: u64,
+    double_obtains: u64,
+    latencies: Vec<u32>,
     result: Option<ClientReport>,
 }
 
@@ -352,11 +363,17 @@ fn read_progress(out: impl std::io::Read, p: &Mutex<Progress>) {
             let mut g = p.lock().unwrap_or_else(PoisonError::into_inner);
             for kv in rest.split_whitespace() {
                 let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+                if k == "lat" {
+                    g.latencies
+                        .extend(v.split(',').filter_map(|x| x.parse::<u32>().ok()));
+                    continue;
+                }
                 let v = v.parse().unwrap_or(0);
                 match k {
                     "tries" => g.tries = v,
                     "acquired" => g.acquired = v,
                     "contended" => g.contended = v,
+                    "double" => g.double_obtains = v,
                     _ => {}
                 }
             }
@@ -377,17 +394,20 @@ struct Totals {
 }
 
 impl Totals {
+    /// The final report if the client finished, else its last progress line; latencies
+    /// always from the progress lines (a killed client's since its last line are lost).
     fn add(&mut self, p: Progress) {
+        self.latencies.extend(p.latencies);
         match p.result {
             Some(r) => {
                 self.tries += r.tries;
                 self.contended += r.contended;
                 self.double_obtains += r.double_obtains;
-                self.latencies.extend(r.obtain_latency_us);
             }
             None => {
                 self.tries += p.tries;
                 self.contended += p.contended;
+                self.double_obtains += p.double_obtains;
             }
         }
     }
