@@ -18,7 +18,7 @@ use lockwright_checks::sim::Loom;
 use lockwright_model::protocol::Variant;
 
 fn deep() -> bool {
-    std::env::var_os("LOCKWRIGHT_DEEP").is_some()
+    std::env::var_os("LOCKWRIGHT_DEEP").is_some_and(|v| v == "1")
 }
 
 /// Three threads (two workers, one fault thread whose restarted process then obtains) under

@@ -23,7 +23,7 @@ use lockwright_model::protocol::Variant;
 /// thread (the same thread obtaining again after releasing) is bounded at 3 (4,667
 /// executions, 0.4 s). `LOCKWRIGHT_DEEP=1` lifts every bound.
 fn deep() -> bool {
-    std::env::var_os("LOCKWRIGHT_DEEP").is_some()
+    std::env::var_os("LOCKWRIGHT_DEEP").is_some_and(|v| v == "1")
 }
 
 fn explore(kind: OsLockKind, rounds: usize, bound: Option<usize>) -> usize {

@@ -16,7 +16,7 @@ use lockwright_model::os::LockKind;
 use lockwright_model::protocol::Variant;
 
 fn deep() -> bool {
-    std::env::var_os("LOCKWRIGHT_DEEP").is_some()
+    std::env::var_os("LOCKWRIGHT_DEEP").is_some_and(|v| v == "1")
 }
 
 /// Preemption bound 4: unbounded is far beyond the budget here (a refused obtain across

@@ -407,7 +407,7 @@ impl StateMachineTest for NativeAgainstModel {
 /// Cases: each spawns 2 children (plus one per crash) and runs up to 30 transitions; ≈ 10-20
 /// ms a case here, so 64 cases ≈ 1-2 s. `LOCKWRIGHT_DEEP=1`: 2,000 cases.
 fn config() -> ProptestConfig {
-    let deep = std::env::var_os("LOCKWRIGHT_DEEP").is_some();
+    let deep = std::env::var_os("LOCKWRIGHT_DEEP").is_some_and(|v| v == "1");
     ProptestConfig {
         cases: if deep { 2_000 } else { 64 },
         failure_persistence: Some(Box::new(FileFailurePersistence::Direct(

@@ -497,7 +497,7 @@ fn cmd_strategy(kinds: Vec<LockKind>) -> impl Strategy<Value = Cmd> {
 /// steps with a full picture comparison after each; ≈ 15-30 ms a case here. 48 cases × 4
 /// tests ≈ 5 s. `LOCKWRIGHT_DEEP=1`: 2,000 cases each.
 fn config() -> ProptestConfig {
-    let deep = std::env::var_os("LOCKWRIGHT_DEEP").is_some();
+    let deep = std::env::var_os("LOCKWRIGHT_DEEP").is_some_and(|v| v == "1");
     ProptestConfig {
         cases: if deep { 2_000 } else { 48 },
         failure_persistence: Some(Box::new(FileFailurePersistence::Direct(

@@ -25,7 +25,7 @@ use lockwright_model::protocol::{Variant, AT_MOST_ONE_VALID_WRITER, NO_STALE_LOC
 /// 1 ms when the machine is shared: 2,500 random + 2,500 PCT ≈ 2-5 s per test, 5 tests
 /// ≈ 5-14 s of wall time on 2 cores. `LOCKWRIGHT_DEEP=1`: 100,000 each (minutes per test).
 fn iterations() -> usize {
-    if std::env::var_os("LOCKWRIGHT_DEEP").is_some() {
+    if std::env::var_os("LOCKWRIGHT_DEEP").is_some_and(|v| v == "1") {
         100_000
     } else {
         2_500

@@ -1,6 +1,15 @@
 //! Native obtain + close, per lock kind, side by side with the raw OS floor of the same kind
 //! (open + lock + unlock + close through libc, no protocol), plus the contended failure path.
 //!
+//! Per kind, in one group: `raw_floor` (4 syscalls); `raw_floor+fstat` (5: the least a lock
+//! that remembers its inode needs); `raw_floor+lstat+fstat` (6: the syscalls native makes in
+//! the steady state); `native` (a factory that has obtained this canonical directory before:
+//! the steady state); `native_first` (a new factory each time: resolves the directory, the
+//! cost of the first obtain or of a `dir` given through a symlink).
+//!
+//! After criterion's report, a paired pass prints the same floor and native operations
+//! measured alternately (see [`paired`]): on a shared machine that ratio is the one to trust.
+//!
 //! `cargo bench -p lockwright --bench obtain` (warm-up 1 s, measurement 3 s per benchmark,
 //! set below, so the whole run stays short on a shared machine).
 
@@ -12,9 +21,9 @@ use std::ffi::CString;
 use std::hint::black_box;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, Criterion};
 use lockwright::sys::OsLockKind;
 use lockwright::{LockFactory, NativeFsLockFactory};
 
@@ -82,6 +91,32 @@ fn raw_obtain_close(path: &CString, kind: OsLockKind) {
     raw_close(fd);
 }
 
+/// `lstat`, as native's check of the lock path.
+fn raw_lstat(path: &CString) {
+    // SAFETY: valid path; `st` is written by the call.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    assert_eq!(unsafe { libc::lstat(path.as_ptr(), &mut st) }, 0);
+}
+
+/// `fstat`, as native's read of the opened file's `(dev, ino)`.
+fn raw_fstat(fd: libc::c_int) {
+    // SAFETY: fd is open; `st` is written by the call.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    assert_eq!(unsafe { libc::fstat(fd, &mut st) }, 0);
+}
+
+/// The floor plus the observations a correct native obtain cannot skip.
+fn raw_obtain_close_checked(path: &CString, kind: OsLockKind, lstat: bool) {
+    if lstat {
+        raw_lstat(path);
+    }
+    let fd = raw_open(path);
+    raw_fstat(fd);
+    assert!(raw_lock(fd, kind, true));
+    assert!(raw_lock(fd, kind, false));
+    raw_close(fd);
+}
+
 fn cpath(p: &Path) -> CString {
     CString::new(p.as_os_str().as_bytes()).unwrap()
 }
@@ -110,9 +145,24 @@ fn bench_obtain(c: &mut Criterion) {
         g.bench_function("raw_floor", |b| {
             b.iter(|| raw_obtain_close(black_box(&lock_path), kind))
         });
+        g.bench_function("raw_floor+fstat", |b| {
+            b.iter(|| raw_obtain_close_checked(black_box(&lock_path), kind, false))
+        });
+        g.bench_function("raw_floor+lstat+fstat", |b| {
+            b.iter(|| raw_obtain_close_checked(black_box(&lock_path), kind, true))
+        });
         g.bench_function("native", |b| {
             b.iter(|| {
                 let mut lock = factory
+                    .try_obtain(black_box(&dir_path), "write.lock")
+                    .unwrap();
+                lock.close().unwrap();
+            })
+        });
+        g.bench_function("native_first", |b| {
+            b.iter(|| {
+                let fresh = NativeFsLockFactory::new(kind);
+                let mut lock = fresh
                     .try_obtain(black_box(&dir_path), "write.lock")
                     .unwrap();
                 lock.close().unwrap();
@@ -142,6 +192,64 @@ fn bench_obtain(c: &mut Criterion) {
     }
 }
 
+/// Criterion measures one benchmark after the other, so on a shared machine the load can
+/// change between the floor and native. This pass (printed after criterion's) alternates them
+/// batch by batch (16 operations per batch, the order rotated every round) and compares the
+/// median batch of each: the ratio is then taken under the same load.
+fn paired(rounds: usize) {
+    const BATCH: u32 = 16;
+    println!(
+        "\npaired: {rounds} rounds of {BATCH} operations each, alternating; median per operation"
+    );
+    println!(
+        "| kind | raw_floor | raw_floor+fstat | raw_floor+lstat+fstat | native | native / floor |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for kind in KINDS {
+        let dir = tempfile::tempdir().unwrap();
+        let dir_path = dir.path().canonicalize().unwrap();
+        let lock_path = cpath(&dir_path.join("write.lock"));
+        let factory = NativeFsLockFactory::new(kind);
+        let native = || {
+            let mut lock = factory
+                .try_obtain(black_box(&dir_path), "write.lock")
+                .unwrap();
+            lock.close().unwrap();
+        };
+        native();
+        let mut times: [Vec<Duration>; 4] = Default::default();
+        for round in 0..rounds {
+            for j in 0..4 {
+                let which = (round + j) % 4;
+                let start = Instant::now();
+                for _ in 0..BATCH {
+                    match which {
+                        0 => raw_obtain_close(black_box(&lock_path), kind),
+                        1 => raw_obtain_close_checked(black_box(&lock_path), kind, false),
+                        2 => raw_obtain_close_checked(black_box(&lock_path), kind, true),
+                        _ => native(),
+                    }
+                }
+                times[which].push(start.elapsed() / BATCH);
+            }
+        }
+        let [floor, fstat, checked, native] = times.map(|mut t| {
+            t.sort_unstable();
+            t[t.len() / 2]
+        });
+        let us = |d: Duration| d.as_secs_f64() * 1e6;
+        println!(
+            "| {} | {:.2} µs | {:.2} µs | {:.2} µs | {:.2} µs | {:.2}× |",
+            kind.name(),
+            us(floor),
+            us(fstat),
+            us(checked),
+            us(native),
+            us(native) / us(floor)
+        );
+    }
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
@@ -150,4 +258,13 @@ criterion_group! {
         .sample_size(50);
     targets = bench_obtain
 }
-criterion_main!(benches);
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    // Not in `cargo test --benches` (criterion's quick test mode) nor when only listing.
+    let quick = std::env::args().any(|a| a == "--test" || a == "--list");
+    if !quick {
+        paired(2_000);
+    }
+}

@@ -101,6 +101,11 @@ pub use simple::{HolderRecord, SimpleFsLock, SimpleFsLockFactory};
 pub use sleeping::{obtain_with_timeout, SleepingLockFactory};
 pub use sys::{HeldSet, OsLockKind, RealSystem};
 
+// The README's example is compiled and run as a doctest, so it cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
+
 use std::fmt;
 use std::path::Path;
 

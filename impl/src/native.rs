@@ -2,13 +2,16 @@
 //! protocol of Lucene's `NativeFSLockFactory`, written once over [`System`].
 //!
 //! Every step below is exactly one [`System`] call; the Stateright model in `lockwright-model`
-//! mirrors them one to one, so do not merge, reorder or add calls without updating it.
+//! mirrors the MUTATING ones (`held_insert`, `open_lock_file`, `try_lock`, `unlock`, `close`,
+//! `held_remove`, `unlink`) one to one, so do not merge, reorder or add those without updating
+//! it. `create_dir_all`, `canonicalize_dir`, `stat`, `fstat`, `probe` and `held_contains` are
+//! setup or observations, which the model checks but does not step on.
 //!
-//! **obtain(dir, name)**: validate `name` (no OS call) → `create_dir_all(dir)` →
-//! `canonicalize_dir(dir)`, `path = canonical/name` → `stat(path)` (must be absent or a
-//! regular file) → `held_insert(path)` (`false`: [`LockError::HeldByThisProcess`], no
-//! descriptor is opened) → `open_lock_file(path)` (error: `held_remove`; not a regular file:
-//! `close`, `held_remove`) → `try_lock(file, kind)`:
+//! **obtain(dir, name)**: validate `name` (no OS call) → find the canonical lock path `path`
+//! and check that nothing but a regular file is there (setup, see below) → `held_insert(path)`
+//! (`false`: [`LockError::HeldByThisProcess`], no descriptor is opened) →
+//! `open_lock_file(path)` (error: `held_remove`; not a regular file: `close`, `held_remove`) →
+//! `try_lock(file, kind)`:
 //! - `Acquired`: the lock is held; remember `(file, file id, path)`.
 //! - `WouldBlock`: `probe(file, kind)` (to name the holder) → `close(file)` → `held_remove(path)`
 //!   → [`LockError::HeldByOtherProcess`]. Close comes FIRST: while the path is still in the held
@@ -16,6 +19,16 @@
 //!   lock (LUCENE-6507).
 //! - OS error: `close(file)` → `held_remove(path)` → [`LockError::LockingUnsupported`] (or
 //!   [`LockError::Io`]); never carry on unlocked.
+//!
+//! The setup before `held_insert`, one of:
+//! - **resolved before** (the factory opened a regular file at `dir/name`, `dir` was already
+//!   canonical, and that file is still there): `stat(path)` only, which finds the same
+//!   `(dev, ino)` as last time. This is the steady state: one call instead of four or more.
+//! - **otherwise**: `canonicalize_dir(dir)`; only if that fails with `ENOENT`:
+//!   `create_dir_all(dir)` → `canonicalize_dir(dir)`. Then `stat(path)` (not repeated when a
+//!   failed "resolved before" check already made it on the same path).
+//!
+//! See [`NativeFsLockFactory`] ("Resolved directories") for what the cache means.
 //!
 //! **ensure_valid**: closed → [`LockError::AlreadyClosed`]; `held_contains(path)` →
 //! `fstat(file)` (link count 0: deleted; length ≠ 0: written to) → `stat(path)` (absent,
@@ -26,14 +39,15 @@
 //! mark closed → `held_remove(path)`. Every step runs even if an earlier one failed; the first
 //! error is returned. The lock file is NEVER deleted (LUCENE-5612).
 
+use std::collections::HashMap;
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::defects::Defect;
 use crate::error::{InvalidReason, LockError};
-use crate::sys::{EntryKind, FileId, OsLockKind, Probe, RealSystem, System, TryLock};
+use crate::sys::{EntryKind, FileId, FileMeta, OsLockKind, Probe, RealSystem, System, TryLock};
 use crate::{validate_name, Lock, LockFactory, LockHandle};
 
 /// Lucene's `NativeFSLockFactory`: a per-process held set plus an OS advisory lock of an
@@ -58,10 +72,107 @@ use crate::{validate_name, Lock, LockFactory, LockHandle};
 /// drop(lock); // released; the file stays
 /// assert!(dir.path().join("write.lock").exists());
 /// ```
+///
+/// # Resolved directories
+///
+/// Resolving a directory to its canonical path costs one system call per path component
+/// (`realpath`), more than the lock itself. A factory therefore remembers, per lock path, the
+/// `(dev, ino)` of the lock file it last opened there — but only when `dir` was given in
+/// canonical form (absolute, no symlinks, no `..`; `std::fs::canonicalize` returns it). The
+/// next obtain of the same `dir` and `name` then starts with `lstat(dir/name)` alone: if it
+/// finds a regular file with the remembered `(dev, ino)`, the canonical path is still the one
+/// resolved before and nothing else is resolved. Anything else (no file, another inode, not a
+/// regular file, an error) forgets the entry and resolves `dir` again from scratch, creating it
+/// if it is missing. So:
+///
+/// - a directory removed, or removed and re-created, is noticed (its lock file is gone or is a
+///   new inode) and resolved (and created) again; should the new lock file reuse the old inode
+///   number, the remembered path is still the right one;
+/// - a lock file deleted or replaced is noticed the same way;
+/// - a `dir` given through a symlink, with `..`, or relative is never remembered: it is
+///   resolved on every obtain, so retargeting the symlink or changing the working directory
+///   moves the lock with it, as before. Pass the canonical path to get the fast path
+///   (Lucene's `FSDirectory` does the same: it resolves `toRealPath()` once, when the
+///   directory is opened, and uses that path from then on);
+/// - the one change it cannot see: while this factory keeps an entry, a PARENT of the
+///   canonical `dir` is moved away and replaced by a symlink to its new place, so the old
+///   spelling still reaches the same lock file. The factory then keeps using the old spelling as
+///   the held-set key, while another factory of this process that resolves afresh uses the new
+///   one, so the held set no longer keeps them from opening a second descriptor on the file:
+///   with [`OsLockKind::Ofd`] or [`OsLockKind::Flock`] the second one is still refused by the
+///   kernel; with [`OsLockKind::Posix`] it would succeed (one process owns both), the exposure
+///   every path-keyed held set (Lucene's too) already has for a lock held across such a move.
+///   Other processes are excluded either way (the kernel locks the inode).
+///
+/// The same `lstat` keeps a FIFO or device node at the lock path from ever being opened (it
+/// is refused as [`LockError::BadLockPath`] first). What is locked is always the file actually
+/// opened, whose `fstat` must show a regular file (this also catches a swap between the `lstat`
+/// and the open), and whose `(dev, ino)` the lock keeps. The cache is per factory and holds at
+/// most 64 entries (it starts over when full).
 pub struct NativeFsLockFactory<S: System = RealSystem> {
     sys: Arc<S>,
     kind: OsLockKind,
     defect: Option<Defect>,
+    resolved: Resolved,
+}
+
+/// The "resolved directories" cache of [`NativeFsLockFactory`]: canonical lock path → the
+/// `(dev, ino)` of the regular file this factory last opened there.
+#[derive(Default)]
+struct Resolved {
+    paths: Mutex<HashMap<PathBuf, FileId>>,
+}
+
+/// Whether an obtain records the file it opened in [`Resolved`].
+#[derive(Clone, Copy)]
+enum Remember {
+    /// `dir` was given in canonical form.
+    Yes,
+    /// Already remembered with this id (the `lstat` saw it): only a different inode is news.
+    Unless(FileId),
+    /// `dir` was not canonical: never remembered.
+    No,
+}
+
+/// [`Resolved`] starts over when it would grow past this.
+const RESOLVED_CAPACITY: usize = 64;
+
+impl Resolved {
+    fn guard(&self) -> MutexGuard<'_, HashMap<PathBuf, FileId>> {
+        // Every operation is one lookup, insert or remove: poisoning cannot leave it torn.
+        self.paths
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The remembered canonical spelling of `path` (equal to it component for component) and
+    /// the file id last opened there.
+    fn get(&self, path: PathBuf) -> Option<(PathBuf, FileId)> {
+        let paths = self.guard();
+        let (canonical, id) = paths.get_key_value(&path)?;
+        // Usually spelled the same: keep `path` rather than allocate a copy.
+        let spelled = if canonical.as_os_str() == path.as_os_str() {
+            path
+        } else {
+            canonical.clone()
+        };
+        Some((spelled, *id))
+    }
+
+    fn remember(&self, path: &Path, id: FileId) {
+        let mut paths = self.guard();
+        if paths.get(path) == Some(&id) {
+            return;
+        }
+        if paths.len() >= RESOLVED_CAPACITY && !paths.contains_key(path) {
+            paths.clear();
+        }
+        paths.insert(path.to_path_buf(), id);
+    }
+
+    fn forget(&self, path: &Path) {
+        self.guard().remove(path);
+    }
 }
 
 impl NativeFsLockFactory<RealSystem> {
@@ -91,6 +202,7 @@ impl<S: System + 'static> NativeFsLockFactory<S> {
             sys,
             kind,
             defect: None,
+            resolved: Resolved::default(),
         }
     }
 
@@ -140,6 +252,54 @@ impl<S: System + 'static> NativeFsLockFactory<S> {
         }
     }
 
+    /// The setup steps of obtain (none is a model step): the canonical lock path, after an
+    /// `lstat` found nothing or a regular file there, and how it may be remembered. See
+    /// "Resolved directories" on the type.
+    fn lock_path(&self, dir: &Path, name: &str) -> Result<(PathBuf, Remember), LockError> {
+        let sys = &*self.sys;
+        let mut seen = None;
+        if let Some((path, id)) = self.resolved.get(dir.join(name)) {
+            let now = sys.stat(&path);
+            if matches!(&now, Ok(Some(meta)) if meta.kind == EntryKind::Regular && meta.id == id) {
+                return Ok((path, Remember::Unless(id)));
+            }
+            self.resolved.forget(&path);
+            seen = Some(now);
+        }
+        let canonical = self.resolve_dir(dir)?;
+        // `Path` equality is by components: a trailing `/` or an inner `.` still counts as
+        // canonical, a `..` or a symlink does not.
+        let canonical_dir = canonical == dir;
+        let path = canonical.join(name);
+        let now = match seen {
+            // The failed check above looked at this very path: no second lstat.
+            Some(now) if canonical_dir => now,
+            _ => sys.stat(&path),
+        };
+        check_lock_path(dir, &path, now)?;
+        let remember = if canonical_dir {
+            Remember::Yes
+        } else {
+            Remember::No
+        };
+        Ok((path, remember))
+    }
+
+    /// `canonicalize_dir(dir)`, creating `dir` first only if it is missing.
+    fn resolve_dir(&self, dir: &Path) -> Result<PathBuf, LockError> {
+        let sys = &*self.sys;
+        match sys.canonicalize_dir(dir) {
+            Ok(canonical) => Ok(canonical),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                sys.create_dir_all(dir)
+                    .map_err(|source| dir_error(dir, source))?;
+                sys.canonicalize_dir(dir)
+                    .map_err(|source| dir_error(dir, source))
+            }
+            Err(source) => Err(dir_error(dir, source)),
+        }
+    }
+
     /// Tries once, without blocking, to obtain the lock; the typed form of
     /// [`LockFactory::try_obtain`].
     ///
@@ -155,22 +315,7 @@ impl<S: System + 'static> NativeFsLockFactory<S> {
     pub fn obtain_native(&self, dir: &Path, name: &str) -> Result<NativeFsLock<S>, LockError> {
         validate_name(name)?;
         let sys = &*self.sys;
-        sys.create_dir_all(dir)
-            .map_err(|source| dir_error(dir, source))?;
-        let canonical = sys
-            .canonicalize_dir(dir)
-            .map_err(|source| dir_error(dir, source))?;
-        let path = canonical.join(name);
-        match sys.stat(&path) {
-            Ok(Some(meta)) if meta.kind != EntryKind::Regular => {
-                return Err(LockError::BadLockPath {
-                    path,
-                    found: meta.kind,
-                });
-            }
-            Ok(_) => {}
-            Err(source) => return Err(LockError::Io { path, source }),
-        }
+        let (path, remember) = self.lock_path(dir, name)?;
         if !self.held_insert(&path) {
             return Err(LockError::HeldByThisProcess { path });
         }
@@ -187,6 +332,11 @@ impl<S: System + 'static> NativeFsLockFactory<S> {
                 path,
                 found: meta.kind,
             });
+        }
+        match remember {
+            Remember::Yes => self.resolved.remember(&path, meta.id),
+            Remember::Unless(id) if id != meta.id => self.resolved.remember(&path, meta.id),
+            Remember::Unless(_) | Remember::No => {}
         }
         match sys.try_lock(&file, self.kind) {
             Ok(TryLock::Acquired) => Ok(NativeFsLock {
@@ -246,6 +396,27 @@ pub(crate) fn dir_error(dir: &Path, source: io::Error) -> LockError {
             path: dir.to_path_buf(),
             source,
         },
+    }
+}
+
+/// The `lstat` of the lock path before anything is opened: absent or a regular file. A
+/// `dir` that is a file passes `realpath` and shows up here as `ENOTDIR`.
+fn check_lock_path(
+    dir: &Path,
+    path: &Path,
+    seen: io::Result<Option<FileMeta>>,
+) -> Result<(), LockError> {
+    match seen {
+        Ok(Some(meta)) if meta.kind != EntryKind::Regular => Err(LockError::BadLockPath {
+            path: path.to_path_buf(),
+            found: meta.kind,
+        }),
+        Ok(_) => Ok(()),
+        Err(source) if source.raw_os_error() == Some(libc::ENOTDIR) => Err(dir_error(dir, source)),
+        Err(source) => Err(LockError::Io {
+            path: path.to_path_buf(),
+            source,
+        }),
     }
 }
 

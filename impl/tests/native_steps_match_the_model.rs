@@ -1,7 +1,10 @@
 //! `NativeFsLockFactory` makes exactly the `System` calls the Stateright model's steps name,
-//! in that order, on every path: obtain (success, held here, held elsewhere, unsupported,
-//! open failure), ensure_valid, close (also when a step fails). A change to the protocol
-//! shows up here as a diff, to be mirrored in the model.
+//! in that order, on every path: obtain (first and later obtains of a directory, a missing
+//! directory, success, held here, held elsewhere, unsupported, open failure), ensure_valid,
+//! close (also when a step fails). A change to the protocol shows up here as a diff, to be
+//! mirrored in the model. The setup calls before `held_insert` (`canonicalize_dir`,
+//! `create_dir_all`, `stat`) are observations for the model, not steps; they are pinned here
+//! too so that a change to them is deliberate.
 
 mod common;
 
@@ -24,7 +27,23 @@ fn factory(
     )
 }
 
-const OBTAIN: [&str; 6] = [
+/// The first obtain of a directory by a factory: resolve it (it exists: no `create_dir_all`),
+/// `lstat` the lock path, then the model's steps.
+const OBTAIN: [&str; 5] = [
+    "canonicalize_dir",
+    "stat",
+    "held_insert",
+    "open_lock_file",
+    "try_lock",
+];
+
+/// Every later obtain of the same canonical directory by the same factory: the `lstat` of the
+/// lock path finds the file opened last time, so nothing is resolved again.
+const OBTAIN_AGAIN: [&str; 4] = ["stat", "held_insert", "open_lock_file", "try_lock"];
+
+/// The first obtain of a directory that does not exist yet.
+const OBTAIN_CREATING: [&str; 7] = [
+    "canonicalize_dir",
     "create_dir_all",
     "canonicalize_dir",
     "stat",
@@ -33,12 +52,19 @@ const OBTAIN: [&str; 6] = [
     "try_lock",
 ];
 
+/// A temporary directory and its canonical path (what the fast path needs).
+fn canonical_tempdir() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().canonicalize().unwrap();
+    (dir, path)
+}
+
 #[test]
 fn obtain_ensure_valid_close_steps() {
     for kind in common::KINDS {
-        let dir = tempfile::tempdir().unwrap();
+        let (_tmp, dir) = canonical_tempdir();
         let (f, sys) = factory(kind);
-        let mut lock = f.try_obtain(dir.path(), "write.lock").unwrap();
+        let mut lock = f.try_obtain(&dir, "write.lock").unwrap();
         assert_eq!(sys.take_log(), OBTAIN);
         lock.ensure_valid().unwrap();
         assert_eq!(
@@ -55,9 +81,48 @@ fn obtain_ensure_valid_close_steps() {
             "close is idempotent and makes no calls"
         );
         assert!(matches!(
-            lock_err_after_close(&f, dir.path()),
+            lock_err_after_close(&f, &dir),
             LockError::AlreadyClosed { .. }
         ));
+        // The same factory, the same canonical directory: only the lstat is left of the setup.
+        let mut again = f.try_obtain(&dir, "write.lock").unwrap();
+        assert_eq!(sys.take_log(), OBTAIN_AGAIN, "{kind:?}");
+        assert_eq!(again.path(), dir.join("write.lock"));
+        again.close().unwrap();
+        assert_eq!(sys.take_log(), ["unlock", "close", "held_remove"]);
+    }
+}
+
+#[test]
+fn a_missing_directory_is_created_only_after_canonicalize_says_so() {
+    for kind in common::KINDS {
+        let (_tmp, base) = canonical_tempdir();
+        let dir = base.join("a").join("index");
+        let (f, sys) = factory(kind);
+        let mut lock = f.try_obtain(&dir, "write.lock").unwrap();
+        assert_eq!(sys.take_log(), OBTAIN_CREATING, "{kind:?}");
+        assert!(dir.join("write.lock").is_file());
+        lock.close().unwrap();
+        sys.take_log();
+        let _again = f.try_obtain(&dir, "write.lock").unwrap();
+        assert_eq!(sys.take_log(), OBTAIN_AGAIN, "{kind:?}");
+    }
+}
+
+#[test]
+fn a_directory_given_through_a_symlink_is_resolved_every_time() {
+    let (_tmp, base) = canonical_tempdir();
+    std::fs::create_dir(base.join("real")).unwrap();
+    let link = base.join("link");
+    std::os::unix::fs::symlink(base.join("real"), &link).unwrap();
+    let (f, sys) = factory(OsLockKind::Ofd);
+    for _ in 0..2 {
+        let lock = f.try_obtain(&link, "write.lock").unwrap();
+        assert_eq!(lock.path(), base.join("real").join("write.lock"));
+        drop(lock);
+        let mut want = OBTAIN.to_vec();
+        want.extend(["unlock", "close", "held_remove"]);
+        assert_eq!(sys.take_log(), want);
     }
 }
 
@@ -78,18 +143,22 @@ fn lock_err_after_close(
 
 #[test]
 fn held_by_this_process_opens_nothing() {
-    let dir = tempfile::tempdir().unwrap();
+    let (_tmp, dir) = canonical_tempdir();
     let (f, sys) = factory(OsLockKind::Posix);
-    let _l = f.try_obtain(dir.path(), "write.lock").unwrap();
+    let _l = f.try_obtain(&dir, "write.lock").unwrap();
     sys.take_log();
     assert!(matches!(
-        f.try_obtain(dir.path(), "write.lock"),
+        f.try_obtain(&dir, "write.lock"),
         Err(LockError::HeldByThisProcess { .. })
     ));
-    assert_eq!(
-        sys.take_log(),
-        ["create_dir_all", "canonicalize_dir", "stat", "held_insert"]
-    );
+    assert_eq!(sys.take_log(), ["stat", "held_insert"]);
+    // Another factory of the process (same held set) resolves the directory itself first.
+    let other = NativeFsLockFactory::with_shared_system(Arc::clone(&sys), OsLockKind::Posix);
+    assert!(matches!(
+        other.try_obtain(&dir, "write.lock"),
+        Err(LockError::HeldByThisProcess { .. })
+    ));
+    assert_eq!(sys.take_log(), ["canonicalize_dir", "stat", "held_insert"]);
 }
 
 #[test]
@@ -163,7 +232,6 @@ fn open_failure_leaves_the_held_set() {
     assert_eq!(
         sys.take_log(),
         [
-            "create_dir_all",
             "canonicalize_dir",
             "stat",
             "held_insert",
@@ -172,6 +240,9 @@ fn open_failure_leaves_the_held_set() {
         ]
     );
     assert!(sys.inner.held_set().is_empty());
+    // Nothing was opened, so nothing was remembered: the next obtain resolves again.
+    let _l = f.try_obtain(dir.path(), "write.lock").unwrap();
+    assert_eq!(sys.take_log(), OBTAIN);
 }
 
 #[test]
