@@ -5,7 +5,11 @@ use lockwright_checks::cli;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "lockwright", version, about = "Provable writer locks: model checks, stress tests and reports")]
+#[command(
+    name = "lockwright",
+    version,
+    about = "Provable writer locks: model checks, stress tests and reports"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
