@@ -11,10 +11,11 @@
 //! obtain, `ensure_valid` and close outcome must be the one the model predicts:
 //! obtained / held by this process / held by another process; valid / invalid; closed.
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use lockwright::sys::OsLockKind;
 use lockwright::{LockError, LockHandle, NativeFsLockFactory};
@@ -277,57 +278,14 @@ impl ReferenceStateMachine for Reference {
 // System under test: real child processes.
 // ---------------------------------------------------------------------------------------------
 
-struct Proc {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-}
+use common::ChildProc as Proc;
 
-impl Proc {
-    fn spawn(kind: LockKind, dir: &Path) -> Proc {
-        let mut child = Command::new(std::env::current_exe().expect("test binary"))
-            .args([
-                "--exact",
-                "native_child",
-                "--nocapture",
-                "--test-threads=1",
-                "-q",
-            ])
-            .env(CHILD_ENV, format!("{} {}", kind.name(), dir.display()))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn child");
-        let stdin = child.stdin.take().expect("stdin");
-        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
-        Proc {
-            child,
-            stdin,
-            stdout,
-        }
-    }
-
-    fn cmd(&mut self, line: &str) -> String {
-        writeln!(self.stdin, "{line}").expect("send");
-        self.stdin.flush().expect("flush");
-        let mut buf = String::new();
-        loop {
-            buf.clear();
-            assert!(
-                self.stdout.read_line(&mut buf).expect("read") > 0,
-                "child exited on {line:?}"
-            );
-            if let Some(r) = buf.trim_end().strip_prefix("R ") {
-                return r.to_owned();
-            }
-        }
-    }
-
-    fn kill(mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+fn spawn_native(kind: LockKind, dir: &Path) -> Proc {
+    Proc::spawn(
+        "native_child",
+        CHILD_ENV,
+        &format!("{} {}", kind.name(), dir.display()),
+    )
 }
 
 struct Sut {
@@ -355,7 +313,7 @@ impl StateMachineTest for NativeAgainstModel {
     fn init_test(s: &RefState) -> Sut {
         let dir = tempfile::tempdir().expect("tempdir");
         let procs = (0..PROCESSES)
-            .map(|_| Some(Proc::spawn(s.kind, dir.path())))
+            .map(|_| Some(spawn_native(s.kind, dir.path())))
             .collect();
         Sut {
             dir,
@@ -371,7 +329,7 @@ impl StateMachineTest for NativeAgainstModel {
             Transition::Close(p, t) => sut.proc(p).cmd(&format!("close {t}")),
             Transition::Crash(p) => {
                 sut.procs[usize::from(p)].take().expect("live").kill();
-                let fresh = Proc::spawn(sut.kind, sut.dir.path());
+                let fresh = spawn_native(sut.kind, sut.dir.path());
                 sut.procs[usize::from(p)] = Some(fresh);
                 "done".to_owned()
             }

@@ -15,13 +15,14 @@
 //! failed non-blocking `flock` upgrade from shared to exclusive drops the shared lock, which
 //! the model does not have).
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use lockwright_model::os::{
     Desc, FsError, LockKind, OpenMode, Os, Pid, ProbeResult, TryLockResult,
@@ -166,60 +167,7 @@ fn probe(f: &File, kind: &str) -> String {
 // Parent: real processes, the model, and the comparison.
 // ---------------------------------------------------------------------------------------------
 
-struct Proc {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-}
-
-impl Proc {
-    fn spawn() -> Proc {
-        let mut child = Command::new(std::env::current_exe().expect("test binary"))
-            .args([
-                "--exact",
-                "conformance_child",
-                "--nocapture",
-                "--test-threads=1",
-                "-q",
-            ])
-            .env(CHILD_ENV, "1")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn child");
-        let stdin = child.stdin.take().expect("stdin");
-        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
-        Proc {
-            child,
-            stdin,
-            stdout,
-        }
-    }
-
-    fn cmd(&mut self, line: &str) -> String {
-        writeln!(self.stdin, "{line}").expect("send command");
-        self.stdin.flush().expect("flush");
-        let mut buf = String::new();
-        loop {
-            buf.clear();
-            let n = self.stdout.read_line(&mut buf).expect("read reply");
-            assert!(n > 0, "child exited while running {line:?}");
-            if let Some(reply) = buf.trim_end().strip_prefix("R ") {
-                return reply.to_owned();
-            }
-        }
-    }
-
-    fn pid(&self) -> i32 {
-        self.child.id() as i32
-    }
-
-    fn kill(mut self) {
-        let _ = self.child.kill(); // SIGKILL
-        let _ = self.child.wait();
-    }
-}
+use common::ChildProc as Proc;
 
 /// A step of a generated case.
 #[derive(Clone, Copy, Debug)]
@@ -255,7 +203,9 @@ impl World {
     fn new() -> World {
         World {
             dir: tempfile::tempdir().expect("tempdir"),
-            procs: (0..PROCESSES).map(|_| Some(Proc::spawn())).collect(),
+            procs: (0..PROCESSES)
+                .map(|_| Some(Proc::spawn("conformance_child", CHILD_ENV, "1")))
+                .collect(),
             os: Os::new(),
         }
     }
@@ -408,7 +358,7 @@ impl World {
             Cmd::Crash(p) => {
                 self.os.crash(p);
                 self.procs[usize::from(p)].take().expect("live").kill();
-                self.procs[usize::from(p)] = Some(Proc::spawn());
+                self.procs[usize::from(p)] = Some(Proc::spawn("conformance_child", CHILD_ENV, "1"));
             }
         }
         self.compare_files()

@@ -92,6 +92,24 @@ pub enum LockRec {
 }
 
 impl LockRec {
+    /// The same lock on the inode `f` renames this one's to (for inode renumbering).
+    pub fn map_inode(self, f: impl FnOnce(Inode) -> Inode) -> LockRec {
+        match self {
+            LockRec::Flock { inode, desc } => LockRec::Flock {
+                inode: f(inode),
+                desc,
+            },
+            LockRec::Ofd { inode, desc } => LockRec::Ofd {
+                inode: f(inode),
+                desc,
+            },
+            LockRec::Posix { inode, pid } => LockRec::Posix {
+                inode: f(inode),
+                pid,
+            },
+        }
+    }
+
     fn inode(self) -> Inode {
         match self {
             LockRec::Flock { inode, .. }
@@ -433,24 +451,7 @@ impl Os {
         self.path = self.path.map(m);
         self.inodes = self.inodes.iter().map(|(&i, &n)| (m(i), n)).collect();
         self.descs = self.descs.iter().map(|(&d, &i)| (d, m(i))).collect();
-        self.locks = self
-            .locks
-            .iter()
-            .map(|&l| match l {
-                LockRec::Flock { inode, desc } => LockRec::Flock {
-                    inode: m(inode),
-                    desc,
-                },
-                LockRec::Ofd { inode, desc } => LockRec::Ofd {
-                    inode: m(inode),
-                    desc,
-                },
-                LockRec::Posix { inode, pid } => LockRec::Posix {
-                    inode: m(inode),
-                    pid,
-                },
-            })
-            .collect();
+        self.locks = self.locks.iter().map(|&l| l.map_inode(m)).collect();
         self.next_inode = map.len() as Inode;
         map
     }

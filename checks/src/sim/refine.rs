@@ -363,25 +363,8 @@ impl<'a> Replay<'a> {
                 "open descriptions: simulation {sim_descs:?}, model {model_descs:?}"
             ));
         }
-        let sim_locks: BTreeSet<LockRec> = self
-            .shadow
-            .os
-            .locks()
-            .map(|l| match l {
-                LockRec::Flock { inode, desc } => LockRec::Flock {
-                    inode: map(inode),
-                    desc,
-                },
-                LockRec::Ofd { inode, desc } => LockRec::Ofd {
-                    inode: map(inode),
-                    desc,
-                },
-                LockRec::Posix { inode, pid } => LockRec::Posix {
-                    inode: map(inode),
-                    pid,
-                },
-            })
-            .collect();
+        let sim_locks: BTreeSet<LockRec> =
+            self.shadow.os.locks().map(|l| l.map_inode(map)).collect();
         let model_locks: BTreeSet<LockRec> = self.model.os.locks().collect();
         if sim_locks != model_locks {
             return Err(format!(
