@@ -3,8 +3,9 @@
 //! - [`prims`]: the one sync facade (loom, shuttle, std) with identical signatures.
 //! - [`os`]: [`SimOs`]/[`SimSystem`], `lockwright::sys::System` on the model's OS semantics
 //!   (`lockwright_model::os`), one mutex acquisition per call, every call recorded.
-//! - [`scenario`]: which simulated threads do what, on the real `NativeFsLockFactory`; the
-//!   direct "at most one writer" check.
+//! - [`scenario`]: which simulated threads do what, on the real `NativeFsLockFactory`
+//!   ([`scenario::run`]) or `SimpleFsLockFactory` ([`scenario::run_simple`]); the direct "at
+//!   most one writer" check.
 //! - [`refine`]: replays a recording through the Stateright model step by step.
 
 pub mod os;

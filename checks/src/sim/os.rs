@@ -38,6 +38,8 @@ pub type Tid = u8;
 pub const LOCK_DIR: &str = "/sim/index";
 /// The lock file name every simulated run uses.
 pub const LOCK_NAME: &str = "write.lock";
+/// The host name every simulated process reports.
+pub const SIM_HOST: &str = "sim";
 /// `st_dev` of the simulated filesystem.
 pub const SIM_DEV: u64 = 0x51;
 
@@ -114,6 +116,12 @@ pub enum Call {
     Write,
     /// The writer is about to release (it stops writing here).
     Release,
+    /// The release (`close`) returned (`ok`: `Ok(())`). Recorded by the SimpleFs runner only
+    /// ([`super::scenario::run_simple`]), where a refused release is an outcome the model
+    /// names (`ReleaseRefused`).
+    Closed {
+        ok: bool,
+    },
 }
 
 impl Call {
@@ -135,7 +143,11 @@ impl Call {
     pub fn is_harness(self) -> bool {
         matches!(
             self,
-            Call::Obtained { .. } | Call::Validated { .. } | Call::Write | Call::Release
+            Call::Obtained { .. }
+                | Call::Validated { .. }
+                | Call::Write
+                | Call::Release
+                | Call::Closed { .. }
         )
     }
 }
@@ -218,9 +230,31 @@ struct World {
     /// are possible by design and only `ensure_valid` can tell. The direct "at most one
     /// writer" check stands down; the model's properties still apply to every step.
     unpreventable_fault: bool,
+    /// The contents `create_new_file` wrote, per inode (SimpleFs holder records). The model's
+    /// `Os` has no contents; this side table lives next to it under the same mutex and drops
+    /// an inode's entry once the inode is gone (no path, no descriptor). An inode without an
+    /// entry (opened with `O_CREAT`, or renamed in by a fault) reads as empty.
+    contents: BTreeMap<Inode, Vec<u8>>,
+    /// The error message of every failed obtain the runner reported with
+    /// [`SimSystem::note_obtain_failed`], keyed by the index of its `Obtained` step.
+    obtain_errors: BTreeMap<usize, String>,
 }
 
 impl World {
+    /// Drops the contents of inodes that are gone (neither at the path nor open).
+    fn forget_dead_contents(&mut self) {
+        if self.contents.is_empty() {
+            return;
+        }
+        let live: BTreeSet<Inode> = self
+            .os
+            .path_inode()
+            .into_iter()
+            .chain(self.os.descs().map(|(_, i)| i))
+            .collect();
+        self.contents.retain(|i, _| live.contains(i));
+    }
+
     fn alive(&self, pid: Pid, incarnation: u32) -> bool {
         let p = &self.procs[usize::from(pid)];
         p.alive && p.incarnation == incarnation
@@ -310,6 +344,8 @@ impl<R: Runtime> SimOs<R> {
             writers: BTreeMap::new(),
             script: None,
             unpreventable_fault: false,
+            contents: BTreeMap::new(),
+            obtain_errors: BTreeMap::new(),
         };
         SimOs {
             world: Arc::new(R::mutex(world)),
@@ -363,6 +399,22 @@ impl<R: Runtime> SimOs<R> {
         self.with(|w| w.log.clone())
     }
 
+    /// The error messages of failed obtains reported with
+    /// [`SimSystem::note_obtain_failed`], keyed by the index of their `Obtained` step in the
+    /// recording.
+    pub fn obtain_errors(&self) -> BTreeMap<usize, String> {
+        self.with(|w| w.obtain_errors.clone())
+    }
+
+    /// The contents of the file at the lock path (`None`: no file; empty if nothing was
+    /// written), for assertions.
+    pub fn lock_file_contents(&self) -> Option<Vec<u8>> {
+        self.with(|w| {
+            w.os.path_inode()
+                .map(|i| w.contents.get(&i).cloned().unwrap_or_default())
+        })
+    }
+
     /// A copy of the OS state (for assertions at the end of a run).
     pub fn os_snapshot(&self) -> Os {
         self.with(|w| w.os.clone())
@@ -379,6 +431,7 @@ impl<R: Runtime> SimOs<R> {
     pub fn crash(&self, pid: Pid) {
         self.turn(Actor::Env, |w| {
             w.os.crash(pid);
+            w.forget_dead_contents();
             let p = &mut w.procs[usize::from(pid)];
             p.alive = false;
             p.held.clear();
@@ -406,6 +459,7 @@ impl<R: Runtime> SimOs<R> {
             let outcome = match w.os.unlink() {
                 Ok(()) => {
                     w.unpreventable_fault = true;
+                    w.forget_dead_contents();
                     Outcome::Done
                 }
                 Err(e) => Outcome::Failed(e),
@@ -418,6 +472,7 @@ impl<R: Runtime> SimOs<R> {
     pub fn replace_lock_file(&self) {
         self.turn(Actor::Env, |w| {
             w.os.replace();
+            w.forget_dead_contents();
             w.unpreventable_fault = true;
             w.record(Actor::Env, Call::ReplaceLockFile, Outcome::Done);
         });
@@ -433,6 +488,7 @@ impl<R: Runtime> SimOs<R> {
             }
             let before: Vec<_> = w.os.locks().collect();
             w.os.foreign_open_close(pid);
+            w.forget_dead_contents();
             if w.os.locks().count() != before.len() {
                 w.unpreventable_fault = true;
             }
@@ -623,6 +679,17 @@ impl<R: Runtime> SimSystem<R> {
     /// The test program saw its obtain return. Returns a [`Violation`] if the harness now
     /// counts two live writers (and no unpreventable fault has happened).
     pub fn note_obtained(&self, ok: bool) -> Option<Violation> {
+        self.note_obtained_inner(ok, None)
+    }
+
+    /// Like `note_obtained(false)`, and keeps `message` (the obtain's error, e.g. SimpleFs's
+    /// "held" error naming the holder) for [`SimOs::obtain_errors`]. Same step, no extra
+    /// scheduling point.
+    pub fn note_obtain_failed(&self, message: String) -> Option<Violation> {
+        self.note_obtained_inner(false, Some(message))
+    }
+
+    fn note_obtained_inner(&self, ok: bool, message: Option<String>) -> Option<Violation> {
         let me = (self.pid, self.tid);
         let incarnation = self.incarnation;
         self.step(
@@ -631,6 +698,11 @@ impl<R: Runtime> SimSystem<R> {
             |w| {
                 if ok {
                     w.writers.insert(me, Writer { incarnation });
+                }
+                if let Some(message) = message {
+                    // `step` records this step right after `f`: its index is the log length.
+                    let at = w.log.len();
+                    w.obtain_errors.insert(at, message);
                 }
                 let live = w.live_writers();
                 let violation = (live.len() > 1 && !w.unpreventable_fault).then(|| {
@@ -666,6 +738,11 @@ impl<R: Runtime> SimSystem<R> {
     /// The test program writes (after a successful `ensure_valid`).
     pub fn note_write(&self) {
         self.step(Call::Write, || (), |_| (Outcome::Done, ()));
+    }
+
+    /// The test program's release (`close`) returned (`ok`: `Ok(())`).
+    pub fn note_closed(&self, ok: bool) {
+        self.step(Call::Closed { ok }, || (), |_| (Outcome::Done, ()));
     }
 
     /// The test program is about to release: it is no longer a writer.
@@ -780,29 +857,42 @@ impl<R: Runtime> System for SimSystem<R> {
         })
     }
 
-    fn create_new_file(&self, path: &Path, _contents: &[u8]) -> io::Result<FileMeta> {
+    fn create_new_file(&self, path: &Path, contents: &[u8]) -> io::Result<FileMeta> {
         self.io_step(Call::CreateExclusive, |w| {
             if path != lock_path() {
                 return (Outcome::Done, Err(unsimulated(path)));
             }
             match w.os.create_exclusive() {
-                Ok(inode) => (
-                    Outcome::Opened(inode),
-                    Ok(lock_meta(DescStat { inode, nlink: 1 })),
-                ),
+                Ok(inode) => {
+                    // Created and written in one step. The real file is written just after
+                    // the exclusive create; only another process's failed obtain could read
+                    // it in between (and would describe the holder as unknown), while the
+                    // creator reads its record only after `create_new_file` returned. A crash
+                    // between the two (an empty stale file) is not simulated.
+                    w.contents.insert(inode, contents.to_vec());
+                    (
+                        Outcome::Opened(inode),
+                        Ok(lock_meta(DescStat { inode, nlink: 1 })),
+                    )
+                }
                 Err(e) => (Outcome::Failed(e), Err(fs_error(e))),
             }
         })
     }
 
     fn read_file(&self, path: &Path) -> io::Result<Vec<u8>> {
-        // SimpleFs holder records are not simulated: the file is always empty.
+        // The contents `create_new_file` wrote to the inode at the path (empty for a file it
+        // did not create). The outcome records the inode read: contents are per inode, so the
+        // replayer knows what was read from which file.
         self.io_step(Call::ReadFile, |w| {
             if path != lock_path() {
                 return (Outcome::Done, Err(unsimulated(path)));
             }
             match w.os.path_inode() {
-                Some(inode) => (Outcome::Stat(Some(inode)), Ok(Vec::new())),
+                Some(inode) => (
+                    Outcome::Stat(Some(inode)),
+                    Ok(w.contents.get(&inode).cloned().unwrap_or_default()),
+                ),
                 None => (
                     Outcome::Failed(FsError::NotFound),
                     Err(fs_error(FsError::NotFound)),
@@ -817,7 +907,10 @@ impl<R: Runtime> System for SimSystem<R> {
                 return (Outcome::Done, Err(unsimulated(path)));
             }
             match w.os.unlink() {
-                Ok(()) => (Outcome::Done, Ok(())),
+                Ok(()) => {
+                    w.forget_dead_contents();
+                    (Outcome::Done, Ok(()))
+                }
                 Err(e) => (Outcome::Failed(e), Err(fs_error(e))),
             }
         })
@@ -891,18 +984,25 @@ impl<R: Runtime> System for SimSystem<R> {
                 return (Outcome::BadDesc, Err(bad_desc()));
             }
             w.os.close(desc);
+            w.forget_dead_contents();
             (Outcome::Done, Ok(()))
         })
     }
 
+    /// The simulated pid (the model's `Pid`): what SimpleFs writes into its holder record.
     fn process_id(&self) -> i32 {
         i32::from(self.pid)
     }
 
+    /// Every simulated process runs on one host, [`SIM_HOST`].
     fn host_name(&self) -> Option<String> {
-        Some("sim".to_owned())
+        Some(SIM_HOST.to_owned())
     }
 
+    /// Whether simulated process `pid`'s current incarnation is alive (a restarted process is
+    /// alive again: its pid was "reused"). A read of the world, not recorded: it changes
+    /// nothing and is linearized at its mutex acquisition; only SimpleFs's "held" message
+    /// uses it.
     fn pid_alive(&self, pid: i32) -> Option<bool> {
         let pid = u8::try_from(pid).ok()?;
         Some(

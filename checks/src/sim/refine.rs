@@ -21,6 +21,20 @@
 //!   write that follows; none → divergence), and its write ends at the recorded `Write`. A
 //!   call that returned an error must have seen a state in which the model says "invalid".
 //!
+//! SimpleFs (`Variant::Simple`): `create_new_file` → `CreateExclusive` (`Ok` → `Holding`,
+//! `AlreadyExists` → stays `Idle`); `stat`/`read_file` are observations (`read_file` records
+//! the inode it read: contents are per inode, and every create writes a fresh record, so "the
+//! record is ours" ⇔ "the inode is the one this thread created"). The model's release is ONE
+//! atomic step (`Unlink` if the path names our file, else `ReleaseRefused`); the real one is
+//! `stat → read_file → unlink`. So after a thread's `Release` event: the first of its release
+//! observations that shows another file (or none) is where its release is refused
+//! (`ReleaseRefused` is taken right there); its `unlink` is the model's `Unlink`, which the
+//! model allows only if the path still names the thread's file. If the path changed between
+//! the real check and the real unlink (only an injected unlink/replace fault can do that),
+//! the run has left the model through the check-then-unlink window: reported as a divergence
+//! whose reason starts with [`CHECK_THEN_UNLINK_WINDOW`]. The harness event `Closed { ok }`
+//! must agree: `ok` ⇔ the release was an `Unlink`.
+//!
 //! After every step the whole kernel state of the model (lock path, descriptors, lock table,
 //! up to the renumbering of inode generations the model does to stay finite), the held sets
 //! and which processes are alive must equal the simulation's, and every enforced `always`
@@ -39,6 +53,11 @@ use stateright::Model;
 
 use super::os::{format_trace, Actor, Call, Outcome, Step, Tid};
 
+/// The name of the divergence of a SimpleFs release whose check (`stat`, `read_file`) saw its
+/// own file but whose `unlink` found the path changed: the model's simple release checks and
+/// unlinks atomically; the real code cannot (see the module docs).
+pub const CHECK_THEN_UNLINK_WINDOW: &str = "check-then-unlink window";
+
 /// Where and why a recording left the model.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Divergence {
@@ -50,6 +69,13 @@ pub struct Divergence {
     pub reason: String,
     /// The `always` property violated, if that is the reason.
     pub property: Option<&'static str>,
+}
+
+impl Divergence {
+    /// Whether this is SimpleFs's [`CHECK_THEN_UNLINK_WINDOW`].
+    pub fn is_check_then_unlink_window(&self) -> bool {
+        self.property.is_none() && self.reason.starts_with(CHECK_THEN_UNLINK_WINDOW)
+    }
 }
 
 impl fmt::Display for Divergence {
@@ -149,7 +175,16 @@ impl Refinement {
         let mut pass1 = Replay::new(self, scenario);
         let mut states: Vec<State> = vec![pass1.model.clone()];
         for (i, step) in trace.iter().enumerate() {
-            pass1.step(i, step, false)?;
+            if let Err(d) = pass1.step(i, step, false) {
+                // Report the first problem in linearization order: a property the model
+                // violates before the step that leaves it (e.g. SimpleFs's two writers
+                // before its check-then-unlink window) comes first. The prefix is a model
+                // path (pass 1 got through it), so this recursion ends.
+                if d.step > 0 {
+                    self.check(&trace[..d.step])?;
+                }
+                return Err(d);
+            }
             states.push(pass1.model.clone());
         }
         // insert_after[j] = threads whose EnsureValid happens right after step j (state j+1).
@@ -280,6 +315,18 @@ struct Shadow {
     held: Vec<bool>,
     /// Inode each thread remembers (mirrors the model's `Thread::inode`).
     remembered: BTreeMap<(Pid, Tid), Inode>,
+    /// SimpleFs threads between their `Release` event and the end of their release (model
+    /// `Unlink` or `ReleaseRefused`): which release observations saw their own file.
+    releasing: BTreeMap<(Pid, Tid), ReleaseCheck>,
+    /// SimpleFs: how each thread's last release ended (`true`: `Unlink`), for `Closed`.
+    released: BTreeMap<(Pid, Tid), bool>,
+}
+
+/// The steps of a SimpleFs release's check that saw the thread's own file.
+#[derive(Clone, Copy, Debug, Default)]
+struct ReleaseCheck {
+    stat: Option<usize>,
+    read: Option<usize>,
 }
 
 struct Replay<'a> {
@@ -303,6 +350,8 @@ impl<'a> Replay<'a> {
                 alive: vec![true; n],
                 held: vec![false; n],
                 remembered: BTreeMap::new(),
+                releasing: BTreeMap::new(),
+                released: BTreeMap::new(),
             },
             summary: Summary::default(),
         }
@@ -509,7 +558,7 @@ impl<'a> Replay<'a> {
                         ),
                     );
                 }
-                Ok(())
+                self.release_observation(i, step, x, |c| &mut c.stat)
             }
             (Call::HeldContains, Outcome::Bool(b)) => {
                 self.summary.observations += 1;
@@ -562,9 +611,34 @@ impl<'a> Replay<'a> {
                 }
                 Ok(())
             }
-            (Call::ReadFile, _) => {
+            (Call::ReadFile, Outcome::Stat(Some(_)) | Outcome::Failed(FsError::NotFound)) => {
                 self.summary.observations += 1;
-                Ok(())
+                let x = match step.outcome {
+                    Outcome::Stat(x) => x,
+                    _ => None,
+                };
+                if x != self.shadow.os.path_inode() {
+                    return err(
+                        self,
+                        format!(
+                            "recorded read_file of {x:?} is not what the calls before it produce"
+                        ),
+                    );
+                }
+                let ours = x
+                    .map(|x| self.map_inode(x))
+                    .transpose()
+                    .map_err(|e| self.fail(i, step, e))?;
+                let model = self.scenario.observe_stat(&self.model);
+                if ours != model {
+                    return err(
+                        self,
+                        format!(
+                            "read_file read inode {ours:?} (model numbering), the model's path names {model:?}"
+                        ),
+                    );
+                }
+                self.release_observation(i, step, x, |c| &mut c.read)
             }
             // ---- mutating calls ----
             (Call::HeldInsert, Outcome::Bool(added)) => {
@@ -657,6 +731,10 @@ impl<'a> Replay<'a> {
                 self.act(i, step, Action::Close(p, t))
             }
             (Call::Unlink, Outcome::Done | Outcome::Failed(FsError::NotFound)) => {
+                if let Some(check) = self.shadow.releasing.remove(&(p, t)) {
+                    self.simple_window(i, step, check)?;
+                    self.shadow.released.insert((p, t), true);
+                }
                 let got = self.shadow.os.unlink();
                 let expect = match step.outcome {
                     Outcome::Done => Ok(()),
@@ -685,7 +763,22 @@ impl<'a> Replay<'a> {
                 self.act(i, step, Action::CreateExclusive(p, t))
             }
             (Call::CreateExclusive, Outcome::Failed(FsError::AlreadyExists)) => {
-                self.act(i, step, Action::CreateExclusive(p, t))
+                if self.shadow.os.path_inode().is_none() {
+                    return err(
+                        self,
+                        "recorded create failed with AlreadyExists, but the calls before it leave no file"
+                            .to_owned(),
+                    );
+                }
+                self.act(i, step, Action::CreateExclusive(p, t))?;
+                let pc = self.model.thread(p, t).pc;
+                if pc != Pc::Idle {
+                    return err(
+                        self,
+                        format!("create_new_file found the file, the model thread went to {pc:?}"),
+                    );
+                }
+                Ok(())
             }
             // ---- harness events ----
             (Call::Obtained { ok }, _) => {
@@ -723,10 +816,103 @@ impl<'a> Replay<'a> {
                         format!("release began, but the model thread is at {pc:?}, not Holding"),
                     );
                 }
+                if self.scenario.variant == Variant::Simple {
+                    self.shadow
+                        .releasing
+                        .insert((p, t), ReleaseCheck::default());
+                    self.shadow.released.remove(&(p, t));
+                }
+                Ok(())
+            }
+            (Call::Closed { ok }, _) => {
+                if self.scenario.variant != Variant::Simple {
+                    return Ok(());
+                }
+                let pc = self.model.thread(p, t).pc;
+                if pc != Pc::Idle || self.shadow.releasing.contains_key(&(p, t)) {
+                    return err(
+                        self,
+                        format!("the release returned, but the model thread is still at {pc:?} (no unlink and no refusal recorded)"),
+                    );
+                }
+                let unlinked = self.shadow.released.get(&(p, t)).copied();
+                if unlinked != Some(ok) {
+                    return err(
+                        self,
+                        format!(
+                            "the release returned {}, but the model's release was {}",
+                            if ok { "Ok" } else { "an error" },
+                            match unlinked {
+                                Some(true) => "Unlink",
+                                Some(false) => "ReleaseRefused",
+                                None => "not taken",
+                            }
+                        ),
+                    );
+                }
                 Ok(())
             }
             (call, outcome) => err(self, format!("unexpected outcome {outcome:?} for {call:?}")),
         }
+    }
+
+    /// A SimpleFs release observation (`stat` or `read_file` of the file at the path, `x` in
+    /// simulation numbering) by a thread that is releasing: its own file → note it in `slot`;
+    /// anything else → the real release is refused here, the model's `ReleaseRefused`.
+    fn release_observation(
+        &mut self,
+        i: usize,
+        step: &Step,
+        x: Option<Inode>,
+        slot: impl FnOnce(&mut ReleaseCheck) -> &mut Option<usize>,
+    ) -> Result<(), Divergence> {
+        let Actor::Thread { pid: p, tid: t } = step.actor else {
+            return Ok(());
+        };
+        let Some(check) = self.shadow.releasing.get_mut(&(p, t)) else {
+            return Ok(());
+        };
+        let mine = self.shadow.remembered.get(&(p, t)).copied();
+        if x.is_some() && x == mine {
+            *slot(check) = Some(i);
+            return Ok(());
+        }
+        self.shadow.releasing.remove(&(p, t));
+        self.shadow.released.insert((p, t), false);
+        self.act(i, step, Action::ReleaseRefused(p, t))
+    }
+
+    /// A SimpleFs release's `unlink`: the model's `Unlink` must be enabled (the path still
+    /// names the thread's file). If the real check saw the thread's file and the path changed
+    /// since, name the check-then-unlink window.
+    fn simple_window(&self, i: usize, step: &Step, check: ReleaseCheck) -> Result<(), Divergence> {
+        let Actor::Thread { pid: p, tid: t } = step.actor else {
+            return Ok(());
+        };
+        let action = Action::Unlink(p, t);
+        if self.scenario.step(&self.model, action).is_some() {
+            return Ok(());
+        }
+        let (Some(stat), Some(read)) = (check.stat, check.read) else {
+            return Ok(()); // not the window: `act` reports the plain divergence
+        };
+        let now = match self.shadow.os.path_inode() {
+            Some(x) => format!("inode {x}"),
+            None => "no file".to_owned(),
+        };
+        let mine = self
+            .shadow
+            .remembered
+            .get(&(p, t))
+            .map_or_else(|| "-".to_owned(), ToString::to_string);
+        Err(self.fail(
+            i,
+            step,
+            format!(
+                "{CHECK_THEN_UNLINK_WINDOW}: p{p}.t{t}'s release saw its own file (inode {mine}) at step #{stat} (stat) and #{read} (read_file), but the path names {now} at this unlink (recorded {:?}); the model's simple release checks and unlinks in one atomic step (it allows no {action} here), the real stat → read_file → unlink cannot",
+                step.outcome
+            ),
+        ))
     }
 
     fn fault(&mut self, i: usize, step: &Step) -> Result<(), Divergence> {
@@ -735,6 +921,7 @@ impl<'a> Replay<'a> {
                 self.shadow.os.crash(p);
                 self.shadow.alive[usize::from(p)] = false;
                 self.shadow.held[usize::from(p)] = false;
+                self.shadow.releasing.retain(|&(q, _), _| q != p);
                 self.act(i, step, Action::Crash(p))
             }
             Call::Restart(p) => {
@@ -841,6 +1028,104 @@ mod tests {
         let err = sc.refinement(Variant::Native).check(&trace).unwrap_err();
         assert_eq!(err.step, i, "{err}");
         assert!(err.reason.contains("does not allow Open(p0, t0)"), "{err}");
+    }
+
+    /// One thread, two rounds on the real `SimpleFsLockFactory`.
+    fn one_thread_simple_run() -> (Scenario, Vec<Step>) {
+        let sc = Scenario::new(
+            "refine unit simple",
+            1,
+            OsLockKind::Flock,
+            vec![ThreadPlan::worker(0, 0, 2)],
+        );
+        let run = scenario::run_simple::<Std>(&sc, None);
+        (sc, run.trace)
+    }
+
+    #[test]
+    fn a_simple_run_is_a_model_path() {
+        let (sc, trace) = one_thread_simple_run();
+        let summary = sc
+            .refinement(Variant::Simple)
+            .check(&trace)
+            .expect("refines");
+        // 2 × (CreateExclusive, EnsureValid, Write, Unlink)
+        assert_eq!(summary.actions, 8, "{summary:?}");
+        // 2 × (create_dir_all, canonicalize_dir; ensure_valid: stat, read_file; release: stat,
+        // read_file)
+        assert_eq!(summary.observations, 12, "{summary:?}");
+        assert_eq!(
+            trace
+                .iter()
+                .filter(|s| s.call == Call::Closed { ok: true })
+                .count(),
+            2
+        );
+        // And it is not a path of the native protocol.
+        let err = sc.refinement(Variant::Native).check(&trace).unwrap_err();
+        assert_eq!(err.step, index_of(&trace, Call::CreateExclusive), "{err}");
+    }
+
+    #[test]
+    fn a_refused_simple_release_is_the_models_release_refused() {
+        use lockwright::{LockError, LockHandle, SimpleFsLockFactory};
+        use std::path::Path;
+        let sim = crate::sim::SimOs::<Std>::new(1);
+        let sys = sim.thread(0, 0);
+        let factory = SimpleFsLockFactory::with_system(sys.clone());
+        let mut lock = factory
+            .obtain_simple(Path::new(crate::sim::os::LOCK_DIR), "write.lock")
+            .expect("free");
+        assert!(sys.note_obtained(true).is_none());
+        sim.unlink_lock_file();
+        assert!(lock.ensure_valid().is_err());
+        sys.note_validated(false);
+        sys.note_release();
+        let closed = lock.close();
+        assert!(
+            matches!(closed, Err(LockError::ReleaseRefused { .. })),
+            "{closed:?}"
+        );
+        sys.note_closed(false);
+        let mut trace = sim.trace();
+        let r = Refinement::new(Variant::Simple, LockKind::Flock, 1);
+        let summary = r.check(&trace).expect("refines");
+        // CreateExclusive, UnlinkLockFile, ReleaseRefused (at the release's stat)
+        assert_eq!(summary.actions, 3, "{summary:?}");
+        // A release that claims success where the model refused diverges at that event.
+        let i = index_of(&trace, Call::Closed { ok: false });
+        trace[i].call = Call::Closed { ok: true };
+        let err = r.check(&trace).unwrap_err();
+        assert_eq!(err.step, i, "{err}");
+        assert!(err.reason.contains("ReleaseRefused"), "{err}");
+    }
+
+    #[test]
+    fn the_check_then_unlink_window_is_named() {
+        let (sc, trace) = one_thread_simple_run();
+        // First round only, then splice an operator's unlink between the release's read_file
+        // and its unlink (a recording the real code produces when the fault lands there).
+        let unlink = index_of(&trace, Call::Unlink);
+        let mut t: Vec<Step> = trace[..unlink].to_vec();
+        assert_eq!(t.last().map(|s| s.call), Some(Call::ReadFile));
+        t.push(Step {
+            actor: Actor::Env,
+            call: Call::UnlinkLockFile,
+            outcome: Outcome::Done,
+        });
+        t.push(Step {
+            outcome: Outcome::Failed(FsError::NotFound),
+            ..trace[unlink]
+        });
+        t.push(Step {
+            call: Call::Closed { ok: false },
+            ..trace[unlink + 1]
+        });
+        let err = sc.refinement(Variant::Simple).check(&t).unwrap_err();
+        println!("{err}");
+        assert_eq!(err.step, unlink + 1, "{err}");
+        assert!(err.is_check_then_unlink_window(), "{err}");
+        assert!(err.to_string().contains(CHECK_THEN_UNLINK_WINDOW), "{err}");
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Scenarios: which simulated threads run which operations, on the REAL
-//! `NativeFsLockFactory`, over a [`SimOs`]. Written once, run under loom, shuttle or std.
+//! `NativeFsLockFactory` ([`run`]) or `SimpleFsLockFactory` ([`run_simple`]), over a
+//! [`SimOs`]. Written once, run under loom, shuttle or std.
 //!
 //! A worker "round" is what a writer does: `obtain` → (if it got the lock) `ensure_valid` → (if
 //! valid) write → release. Around every call the harness records an event in the same log as
@@ -12,7 +13,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use lockwright::sys::OsLockKind;
-use lockwright::{LockHandle, NativeFsLockFactory};
+use lockwright::{LockHandle, NativeFsLockFactory, SimpleFsLockFactory};
 use lockwright_model::os::{LockKind, Pid};
 use lockwright_model::protocol::Variant;
 
@@ -217,14 +218,27 @@ fn run_on<R: Runtime>(
     make: &MakeFactory<R>,
     check: Option<&Checker>,
 ) -> Vec<Step> {
+    let (make, kind) = (Arc::clone(make), scenario.kind);
+    run_threads(sim, scenario, check, move |name, sim, plan| {
+        run_thread(name, sim, plan, kind, &make);
+    })
+}
+
+fn run_threads<R: Runtime>(
+    sim: &SimOs<R>,
+    scenario: &Scenario,
+    check: Option<&Checker>,
+    body: impl Fn(&'static str, &SimOs<R>, &ThreadPlan) + Send + Sync + 'static,
+) -> Vec<Step> {
     assert!(!scenario.threads.is_empty(), "a scenario needs a thread");
+    let body = Arc::new(body);
     let handles: Vec<_> = scenario
         .threads
         .iter()
         .map(|plan| {
-            let (sim, plan, make) = (sim.clone(), plan.clone(), Arc::clone(make));
-            let (name, kind) = (scenario.name, scenario.kind);
-            R::spawn(move || run_thread(name, &sim, &plan, kind, &make))
+            let (sim, plan, body) = (sim.clone(), plan.clone(), Arc::clone(&body));
+            let name = scenario.name;
+            R::spawn(move || body(name, &sim, &plan))
         })
         .collect();
     // Join every thread before re-raising the first panic, so that none outlives the run.
@@ -244,4 +258,84 @@ fn run_on<R: Runtime>(
         }
     }
     trace
+}
+
+// ---- SimpleFsLockFactory ----
+
+/// A finished SimpleFs run: the recording, and the error message of every failed obtain,
+/// keyed by the index of its `Obtained { ok: false }` step.
+#[derive(Clone, Debug)]
+pub struct SimpleRun {
+    pub trace: Vec<Step>,
+    pub obtain_errors: BTreeMap<usize, String>,
+}
+
+/// Runs one execution of `scenario` on the REAL `SimpleFsLockFactory` (`scenario.kind` and
+/// `flock_as` are unused: SimpleFs takes no OS lock). Rounds as in [`run`], plus the harness
+/// event `Closed { ok }` when the release returns (a refused release is an outcome the model
+/// names, `ReleaseRefused`). Checks "at most one writer" directly like [`run`] and runs `check`
+/// (usually the refinement against `Variant::Simple`) on the recording; panics like [`run`].
+pub fn run_simple<R: Runtime>(scenario: &Scenario, check: Option<&Checker>) -> SimpleRun {
+    let sim = SimOs::<R>::with_flock_as(scenario.processes, scenario.flock_as);
+    let trace = run_threads(&sim, scenario, check, run_simple_thread::<R>);
+    SimpleRun {
+        trace,
+        obtain_errors: sim.obtain_errors(),
+    }
+}
+
+/// [`replay_std`] for SimpleFs recordings ([`run_simple`]).
+pub fn replay_simple_std(scenario: &Scenario, recording: &[Step]) -> SimpleRun {
+    let sim = SimOs::<Std>::scripted(scenario.processes, scenario.flock_as, recording.to_vec());
+    let trace = run_threads(&sim, scenario, None, run_simple_thread::<Std>);
+    SimpleRun {
+        trace,
+        obtain_errors: sim.obtain_errors(),
+    }
+}
+
+fn run_simple_thread<R: Runtime>(name: &'static str, sim: &SimOs<R>, plan: &ThreadPlan) {
+    let mut me: Option<(SimSystem<R>, SimpleFsLockFactory<SimSystem<R>>)> = None;
+    for op in &plan.ops {
+        match *op {
+            Op::Crash(p) => sim.crash(p),
+            Op::Restart(p) => sim.restart(p),
+            Op::UnlinkLockFile => sim.unlink_lock_file(),
+            Op::ReplaceLockFile => sim.replace_lock_file(),
+            Op::ForeignOpenClose(p) => sim.foreign_open_close(p),
+            Op::Round => {
+                let (sys, factory) = me.get_or_insert_with(|| {
+                    let sys = sim.thread(plan.pid, plan.tid);
+                    let factory = SimpleFsLockFactory::with_system(sys.clone());
+                    (sys, factory)
+                });
+                let got = factory.obtain_simple(Path::new(LOCK_DIR), LOCK_NAME);
+                let violation = match &got {
+                    Ok(_) => sys.note_obtained(true),
+                    Err(e) => sys.note_obtain_failed(e.to_string()),
+                };
+                if let Some(v) = violation {
+                    record_violation(name, &v);
+                    // As in `run_thread`: no release while unwinding.
+                    std::mem::forget(got);
+                    panic!(
+                        "{} [{name}, {}]\nrecording:\n{}",
+                        v.message,
+                        R::NAME,
+                        format_trace(&v.trace)
+                    );
+                }
+                if let Ok(mut lock) = got {
+                    let valid = lock.ensure_valid().is_ok();
+                    sys.note_validated(valid);
+                    if valid {
+                        sys.note_write();
+                    }
+                    sys.note_release();
+                    let closed = lock.close();
+                    sys.note_closed(closed.is_ok());
+                }
+            }
+        }
+    }
 }
