@@ -5,7 +5,9 @@
 //! `results.md`, `citing.md` and every file under `docs/traces/` byte for byte (and no
 //! missing or left-over trace files); `results.json` as parsed JSON with the wall-clock
 //! `time_ms` members removed. Any change to the model that moves a state count, a verdict or a
-//! counterexample step therefore fails here until the docs are regenerated.
+//! counterexample step therefore fails here until the docs are regenerated. The shuttle
+//! section (the real factories, fixed seeds) is compared the same way, so the same seeds must
+//! give the same counts, and every one of its executions must refine.
 
 use std::path::Path;
 
@@ -14,7 +16,24 @@ use lockwright_checks::report;
 #[test]
 fn committed_docs_are_fresh() {
     let tmp = tempfile::tempdir().expect("temporary folder");
-    report::generate(tmp.path()).expect("report generates");
+    let rep = report::generate(tmp.path()).expect("report generates");
+    // The real factories under shuttle (section "The real implementation under shuttle"):
+    // only correct configurations are run, so every execution must refine with all four
+    // `always` properties. Checked here, on the run the freshness check makes anyway, so that
+    // a regression fails with its own message rather than as a stale-docs diff.
+    assert!(!rep.shuttle.is_empty(), "no shuttle rows");
+    for r in &rep.shuttle {
+        assert!(
+            r.executions > 0
+                && r.refined == r.executions
+                && r.violations == 0
+                && r.departed == 0
+                && r.distinct_recordings > 1,
+            "real {} × {} under shuttle: {r:?}",
+            r.factory,
+            r.kind
+        );
+    }
     let committed = report::default_docs_dir();
     let diffs = report::compare::differences(tmp.path(), &committed).expect("docs readable");
     assert!(

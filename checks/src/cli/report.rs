@@ -1,5 +1,6 @@
 //! `lockwright report`: regenerate `docs/results.md`, `docs/results.json`, `docs/citing.md` and
-//! `docs/traces/` from real model runs, or (`--check`) verify that the committed ones are fresh.
+//! `docs/traces/` from real model runs (and real shuttle runs of the lock factories, replayed
+//! through the model), or (`--check`) verify that the committed ones are fresh.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -50,8 +51,11 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     }
     let rep = report::generate(&out)?;
     let violations = rep.traces.len();
+    let executions: usize = rep.shuttle.iter().map(|r| r.executions).sum();
+    let refined: usize = rep.shuttle.iter().map(|r| r.refined).sum();
     println!(
-        "wrote {}: {} runs, {} counterexamples, model v{} ({:.1} s)",
+        "wrote {}: {} runs, {} counterexamples, model v{}; real factories under shuttle: \
+         {refined} of {executions} executions refined ({:.1} s)",
         out.display(),
         rep.runs.len(),
         violations,

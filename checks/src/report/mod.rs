@@ -13,12 +13,18 @@
 //! - `traces/<id>.md` and `traces/<id>.svg`: each counterexample as numbered steps and as a
 //!   sequence diagram.
 //!
+//! It also runs the REAL lock factories under shuttle for a small fixed set of correct
+//! configurations, with fixed seeds, replaying every execution through the model
+//! ([`shuttle_runs`]); `results.md` and `results.json` get a section "The real implementation
+//! under shuttle" with the counts.
+//!
 //! [`compare::differences`] is the staleness check used by `lockwright report --check` and by
 //! `checks/tests/report_fresh.rs`.
 
 pub mod compare;
 mod render;
 mod runs;
+pub mod shuttle_runs;
 pub mod trace;
 
 use std::fs;
@@ -123,6 +129,8 @@ pub struct Report {
     /// The sizes every run uses (processes × threads, what each thread does).
     pub sizes: String,
     pub runs: Vec<RunResult>,
+    /// The real factories under shuttle, replayed through the model ([`shuttle_runs`]).
+    pub shuttle: Vec<shuttle_runs::ShuttleResult>,
     #[serde(skip)]
     pub traces: Vec<trace::Trace>,
 }
@@ -133,6 +141,13 @@ pub struct Report {
 /// A run could not be set up (a configuration the model rejects).
 pub fn build() -> anyhow::Result<Report> {
     let (runs, traces) = run_all()?;
+    let mut shuttle = shuttle_runs::run_all();
+    for s in &mut shuttle {
+        s.model_unique_states = runs
+            .iter()
+            .find(|r| r.variant == s.variant && r.kind == s.kind && r.faults == s.faults)
+            .map(|r| r.unique_states);
+    }
     Ok(Report {
         model_version: MODEL_VERSION.to_string(),
         generator: "lockwright report".to_string(),
@@ -141,6 +156,7 @@ pub fn build() -> anyhow::Result<Report> {
             .to_string(),
         sizes: sizes(),
         runs,
+        shuttle,
         traces,
     })
 }
