@@ -506,6 +506,18 @@ impl<S: System> LockHandle for NativeFsLock<S> {
             });
         };
         let sys = &*self.sys;
+        // Order matters: the checks are separate system calls, so a fault can land between
+        // them. "No other owner holds a conflicting lock" is the one condition that can turn
+        // from false back to true (the other holder crashes or releases), so it is checked
+        // FIRST; every later check (held-set entry, link count, path still names our inode)
+        // can only turn from true to false. If all pass, all held at the moment of the probe:
+        // a passing ensure_valid is equivalent to the model's atomic EnsureValid at that
+        // moment. Probing last let a lock dropped by a foreign close and an unlink, followed
+        // by the new holder's crash, pass every check at a different moment (found by
+        // shuttle's refinement replay in `checks/tests/shuttle_three_processes.rs`).
+        if let Probe::Conflict { pid } = sys.probe(file, self.kind).map_err(|e| self.io(e))? {
+            return Err(self.invalid(InvalidReason::LockLost { pid }));
+        }
         if self.uses_held_set() && !sys.held_contains(&self.path) {
             return Err(self.invalid(InvalidReason::NotInHeldSet));
         }
@@ -529,10 +541,7 @@ impl<S: System> LockHandle for NativeFsLock<S> {
             }
             Some(_) => {}
         }
-        match sys.probe(file, self.kind).map_err(|e| self.io(e))? {
-            Probe::Conflict { pid } => Err(self.invalid(InvalidReason::LockLost { pid })),
-            Probe::NoConflict | Probe::Unknown => Ok(()),
-        }
+        Ok(())
     }
 
     fn close(&mut self) -> Result<(), LockError> {

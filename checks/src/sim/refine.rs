@@ -997,7 +997,7 @@ mod tests {
         // 2 × (HeldInsert, Open, TryLock, EnsureValid, Write, Unlock, Close, HeldRemove)
         assert_eq!(summary.actions, 16, "{summary:?}");
         // Round 1: canonicalize_dir, stat; round 2 (the factory resolved the path before):
-        // stat; each ensure_valid: held_contains, fstat, stat, probe.
+        // stat; each ensure_valid: probe, held_contains, fstat, stat.
         assert_eq!(summary.observations, 11, "{summary:?}");
     }
 
