@@ -538,26 +538,7 @@ impl<'a> Replay<'a> {
             }
             // ---- observations ----
             (Call::Stat, Outcome::Stat(x)) => {
-                self.summary.observations += 1;
-                if x != self.shadow.os.path_inode() {
-                    return err(
-                        self,
-                        format!("recorded stat {x:?} is not what the calls before it produce"),
-                    );
-                }
-                let ours = x
-                    .map(|x| self.map_inode(x))
-                    .transpose()
-                    .map_err(|e| self.fail(i, step, e))?;
-                let model = self.scenario.observe_stat(&self.model);
-                if ours != model {
-                    return err(
-                        self,
-                        format!(
-                            "stat saw inode {ours:?} (model numbering), the model says {model:?}"
-                        ),
-                    );
-                }
+                self.path_observation(i, step, "stat", x)?;
                 self.release_observation(i, step, x, |c| &mut c.stat)
             }
             (Call::HeldContains, Outcome::Bool(b)) => {
@@ -612,32 +593,11 @@ impl<'a> Replay<'a> {
                 Ok(())
             }
             (Call::ReadFile, Outcome::Stat(Some(_)) | Outcome::Failed(FsError::NotFound)) => {
-                self.summary.observations += 1;
                 let x = match step.outcome {
                     Outcome::Stat(x) => x,
                     _ => None,
                 };
-                if x != self.shadow.os.path_inode() {
-                    return err(
-                        self,
-                        format!(
-                            "recorded read_file of {x:?} is not what the calls before it produce"
-                        ),
-                    );
-                }
-                let ours = x
-                    .map(|x| self.map_inode(x))
-                    .transpose()
-                    .map_err(|e| self.fail(i, step, e))?;
-                let model = self.scenario.observe_stat(&self.model);
-                if ours != model {
-                    return err(
-                        self,
-                        format!(
-                            "read_file read inode {ours:?} (model numbering), the model's path names {model:?}"
-                        ),
-                    );
-                }
+                self.path_observation(i, step, "read_file", x)?;
                 self.release_observation(i, step, x, |c| &mut c.read)
             }
             // ---- mutating calls ----
@@ -859,6 +819,41 @@ impl<'a> Replay<'a> {
     /// A SimpleFs release observation (`stat` or `read_file` of the file at the path, `x` in
     /// simulation numbering) by a thread that is releasing: its own file → note it in `slot`;
     /// anything else → the real release is refused here, the model's `ReleaseRefused`.
+    /// A recorded observation of the inode the lock path names (`stat`, or the file `read_file`
+    /// read): it must be what the simulated kernel had at that point, and, in model numbering,
+    /// what the model's path names.
+    fn path_observation(
+        &mut self,
+        i: usize,
+        step: &Step,
+        call: &str,
+        x: Option<Inode>,
+    ) -> Result<(), Divergence> {
+        self.summary.observations += 1;
+        if x != self.shadow.os.path_inode() {
+            return Err(self.fail(
+                i,
+                step,
+                format!("recorded {call} of {x:?} is not what the calls before it produce"),
+            ));
+        }
+        let ours = x
+            .map(|x| self.map_inode(x))
+            .transpose()
+            .map_err(|e| self.fail(i, step, e))?;
+        let model = self.scenario.observe_stat(&self.model);
+        if ours != model {
+            return Err(self.fail(
+                i,
+                step,
+                format!(
+                    "{call} saw inode {ours:?} (model numbering), the model's path names {model:?}"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     fn release_observation(
         &mut self,
         i: usize,
