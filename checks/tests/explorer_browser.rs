@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use lockwright_model::{Faults, LockKind, Scenario, Variant};
+use lockwright_model::file::{Faults, LockKind, Scenario, Variant};
 use stateright::Model;
 
 /// The scenario the test explores: LUCENE-6507 (Lucene 4.10's release order with POSIX locks),

@@ -15,7 +15,7 @@ use lockwright::sys::OsLockKind;
 use lockwright_checks::sim::refine;
 use lockwright_checks::sim::scenario::{self, Op, Scenario, ThreadPlan};
 use lockwright_checks::sim::Loom;
-use lockwright_model::protocol::Variant;
+use lockwright_model::file::protocol::Variant;
 
 fn deep() -> bool {
     std::env::var_os("LOCKWRIGHT_DEEP").is_some_and(|v| v == "1")

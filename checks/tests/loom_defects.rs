@@ -20,7 +20,7 @@ use lockwright::NativeFsLockFactory;
 use lockwright_checks::sim::os::format_trace;
 use lockwright_checks::sim::scenario::{self, MakeFactory, Scenario, ThreadPlan};
 use lockwright_checks::sim::{Loom, Runtime, Std};
-use lockwright_model::protocol::{Variant, AT_MOST_ONE_WRITER};
+use lockwright_model::file::protocol::{Variant, AT_MOST_ONE_WRITER};
 
 fn broken<R: Runtime>(defect: Defect) -> MakeFactory<R> {
     Arc::new(move |sys, kind| NativeFsLockFactory::with_system(sys, kind).with_defect(defect))

@@ -13,7 +13,7 @@ use lockwright::sys::OsLockKind;
 use lockwright_checks::sim::refine;
 use lockwright_checks::sim::scenario::{self, Scenario, ThreadPlan};
 use lockwright_checks::sim::Loom;
-use lockwright_model::protocol::Variant;
+use lockwright_model::file::protocol::Variant;
 
 /// Budgets. Unbounded is exhaustive and affordable for one kind: 2 threads × 1 round (16
 /// steps each) = 77,364 executions ≈ 6-8 s on the 2-core dev box. POSIX gets the unbounded run: it is the kind where a second descriptor

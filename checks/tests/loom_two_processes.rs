@@ -12,8 +12,8 @@ use lockwright::sys::OsLockKind;
 use lockwright_checks::sim::refine;
 use lockwright_checks::sim::scenario::{self, Scenario, ThreadPlan};
 use lockwright_checks::sim::Loom;
-use lockwright_model::os::LockKind;
-use lockwright_model::protocol::Variant;
+use lockwright_model::file::kernel::LockKind;
+use lockwright_model::file::protocol::Variant;
 
 fn deep() -> bool {
     std::env::var_os("LOCKWRIGHT_DEEP").is_some_and(|v| v == "1")

@@ -24,7 +24,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::PathBuf;
 
-use lockwright_model::os::{
+use lockwright_model::file::kernel::{
     Desc, FsError, LockKind, OpenMode, Os, Pid, ProbeResult, TryLockResult,
 };
 use proptest::prelude::*;

@@ -3,7 +3,8 @@
 //! true: if a model change moves one of these verdicts or paths, the page that states it must
 //! be revised together with this test.
 
-use lockwright_model::{check, Faults, LockKind, Report, Scenario, Variant};
+use lockwright_model::file::{Faults, LockKind, Scenario, Variant};
+use lockwright_model::{check, Report};
 
 const AMOW: &str = "at most one writer";
 const VALID: &str = "at most one valid writer";
@@ -21,7 +22,7 @@ fn faults(s: &str) -> Faults {
     Faults::parse(s).expect("fault list")
 }
 
-fn run(v: Variant, k: LockKind, f: &str) -> Report {
+fn run(v: Variant, k: LockKind, f: &str) -> Report<Scenario> {
     let std = Scenario::standard();
     check(
         &Scenario::new(v, k)
@@ -30,15 +31,15 @@ fn run(v: Variant, k: LockKind, f: &str) -> Report {
     )
 }
 
-fn holds(r: &Report, name: &str) -> bool {
+fn holds(r: &Report<Scenario>, name: &str) -> bool {
     r.verdict(name).holds()
 }
 
-fn path(r: &Report, name: &str) -> Vec<String> {
+fn path(r: &Report<Scenario>, name: &str) -> Vec<String> {
     r.verdict(name)
         .path
         .as_ref()
-        .unwrap_or_else(|| panic!("{}: no counterexample for {name}", r.scenario.label()))
+        .unwrap_or_else(|| panic!("{}: no counterexample for {name}", r.model.label()))
         .iter()
         .map(ToString::to_string)
         .collect()

@@ -25,7 +25,7 @@ use lockwright::sys::OsLockKind;
 use lockwright::NativeFsLockFactory;
 use lockwright_checks::sim::scenario::{self, MakeFactory, Scenario, ThreadPlan};
 use lockwright_checks::sim::Shuttle;
-use lockwright_model::protocol::{Variant, AT_MOST_ONE_WRITER};
+use lockwright_model::file::protocol::{Variant, AT_MOST_ONE_WRITER};
 use shuttle::scheduler::{PctScheduler, ReplayScheduler};
 use shuttle::{Config, FailurePersistence, Runner};
 

@@ -17,7 +17,7 @@ use lockwright::sys::OsLockKind;
 use lockwright_checks::sim::refine;
 use lockwright_checks::sim::scenario::{self, Op, Scenario, ThreadPlan};
 use lockwright_checks::sim::Shuttle;
-use lockwright_model::protocol::{Variant, AT_MOST_ONE_VALID_WRITER};
+use lockwright_model::file::protocol::{Variant, AT_MOST_ONE_VALID_WRITER};
 use shuttle::scheduler::RandomScheduler;
 use shuttle::{Config, Runner};
 

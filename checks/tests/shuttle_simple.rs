@@ -29,8 +29,8 @@ use lockwright_checks::sim::refine::{Divergence, Refinement};
 use lockwright_checks::sim::scenario::{self, Op, Scenario, ThreadPlan};
 use lockwright_checks::sim::{Actor, Call, Outcome, Shuttle, Step};
 use lockwright_model::checker;
-use lockwright_model::os::{FsError, LockKind, Pid};
-use lockwright_model::protocol::{
+use lockwright_model::file::kernel::{FsError, LockKind, Pid};
+use lockwright_model::file::protocol::{
     self as model, Faults, Variant, AT_MOST_ONE_VALID_WRITER, AT_MOST_ONE_WRITER, NO_STALE_LOCK,
     WRITES_ARE_EXCLUSIVE,
 };

@@ -18,7 +18,7 @@ use lockwright::sys::OsLockKind;
 use lockwright_checks::sim::refine::{self, Refinement};
 use lockwright_checks::sim::scenario::{self, Op, Scenario, ThreadPlan};
 use lockwright_checks::sim::Shuttle;
-use lockwright_model::protocol::{Variant, AT_MOST_ONE_VALID_WRITER, NO_STALE_LOCK};
+use lockwright_model::file::protocol::{Variant, AT_MOST_ONE_VALID_WRITER, NO_STALE_LOCK};
 
 /// Executions per scheduler per test. Measured 0.4 ms per execution of the 9-thread scenario
 /// (≈ 200 steps, each run replayed twice through the model) on the idle 2-core dev box, about

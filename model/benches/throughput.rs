@@ -11,7 +11,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use lockwright_model::{check, Faults, LockKind, Scenario, Variant};
+use lockwright_model::check;
+use lockwright_model::file::{Faults, LockKind, Scenario, Variant};
 use stateright::{Checker, HasDiscoveries, Model};
 
 fn scenarios() -> Vec<(&'static str, Scenario)> {

@@ -1,23 +1,19 @@
-//! Stateright model of the writer-lock protocol family: a per-process held set plus an OS
-//! advisory lock on `write.lock` (Lucene's `NativeFSLockFactory` and its relatives), with
-//! crash, restart and operator faults, checked exhaustively.
+//! Stateright models of writer-lock protocol families, each explored exhaustively with crashes
+//! and other faults by one shared checker.
 //!
-//! - [`os`]: Linux lock and file semantics for one lock path (shared with the simulated OS).
-//! - [`protocol`]: the model — [`Scenario`] (implements [`stateright::Model`]), [`State`],
-//!   [`Action`], the property names.
-//! - [`checker`]: the exhaustive BFS that produces verdicts, state counts and shortest
+//! - [`checker`]: the exhaustive BFS every family runs on: verdicts, state counts, shortest
 //!   counterexamples.
+//! - [`file`]: file locks — a per-process held set plus an OS advisory lock on `write.lock`
+//!   (Lucene's `NativeFSLockFactory` and its relatives).
 //!
-//! `docs/model.md` has the verdict table and the commands.
+//! Each family folder holds its semantics module (what the kernel or server does, shared with
+//! the simulator the checks run the real implementation on) and its protocol.
 
-/// The model's version, for citations: bumped whenever a change to the model changes any
-/// state count, verdict or counterexample pinned in `model/tests/verdicts.rs`.
+/// The model's version, for citations: bumped whenever a change to a model changes any
+/// state count, verdict or counterexample pinned in the tests.
 pub const MODEL_VERSION: &str = "1";
 
 pub mod checker;
-pub mod os;
-pub mod protocol;
+pub mod file;
 
-pub use checker::{check, Report, Verdict};
-pub use os::LockKind;
-pub use protocol::{Action, Event, Faults, Pc, Pid, Proc, Scenario, State, Thread, Tid, Variant};
+pub use checker::{check, Checkable, Report, Verdict};

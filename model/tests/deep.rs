@@ -3,7 +3,8 @@
 //!
 //! `LOCKWRIGHT_DEEP=1 cargo test --release -p lockwright-model --test deep -- --nocapture`
 
-use lockwright_model::{check, Faults, LockKind, Scenario, Variant};
+use lockwright_model::check;
+use lockwright_model::file::{Faults, LockKind, Scenario, Variant};
 
 fn deep_enabled() -> bool {
     std::env::var("LOCKWRIGHT_DEEP").is_ok_and(|v| v == "1")

@@ -3,8 +3,8 @@
 //! outcomes are readable from the resulting thread, and read-only calls are answered by the
 //! `observe_*` functions.
 
-use lockwright_model::os::ProbeResult;
-use lockwright_model::{Action, Faults, LockKind, Pc, Scenario, State, Variant};
+use lockwright_model::file::kernel::ProbeResult;
+use lockwright_model::file::{Action, Faults, LockKind, Pc, Scenario, State, Variant};
 use stateright::Model;
 
 fn run(sc: &Scenario, path: &[Action]) -> State {

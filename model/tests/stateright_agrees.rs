@@ -9,7 +9,8 @@
 
 use std::collections::BTreeSet;
 
-use lockwright_model::{check, Faults, LockKind, Scenario, Variant};
+use lockwright_model::check;
+use lockwright_model::file::{Faults, LockKind, Scenario, Variant};
 use stateright::{Checker, HasDiscoveries, Model};
 
 #[test]

@@ -11,8 +11,9 @@
 
 use std::collections::{HashSet, VecDeque};
 
+use lockwright_model::check;
 use lockwright_model::checker::replay;
-use lockwright_model::{check, Faults, LockKind, Pc, Scenario, State, Variant};
+use lockwright_model::file::{Faults, LockKind, Pc, Scenario, State, Variant};
 use stateright::{Expectation, Model};
 
 struct Expected {

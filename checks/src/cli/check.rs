@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use anyhow::bail;
 use lockwright_model::checker::{self, describe_path, Report};
-use lockwright_model::protocol::{ALWAYS, SOMETIMES};
-use lockwright_model::{Action, Faults, LockKind, Scenario, Variant};
+use lockwright_model::file::protocol::{ALWAYS, SOMETIMES};
+use lockwright_model::file::{Action, Faults, LockKind, Scenario, Variant};
 use serde_json::json;
 use stateright::Expectation;
 
@@ -143,7 +143,7 @@ fn parse_sometimes(s: &str) -> Result<&'static str, String> {
 
 /// The verdicts that differ from what was expected, as `(property, expected, got)`.
 pub fn unexpected(
-    report: &Report,
+    report: &Report<Scenario>,
     expect_violated: &[&str],
     expect_not_found: &[&str],
 ) -> Vec<(&'static str, &'static str, &'static str)> {
@@ -238,8 +238,12 @@ fn step_json(sc: &Scenario, path: &[Action]) -> Vec<serde_json::Value> {
 }
 
 /// The JSON report (`--json`).
-pub fn to_json(report: &Report, wrong: &[(&str, &str, &str)], exit_code: u8) -> serde_json::Value {
-    let sc = &report.scenario;
+pub fn to_json(
+    report: &Report<Scenario>,
+    wrong: &[(&str, &str, &str)],
+    exit_code: u8,
+) -> serde_json::Value {
+    let sc = &report.model;
     let properties: Vec<_> = report
         .verdicts
         .iter()
@@ -282,9 +286,9 @@ pub fn to_json(report: &Report, wrong: &[(&str, &str, &str)], exit_code: u8) -> 
 }
 
 /// The text report.
-pub fn to_text(report: &Report, examples: bool, wrong: &[(&str, &str, &str)]) -> String {
+pub fn to_text(report: &Report<Scenario>, examples: bool, wrong: &[(&str, &str, &str)]) -> String {
     use std::fmt::Write as _;
-    let sc = &report.scenario;
+    let sc = &report.model;
     let mut out = String::new();
     let _ = writeln!(out, "Scenario: {}", sc.label());
     let width = report

@@ -6,9 +6,10 @@
 
 use std::time::Instant;
 
-use lockwright_model::os::LockRec;
-use lockwright_model::protocol::{ALWAYS, SOMETIMES, WRITER_AFTER_CRASH};
-use lockwright_model::{check, checker, Action, Faults, LockKind, Scenario, State, Variant};
+use lockwright_model::file::kernel::LockRec;
+use lockwright_model::file::protocol::{ALWAYS, SOMETIMES, WRITER_AFTER_CRASH};
+use lockwright_model::file::{Action, Faults, LockKind, Scenario, State, Variant};
+use lockwright_model::{check, checker};
 use stateright::Expectation;
 
 use super::trace::{Actor, Step, Trace};
@@ -171,7 +172,7 @@ fn os_call(a: Action) -> bool {
 
 /// `describe_step` without its `p0 t1 TryLock: ` prefix.
 fn effect(sc: &Scenario, before: &State, a: Action, after: &State) -> String {
-    let d = sc.describe_step(before, a, after);
+    let d = lockwright_model::Checkable::describe_step(sc, before, &a, after);
     match d.split_once(": ") {
         Some((_, rest)) => rest.to_string(),
         None => String::new(),
@@ -241,7 +242,7 @@ fn explain(sc: &Scenario, s: &State, property: &str) -> String {
         "writes are exclusive" => {
             let w: Vec<(u8, u8)> = s
                 .live_threads()
-                .filter(|(_, _, th)| th.pc == lockwright_model::Pc::Writing)
+                .filter(|(_, _, th)| th.pc == lockwright_model::file::Pc::Writing)
                 .map(|(p, t, _)| (p, t))
                 .collect();
             format!("{} are writing at the same time", list(&w))
@@ -263,8 +264,8 @@ fn explain(sc: &Scenario, s: &State, property: &str) -> String {
 
 /// The `lockwright check` command that reruns `rep`'s scenario, prints its counterexamples,
 /// and exits 0 exactly when every verdict is the one reported here.
-fn reproduce(rep: &lockwright_model::Report) -> String {
-    let sc = &rep.scenario;
+fn reproduce(rep: &lockwright_model::Report<Scenario>) -> String {
+    let sc = &rep.model;
     let os = if sc.variant.uses_os_lock() && sc.variant != Variant::Mixed {
         format!(" --os {}", sc.os.name())
     } else {

@@ -1,7 +1,7 @@
 //! [`SimOs`]: `lockwright::sys::System` on the model's OS semantics (`lockwright_model::os`),
 //! behind one mutex of a [`Runtime`] (loom, shuttle or std), with a linearized recording.
 //!
-//! - One source of truth: every file and lock call is answered by `lockwright_model::os::Os`,
+//! - One source of truth: every file and lock call is answered by `lockwright_model::file::kernel::Os`,
 //!   the very module the Stateright model uses, so the simulation cannot drift from the model.
 //! - One call, one step: each [`System`] method takes the world mutex exactly once, does its
 //!   whole effect, appends one [`Step`] to the log, and releases it. The mutex acquisition is the
@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use lockwright::sys::{EntryKind, FileId, FileMeta, OsLockKind, Probe, System, TryLock};
-use lockwright_model::os::{
+use lockwright_model::file::kernel::{
     Desc, DescStat, FsError, Inode, LockKind, OpenMode, Os, Pid, ProbeResult, TryLockResult,
 };
 

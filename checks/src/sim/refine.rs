@@ -1,7 +1,7 @@
 //! Refinement: every simulated run of the real code is a path of the Stateright model.
 //!
 //! [`check`] feeds a recording ([`Step`]s in linearization order) through the model's
-//! transition function (`lockwright_model::Scenario::step`), step by step:
+//! transition function (`lockwright_model::file::Scenario::step`), step by step:
 //!
 //! - a mutating call of thread `(p, t)` is the model action of the same name
 //!   (`held_insert` → `HeldInsert(p, t)`, `open_lock_file` → `Open`, `try_lock` → `TryLock`,
@@ -47,8 +47,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use lockwright_model::os::{Desc, DescStat, FsError, Inode, LockKind, LockRec, OpenMode, Os, Pid};
-use lockwright_model::protocol::{Action, Faults, Pc, Scenario, State, Variant, ALWAYS};
+use lockwright_model::file::kernel::{
+    Desc, DescStat, FsError, Inode, LockKind, LockRec, OpenMode, Os, Pid,
+};
+use lockwright_model::file::protocol::{Action, Faults, Pc, Scenario, State, Variant, ALWAYS};
 use stateright::Model;
 
 use super::os::{format_trace, Actor, Call, Outcome, Step, Tid};
@@ -664,7 +666,7 @@ impl<'a> Replay<'a> {
                 }
                 self.act(i, step, Action::TryLock(p, t))?;
                 let pc = self.model.thread(p, t).pc;
-                let acquired = r == lockwright_model::os::TryLockResult::Acquired;
+                let acquired = r == lockwright_model::file::kernel::TryLockResult::Acquired;
                 if acquired != (pc == Pc::Holding) {
                     return err(
                         self,
@@ -961,7 +963,7 @@ mod tests {
     use crate::sim::scenario::{self, Scenario, ThreadPlan};
     use crate::sim::Std;
     use lockwright::sys::OsLockKind;
-    use lockwright_model::os::TryLockResult;
+    use lockwright_model::file::kernel::TryLockResult;
 
     /// One thread, two rounds: deterministic even on std threads.
     fn one_thread_run() -> (Scenario, Vec<Step>) {

@@ -14,8 +14,8 @@ use std::sync::{Arc, Mutex};
 
 use lockwright::sys::OsLockKind;
 use lockwright::{LockHandle, NativeFsLockFactory, SimpleFsLockFactory};
-use lockwright_model::os::{LockKind, Pid};
-use lockwright_model::protocol::Variant;
+use lockwright_model::file::kernel::{LockKind, Pid};
+use lockwright_model::file::protocol::Variant;
 
 use super::os::{format_trace, SimOs, SimSystem, Step, Tid, Violation, LOCK_DIR, LOCK_NAME};
 use super::prims::{Runtime, Std};

@@ -1,6 +1,6 @@
 //! Linux advisory-lock and file semantics for one lock path: the single source of truth.
 //!
-//! The Stateright model (`crate::protocol`) and the simulated OS that the checks crate runs the
+//! The Stateright model (`crate::file::protocol`) and the simulated OS that the checks crate runs the
 //! real `lockwright` code on (loom, shuttle) both call this module, so the model and the
 //! simulation cannot drift. Everything here was verified on Linux (see `../shared/DESIGN.md`
 //! and `checks/tests/os_conformance.rs`, which replays random call sequences against the

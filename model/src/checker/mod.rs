@@ -1,34 +1,86 @@
-//! An exhaustive, single-threaded breadth-first checker for [`Scenario`]s.
+//! The exhaustive breadth-first checker every lock family's model runs on.
+//!
+//! Generic over a Stateright [`Model`] that also implements [`Checkable`] (two optional hooks:
+//! successors built in a reused scratch state, and a symmetry representative).
 //!
 //! Why not Stateright's own checkers for the verdicts? Stateright 0.31's BFS/DFS record a
 //! discovery by overwriting it at every violating state they visit, stop as soon as every
 //! property has a discovery (so the state count of a violating run is not the size of the
 //! space), and skip expanding a state in which every property already has a discovery. This
 //! checker instead always explores the whole space, keeps the FIRST violation BFS finds (a
-//! shortest counterexample: every pinned path in the tests is minimal), stores 64-bit fingerprints
-//! of visited states (as Stateright does) and is deterministic by construction. It uses the same
-//! [`Model`] implementation (`actions`, `next_state`, `properties`), and the tests assert that
-//! Stateright's BFS counts exactly the same unique states on the scenarios that hold.
+//! shortest counterexample: every pinned path in the tests is minimal), stores 64-bit
+//! fingerprints of visited states (as Stateright does) and is deterministic by construction.
+//! It uses the model's own `actions`, `next_state` and `properties`, and each family's tests
+//! assert that Stateright's BFS counts exactly the same unique states.
+
+mod fingerprint;
 
 use std::collections::{HashSet, VecDeque};
-use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::fmt;
+use std::hash::{BuildHasherDefault, Hash};
 use std::time::{Duration, Instant};
 
-use stateright::{Expectation, Model};
+use stateright::{Expectation, Model, Property};
 
-use crate::protocol::{Action, Scenario, State};
+pub use fingerprint::fingerprint;
+use fingerprint::PassThrough;
+
+/// What the checker needs of a model beyond [`Model`]: both methods have defaults.
+pub trait Checkable: Model
+where
+    Self::State: Hash + Clone,
+    Self::Action: Clone + fmt::Debug,
+{
+    /// Writes the successor of `s` under `action` into `out` and returns `true`; `false` if
+    /// the action has no successor (Stateright's `next_state` returning `None`). `action`
+    /// comes from [`Model::actions`]`(s)`; `out` holds some earlier state, to be overwritten.
+    /// The default calls [`Model::next_state`]; a model overrides it to reuse `out`'s
+    /// allocations (`out.clone_from(s)`, then mutate: the checker passes one scratch state for
+    /// all successors, and most successors are already known).
+    fn successor_into(&self, s: &Self::State, action: Self::Action, out: &mut Self::State) -> bool {
+        match self.next_state(s, action) {
+            Some(next) => {
+                *out = next;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Symmetry reduction: the representative of `s`'s class (for example, interchangeable
+    /// processes sorted), or `None` to fingerprint `s` itself. The checker deduplicates by
+    /// the representative's fingerprint but keeps exploring from the concrete state, so every
+    /// path it reports replays from the initial state as it is. Only sound when every
+    /// property gives the same answer on every member of a class.
+    fn representative(&self, s: &Self::State) -> Option<Self::State> {
+        let _ = s;
+        None
+    }
+
+    /// One line saying what `action` did between `before` and `after`, for counterexample
+    /// listings. The default is [`Model::format_action`].
+    fn describe_step(
+        &self,
+        before: &Self::State,
+        action: &Self::Action,
+        after: &Self::State,
+    ) -> String {
+        let _ = (before, after);
+        self.format_action(action)
+    }
+}
 
 /// What the run concluded about one property.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Verdict {
+pub struct Verdict<A> {
     pub name: &'static str,
     /// `Always` or `Sometimes`.
     pub expectation: Expectation,
     /// For `always`: a shortest counterexample; for `sometimes`: a shortest example.
-    pub path: Option<Vec<Action>>,
+    pub path: Option<Vec<A>>,
 }
 
-impl Verdict {
+impl<A> Verdict<A> {
     /// Whether the property holds: an `always` with no counterexample, a `sometimes` with an
     /// example.
     pub fn holds(&self) -> bool {
@@ -58,10 +110,11 @@ impl Verdict {
 }
 
 /// The result of an exhaustive run.
-#[derive(Clone, Debug)]
-pub struct Report {
-    pub scenario: Scenario,
-    /// Distinct reachable states (the whole space: the run never stops early).
+pub struct Report<M: Model> {
+    /// The model that was checked.
+    pub model: M,
+    /// Distinct reachable states (the whole space: the run never stops early); with
+    /// symmetry reduction, distinct representatives.
     pub unique_states: usize,
     /// Transitions generated (including ones to already-seen states).
     pub transitions: u64,
@@ -69,12 +122,44 @@ pub struct Report {
     pub max_depth: usize,
     pub elapsed: Duration,
     /// One per property, in [`Model::properties`] order.
-    pub verdicts: Vec<Verdict>,
+    pub verdicts: Vec<Verdict<M::Action>>,
 }
 
-impl Report {
+impl<M: Model + Clone> Clone for Report<M>
+where
+    M::Action: Clone,
+{
+    fn clone(&self) -> Self {
+        Report {
+            model: self.model.clone(),
+            unique_states: self.unique_states,
+            transitions: self.transitions,
+            max_depth: self.max_depth,
+            elapsed: self.elapsed,
+            verdicts: self.verdicts.clone(),
+        }
+    }
+}
+
+impl<M: Model + fmt::Debug> fmt::Debug for Report<M>
+where
+    M::Action: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Report")
+            .field("model", &self.model)
+            .field("unique_states", &self.unique_states)
+            .field("transitions", &self.transitions)
+            .field("max_depth", &self.max_depth)
+            .field("elapsed", &self.elapsed)
+            .field("verdicts", &self.verdicts)
+            .finish()
+    }
+}
+
+impl<M: Model> Report<M> {
     /// The verdict for `name`. Panics on an unknown property name.
-    pub fn verdict(&self, name: &str) -> &Verdict {
+    pub fn verdict(&self, name: &str) -> &Verdict<M::Action> {
         self.verdicts
             .iter()
             .find(|v| v.name == name)
@@ -110,36 +195,50 @@ pub struct Progress {
     pub elapsed: Duration,
 }
 
-/// Checks `scenario` exhaustively.
-pub fn check(scenario: &Scenario) -> Report {
-    check_with_progress(scenario, Duration::MAX, |_| {})
+/// Checks `model` exhaustively.
+pub fn check<M>(model: &M) -> Report<M>
+where
+    M: Checkable + Clone,
+    M::State: Hash + Clone,
+    M::Action: Clone + fmt::Debug,
+{
+    check_with_progress(model, Duration::MAX, |_| {})
 }
 
-/// Checks `scenario` exhaustively, calling `progress` about every `every`.
-pub fn check_with_progress(
-    scenario: &Scenario,
+/// Checks `model` exhaustively, calling `progress` about every `every`.
+pub fn check_with_progress<M>(
+    model: &M,
     every: Duration,
     mut progress: impl FnMut(Progress),
-) -> Report {
+) -> Report<M>
+where
+    M: Checkable + Clone,
+    M::State: Hash + Clone,
+    M::Action: Clone + fmt::Debug,
+{
     let start = Instant::now();
     let mut next_report = start.checked_add(every);
-    let properties = scenario.properties();
+    let properties = model.properties();
     // First discovery per property: the id of the state where it was found.
     let mut found: Vec<Option<u32>> = vec![None; properties.len()];
     // Fingerprints of every state seen. (Ids are assigned in BFS order; a state's id travels
     // with it in the queue, so the set needs no values: half the memory, fewer cache misses.)
     let mut seen: HashSet<u64, BuildHasherDefault<PassThrough>> = HashSet::default();
     // parents[id] = (parent id, action that led here); the init state has no parent.
-    let mut parents: Vec<Option<(u32, Action)>> = Vec::new();
+    let mut parents: Vec<Option<(u32, M::Action)>> = Vec::new();
     // The frontier: states whose successors are not generated yet, with their id and depth.
-    let mut queue: VecDeque<(State, u32, usize)> = VecDeque::new();
+    let mut queue: VecDeque<(M::State, u32, usize)> = VecDeque::new();
     let mut transitions = 0u64;
     let mut max_depth = 0usize;
 
-    let visit = |s: &State, id: u32, found: &mut Vec<Option<u32>>| {
+    let key = |s: &M::State| match model.representative(s) {
+        Some(r) => fingerprint(&r),
+        None => fingerprint(s),
+    };
+    let visit = |s: &M::State, id: u32, found: &mut Vec<Option<u32>>| {
         for (i, p) in properties.iter().enumerate() {
             if found[i].is_none() {
-                let holds = (p.condition)(scenario, s);
+                let holds = (p.condition)(model, s);
                 let discovery = match p.expectation {
                     Expectation::Sometimes => holds,
                     _ => !holds,
@@ -151,8 +250,8 @@ pub fn check_with_progress(
         }
     };
 
-    for s in scenario.init_states() {
-        if !seen.insert(fingerprint(&s)) {
+    for s in model.init_states() {
+        if !seen.insert(key(&s)) {
             continue;
         }
         let id = parents.len() as u32;
@@ -166,16 +265,17 @@ pub fn check_with_progress(
     // Successors are built in one scratch state; only new ones are copied into the queue.
     let mut next = match queue.front() {
         Some((s, _, _)) => s.clone(),
-        None => return empty_report(scenario, &properties, start),
+        None => return empty_report(model, &properties, start),
     };
     while let Some((s, id, depth)) = queue.pop_front() {
         max_depth = max_depth.max(depth);
-        scenario.actions(&s, &mut actions);
+        model.actions(&s, &mut actions);
         for action in actions.drain(..) {
-            next.clone_from(&s);
-            scenario.apply_in_place(&mut next, action);
+            if !model.successor_into(&s, action.clone(), &mut next) {
+                continue;
+            }
             transitions += 1;
-            if !seen.insert(fingerprint(&next)) {
+            if !seen.insert(key(&next)) {
                 continue;
             }
             let next_id = u32::try_from(parents.len()).expect("more than 4G states");
@@ -199,9 +299,9 @@ pub fn check_with_progress(
 
     let path_to = |mut id: u32| {
         let mut path = Vec::new();
-        while let Some((parent, action)) = parents[id as usize] {
-            path.push(action);
-            id = parent;
+        while let Some((parent, action)) = &parents[id as usize] {
+            path.push(action.clone());
+            id = *parent;
         }
         path.reverse();
         path
@@ -216,7 +316,7 @@ pub fn check_with_progress(
         })
         .collect();
     Report {
-        scenario: *scenario,
+        model: model.clone(),
         unique_states: parents.len(),
         transitions,
         max_depth,
@@ -226,13 +326,13 @@ pub fn check_with_progress(
 }
 
 /// The report of a model without initial states.
-fn empty_report(
-    scenario: &Scenario,
-    properties: &[stateright::Property<Scenario>],
+fn empty_report<M: Model + Clone>(
+    model: &M,
+    properties: &[Property<M>],
     start: Instant,
-) -> Report {
+) -> Report<M> {
     Report {
-        scenario: *scenario,
+        model: model.clone(),
         unique_states: 0,
         transitions: 0,
         max_depth: 0,
@@ -248,120 +348,43 @@ fn empty_report(
     }
 }
 
-/// Replays `path` from the initial state: every state along it, the initial one first.
-/// `None` if some action is not enabled where it is taken.
-pub fn replay(scenario: &Scenario, path: &[Action]) -> Option<Vec<State>> {
-    let mut states = vec![scenario.init_states().remove(0)];
-    for &a in path {
-        let next = scenario.step(states.last().expect("non-empty"), a)?;
+/// Replays `path` from the (first) initial state: every state along it, the initial one
+/// first. `None` if some action is not enabled where it is taken.
+pub fn replay<M: Model>(model: &M, path: &[M::Action]) -> Option<Vec<M::State>>
+where
+    M::Action: Clone + PartialEq,
+{
+    let mut states = vec![model.init_states().into_iter().next()?];
+    for a in path {
+        let last = states.last().expect("non-empty");
+        let mut enabled = Vec::new();
+        model.actions(last, &mut enabled);
+        if !enabled.contains(a) {
+            return None;
+        }
+        let next = model.next_state(last, a.clone())?;
         states.push(next);
     }
     Some(states)
 }
 
-/// Numbered, human-readable steps of `path` (`1. p0 t0 HeldInsert: ...`).
-pub fn describe_path(scenario: &Scenario, path: &[Action]) -> Vec<String> {
-    let states = replay(scenario, path).expect("a discovered path replays");
+/// Numbered, human-readable steps of `path` (`1. p0 t0 HeldInsert: ...`), from
+/// [`Checkable::describe_step`].
+pub fn describe_path<M>(model: &M, path: &[M::Action]) -> Vec<String>
+where
+    M: Checkable,
+    M::State: Hash + Clone,
+    M::Action: Clone + PartialEq + fmt::Debug,
+{
+    let states = replay(model, path).expect("a discovered path replays");
     path.iter()
         .enumerate()
-        .map(|(i, &a)| {
+        .map(|(i, a)| {
             format!(
                 "{}. {}",
                 i + 1,
-                scenario.describe_step(&states[i], a, &states[i + 1])
+                model.describe_step(&states[i], a, &states[i + 1])
             )
         })
         .collect()
-}
-
-/// The visited set's hasher: fingerprints are already well mixed, so use them as they are.
-#[derive(Default)]
-struct PassThrough(u64);
-
-impl Hasher for PassThrough {
-    fn write(&mut self, _: &[u8]) {
-        unreachable!("only u64 fingerprints are hashed");
-    }
-    fn write_u64(&mut self, i: u64) {
-        self.0 = i;
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-/// A state's 64-bit fingerprint, deterministic across runs and builds. Like Stateright, the
-/// visited set stores fingerprints only; with n states the chance that two of them collide is
-/// about n²/2⁶⁵ (below 10⁻⁶ for the 5 M states of the deep scenario). The tests check that
-/// Stateright's own BFS (a different hash) counts the same states.
-pub fn fingerprint(s: &State) -> u64 {
-    let mut h = Fingerprinter::default();
-    s.hash(&mut h);
-    h.finish()
-}
-
-/// Streams the bytes a derived `Hash` feeds it (mostly one-byte writes) into 64-bit words,
-/// each absorbed with MurmurHash3's `fmix64` finalizer (a bijection with full avalanche), so
-/// distinct inputs collide only by chance. Several times faster than SipHash here.
-#[derive(Default, Clone, Copy)]
-struct Fingerprinter {
-    hash: u64,
-    word: u64,
-    filled: u32,
-    total: u64,
-}
-
-impl Fingerprinter {
-    #[inline]
-    fn fmix64(mut k: u64) -> u64 {
-        k ^= k >> 33;
-        k = k.wrapping_mul(0xff51_afd7_ed55_8ccd);
-        k ^= k >> 33;
-        k = k.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-        k ^= k >> 33;
-        k
-    }
-
-    #[inline]
-    fn byte(&mut self, b: u8) {
-        self.word |= u64::from(b) << (8 * self.filled);
-        self.filled += 1;
-        self.total += 1;
-        if self.filled == 8 {
-            self.hash = Self::fmix64(self.hash ^ self.word).wrapping_add(0x9e37_79b9_7f4a_7c15);
-            self.word = 0;
-            self.filled = 0;
-        }
-    }
-}
-
-impl Hasher for Fingerprinter {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.byte(b);
-        }
-    }
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.byte(i);
-    }
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        // Lengths and discriminants: all small here; one byte each keeps the stream short.
-        if i < 255 {
-            self.byte(i as u8);
-        } else {
-            self.byte(255);
-            self.write(&(i as u64).to_le_bytes());
-        }
-    }
-    #[inline]
-    fn write_isize(&mut self, i: isize) {
-        self.write_usize(i as usize);
-    }
-    #[inline]
-    fn finish(&self) -> u64 {
-        Self::fmix64(Self::fmix64(self.hash ^ self.word) ^ self.total)
-    }
 }

@@ -21,7 +21,7 @@
 //! `ReplaceLockFile` (an operator, a backup tool), `ForeignOpenClose(p)` (other code in p opens
 //! and closes the lock file).
 //!
-//! All OS semantics come from [`crate::os`], shared with the simulated OS of the loom/shuttle
+//! All OS semantics come from [`crate::file::kernel`], shared with the simulated OS of the loom/shuttle
 //! checks. Each protocol step is one mutating call of the real implementation's `System`
 //! interface (`impl/src/sys.rs`), so a recorded run of the real code maps onto a model path:
 //! see [`Action`] for the mapping.
@@ -31,9 +31,11 @@ use std::fmt;
 
 use stateright::{Model, Property};
 
-use crate::os::{Desc, Inode, LockKind, OpenMode, Os, ProbeResult, TryLockResult};
+use crate::checker::Checkable;
 
-pub use crate::os::Pid;
+use crate::file::kernel::{Desc, Inode, LockKind, OpenMode, Os, ProbeResult, TryLockResult};
+
+pub use crate::file::kernel::Pid;
 
 /// A thread index inside its process (also the `slot` of the thread's [`Desc`]).
 pub type Tid = u8;
@@ -372,7 +374,7 @@ pub enum Event {
 /// The whole system. `Debug` prints a compact, readable summary (the Explorer shows it).
 #[derive(PartialEq, Eq, Hash)]
 pub struct State {
-    /// The kernel: file table of the lock path and lock table ([`crate::os`]).
+    /// The kernel: file table of the lock path and lock table ([`crate::file::kernel`]).
     pub os: Os,
     /// Indexed by pid.
     pub procs: Vec<Proc>,
@@ -458,7 +460,7 @@ impl fmt::Debug for State {
     /// faults left: crash=1,restart=1; last step: contention
     /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        use crate::os::LockRec;
+        use crate::file::kernel::LockRec;
         match self.os.path_inode() {
             Some(i) => writeln!(f, "path → inode {i}")?,
             None => writeln!(f, "path → (no file)")?,
@@ -706,7 +708,12 @@ impl Scenario {
     }
 
     /// `fstat(file)` of thread `(p, t)`'s descriptor; `None` if it has none open.
-    pub fn observe_fstat(&self, s: &State, p: Pid, t: Tid) -> Option<crate::os::DescStat> {
+    pub fn observe_fstat(
+        &self,
+        s: &State,
+        p: Pid,
+        t: Tid,
+    ) -> Option<crate::file::kernel::DescStat> {
         s.os.fstat(Self::desc(p, t))
     }
 
@@ -1035,7 +1042,7 @@ impl Scenario {
 
     /// Describes what a step did, for counterexample listings: who acts, the OS call, and its
     /// outcome (`p0 t1 TryLock: fcntl(F_OFD_SETLK) on inode 0 → would block`).
-    pub fn describe_step(&self, before: &State, action: Action, after: &State) -> String {
+    fn describe(&self, before: &State, action: Action, after: &State) -> String {
         use Action::*;
         let who = |p: Pid, t: Tid| format!("p{p} t{t}");
         let inode = |i: Option<Inode>| match i {
@@ -1128,6 +1135,20 @@ impl Scenario {
     }
 }
 
+impl Checkable for Scenario {
+    fn successor_into(&self, s: &State, action: Action, out: &mut State) -> bool {
+        out.clone_from(s);
+        self.apply_in_place(out, action);
+        true
+    }
+
+    /// What a step did: who acts, the OS call, and its outcome (`p0 t1 TryLock:
+    /// fcntl(F_OFD_SETLK) on inode 0 → would block`).
+    fn describe_step(&self, before: &State, action: &Action, after: &State) -> String {
+        self.describe(before, *action, after)
+    }
+}
+
 impl Model for Scenario {
     type State = State;
     type Action = Action;
@@ -1172,10 +1193,7 @@ impl Model for Scenario {
 
     fn format_step(&self, s: &State, action: Action) -> Option<String> {
         let after = self.step(s, action)?;
-        Some(format!(
-            "{}\n\n{after:?}",
-            self.describe_step(s, action, &after)
-        ))
+        Some(format!("{}\n\n{after:?}", self.describe(s, action, &after)))
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
