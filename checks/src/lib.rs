@@ -1,7 +1,8 @@
-//! Checks for the lockwright protocols: CLI subcommands, the simulated OS for loom and shuttle,
-//! the stress tools and the report generator.
+//! The `lockwright` binary's library: CLI subcommands, the stress tools and (with the
+//! maintainers' `report` feature) the report generator. The simulators and replayers the
+//! loom/shuttle suites use live in the dev-only `lockwright-testkit` crate.
 
 pub mod cli;
+#[cfg(feature = "report")]
 pub mod report;
-pub mod sim;
 pub mod stress;

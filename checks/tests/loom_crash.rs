@@ -12,10 +12,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use lockwright::sys::OsLockKind;
-use lockwright_checks::sim::refine;
-use lockwright_checks::sim::scenario::{self, Op, Scenario, ThreadPlan};
-use lockwright_checks::sim::Loom;
 use lockwright_model::file::protocol::Variant;
+use lockwright_testkit::file::refine;
+use lockwright_testkit::file::workload::{self, Op, ThreadPlan, Workload};
+use lockwright_testkit::Loom;
 
 fn deep() -> bool {
     std::env::var_os("LOCKWRIGHT_DEEP").is_some_and(|v| v == "1")
@@ -29,7 +29,7 @@ fn deep() -> bool {
 /// sequence can trip), bound 2 for OFD. `LOCKWRIGHT_DEEP=1`: bound 4 for both.
 fn explore(name: &'static str, kind: OsLockKind, bound: usize) -> usize {
     let bound = if deep() { 4 } else { bound };
-    let scenario = Scenario::new(
+    let scenario = Workload::new(
         name,
         2,
         kind,
@@ -50,7 +50,7 @@ fn explore(name: &'static str, kind: OsLockKind, bound: usize) -> usize {
     builder.preemption_bound = Some(bound);
     builder.check(move || {
         counter.fetch_add(1, Ordering::Relaxed);
-        scenario::run::<Loom>(&scenario, &scenario::correct(), Some(&check));
+        workload::run::<Loom>(&scenario, &workload::correct(), Some(&check));
     });
     let n = runs.load(Ordering::Relaxed);
     println!("{name}: {n} executions, preemption bound {bound}");

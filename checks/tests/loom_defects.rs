@@ -7,7 +7,7 @@
 //! the SAME broken variant: the refinement replayer must reach the same property violation
 //! (the real bug is a path of the model's counterexample space), not a divergence. Then it
 //! replays the recording on the real code (std threads forced through the recorded order,
-//! `scenario::replay_std`), which must reproduce the same recording and the same failure.
+//! `workload::replay_std`), which must reproduce the same recording and the same failure.
 //! The shuttle twins (`shuttle_defects.rs`) pin replayable schedules.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -17,10 +17,10 @@ use std::sync::Arc;
 use lockwright::defects::Defect;
 use lockwright::sys::OsLockKind;
 use lockwright::NativeFsLockFactory;
-use lockwright_checks::sim::os::format_trace;
-use lockwright_checks::sim::scenario::{self, MakeFactory, Scenario, ThreadPlan};
-use lockwright_checks::sim::{Loom, Runtime, Std};
 use lockwright_model::file::protocol::{Variant, AT_MOST_ONE_WRITER};
+use lockwright_testkit::file::record::format_trace;
+use lockwright_testkit::file::workload::{self, MakeFactory, ThreadPlan, Workload};
+use lockwright_testkit::{Loom, Runtime, Std};
 
 fn broken<R: Runtime>(defect: Defect) -> MakeFactory<R> {
     Arc::new(move |sys, kind| NativeFsLockFactory::with_system(sys, kind).with_defect(defect))
@@ -35,7 +35,7 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 
 /// Explores `scenario` with `defect` injected; asserts loom finds two writers and that the
 /// recording replays through the model of `variant` to the same violation.
-fn must_find_two_writers(scenario: Scenario, defect: Defect, variant: Variant, bound: usize) {
+fn must_find_two_writers(scenario: Workload, defect: Defect, variant: Variant, bound: usize) {
     let runs = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&runs);
     let make = broken::<Loom>(defect);
@@ -45,7 +45,7 @@ fn must_find_two_writers(scenario: Scenario, defect: Defect, variant: Variant, b
     let result = catch_unwind(AssertUnwindSafe(|| {
         builder.check(move || {
             counter.fetch_add(1, Ordering::Relaxed);
-            scenario::run::<Loom>(&sc, &make, None);
+            workload::run::<Loom>(&sc, &make, None);
         })
     }));
     let n = runs.load(Ordering::Relaxed);
@@ -59,7 +59,7 @@ fn must_find_two_writers(scenario: Scenario, defect: Defect, variant: Variant, b
         msg.contains(AT_MOST_ONE_WRITER),
         "{defect:?}: unexpected failure: {msg}"
     );
-    let v = scenario::take_violation(scenario.name).expect("the violation was recorded");
+    let v = workload::take_violation(scenario.name).expect("the violation was recorded");
     println!(
         "CAUGHT {defect:?} ({variant}) with loom after {n} executions (bound {bound}):\n{}",
         format_trace(&v.trace)
@@ -73,14 +73,14 @@ fn must_find_two_writers(scenario: Scenario, defect: Defect, variant: Variant, b
     // The replay on the real code: std threads forced through the recorded order reproduce
     // the same recording, and the same failure.
     let replayed = catch_unwind(AssertUnwindSafe(|| {
-        scenario::replay_std(&scenario, &broken::<Std>(defect), &v.trace)
+        workload::replay_std(&scenario, &broken::<Std>(defect), &v.trace)
     }));
     let again = replayed.expect_err("the replay must fail again");
     assert!(
         panic_message(&*again).contains(AT_MOST_ONE_WRITER),
         "{defect:?}: replay failed differently"
     );
-    let v2 = scenario::take_violation(scenario.name).expect("the replay's violation");
+    let v2 = workload::take_violation(scenario.name).expect("the replay's violation");
     assert_eq!(v2.trace, v.trace, "{defect:?}: the replay took other steps");
 }
 
@@ -89,7 +89,7 @@ fn must_find_two_writers(scenario: Scenario, defect: Defect, variant: Variant, b
 /// do, but bound 1 already finds it (no preemption is needed at all).
 #[test]
 fn finds_lucene_5738_no_held_set_posix() {
-    let sc = Scenario::new(
+    let sc = Workload::new(
         "loom LUCENE-5738",
         1,
         OsLockKind::Posix,
@@ -103,7 +103,7 @@ fn finds_lucene_5738_no_held_set_posix() {
 /// preemptions are needed (after p0.t0's held_remove, after p0.t1's obtain), so bound 2.
 #[test]
 fn finds_lucene_6507_remove_before_close_posix() {
-    let sc = Scenario::new(
+    let sc = Workload::new(
         "loom LUCENE-6507",
         2,
         OsLockKind::Posix,
@@ -121,7 +121,7 @@ fn finds_lucene_6507_remove_before_close_posix() {
 /// preemptions are needed (p0 mid-release, p1 after open, p0 after its second obtain).
 #[test]
 fn finds_lucene_5612_delete_on_release_ofd() {
-    let sc = Scenario::new(
+    let sc = Workload::new(
         "loom LUCENE-5612",
         2,
         OsLockKind::Ofd,

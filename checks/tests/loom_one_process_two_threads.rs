@@ -10,10 +10,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use lockwright::sys::OsLockKind;
-use lockwright_checks::sim::refine;
-use lockwright_checks::sim::scenario::{self, Scenario, ThreadPlan};
-use lockwright_checks::sim::Loom;
 use lockwright_model::file::protocol::Variant;
+use lockwright_testkit::file::refine;
+use lockwright_testkit::file::workload::{self, ThreadPlan, Workload};
+use lockwright_testkit::Loom;
 
 /// Budgets. Unbounded is exhaustive and affordable for one kind: 2 threads × 1 round (16
 /// steps each) = 77,364 executions ≈ 6-8 s on the 2-core dev box. POSIX gets the unbounded run: it is the kind where a second descriptor
@@ -27,7 +27,7 @@ fn deep() -> bool {
 }
 
 fn explore(kind: OsLockKind, rounds: usize, bound: Option<usize>) -> usize {
-    let scenario = Scenario::new(
+    let scenario = Workload::new(
         "loom one process two threads",
         1,
         kind,
@@ -43,7 +43,7 @@ fn explore(kind: OsLockKind, rounds: usize, bound: Option<usize>) -> usize {
     let counter = Arc::clone(&runs);
     builder.check(move || {
         counter.fetch_add(1, Ordering::Relaxed);
-        scenario::run::<Loom>(&scenario, &scenario::correct(), Some(&check));
+        workload::run::<Loom>(&scenario, &workload::correct(), Some(&check));
     });
     let n = runs.load(Ordering::Relaxed);
     println!(

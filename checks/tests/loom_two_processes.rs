@@ -9,11 +9,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use lockwright::sys::OsLockKind;
-use lockwright_checks::sim::refine;
-use lockwright_checks::sim::scenario::{self, Scenario, ThreadPlan};
-use lockwright_checks::sim::Loom;
 use lockwright_model::file::kernel::LockKind;
 use lockwright_model::file::protocol::Variant;
+use lockwright_testkit::file::refine;
+use lockwright_testkit::file::workload::{self, ThreadPlan, Workload};
+use lockwright_testkit::Loom;
 
 fn deep() -> bool {
     std::env::var_os("LOCKWRIGHT_DEEP").is_some_and(|v| v == "1")
@@ -25,7 +25,7 @@ fn deep() -> bool {
 /// 246 executions, 3 = 1,892, 4 = 11,777 (1.2 s), 5 = 53,787 (5.5 s). Every known incident
 /// needs at most 3 preemptions (see `loom_defects.rs`), so 4 keeps a margin at ~1 s per kind.
 /// `LOCKWRIGHT_DEEP=1`: bound 6 and two rounds per thread.
-fn explore(scenario: Scenario) -> usize {
+fn explore(scenario: Workload) -> usize {
     let check = refine::checker(scenario.refinement(Variant::Native));
     let runs = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&runs);
@@ -34,7 +34,7 @@ fn explore(scenario: Scenario) -> usize {
     let name = scenario.name;
     builder.check(move || {
         counter.fetch_add(1, Ordering::Relaxed);
-        scenario::run::<Loom>(&scenario, &scenario::correct(), Some(&check));
+        workload::run::<Loom>(&scenario, &workload::correct(), Some(&check));
     });
     let n = runs.load(Ordering::Relaxed);
     println!(
@@ -44,9 +44,9 @@ fn explore(scenario: Scenario) -> usize {
     n
 }
 
-fn two_processes(name: &'static str, kind: OsLockKind) -> Scenario {
+fn two_processes(name: &'static str, kind: OsLockKind) -> Workload {
     let rounds = if deep() { 2 } else { 1 };
-    Scenario::new(
+    Workload::new(
         name,
         2,
         kind,

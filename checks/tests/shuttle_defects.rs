@@ -23,9 +23,9 @@ use std::sync::{Arc, LazyLock, Mutex};
 use lockwright::defects::Defect;
 use lockwright::sys::OsLockKind;
 use lockwright::NativeFsLockFactory;
-use lockwright_checks::sim::scenario::{self, MakeFactory, Scenario, ThreadPlan};
-use lockwright_checks::sim::Shuttle;
 use lockwright_model::file::protocol::{Variant, AT_MOST_ONE_WRITER};
+use lockwright_testkit::file::workload::{self, MakeFactory, ThreadPlan, Workload};
+use lockwright_testkit::Shuttle;
 use shuttle::scheduler::{PctScheduler, ReplayScheduler};
 use shuttle::{Config, FailurePersistence, Runner};
 
@@ -80,11 +80,11 @@ fn schedule_files() -> BTreeSet<PathBuf> {
 }
 
 /// The three incidents: the scenario that exposes each, the defect, the model variant.
-fn incidents() -> Vec<(&'static str, Scenario, Defect, Variant)> {
+fn incidents() -> Vec<(&'static str, Workload, Defect, Variant)> {
     vec![
         (
             "LUCENE-5738",
-            Scenario::new(
+            Workload::new(
                 "shuttle LUCENE-5738",
                 1,
                 OsLockKind::Posix,
@@ -95,7 +95,7 @@ fn incidents() -> Vec<(&'static str, Scenario, Defect, Variant)> {
         ),
         (
             "LUCENE-6507",
-            Scenario::new(
+            Workload::new(
                 "shuttle LUCENE-6507",
                 2,
                 OsLockKind::Posix,
@@ -110,7 +110,7 @@ fn incidents() -> Vec<(&'static str, Scenario, Defect, Variant)> {
         ),
         (
             "LUCENE-5612",
-            Scenario::new(
+            Workload::new(
                 "shuttle LUCENE-5612",
                 2,
                 OsLockKind::Ofd,
@@ -124,16 +124,16 @@ fn incidents() -> Vec<(&'static str, Scenario, Defect, Variant)> {
 
 static EXECUTIONS: AtomicUsize = AtomicUsize::new(0);
 
-fn body(scenario: Scenario, defect: Defect) -> impl Fn() + Send + Sync + 'static {
+fn body(scenario: Workload, defect: Defect) -> impl Fn() + Send + Sync + 'static {
     let make = broken(defect);
     move || {
         EXECUTIONS.fetch_add(1, Ordering::Relaxed);
-        scenario::run::<Shuttle>(&scenario, &make, None);
+        workload::run::<Shuttle>(&scenario, &make, None);
     }
 }
 
 /// Runs PCT on one incident; returns the replayable schedule of the first failure.
-fn find(incident: &str, sc: &Scenario, defect: Defect, variant: Variant) -> Option<String> {
+fn find(incident: &str, sc: &Workload, defect: Defect, variant: Variant) -> Option<String> {
     let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let before = schedule_files();
     let depth = depth_of(incident);
@@ -165,7 +165,7 @@ fn find(incident: &str, sc: &Scenario, defect: Defect, variant: Variant) -> Opti
         .to_owned();
     // The recording replays through the model of the same broken variant to the same
     // violation.
-    let v = scenario::take_violation(sc.name).expect("violation recorded");
+    let v = workload::take_violation(sc.name).expect("violation recorded");
     let err = sc
         .refinement(variant)
         .check(&v.trace)
@@ -181,7 +181,7 @@ fn find(incident: &str, sc: &Scenario, defect: Defect, variant: Variant) -> Opti
         panic_message(&*again).contains(AT_MOST_ONE_WRITER),
         "{incident}: replay failed differently"
     );
-    let _ = scenario::take_violation(sc.name);
+    let _ = workload::take_violation(sc.name);
     for f in schedule_files().difference(&before) {
         let _ = std::fs::remove_file(f);
     }
@@ -217,7 +217,7 @@ fn replay_pinned(incident: &str, schedule: &str) {
     for f in schedule_files().difference(&before) {
         let _ = std::fs::remove_file(f);
     }
-    let _ = scenario::take_violation(sc.name);
+    let _ = workload::take_violation(sc.name);
     let panic = replayed.expect_err("the pinned schedule must still produce two writers");
     let msg = panic_message(&*panic);
     assert!(msg.contains(AT_MOST_ONE_WRITER), "{incident}: {msg}");

@@ -14,15 +14,15 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use lockwright::sys::OsLockKind;
-use lockwright_checks::sim::refine;
-use lockwright_checks::sim::scenario::{self, Op, Scenario, ThreadPlan};
-use lockwright_checks::sim::Shuttle;
 use lockwright_model::file::protocol::{Variant, AT_MOST_ONE_VALID_WRITER};
+use lockwright_testkit::file::refine;
+use lockwright_testkit::file::workload::{self, Op, ThreadPlan, Workload};
+use lockwright_testkit::Shuttle;
 use shuttle::scheduler::RandomScheduler;
 use shuttle::{Config, Runner};
 
 fn body() -> impl Fn() + Send + Sync + 'static {
-    let sc = Scenario::new(
+    let sc = Workload::new(
         "shuttle posix foreign close twice",
         2,
         OsLockKind::Posix,
@@ -41,7 +41,7 @@ fn body() -> impl Fn() + Send + Sync + 'static {
             .enforcing(&[AT_MOST_ONE_VALID_WRITER]),
     );
     move || {
-        scenario::run::<Shuttle>(&sc, &scenario::correct(), Some(&check));
+        workload::run::<Shuttle>(&sc, &workload::correct(), Some(&check));
     }
 }
 

@@ -24,16 +24,17 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use lockwright::sys::OsLockKind;
-use lockwright_checks::sim::os::SIM_HOST;
-use lockwright_checks::sim::refine::{Divergence, Refinement};
-use lockwright_checks::sim::scenario::{self, Op, Scenario, ThreadPlan};
-use lockwright_checks::sim::{Actor, Call, Outcome, Shuttle, Step};
 use lockwright_model::checker;
 use lockwright_model::file::kernel::{FsError, LockKind, Pid};
 use lockwright_model::file::protocol::{
     self as model, Faults, Variant, AT_MOST_ONE_VALID_WRITER, AT_MOST_ONE_WRITER, NO_STALE_LOCK,
     WRITES_ARE_EXCLUSIVE,
 };
+use lockwright_testkit::file::record::SIM_HOST;
+use lockwright_testkit::file::refine::{Divergence, Refinement};
+use lockwright_testkit::file::workload::{self, Op, ThreadPlan, Workload};
+use lockwright_testkit::file::{Actor, Call, Outcome, Step};
+use lockwright_testkit::Shuttle;
 use shuttle::scheduler::{PctScheduler, RandomScheduler};
 use shuttle::{Config, Runner};
 
@@ -75,8 +76,8 @@ fn explore(name: &str, seed: u64, n: usize, body: impl Fn() + Send + Sync + Clon
 }
 
 /// A SimpleFs scenario (the lock kind is unused: SimpleFs takes no OS lock).
-fn simple(name: &'static str, processes: u8, threads: Vec<ThreadPlan>) -> Scenario {
-    Scenario::new(name, processes, OsLockKind::Flock, threads)
+fn simple(name: &'static str, processes: u8, threads: Vec<ThreadPlan>) -> Workload {
+    Workload::new(name, processes, OsLockKind::Flock, threads)
 }
 
 fn workers(processes: u8, threads: u8, rounds: usize) -> Vec<ThreadPlan> {
@@ -98,7 +99,7 @@ fn env(ops: Vec<Op>) -> ThreadPlan {
     }
 }
 
-fn refinement(sc: &Scenario) -> Refinement {
+fn refinement(sc: &Workload) -> Refinement {
     sc.refinement(Variant::Simple)
 }
 
@@ -150,7 +151,7 @@ fn model_violations(processes: u8, threads: u8, faults: Faults) -> Vec<&'static 
 
 fn no_faults(name: &'static str, processes: u8, seed: u64, n: usize) {
     let sc = simple(name, processes, workers(processes, 2, 2));
-    let check = lockwright_checks::sim::refine::checker(refinement(&sc));
+    let check = lockwright_testkit::file::refine::checker(refinement(&sc));
     // Per test (the two tests of this kind run in parallel).
     let refused = Arc::new(AtomicUsize::new(0));
     let writes = Arc::new(AtomicUsize::new(0));
@@ -158,7 +159,7 @@ fn no_faults(name: &'static str, processes: u8, seed: u64, n: usize) {
     explore(name, seed, n, move || {
         // The harness's direct "at most one writer" count panics inside the run; the checker
         // replays the recording through `simple` with all four `always` properties.
-        let run = scenario::run_simple::<Shuttle>(&sc, Some(&check));
+        let run = workload::run_simple::<Shuttle>(&sc, Some(&check));
         // Nobody died: no "held" error may call its holder dead.
         for msg in run.obtain_errors.values() {
             assert!(!msg.contains("NOT running"), "{msg}");
@@ -227,7 +228,7 @@ fn owner_before(trace: &[Step], at: usize) -> Option<Pid> {
     owner
 }
 
-fn crash_scenario() -> Scenario {
+fn crash_scenario() -> Workload {
     let mut threads = workers(2, 2, 2);
     threads.push(env(vec![Op::Crash(0)]));
     simple("shuttle simple 2x2 crash", 2, threads)
@@ -259,9 +260,9 @@ fn crashed_holder_leaves_a_stale_lock_no_live_thread_obtains_again() {
     let body = {
         let sc = sc.clone();
         move || {
-            let run = scenario::run_simple::<Shuttle>(&sc, None);
+            let run = workload::run_simple::<Shuttle>(&sc, None);
             let trace = &run.trace;
-            let rec = || lockwright_checks::sim::os::format_trace(trace);
+            let rec = || lockwright_testkit::file::record::format_trace(trace);
             if let Err(d) = safety.check(trace) {
                 panic!("{d}\nrecording:\n{}", rec());
             }
@@ -342,7 +343,7 @@ fn crashed_holder_leaves_a_stale_lock_no_live_thread_obtains_again() {
         .unwrap_or_else(|p| p.into_inner())
         .take()
         .expect("a stale run");
-    let again = scenario::replay_simple_std(&sc, &first);
+    let again = workload::replay_simple_std(&sc, &first);
     assert_eq!(again.trace, first);
 }
 
@@ -354,7 +355,7 @@ static C_TWO: AtomicUsize = AtomicUsize::new(0);
 static C_WINDOW: AtomicUsize = AtomicUsize::new(0);
 static C_FIRST_TWO: Mutex<Option<Vec<Step>>> = Mutex::new(None);
 
-fn unlink_scenario() -> Scenario {
+fn unlink_scenario() -> Workload {
     let mut threads = workers(2, 2, 2);
     threads.push(env(vec![Op::UnlinkLockFile]));
     simple("shuttle simple 2x2 unlink", 2, threads)
@@ -379,9 +380,9 @@ fn operator_unlink_gives_two_writers_as_the_model_predicts() {
     let body = {
         let sc = sc.clone();
         move || {
-            let run = scenario::run_simple::<Shuttle>(&sc, None);
+            let run = workload::run_simple::<Shuttle>(&sc, None);
             let trace = &run.trace;
-            let rec = || lockwright_checks::sim::os::format_trace(trace);
+            let rec = || lockwright_testkit::file::record::format_trace(trace);
             let verdict = all.check(trace);
             if let Err(d) = &verdict {
                 if d.is_check_then_unlink_window() {
@@ -434,11 +435,11 @@ fn operator_unlink_gives_two_writers_as_the_model_predicts() {
         .unwrap_or_else(|p| p.into_inner())
         .take()
         .expect("a two-writer run");
-    let again = scenario::replay_simple_std(&sc, &first);
+    let again = workload::replay_simple_std(&sc, &first);
     assert_eq!(again.trace, first);
     println!(
         "first two-writer run:\n{}",
-        lockwright_checks::sim::os::format_trace(&first)
+        lockwright_testkit::file::record::format_trace(&first)
     );
 }
 
@@ -487,9 +488,9 @@ fn check_then_unlink_window_is_named_by_the_replayer() {
     let body = {
         let (sc, none) = (sc.clone(), none.clone());
         move || {
-            let run = scenario::run_simple::<Shuttle>(&sc, None);
+            let run = workload::run_simple::<Shuttle>(&sc, None);
             let trace = &run.trace;
-            let rec = || lockwright_checks::sim::os::format_trace(trace);
+            let rec = || lockwright_testkit::file::record::format_trace(trace);
             let Err(d) = none.check(trace) else { return };
             assert!(
                 d.is_check_then_unlink_window(),
@@ -536,10 +537,10 @@ fn check_then_unlink_window_is_named_by_the_replayer() {
         let d = none.check(&found).expect_err("diverges");
         println!(
             "{flavour}: {d}\nrecording:\n{}",
-            lockwright_checks::sim::os::format_trace(&found)
+            lockwright_testkit::file::record::format_trace(&found)
         );
         assert!(d.is_check_then_unlink_window());
-        let again = scenario::replay_simple_std(&sc, &found);
+        let again = workload::replay_simple_std(&sc, &found);
         assert_eq!(again.trace, found, "{flavour}: std replay departed");
     }
 }

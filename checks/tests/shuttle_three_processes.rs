@@ -15,10 +15,10 @@
 //! `shuttle::replay` test in this file, with a comment naming what it found.
 
 use lockwright::sys::OsLockKind;
-use lockwright_checks::sim::refine::{self, Refinement};
-use lockwright_checks::sim::scenario::{self, Op, Scenario, ThreadPlan};
-use lockwright_checks::sim::Shuttle;
 use lockwright_model::file::protocol::{Variant, AT_MOST_ONE_VALID_WRITER, NO_STALE_LOCK};
+use lockwright_testkit::file::refine::{self, Refinement};
+use lockwright_testkit::file::workload::{self, Op, ThreadPlan, Workload};
+use lockwright_testkit::Shuttle;
 
 /// Executions per scheduler per test. Measured 0.4 ms per execution of the 9-thread scenario
 /// (≈ 200 steps, each run replayed twice through the model) on the idle 2-core dev box, about
@@ -98,7 +98,7 @@ fn run(
 ) {
     let mut threads = workers();
     threads.extend(faults);
-    let sc = Scenario::new(name, 3, kind, threads);
+    let sc = Workload::new(name, 3, kind, threads);
     let mut refinement: Refinement = sc.refinement(Variant::Native);
     if let Some(props) = enforce {
         refinement = refinement.enforcing(props);
@@ -107,7 +107,7 @@ fn run(
     let body = {
         let (sc, check) = (sc.clone(), check.clone());
         move || {
-            scenario::run::<Shuttle>(&sc, &scenario::correct(), Some(&check));
+            workload::run::<Shuttle>(&sc, &workload::correct(), Some(&check));
         }
     };
     let n = iterations();

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
+#[cfg(feature = "report")]
 use crate::report;
 
 #[derive(clap::Args, Debug)]
@@ -21,8 +22,23 @@ pub struct ReportArgs {
     pub check: bool,
 }
 
+/// Without the `report` feature: an error saying how to get it.
+///
+/// # Errors
+/// Always: this binary was built without the maintainers' `report` feature.
+#[cfg(not(feature = "report"))]
+pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    let _ = args;
+    anyhow::bail!(
+        "this lockwright binary was built without the maintainers' `report` feature (it runs \
+         the real lock code under shuttle, which installed binaries leave out); run \
+         `cargo run -p lockwright-checks --features report -- report` from the repository"
+    )
+}
+
 /// # Errors
 /// A model run could not be set up, or the docs could not be written or read.
+#[cfg(feature = "report")]
 pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let out = args.out.unwrap_or_else(report::default_docs_dir);
     let started = Instant::now();

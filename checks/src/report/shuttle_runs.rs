@@ -23,10 +23,11 @@ use lockwright_model::file::protocol::{Faults, Variant};
 use shuttle::scheduler::{PctScheduler, RandomScheduler};
 use shuttle::{Config, Runner};
 
-use crate::sim::os::Call;
-use crate::sim::refine::Refinement;
-use crate::sim::scenario::{self, Op, Scenario, ThreadPlan};
-use crate::sim::{Shuttle, Step};
+use lockwright_testkit::file::record::Call;
+use lockwright_testkit::file::refine::Refinement;
+use lockwright_testkit::file::workload::{self, Op, ThreadPlan, Workload};
+use lockwright_testkit::file::Step;
+use lockwright_testkit::Shuttle;
 
 /// Executions per scheduler (random, then PCT) per scenario.
 ///
@@ -130,7 +131,7 @@ impl Spec {
     /// 2 processes × 2 worker threads; the faults come from one extra thread that runs no
     /// round (so the model scenario the replay uses has the same 2 × 2 threads and budgets
     /// as the model's row).
-    fn scenario(&self) -> Scenario {
+    fn scenario(&self) -> Workload {
         let mut threads = Vec::new();
         for p in 0..2 {
             for t in 0..2 {
@@ -144,7 +145,7 @@ impl Spec {
                 ops: vec![Op::Crash(0), Op::Restart(0)],
             });
         }
-        Scenario::new(self.name, 2, self.kind, threads)
+        Workload::new(self.name, 2, self.kind, threads)
     }
 
     fn description(&self) -> String {
@@ -235,13 +236,13 @@ fn lock(t: &Mutex<Tally>) -> std::sync::MutexGuard<'_, Tally> {
 }
 
 /// One execution: run the real factory, replay the recording, count.
-fn execute(spec_factory: Factory, sc: &Scenario, refinement: &Refinement, tally: &Mutex<Tally>) {
+fn execute(spec_factory: Factory, sc: &Workload, refinement: &Refinement, tally: &Mutex<Tally>) {
     lock(tally).executions += 1;
     // No checker passed: the replay below counts instead of panicking. The harness's direct
     // "at most one writer" count still panics inside the run; see `run_scheduler`.
     let trace: Vec<Step> = match spec_factory {
-        Factory::Native => scenario::run::<Shuttle>(sc, &scenario::correct(), None),
-        Factory::Simple => scenario::run_simple::<Shuttle>(sc, None).trace,
+        Factory::Native => workload::run::<Shuttle>(sc, &workload::correct(), None),
+        Factory::Simple => workload::run_simple::<Shuttle>(sc, None).trace,
     };
     let verdict = refinement.check(&trace);
     let mut h = DefaultHasher::new();
@@ -272,7 +273,7 @@ fn execute(spec_factory: Factory, sc: &Scenario, refinement: &Refinement, tally:
 fn run_scheduler(
     spec: &Spec,
     scheduler: impl shuttle::scheduler::Scheduler + 'static,
-    sc: &Scenario,
+    sc: &Workload,
     refinement: &Refinement,
     tally: &Arc<Mutex<Tally>>,
 ) {
@@ -291,7 +292,7 @@ fn run_scheduler(
     if let Err(panic) = outcome {
         let mut t = lock(tally);
         t.violations += 1;
-        let msg = match scenario::take_violation(spec.name) {
+        let msg = match workload::take_violation(spec.name) {
             Some(v) => v.message,
             None => panic
                 .downcast_ref::<String>()

@@ -17,9 +17,12 @@ use lockwright::{LockHandle, NativeFsLockFactory, SimpleFsLockFactory};
 use lockwright_model::file::kernel::{LockKind, Pid};
 use lockwright_model::file::protocol::Variant;
 
-use super::os::{format_trace, SimOs, SimSystem, Step, Tid, Violation, LOCK_DIR, LOCK_NAME};
-use super::prims::{Runtime, Std};
+use super::record::{format_trace, Step, LOCK_DIR, LOCK_NAME};
 use super::refine::Refinement;
+use super::system::SimSystem;
+use super::world::{SimOs, Violation};
+use super::Tid;
+use crate::prims::{Runtime, Std};
 
 /// One operation of a simulated thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,7 +76,7 @@ pub fn correct<R: Runtime>() -> MakeFactory<R> {
 
 /// A scenario: a name (keys recorded violations), the processes, the lock kind, the threads.
 #[derive(Clone, Debug)]
-pub struct Scenario {
+pub struct Workload {
     pub name: &'static str,
     pub processes: u8,
     pub kind: OsLockKind,
@@ -82,7 +85,7 @@ pub struct Scenario {
     pub threads: Vec<ThreadPlan>,
 }
 
-impl Scenario {
+impl Workload {
     /// The model lock kind this scenario's `kind` is on its simulated filesystem.
     pub fn model_kind(&self) -> LockKind {
         match self.kind {
@@ -105,7 +108,7 @@ impl Scenario {
         kind: OsLockKind,
         threads: Vec<ThreadPlan>,
     ) -> Self {
-        Scenario {
+        Workload {
             name,
             processes,
             kind,
@@ -196,7 +199,7 @@ fn run_thread<R: Runtime>(
 /// a free scheduling choice rather than a preemption of the caller (under loom's preemption
 /// bound that saves one preemption for every scenario).
 pub fn run<R: Runtime>(
-    scenario: &Scenario,
+    scenario: &Workload,
     make: &MakeFactory<R>,
     check: Option<&Checker>,
 ) -> Vec<Step> {
@@ -207,14 +210,14 @@ pub fn run<R: Runtime>(
 /// Replays `recording` (of an earlier run of `scenario`, e.g. a loom counterexample) on std
 /// threads, deterministically: the real code takes the same steps in the same order. Panics
 /// like the original run if it failed; returns the new recording otherwise.
-pub fn replay_std(scenario: &Scenario, make: &MakeFactory<Std>, recording: &[Step]) -> Vec<Step> {
+pub fn replay_std(scenario: &Workload, make: &MakeFactory<Std>, recording: &[Step]) -> Vec<Step> {
     let sim = SimOs::<Std>::scripted(scenario.processes, scenario.flock_as, recording.to_vec());
     run_on(&sim, scenario, make, None)
 }
 
 fn run_on<R: Runtime>(
     sim: &SimOs<R>,
-    scenario: &Scenario,
+    scenario: &Workload,
     make: &MakeFactory<R>,
     check: Option<&Checker>,
 ) -> Vec<Step> {
@@ -226,7 +229,7 @@ fn run_on<R: Runtime>(
 
 fn run_threads<R: Runtime>(
     sim: &SimOs<R>,
-    scenario: &Scenario,
+    scenario: &Workload,
     check: Option<&Checker>,
     body: impl Fn(&'static str, &SimOs<R>, &ThreadPlan) + Send + Sync + 'static,
 ) -> Vec<Step> {
@@ -275,7 +278,7 @@ pub struct SimpleRun {
 /// event `Closed { ok }` when the release returns (a refused release is an outcome the model
 /// names, `ReleaseRefused`). Checks "at most one writer" directly like [`run`] and runs `check`
 /// (usually the refinement against `Variant::Simple`) on the recording; panics like [`run`].
-pub fn run_simple<R: Runtime>(scenario: &Scenario, check: Option<&Checker>) -> SimpleRun {
+pub fn run_simple<R: Runtime>(scenario: &Workload, check: Option<&Checker>) -> SimpleRun {
     let sim = SimOs::<R>::with_flock_as(scenario.processes, scenario.flock_as);
     let trace = run_threads(&sim, scenario, check, run_simple_thread::<R>);
     SimpleRun {
@@ -285,7 +288,7 @@ pub fn run_simple<R: Runtime>(scenario: &Scenario, check: Option<&Checker>) -> S
 }
 
 /// [`replay_std`] for SimpleFs recordings ([`run_simple`]).
-pub fn replay_simple_std(scenario: &Scenario, recording: &[Step]) -> SimpleRun {
+pub fn replay_simple_std(scenario: &Workload, recording: &[Step]) -> SimpleRun {
     let sim = SimOs::<Std>::scripted(scenario.processes, scenario.flock_as, recording.to_vec());
     let trace = run_threads(&sim, scenario, None, run_simple_thread::<Std>);
     SimpleRun {

@@ -53,7 +53,8 @@ use lockwright_model::file::kernel::{
 use lockwright_model::file::protocol::{Action, Faults, Pc, Scenario, State, Variant, ALWAYS};
 use stateright::Model;
 
-use super::os::{format_trace, Actor, Call, Outcome, Step, Tid};
+use super::record::{format_trace, Actor, Call, Outcome, Step};
+use super::Tid;
 
 /// The name of the divergence of a SimpleFs release whose check (`stat`, `read_file`) saw its
 /// own file but whose `unlink` found the path changed: the model's simple release checks and
@@ -238,8 +239,8 @@ impl Refinement {
     }
 }
 
-/// The refinement check as a scenario [`Checker`](super::scenario::Checker).
-pub fn checker(refinement: Refinement) -> super::scenario::Checker {
+/// The refinement check as a scenario [`Checker`](super::workload::Checker).
+pub fn checker(refinement: Refinement) -> super::workload::Checker {
     std::sync::Arc::new(move |trace: &[Step]| check_trace(&refinement, trace).map(|_| ()))
 }
 
@@ -960,20 +961,20 @@ impl<'a> Replay<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::scenario::{self, Scenario, ThreadPlan};
-    use crate::sim::Std;
+    use crate::file::workload::{self, ThreadPlan, Workload};
+    use crate::prims::Std;
     use lockwright::sys::OsLockKind;
     use lockwright_model::file::kernel::TryLockResult;
 
     /// One thread, two rounds: deterministic even on std threads.
-    fn one_thread_run() -> (Scenario, Vec<Step>) {
-        let sc = Scenario::new(
+    fn one_thread_run() -> (Workload, Vec<Step>) {
+        let sc = Workload::new(
             "refine unit",
             1,
             OsLockKind::Ofd,
             vec![ThreadPlan::worker(0, 0, 2)],
         );
-        let trace = scenario::run::<Std>(&sc, &scenario::correct(), None);
+        let trace = workload::run::<Std>(&sc, &workload::correct(), None);
         (sc, trace)
     }
 
@@ -1028,14 +1029,14 @@ mod tests {
     }
 
     /// One thread, two rounds on the real `SimpleFsLockFactory`.
-    fn one_thread_simple_run() -> (Scenario, Vec<Step>) {
-        let sc = Scenario::new(
+    fn one_thread_simple_run() -> (Workload, Vec<Step>) {
+        let sc = Workload::new(
             "refine unit simple",
             1,
             OsLockKind::Flock,
             vec![ThreadPlan::worker(0, 0, 2)],
         );
-        let run = scenario::run_simple::<Std>(&sc, None);
+        let run = workload::run_simple::<Std>(&sc, None);
         (sc, run.trace)
     }
 
@@ -1067,11 +1068,11 @@ mod tests {
     fn a_refused_simple_release_is_the_models_release_refused() {
         use lockwright::{LockError, LockHandle, SimpleFsLockFactory};
         use std::path::Path;
-        let sim = crate::sim::SimOs::<Std>::new(1);
+        let sim = crate::file::SimOs::<Std>::new(1);
         let sys = sim.thread(0, 0);
         let factory = SimpleFsLockFactory::with_system(sys.clone());
         let mut lock = factory
-            .obtain_simple(Path::new(crate::sim::os::LOCK_DIR), "write.lock")
+            .obtain_simple(Path::new(crate::file::record::LOCK_DIR), "write.lock")
             .expect("free");
         assert!(sys.note_obtained(true).is_none());
         sim.unlink_lock_file();

@@ -1,0 +1,179 @@
+//! What a simulated run records: who made which call and what it returned, in
+//! linearization order; the fixed names of the one simulated lock directory.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use lockwright::sys::FileId;
+use lockwright_model::file::kernel::{
+    DescStat, FsError, Inode, LockKind, Pid, ProbeResult, TryLockResult,
+};
+
+/// A thread index inside a simulated process (the model's `Tid`; also the descriptor slot).
+pub type Tid = u8;
+
+/// The lock directory every simulated run uses.
+pub const LOCK_DIR: &str = "/sim/index";
+/// The lock file name every simulated run uses.
+pub const LOCK_NAME: &str = "write.lock";
+/// The host name every simulated process reports.
+pub const SIM_HOST: &str = "sim";
+/// `st_dev` of the simulated filesystem.
+pub const SIM_DEV: u64 = 0x51;
+
+/// The lock file's full path.
+pub fn lock_path() -> PathBuf {
+    Path::new(LOCK_DIR).join(LOCK_NAME)
+}
+
+/// The `FileId` the simulation reports for model inode `inode`.
+pub fn file_id(inode: Inode) -> FileId {
+    FileId {
+        dev: SIM_DEV,
+        ino: 1000 + u64::from(inode),
+    }
+}
+
+/// Who made a recorded call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Actor {
+    /// Thread `tid` of simulated process `pid`.
+    Thread { pid: Pid, tid: Tid },
+    /// The environment: injected faults.
+    Env,
+}
+
+impl fmt::Display for Actor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Actor::Thread { pid, tid } => write!(f, "p{pid}.t{tid}"),
+            Actor::Env => f.write_str("env"),
+        }
+    }
+}
+
+/// A recorded call. Observations (`CreateDirAll`, `CanonicalizeDir`, `Stat`, `HeldContains`,
+/// `Fstat`, `Probe`, `ReadFile`) change nothing; mutating calls are named after the model
+/// actions they refine; faults are the environment's; harness events mark what the test
+/// program saw (an obtain returning, a write, the start of a release).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Call {
+    // observations
+    CreateDirAll,
+    CanonicalizeDir,
+    Stat,
+    HeldContains,
+    Fstat,
+    Probe(LockKind),
+    ReadFile,
+    // mutating system calls
+    HeldInsert,
+    HeldRemove,
+    Open,
+    CreateExclusive,
+    TryLock(LockKind),
+    Unlock(LockKind),
+    Close,
+    Unlink,
+    // injected faults (actor: env)
+    Crash(Pid),
+    Restart(Pid),
+    UnlinkLockFile,
+    ReplaceLockFile,
+    ForeignOpenClose(Pid),
+    // harness events (no OS effect)
+    /// `obtain` returned (`ok`: a lock).
+    Obtained {
+        ok: bool,
+    },
+    /// `ensure_valid` returned.
+    Validated {
+        ok: bool,
+    },
+    /// The writer wrote (after a successful `ensure_valid`).
+    Write,
+    /// The writer is about to release (it stops writing here).
+    Release,
+    /// The release (`close`) returned (`ok`: `Ok(())`). Recorded by the SimpleFs runner only
+    /// ([`super::workload::run_simple`]), where a refused release is an outcome the model
+    /// names (`ReleaseRefused`).
+    Closed {
+        ok: bool,
+    },
+}
+
+impl Call {
+    /// Whether this call is an observation (checked against the model state, no transition).
+    pub fn is_observation(self) -> bool {
+        matches!(
+            self,
+            Call::CreateDirAll
+                | Call::CanonicalizeDir
+                | Call::Stat
+                | Call::HeldContains
+                | Call::Fstat
+                | Call::Probe(_)
+                | Call::ReadFile
+        )
+    }
+
+    /// Whether this is a harness event.
+    pub fn is_harness(self) -> bool {
+        matches!(
+            self,
+            Call::Obtained { .. }
+                | Call::Validated { .. }
+                | Call::Write
+                | Call::Release
+                | Call::Closed { .. }
+        )
+    }
+}
+
+/// What a recorded call returned, in the model's terms (model inodes, not `FileId`s).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    /// `Ok(())` (or a harness event / fault).
+    Done,
+    /// A held-set answer.
+    Bool(bool),
+    /// `stat(lock path)`: the inode there, if any.
+    Stat(Option<Inode>),
+    /// `open_lock_file`: the inode opened.
+    Opened(Inode),
+    /// `fstat`.
+    Fstat(DescStat),
+    /// `try_lock`.
+    TryLock(TryLockResult),
+    /// `probe`.
+    Probe(ProbeResult),
+    /// An OS error.
+    Failed(FsError),
+    /// `EBADF`-like: the descriptor was not open (a harness or protocol bug, never expected).
+    BadDesc,
+    /// The caller's process incarnation is dead: the call had no effect.
+    Dead,
+}
+
+/// One recorded step, in linearization order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Step {
+    pub actor: Actor,
+    pub call: Call,
+    pub outcome: Outcome,
+}
+
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {:?} -> {:?}", self.actor, self.call, self.outcome)
+    }
+}
+
+/// Formats a recording, one numbered step a line.
+pub fn format_trace(steps: &[Step]) -> String {
+    let mut s = String::new();
+    for (i, step) in steps.iter().enumerate() {
+        s.push_str(&format!("  #{i:<3} {step}\n"));
+    }
+    s
+}

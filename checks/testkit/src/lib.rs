@@ -1,0 +1,12 @@
+//! Dev-only support for the checks: the simulated systems the real `lockwright` code runs on
+//! under loom and shuttle, and the replayers that check every simulated run against the
+//! Stateright model. Never a dependency of a shipped binary: loom, shuttle and the
+//! `lockwright/defects` switches stay out of what users install.
+//!
+//! - [`prims`]: the one sync facade (loom, shuttle, std) with identical signatures.
+//! - [`file`]: file locks — the simulated OS, the workloads, the refinement replayer.
+
+pub mod file;
+pub mod prims;
+
+pub use prims::{Loom, Runtime, Shuttle, Std};
