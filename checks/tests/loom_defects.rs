@@ -17,7 +17,7 @@ use std::sync::Arc;
 use lockwright::defects::Defect;
 use lockwright::sys::OsLockKind;
 use lockwright::NativeFsLockFactory;
-use lockwright_model::file::protocol::{Variant, AT_MOST_ONE_WRITER};
+use lockwright_model::file::{Variant, AT_MOST_ONE_WRITER};
 use lockwright_testkit::file::record::format_trace;
 use lockwright_testkit::file::workload::{self, MakeFactory, ThreadPlan, Workload};
 use lockwright_testkit::{Loom, Runtime, Std};

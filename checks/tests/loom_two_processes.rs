@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use lockwright::sys::OsLockKind;
 use lockwright_model::file::kernel::LockKind;
-use lockwright_model::file::protocol::Variant;
+use lockwright_model::file::Variant;
 use lockwright_testkit::file::refine;
 use lockwright_testkit::file::workload::{self, ThreadPlan, Workload};
 use lockwright_testkit::Loom;

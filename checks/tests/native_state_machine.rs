@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use lockwright::sys::OsLockKind;
 use lockwright::{LockError, LockHandle, NativeFsLockFactory};
 use lockwright_model::file::kernel::LockKind;
-use lockwright_model::file::protocol::{Action, Faults, Pc, Pid, Scenario, State, Tid, Variant};
+use lockwright_model::file::{Action, Faults, Pc, Pid, Scenario, State, Tid, Variant};
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
 use proptest_state_machine::{prop_state_machine, ReferenceStateMachine, StateMachineTest};

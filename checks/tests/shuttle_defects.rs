@@ -23,7 +23,7 @@ use std::sync::{Arc, LazyLock, Mutex};
 use lockwright::defects::Defect;
 use lockwright::sys::OsLockKind;
 use lockwright::NativeFsLockFactory;
-use lockwright_model::file::protocol::{Variant, AT_MOST_ONE_WRITER};
+use lockwright_model::file::{Variant, AT_MOST_ONE_WRITER};
 use lockwright_testkit::file::workload::{self, MakeFactory, ThreadPlan, Workload};
 use lockwright_testkit::Shuttle;
 use shuttle::scheduler::{PctScheduler, ReplayScheduler};

@@ -26,7 +26,7 @@ use std::time::Instant;
 use lockwright::sys::OsLockKind;
 use lockwright_model::checker;
 use lockwright_model::file::kernel::{FsError, LockKind, Pid};
-use lockwright_model::file::protocol::{
+use lockwright_model::file::{
     self as model, Faults, Variant, AT_MOST_ONE_VALID_WRITER, AT_MOST_ONE_WRITER, NO_STALE_LOCK,
     WRITES_ARE_EXCLUSIVE,
 };

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use anyhow::bail;
 use lockwright_model::checker::{self, describe_path, Report};
-use lockwright_model::file::protocol::{ALWAYS, SOMETIMES};
 use lockwright_model::file::{Action, Faults, LockKind, Scenario, Variant};
+use lockwright_model::file::{ALWAYS, SOMETIMES};
 use serde_json::json;
 use stateright::Expectation;
 

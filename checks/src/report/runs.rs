@@ -7,8 +7,8 @@
 use std::time::Instant;
 
 use lockwright_model::file::kernel::LockRec;
-use lockwright_model::file::protocol::{ALWAYS, SOMETIMES, WRITER_AFTER_CRASH};
 use lockwright_model::file::{Action, Faults, LockKind, Scenario, State, Variant};
+use lockwright_model::file::{ALWAYS, SOMETIMES, WRITER_AFTER_CRASH};
 use lockwright_model::{check, checker};
 use stateright::Expectation;
 

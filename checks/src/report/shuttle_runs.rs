@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use lockwright::sys::OsLockKind;
-use lockwright_model::file::protocol::{Faults, Variant};
+use lockwright_model::file::{Faults, Variant};
 use shuttle::scheduler::{PctScheduler, RandomScheduler};
 use shuttle::{Config, Runner};
 

@@ -1,15 +1,55 @@
-//! File locks: a per-process held set plus an OS advisory lock on a lock file (Lucene's
-//! `write.lock` and its relatives).
+//! File locks: the writer-lock protocol family of Lucene's `write.lock` (a per-process held
+//! set plus an OS advisory lock on a lock file), as a Stateright model.
 //!
-//! - [`kernel`]: Linux lock and file semantics for one lock path (shared with the simulated
-//!   OS of the loom/shuttle checks).
-//! - [`protocol`]: the model — [`Scenario`] (implements [`stateright::Model`]), [`State`],
-//!   [`Action`], the property names.
+//! One lock path in one directory, `processes` processes with `threads` threads each. Every
+//! thread loops forever: obtain the lock, and while holding it, `EnsureValid` then `Write`
+//! (any number of times), then release. The protocol variants are the ones Lucene shipped or
+//! that are commonly written (see `docs/model.md` for the verdict table):
 //!
-//! `docs/model.md` has the verdict table and the commands.
+//! | variant | obtain | release | incident |
+//! |---|---|---|---|
+//! | `native` | `HeldInsert` → `Open` → `TryLock` (would block: `Close` → `HeldRemove`) | `Unlock` → `Close` → `HeldRemove` | Lucene 9.x/10.x, the `lockwright` crate |
+//! | `native-4.10` | as `native`, but would block: `HeldRemove` → `Close` | `Unlock` → `HeldRemove` → `Close` | LUCENE-6507 |
+//! | `native-delete-on-release` | as `native` | as `native`, then `Unlink` | LUCENE-5612 |
+//! | `native-no-held-set` | `Open` → `TryLock` (would block: `Close`) | `Unlock` → `Close` | LUCENE-5738 |
+//! | `simple` | `CreateExclusive` | `Unlink` if the path still names our file, else `ReleaseRefused` | SimpleFSLockFactory |
+//! | `single-instance` | `HeldInsert` (in-memory only) | `HeldRemove` | SingleInstanceLockFactory |
+//! | `no-lock` | `Obtain` (always succeeds) | `Release` | NoLockFactory |
+//! | `mixed` | `native`; even pids lock with `flock`, odd pids with POSIX `fcntl` | `native` | DESIGN.md "mixed kinds" |
+//!
+//! Faults, each with a budget so the space is finite: `Crash(p)` (the kernel closes p's
+//! descriptors and drops its locks; its held set is gone), `Restart(p)`, `UnlinkLockFile` and
+//! `ReplaceLockFile` (an operator, a backup tool), `ForeignOpenClose(p)` (other code in p opens
+//! and closes the lock file).
+//!
+//! All OS semantics come from [`kernel`], shared with the simulated OS of the loom/shuttle
+//! checks. Each protocol step is one mutating call of the real implementation's `System`
+//! interface (`lockwright::sys::System`), so a recorded run of the real code maps onto a model path:
+//! see [`Action`] for the mapping.
 
+//!
+//! The files, read in this order: [`kernel`] (the Linux semantics), [`scenario`] (what one
+//! instance is), [`state`], [`action`], [`steps`] (the step table: every difference between
+//! the variants), [`transitions`] (what each action does), [`properties`] (the named
+//! properties and the observations of read-only calls), [`model`] (the Stateright `Model`),
+//! [`describe`] (counterexample listings). `docs/model.md` has the verdict table.
+
+pub mod action;
+pub mod describe;
 pub mod kernel;
-pub mod protocol;
+pub mod model;
+pub mod properties;
+pub mod scenario;
+pub mod state;
+pub mod steps;
+pub mod transitions;
 
+pub use action::Action;
 pub use kernel::{LockKind, Pid};
-pub use protocol::{Action, Event, Faults, Pc, Proc, Scenario, State, Thread, Tid, Variant};
+pub use properties::{
+    ALWAYS, AT_MOST_ONE_VALID_WRITER, AT_MOST_ONE_WRITER, CONTENTION_SEEN, NO_STALE_LOCK,
+    SOMETIMES, WRITER_AFTER_CRASH, WRITER_EXISTS, WRITES_ARE_EXCLUSIVE,
+};
+pub use scenario::{Faults, Scenario, Variant};
+pub use state::{Event, Pc, Proc, State, Thread, Tid};
+pub use steps::{step, Step, StepKind};

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use lockwright::sys::OsLockKind;
 use lockwright::{LockHandle, NativeFsLockFactory, SimpleFsLockFactory};
 use lockwright_model::file::kernel::{LockKind, Pid};
-use lockwright_model::file::protocol::Variant;
+use lockwright_model::file::Variant;
 
 use super::record::{format_trace, Step, LOCK_DIR, LOCK_NAME};
 use super::refine::Refinement;

@@ -50,7 +50,7 @@ use std::fmt;
 use lockwright_model::file::kernel::{
     Desc, DescStat, FsError, Inode, LockKind, LockRec, OpenMode, Os, Pid,
 };
-use lockwright_model::file::protocol::{Action, Faults, Pc, Scenario, State, Variant, ALWAYS};
+use lockwright_model::file::{Action, Faults, Pc, Scenario, State, Variant, ALWAYS};
 use stateright::Model;
 
 use super::record::{format_trace, Actor, Call, Outcome, Step};

@@ -1,0 +1,97 @@
+//! The Stateright [`Model`] (and the checker's [`Checkable`] hooks) for [`Scenario`].
+
+use stateright::{Model, Property};
+
+use super::kernel::Os;
+use super::properties::*;
+use super::{Action, Event, Pc, Proc, Scenario, State, Thread};
+use crate::checker::Checkable;
+
+impl Checkable for Scenario {
+    fn successor_into(&self, s: &State, action: Action, out: &mut State) -> bool {
+        out.clone_from(s);
+        self.apply_in_place(out, action);
+        true
+    }
+
+    /// What a step did: who acts, the OS call, and its outcome (`p0 t1 TryLock:
+    /// fcntl(F_OFD_SETLK) on inode 0 → would block`).
+    fn describe_step(&self, before: &State, action: &Action, after: &State) -> String {
+        self.describe(before, *action, after)
+    }
+}
+
+impl Model for Scenario {
+    type State = State;
+    type Action = Action;
+
+    fn init_states(&self) -> Vec<State> {
+        vec![State {
+            os: Os::new(),
+            procs: vec![
+                Proc {
+                    alive: true,
+                    incarnation: 0,
+                    held: false,
+                };
+                self.processes as usize
+            ],
+            threads: vec![Thread::IDLE; self.processes as usize * self.threads as usize],
+            budget: self.faults,
+            orphaned: false,
+            last: Event::None,
+        }]
+    }
+
+    /// Protocol steps of every thread of every live process (pid, then tid order), then faults.
+    fn actions(&self, s: &State, actions: &mut Vec<Action>) {
+        for p in 0..self.processes {
+            if s.procs[p as usize].alive {
+                for t in 0..self.threads {
+                    self.thread_actions(s, p, t, actions);
+                }
+            }
+        }
+        self.fault_actions(s, actions);
+    }
+
+    fn next_state(&self, s: &State, action: Action) -> Option<State> {
+        self.step(s, action)
+    }
+
+    fn format_action(&self, action: &Action) -> String {
+        action.to_string()
+    }
+
+    fn format_step(&self, s: &State, action: Action) -> Option<String> {
+        let after = self.step(s, action)?;
+        Some(format!("{}\n\n{after:?}", self.describe(s, action, &after)))
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![
+            Property::always(AT_MOST_ONE_WRITER, |_, s: &State| s.writers().count() <= 1),
+            Property::always(AT_MOST_ONE_VALID_WRITER, |m: &Scenario, s: &State| {
+                s.writers()
+                    .filter(|&(p, t)| m.observe_ensure_valid(s, p, t))
+                    .count()
+                    <= 1
+            }),
+            Property::always(WRITES_ARE_EXCLUSIVE, |_, s: &State| {
+                s.live_threads()
+                    .filter(|(_, _, th)| th.pc == Pc::Writing)
+                    .count()
+                    <= 1
+            }),
+            Property::always(NO_STALE_LOCK, |m: &Scenario, s: &State| {
+                s.live_threads().any(|(_, _, th)| th.pc != Pc::Idle)
+                    || (0..m.processes).all(|p| m.fresh_obtain_would_succeed(s, p))
+            }),
+            Property::sometimes(WRITER_EXISTS, |_, s: &State| s.writers().next().is_some()),
+            Property::sometimes(WRITER_AFTER_CRASH, |_, s: &State| {
+                s.last == Event::ObtainedAfterCrash
+            }),
+            Property::sometimes(CONTENTION_SEEN, |_, s: &State| s.last == Event::Refused),
+        ]
+    }
+}

@@ -1,0 +1,251 @@
+//! What one model instance is: the protocol [`Variant`], the OS lock kind, how many processes
+//! and threads, and the fault budgets ([`Faults`]).
+
+use std::fmt;
+
+use super::kernel::{LockKind, Pid};
+
+/// A protocol variant (command-line name in [`Variant::name`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Variant {
+    /// Modern Lucene `NativeFSLockFactory` and the `lockwright` crate.
+    Native,
+    /// Lucene 4.10's order: held-set entry removed before the descriptor is closed
+    /// (LUCENE-6507).
+    Native410,
+    /// Lucene 4.8: the lock file is deleted after release (LUCENE-5612).
+    NativeDeleteOnRelease,
+    /// No held set (LUCENE-5738).
+    NativeNoHeldSet,
+    /// `SimpleFSLockFactory`: the lock is the existence of a file created exclusively.
+    Simple,
+    /// `SingleInstanceLockFactory`: an in-memory set per process, no OS lock.
+    SingleInstance,
+    /// `NoLockFactory`: obtain always succeeds.
+    NoLock,
+    /// `native`, but even pids lock with `flock` and odd pids with POSIX `fcntl`.
+    Mixed,
+}
+
+impl Variant {
+    pub const ALL: [Variant; 8] = [
+        Variant::Native,
+        Variant::Native410,
+        Variant::NativeDeleteOnRelease,
+        Variant::NativeNoHeldSet,
+        Variant::Simple,
+        Variant::SingleInstance,
+        Variant::NoLock,
+        Variant::Mixed,
+    ];
+
+    /// The command-line / docs name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Native => "native",
+            Variant::Native410 => "native-4.10",
+            Variant::NativeDeleteOnRelease => "native-delete-on-release",
+            Variant::NativeNoHeldSet => "native-no-held-set",
+            Variant::Simple => "simple",
+            Variant::SingleInstance => "single-instance",
+            Variant::NoLock => "no-lock",
+            Variant::Mixed => "mixed",
+        }
+    }
+
+    /// Parses [`Variant::name`].
+    pub fn from_name(s: &str) -> Option<Variant> {
+        Variant::ALL.into_iter().find(|v| v.name() == s)
+    }
+
+    /// Whether the variant takes an OS advisory lock (and so depends on the lock kind).
+    pub fn uses_os_lock(self) -> bool {
+        matches!(
+            self,
+            Variant::Native
+                | Variant::Native410
+                | Variant::NativeDeleteOnRelease
+                | Variant::NativeNoHeldSet
+                | Variant::Mixed
+        )
+    }
+
+    /// Whether the variant keeps a per-process held set.
+    pub fn uses_held_set(self) -> bool {
+        (self.uses_os_lock() && self != Variant::NativeNoHeldSet) || self == Variant::SingleInstance
+    }
+}
+
+impl fmt::Display for Variant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Fault budgets: how many of each fault may happen in one run (all processes together).
+/// In [`State::budget`] the same type counts what is left.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Faults {
+    /// `Crash(p)`.
+    pub crash: u8,
+    /// `Restart(p)` of a crashed process.
+    pub restart: u8,
+    /// `UnlinkLockFile`.
+    pub unlink: u8,
+    /// `ReplaceLockFile`.
+    pub replace: u8,
+    /// `ForeignOpenClose(p)`.
+    pub foreign: u8,
+}
+
+impl Faults {
+    /// No faults at all.
+    pub const NONE: Faults = Faults {
+        crash: 0,
+        restart: 0,
+        unlink: 0,
+        replace: 0,
+        foreign: 0,
+    };
+
+    /// Parses `crash=2,restart=2,unlink=1,replace=1,foreign=1` (any subset, any order; `none`
+    /// or the empty string for no faults).
+    ///
+    /// # Errors
+    /// A message naming the bad item.
+    pub fn parse(s: &str) -> Result<Faults, String> {
+        let mut f = Faults::NONE;
+        for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            if item == "none" {
+                continue;
+            }
+            let (key, value) = item
+                .split_once('=')
+                .ok_or_else(|| format!("fault `{item}`: expected NAME=COUNT"))?;
+            let n: u8 = value
+                .trim()
+                .parse()
+                .map_err(|_| format!("fault `{item}`: COUNT must be 0..=255"))?;
+            match key.trim() {
+                "crash" => f.crash = n,
+                "restart" => f.restart = n,
+                "unlink" => f.unlink = n,
+                "replace" => f.replace = n,
+                "foreign" => f.foreign = n,
+                other => {
+                    return Err(format!(
+                    "unknown fault `{other}` (expected crash, restart, unlink, replace, foreign)"
+                ))
+                }
+            }
+        }
+        Ok(f)
+    }
+}
+
+impl fmt::Display for Faults {
+    /// The [`Faults::parse`] syntax, listing only non-zero budgets (`none` if all are zero).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let items: Vec<String> = [
+            ("crash", self.crash),
+            ("restart", self.restart),
+            ("unlink", self.unlink),
+            ("replace", self.replace),
+            ("foreign", self.foreign),
+        ]
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(k, n)| format!("{k}={n}"))
+        .collect();
+        if items.is_empty() {
+            f.write_str("none")
+        } else {
+            f.write_str(&items.join(","))
+        }
+    }
+}
+
+/// One model instance: the Stateright [`Model`] is implemented on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Scenario {
+    pub variant: Variant,
+    /// The lock kind every process uses (ignored by `mixed`, `simple`, `single-instance`,
+    /// `no-lock`).
+    pub os: LockKind,
+    pub processes: u8,
+    pub threads: u8,
+    pub faults: Faults,
+}
+
+impl Scenario {
+    /// `variant` × `os` with 2 processes × 2 threads and no faults.
+    pub fn new(variant: Variant, os: LockKind) -> Scenario {
+        Scenario {
+            variant,
+            os,
+            processes: 2,
+            threads: 2,
+            faults: Faults::NONE,
+        }
+    }
+
+    /// The same scenario with these fault budgets.
+    pub fn with_faults(self, faults: Faults) -> Scenario {
+        Scenario { faults, ..self }
+    }
+
+    /// The same scenario with `processes` × `threads`.
+    pub fn with_parties(self, processes: u8, threads: u8) -> Scenario {
+        Scenario {
+            processes,
+            threads,
+            ..self
+        }
+    }
+
+    /// The standard scenario (what `lockwright check` runs without arguments): `native` ×
+    /// `ofd`, 2 processes × 2 threads, two crashes, two restarts, two foreign open-closes.
+    pub fn standard() -> Scenario {
+        Scenario::new(Variant::Native, LockKind::Ofd).with_faults(Faults {
+            crash: 2,
+            restart: 2,
+            foreign: 2,
+            ..Faults::NONE
+        })
+    }
+
+    /// The deep scenario (`LOCKWRIGHT_DEEP=1`, `lockwright check --deep`): `native` × `ofd`,
+    /// 3 processes × 2 threads, three crashes, three restarts, two foreign open-closes.
+    pub fn deep() -> Scenario {
+        Scenario::new(Variant::Native, LockKind::Ofd)
+            .with_parties(3, 2)
+            .with_faults(Faults {
+                crash: 3,
+                restart: 3,
+                foreign: 2,
+                ..Faults::NONE
+            })
+    }
+
+    /// The lock kind process `p` uses (`mixed`: `flock` for even, POSIX for odd pids).
+    pub fn kind_of(&self, p: Pid) -> LockKind {
+        match self.variant {
+            Variant::Mixed if p % 2 == 0 => LockKind::Flock,
+            Variant::Mixed => LockKind::Posix,
+            _ => self.os,
+        }
+    }
+
+    /// A one-line name, e.g. `native × ofd, 2 processes × 2 threads, faults crash=1`.
+    pub fn label(&self) -> String {
+        let kind = match self.variant {
+            Variant::Mixed => " × flock+posix".to_string(),
+            v if v.uses_os_lock() => format!(" × {}", self.os),
+            _ => String::new(),
+        };
+        format!(
+            "{}{kind}, {} processes × {} threads, faults {}",
+            self.variant, self.processes, self.threads, self.faults
+        )
+    }
+}
