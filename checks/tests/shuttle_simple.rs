@@ -31,7 +31,7 @@ use lockwright_model::file::{
     WRITES_ARE_EXCLUSIVE,
 };
 use lockwright_testkit::file::record::SIM_HOST;
-use lockwright_testkit::file::refine::{Divergence, Refinement};
+use lockwright_testkit::file::refine::{Divergence, Refinement, CHECK_THEN_UNLINK_WINDOW};
 use lockwright_testkit::file::workload::{self, Op, ThreadPlan, Workload};
 use lockwright_testkit::file::{Actor, Call, Outcome, Step};
 use lockwright_testkit::Shuttle;
@@ -385,7 +385,7 @@ fn operator_unlink_gives_two_writers_as_the_model_predicts() {
             let rec = || lockwright_testkit::file::record::format_trace(trace);
             let verdict = all.check(trace);
             if let Err(d) = &verdict {
-                if d.is_check_then_unlink_window() {
+                if d.is_named(CHECK_THEN_UNLINK_WINDOW) {
                     C_WINDOW.fetch_add(1, Ordering::Relaxed);
                 } else {
                     assert_eq!(
@@ -493,7 +493,7 @@ fn check_then_unlink_window_is_named_by_the_replayer() {
             let rec = || lockwright_testkit::file::record::format_trace(trace);
             let Err(d) = none.check(trace) else { return };
             assert!(
-                d.is_check_then_unlink_window(),
+                d.is_named(CHECK_THEN_UNLINK_WINDOW),
                 "{d}\nrecording:\n{}",
                 rec()
             );
@@ -539,7 +539,7 @@ fn check_then_unlink_window_is_named_by_the_replayer() {
             "{flavour}: {d}\nrecording:\n{}",
             lockwright_testkit::file::record::format_trace(&found)
         );
-        assert!(d.is_check_then_unlink_window());
+        assert!(d.is_named(CHECK_THEN_UNLINK_WINDOW));
         let again = workload::replay_simple_std(&sc, &found);
         assert_eq!(again.trace, found, "{flavour}: std replay departed");
     }

@@ -4,9 +4,12 @@
 //! `lockwright/defects` switches stay out of what users install.
 //!
 //! - [`prims`]: the one sync facade (loom, shuttle, std) with identical signatures.
+//! - [`refine`]: what every family's refinement replayer shares (the model cursor, the
+//!   divergence report).
 //! - [`file`]: file locks — the simulated OS, the workloads, the refinement replayer.
 
 pub mod file;
 pub mod prims;
+pub mod refine;
 
 pub use prims::{Loom, Runtime, Shuttle, Std};
