@@ -3,6 +3,7 @@
 //!
 //! - [`checker`]: the exhaustive BFS every family runs on: verdicts, state counts, shortest
 //!   counterexamples.
+//! - [`family`]: what the CLI, the report and the Explorer need of every family's model.
 //! - [`file`]: file locks — a per-process held set plus an OS advisory lock on `write.lock`
 //!   (Lucene's `NativeFSLockFactory` and its relatives).
 //!
@@ -14,6 +15,8 @@
 pub const MODEL_VERSION: &str = "1";
 
 pub mod checker;
+pub mod family;
 pub mod file;
 
 pub use checker::{check, Checkable, Report, Verdict};
+pub use family::Family;

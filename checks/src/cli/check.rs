@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use anyhow::bail;
 use lockwright_model::checker::{self, describe_path, Report};
-use lockwright_model::file::{Action, Faults, LockKind, Scenario, Variant};
-use lockwright_model::file::{ALWAYS, SOMETIMES};
+use lockwright_model::file::{self, Faults, LockKind, Variant};
+use lockwright_model::Family;
 use serde_json::json;
 use stateright::Expectation;
 
@@ -37,68 +37,100 @@ Examples:
       --expect-violated 'at most one valid writer' --expect-violated 'writes are exclusive'
   lockwright check --variant simple --faults crash=1,restart=1 --json";
 
-/// Which scenario to check (shared with `lockwright explore`). Every option not given takes
-/// its value from the standard scenario: `native` × `ofd`, 2 processes × 2 threads, faults
-/// `crash=2,restart=2,foreign=2`.
+/// The lock families `--family` accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FamilyName {
+    /// File locks: held set + OS advisory lock (Lucene's `write.lock`).
+    File,
+}
+
+/// Which family and scenario to check (shared with `lockwright explore`). Every option not
+/// given takes its value from the family's standard scenario; options of another family are
+/// refused.
 #[derive(clap::Args, Debug, Clone)]
 pub struct ScenarioArgs {
-    /// Protocol variant: native, native-4.10, native-delete-on-release, native-no-held-set,
-    /// simple, single-instance, no-lock, mixed.
-    #[arg(long, value_parser = parse_variant)]
-    pub variant: Option<Variant>,
-    /// OS lock kind of the native variants: flock, posix, ofd, nfs-flock (`mixed` always uses
-    /// flock for even pids and posix for odd ones).
-    #[arg(long, alias = "kind", value_parser = parse_kind)]
-    pub os: Option<LockKind>,
-    /// Number of processes (1..=8).
+    /// Lock family.
+    #[arg(long, value_enum, default_value = "file")]
+    pub family: FamilyName,
+    /// Protocol variant. file: native, native-4.10, native-delete-on-release,
+    /// native-no-held-set, simple, single-instance, no-lock, mixed.
+    #[arg(long)]
+    pub variant: Option<String>,
+    /// file: OS lock kind of the native variants: flock, posix, ofd, nfs-flock (`mixed` always
+    /// uses flock for even pids and posix for odd ones).
+    #[arg(long, alias = "kind")]
+    pub os: Option<String>,
+    /// file: number of processes (1..=8).
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=8))]
     pub processes: Option<u8>,
-    /// Threads per process (1..=8).
+    /// file: threads per process (1..=8).
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=8))]
     pub threads: Option<u8>,
-    /// Fault budgets, e.g. `crash=2,restart=2,unlink=1,replace=1,foreign=1`, or `none`.
-    #[arg(long, value_parser = parse_faults)]
-    pub faults: Option<Faults>,
-    /// Start from the deep scenario (3 processes, larger budgets; what `LOCKWRIGHT_DEEP=1`
-    /// tests) instead of the standard one.
+    /// Fault budgets, e.g. (file) `crash=2,restart=2,unlink=1,replace=1,foreign=1`, or `none`.
+    #[arg(long)]
+    pub faults: Option<String>,
+    /// Start from the family's deep scenario (what `LOCKWRIGHT_DEEP=1` tests) instead of the
+    /// standard one.
     #[arg(long)]
     pub deep: bool,
 }
 
 impl ScenarioArgs {
-    /// The scenario: the standard (or deep) one with the given options applied.
-    pub fn scenario(&self) -> Scenario {
+    /// The options given that `family` does not take, by their flag names.
+    fn refuse(&self, takes: &[&str]) -> anyhow::Result<()> {
+        let given = [
+            ("--os", self.os.is_some()),
+            ("--processes", self.processes.is_some()),
+            ("--threads", self.threads.is_some()),
+        ];
+        for (flag, set) in given {
+            if set && !takes.contains(&flag) {
+                bail!(
+                    "{flag} does not apply to --family {}",
+                    format!("{:?}", self.family).to_lowercase()
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The file family's scenario: the standard (or deep) one with the given options applied.
+    ///
+    /// # Errors
+    /// An unknown variant, lock kind or fault, or an option of another family.
+    pub fn file(&self) -> anyhow::Result<file::Scenario> {
+        self.refuse(&["--os", "--processes", "--threads"])?;
         let base = if self.deep {
-            Scenario::deep()
+            file::Scenario::deep()
         } else {
-            Scenario::standard()
+            file::Scenario::standard()
         };
-        Scenario {
-            variant: self.variant.unwrap_or(base.variant),
-            os: self.os.unwrap_or(base.os),
+        let variant = match &self.variant {
+            Some(v) => Variant::from_name(v).ok_or_else(|| {
+                let names: Vec<&str> = Variant::ALL.iter().map(|v| v.name()).collect();
+                anyhow::anyhow!("unknown variant `{v}` (one of: {})", names.join(", "))
+            })?,
+            None => base.variant,
+        };
+        let os = match &self.os {
+            Some(k) => LockKind::from_name(k).ok_or_else(|| {
+                let names: Vec<&str> = LockKind::ALL.iter().map(|k| k.name()).collect();
+                anyhow::anyhow!("unknown lock kind `{k}` (one of: {})", names.join(", "))
+            })?,
+            None => base.os,
+        };
+        let faults = match &self.faults {
+            Some(f) => Faults::parse(f).map_err(anyhow::Error::msg)?,
+            None => base.faults,
+        };
+        Ok(file::Scenario {
+            variant,
+            os,
             processes: self.processes.unwrap_or(base.processes),
             threads: self.threads.unwrap_or(base.threads),
-            faults: self.faults.unwrap_or(base.faults),
-        }
+            faults,
+        })
     }
-}
-
-fn parse_variant(s: &str) -> Result<Variant, String> {
-    Variant::from_name(s).ok_or_else(|| {
-        let names: Vec<&str> = Variant::ALL.iter().map(|v| v.name()).collect();
-        format!("unknown variant `{s}` (one of: {})", names.join(", "))
-    })
-}
-
-fn parse_kind(s: &str) -> Result<LockKind, String> {
-    LockKind::from_name(s).ok_or_else(|| {
-        let names: Vec<&str> = LockKind::ALL.iter().map(|k| k.name()).collect();
-        format!("unknown lock kind `{s}` (one of: {})", names.join(", "))
-    })
-}
-
-fn parse_faults(s: &str) -> Result<Faults, String> {
-    Faults::parse(s)
 }
 
 #[derive(clap::Args, Debug)]
@@ -113,47 +145,44 @@ pub struct CheckArgs {
     #[arg(long)]
     pub examples: bool,
     /// An `always` property expected to be VIOLATED (repeatable): exit 0 only if it is.
-    #[arg(long, value_name = "NAME", value_parser = parse_always)]
-    pub expect_violated: Vec<&'static str>,
+    #[arg(long, value_name = "NAME")]
+    pub expect_violated: Vec<String>,
     /// A `sometimes` property expected to have NO example (repeatable).
-    #[arg(long, value_name = "NAME", value_parser = parse_sometimes)]
-    pub expect_not_found: Vec<&'static str>,
+    #[arg(long, value_name = "NAME")]
+    pub expect_not_found: Vec<String>,
     /// No progress line on stderr.
     #[arg(long, short)]
     pub quiet: bool,
 }
 
-fn parse_always(s: &str) -> Result<&'static str, String> {
-    ALWAYS.into_iter().find(|n| *n == s).ok_or_else(|| {
-        format!(
-            "`{s}` is not an always property (one of: {})",
-            ALWAYS.join(", ")
-        )
-    })
-}
-
-fn parse_sometimes(s: &str) -> Result<&'static str, String> {
-    SOMETIMES.into_iter().find(|n| *n == s).ok_or_else(|| {
-        format!(
-            "`{s}` is not a sometimes property (one of: {})",
-            SOMETIMES.join(", ")
-        )
-    })
+/// Checks that every name is one of `known` (`kind`: "always" or "sometimes").
+fn known_names(names: &[String], known: &[&str], kind: &str) -> anyhow::Result<()> {
+    for n in names {
+        if !known.contains(&n.as_str()) {
+            bail!(
+                "`{n}` is not {kind} property of this family (one of: {})",
+                known.join(", ")
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The verdicts that differ from what was expected, as `(property, expected, got)`.
-pub fn unexpected(
-    report: &Report<Scenario>,
-    expect_violated: &[&str],
-    expect_not_found: &[&str],
+pub fn unexpected<F: Family>(
+    report: &Report<F>,
+    expect_violated: &[String],
+    expect_not_found: &[String],
 ) -> Vec<(&'static str, &'static str, &'static str)> {
     report
         .verdicts
         .iter()
         .filter_map(|v| {
             let expected = match v.expectation {
-                Expectation::Sometimes if expect_not_found.contains(&v.name) => "NOT FOUND",
-                Expectation::Always if expect_violated.contains(&v.name) => "VIOLATED",
+                Expectation::Sometimes if expect_not_found.iter().any(|n| n == v.name) => {
+                    "NOT FOUND"
+                }
+                Expectation::Always if expect_violated.iter().any(|n| n == v.name) => "VIOLATED",
                 _ => "holds",
             };
             (expected != v.word()).then_some((v.name, expected, v.word()))
@@ -162,22 +191,37 @@ pub fn unexpected(
 }
 
 /// # Errors
-/// Bad arguments (`processes` × `threads` too large for the model's descriptor slots).
+/// Bad arguments: an unknown variant, fault, option or property name for the family, or a
+/// scenario far too large to finish.
 pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
-    let sc = args.scenario.scenario();
-    if sc.processes as usize * sc.threads as usize > 32 {
-        bail!(
-            "{} × {} threads is far beyond what an exhaustive check can finish",
-            sc.processes,
-            sc.threads
-        );
+    match args.scenario.family {
+        FamilyName::File => {
+            let sc = args.scenario.file()?;
+            if sc.processes as usize * sc.threads as usize > 32 {
+                bail!(
+                    "{} × {} threads is far beyond what an exhaustive check can finish",
+                    sc.processes,
+                    sc.threads
+                );
+            }
+            check_family(&sc, &args)
+        }
     }
+}
+
+/// Checks one family's scenario and prints the report.
+///
+/// # Errors
+/// A property name unknown to the family.
+pub fn check_family<F: Family>(sc: &F, args: &CheckArgs) -> anyhow::Result<ExitCode> {
+    known_names(&args.expect_violated, F::ALWAYS, "an always")?;
+    known_names(&args.expect_not_found, F::SOMETIMES, "a sometimes")?;
     let progress = !args.quiet;
     let tty = std::io::stderr().is_terminal();
     if progress {
         eprintln!("lockwright check: {}", sc.label());
     }
-    let report = checker::check_with_progress(&sc, Duration::from_secs(1), |p| {
+    let report = checker::check_with_progress(sc, Duration::from_secs(1), |p| {
         if progress {
             let line = format!(
                 "  checking: {} unique states, {} queued, depth {}, {:.0?}",
@@ -208,38 +252,30 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(code))
 }
 
-fn step_json(sc: &Scenario, path: &[Action]) -> Vec<serde_json::Value> {
+fn step_json<F: Family>(sc: &F, path: &[F::Action]) -> Vec<serde_json::Value> {
     describe_path(sc, path)
         .into_iter()
         .zip(path)
         .enumerate()
         .map(|(i, (text, a))| {
-            let (process, thread) = match (a.thread(), a) {
-                (Some((p, t)), _) => (Some(p), Some(t)),
-                (None, Action::Crash(p) | Action::Restart(p) | Action::ForeignOpenClose(p)) => {
-                    (Some(*p), None)
-                }
-                (None, _) => (None, None),
-            };
             let text = text
                 .split_once(". ")
                 .map_or(text.as_str(), |(_, t)| t)
                 .to_string();
-            json!({
-                "step": i + 1,
-                "action": a.to_string(),
-                "call": a.name(),
-                "process": process,
-                "thread": thread,
-                "description": text,
-            })
+            let mut step = serde_json::Map::new();
+            step.insert("step".into(), json!(i + 1));
+            step.insert("action".into(), json!(a.to_string()));
+            step.insert("call".into(), json!(F::step_name(a)));
+            step.extend(F::actor(a));
+            step.insert("description".into(), json!(text));
+            serde_json::Value::Object(step)
         })
         .collect()
 }
 
 /// The JSON report (`--json`).
-pub fn to_json(
-    report: &Report<Scenario>,
+pub fn to_json<F: Family>(
+    report: &Report<F>,
     wrong: &[(&str, &str, &str)],
     exit_code: u8,
 ) -> serde_json::Value {
@@ -258,21 +294,12 @@ pub fn to_json(
             })
         })
         .collect();
+    let mut scenario = serde_json::Map::new();
+    scenario.insert("family".into(), json!(F::NAME));
+    scenario.insert("label".into(), json!(sc.label()));
+    scenario.extend(sc.parameters());
     json!({
-        "scenario": {
-            "label": sc.label(),
-            "variant": sc.variant.name(),
-            "os": sc.os.name(),
-            "processes": sc.processes,
-            "threads": sc.threads,
-            "faults": {
-                "crash": sc.faults.crash,
-                "restart": sc.faults.restart,
-                "unlink": sc.faults.unlink,
-                "replace": sc.faults.replace,
-                "foreign": sc.faults.foreign,
-            },
-        },
+        "scenario": scenario,
         "model_version": lockwright_model::MODEL_VERSION,
         "unique_states": report.unique_states,
         "transitions": report.transitions,
@@ -286,7 +313,11 @@ pub fn to_json(
 }
 
 /// The text report.
-pub fn to_text(report: &Report<Scenario>, examples: bool, wrong: &[(&str, &str, &str)]) -> String {
+pub fn to_text<F: Family>(
+    report: &Report<F>,
+    examples: bool,
+    wrong: &[(&str, &str, &str)],
+) -> String {
     use std::fmt::Write as _;
     let sc = &report.model;
     let mut out = String::new();

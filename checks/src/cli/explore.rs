@@ -4,9 +4,11 @@ use std::net::{SocketAddr, TcpListener};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use stateright::{Checker, Model};
+use stateright::Checker;
 
-use super::check::ScenarioArgs;
+use lockwright_model::Family;
+
+use super::check::{FamilyName, ScenarioArgs};
 
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "\
@@ -35,10 +37,16 @@ pub fn run(args: ExploreArgs) -> anyhow::Result<ExitCode> {
     }
     // Stateright panics if it cannot bind: find out first, with a proper error.
     drop(TcpListener::bind(args.addr).with_context(|| format!("cannot listen on {}", args.addr))?);
-    let sc = args.scenario.scenario();
+    match args.scenario.family {
+        FamilyName::File => serve(&args.scenario.file()?, args.addr),
+    }
+}
+
+/// Serves the Explorer for `sc` until the process is interrupted.
+fn serve<F: Family>(sc: &F, addr: SocketAddr) -> anyhow::Result<ExitCode> {
     eprintln!("lockwright explore: {}", sc.label());
-    eprintln!("Explorer: http://{}/ (Ctrl-C to stop)", args.addr);
-    let checker = sc.checker().serve(args.addr);
+    eprintln!("Explorer: http://{addr}/ (Ctrl-C to stop)");
+    let checker = sc.clone().checker().serve(addr);
     // `serve` answers requests on its own threads; keep the process alive.
     loop {
         std::thread::park();

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+#[cfg(feature = "report")]
 use std::time::Instant;
 
 #[cfg(feature = "report")]

@@ -26,11 +26,7 @@ pub use fingerprint::fingerprint;
 use fingerprint::PassThrough;
 
 /// What the checker needs of a model beyond [`Model`]: both methods have defaults.
-pub trait Checkable: Model
-where
-    Self::State: Hash + Clone,
-    Self::Action: Clone + fmt::Debug,
-{
+pub trait Checkable: Model<State: Hash + Clone, Action: Clone + fmt::Debug> {
     /// Writes the successor of `s` under `action` into `out` and returns `true`; `false` if
     /// the action has no successor (Stateright's `next_state` returning `None`). `action`
     /// comes from [`Model::actions`]`(s)`; `out` holds some earlier state, to be overwritten.

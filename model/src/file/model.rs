@@ -6,6 +6,7 @@ use super::kernel::Os;
 use super::properties::*;
 use super::{Action, Event, Pc, Proc, Scenario, State, Thread};
 use crate::checker::Checkable;
+use crate::family::Family;
 
 impl Checkable for Scenario {
     fn successor_into(&self, s: &State, action: Action, out: &mut State) -> bool {
@@ -93,5 +94,66 @@ impl Model for Scenario {
             }),
             Property::sometimes(CONTENTION_SEEN, |_, s: &State| s.last == Event::Refused),
         ]
+    }
+}
+
+impl Family for Scenario {
+    const NAME: &'static str = "file";
+    const ALWAYS: &'static [&'static str] = &ALWAYS;
+    const SOMETIMES: &'static [&'static str] = &SOMETIMES;
+
+    fn label(&self) -> String {
+        Scenario::label(self)
+    }
+
+    fn parameters(&self) -> serde_json::Map<String, serde_json::Value> {
+        let f = self.faults;
+        let json = serde_json::json!({
+            "variant": self.variant.name(),
+            "os": self.os.name(),
+            "processes": self.processes,
+            "threads": self.threads,
+            "faults": {
+                "crash": f.crash,
+                "restart": f.restart,
+                "unlink": f.unlink,
+                "replace": f.replace,
+                "foreign": f.foreign,
+            },
+        });
+        match json {
+            serde_json::Value::Object(map) => map,
+            _ => unreachable!("an object literal"),
+        }
+    }
+
+    fn actor(action: &Action) -> serde_json::Map<String, serde_json::Value> {
+        let (process, thread) = match (action.thread(), action) {
+            (Some((p, t)), _) => (Some(p), Some(t)),
+            (None, Action::Crash(p) | Action::Restart(p) | Action::ForeignOpenClose(p)) => {
+                (Some(*p), None)
+            }
+            (None, _) => (None, None),
+        };
+        let mut m = serde_json::Map::new();
+        m.insert("process".into(), process.into());
+        m.insert("thread".into(), thread.into());
+        m
+    }
+
+    fn step_name(action: &Action) -> &'static str {
+        action.name()
+    }
+
+    fn check_args(&self) -> String {
+        let mut args = format!("--variant {}", self.variant);
+        if self.variant.uses_os_lock() && self.variant != super::Variant::Mixed {
+            args.push_str(&format!(" --os {}", self.os));
+        }
+        args.push_str(&format!(
+            " --processes {} --threads {} --faults {}",
+            self.processes, self.threads, self.faults
+        ));
+        args
     }
 }
