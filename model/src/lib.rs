@@ -5,6 +5,8 @@
 //!   counterexamples.
 //! - [`file`]: file locks — a per-process held set plus an OS advisory lock on `write.lock`
 //!   (Lucene's `NativeFSLockFactory` and its relatives).
+//! - [`docstore`]: document-store locks — the Elasticsearch recipes (global, document,
+//!   read/write) as written, and a corrected recipe with leases and fencing tokens.
 //!
 //! Each family folder holds its semantics module (what the kernel or server does, shared with
 //! the simulator the checks run the real implementation on) and its protocol.
@@ -14,6 +16,7 @@
 pub const MODEL_VERSION: &str = "1";
 
 pub mod checker;
+pub mod docstore;
 pub mod file;
 
 pub use checker::{check, Checkable, Report, Verdict};
