@@ -2,9 +2,8 @@
 
 use std::fmt;
 
-use crate::docstore::protocol::{
-    Action, Delivery, Event, Pc, Request, State, Step, DATA_INDEX, LOCK_INDEX,
-};
+use crate::docstore::protocol::{Action, Delivery, Event, Pc, State, Step, DATA_INDEX, LOCK_INDEX};
+use crate::docstore::requests::Request;
 use crate::docstore::scenario::Scenario;
 use crate::docstore::store::{Script, StoreError, UpdateBody, WriteOutcome, WriteResult};
 

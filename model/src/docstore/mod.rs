@@ -8,19 +8,22 @@
 //!   checks.
 //! - [`scenario`]: recipes, write modes, roles, fault budgets, [`Scenario`].
 //! - [`protocol`]: the model — [`State`], the step table [`next`], [`Action`], the property
-//!   names, the [`stateright::Model`] impl.
+//!   names, the [`stateright::Model`] impl; what each step sends ([`Request`],
+//!   `Scenario::request`) and the transition function are in private files next to it.
 //!
 //! `docs/docstore.md` has the verdict table and the commands.
 
+mod apply;
 mod canon;
 mod describe;
 pub mod protocol;
+pub mod requests;
 pub mod scenario;
 pub mod store;
 
 pub use describe::{outcome_text, request_text};
 pub use protocol::{
-    next, Action, Client, ClientId, Delivery, Event, Index, Pc, Request, State, Step, ALWAYS,
-    SOMETIMES,
+    next, Action, Client, ClientId, Delivery, Event, Pc, State, Step, ALWAYS, SOMETIMES,
 };
+pub use requests::{Index, Request};
 pub use scenario::{Faults, Role, Scenario, Variant, Writes};

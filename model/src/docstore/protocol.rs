@@ -32,10 +32,8 @@ use std::fmt;
 use stateright::{Model, Property};
 
 use crate::checker::Checkable;
-use crate::docstore::scenario::{Faults, Role, Scenario, Variant, Writes};
-use crate::docstore::store::{
-    Owner, Script, Shard, Source, StoreError, Time, Token, UpdateBody, WriteOutcome,
-};
+use crate::docstore::scenario::{Faults, Role, Scenario, Variant};
+use crate::docstore::store::{Owner, Shard, Source, Time, Token};
 
 /// A client index (small and dense).
 pub type ClientId = u8;
@@ -90,7 +88,7 @@ pub struct Client {
 }
 
 impl Client {
-    const START: Client = Client {
+    pub(crate) const START: Client = Client {
         alive: true,
         incarnation: 0,
         pc: Pc::Idle,
@@ -108,7 +106,7 @@ impl Client {
     }
 
     /// Back to idle with nothing held.
-    fn forget(&mut self) {
+    pub(crate) fn forget(&mut self) {
         self.pc = Pc::Idle;
         self.token = None;
         self.deadline = None;
@@ -235,179 +233,6 @@ pub fn next(variant: Variant, role: Role, pc: Pc) -> &'static [Step] {
         ],
     };
     row[pc as usize]
-}
-
-/// Which index a request goes to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Index {
-    /// `files-lock`.
-    Locks,
-    /// `files`.
-    Files,
-}
-
-impl Index {
-    pub fn name(self) -> &'static str {
-        match self {
-            Index::Locks => LOCK_INDEX,
-            Index::Files => DATA_INDEX,
-        }
-    }
-}
-
-/// One request to the store, as the client sends it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Request {
-    /// `PUT <index>/_create/<id>` with `source`.
-    Create {
-        index: Index,
-        id: DocId,
-        source: Source,
-    },
-    /// `POST <index>/_update/<id>` (`retry_on_conflict` 0).
-    Update {
-        index: Index,
-        id: DocId,
-        body: UpdateBody,
-        upsert: Option<Source>,
-    },
-    /// `DELETE <index>/_doc/<id>[?if_seq_no=..&if_primary_term=..]`.
-    Delete {
-        index: Index,
-        id: DocId,
-        cond: Option<Token>,
-    },
-}
-
-impl Request {
-    /// Runs the request on the store.
-    pub fn execute(self, s: &mut State) -> WriteOutcome {
-        match self {
-            Request::Create { index, id, source } => s.shard_mut(index).create(id, source),
-            Request::Update {
-                index,
-                id,
-                body,
-                upsert,
-            } => s.shard_mut(index).update(id, body, upsert, None),
-            Request::Delete { index, id, cond } => s.shard_mut(index).delete(&id, cond),
-        }
-    }
-}
-
-impl State {
-    fn shard_mut(&mut self, index: Index) -> &mut Shard<DocId> {
-        match index {
-            Index::Locks => &mut self.locks,
-            Index::Files => &mut self.files,
-        }
-    }
-
-    /// The index `index`.
-    pub fn shard(&self, index: Index) -> &Shard<DocId> {
-        match index {
-            Index::Locks => &self.locks,
-            Index::Files => &self.files,
-        }
-    }
-}
-
-impl Scenario {
-    /// The request client `c` sends for `step` in `s` (`None` for `CheckLease`, which sends
-    /// nothing). The model clock reads 0, so the leased recipe sends `now` 0 and `expires`
-    /// `lease`.
-    pub fn request(&self, s: &State, c: ClientId, step: Step) -> Option<Request> {
-        let me = s.clients[c as usize];
-        let owner = me.owner(c);
-        let id = self.variant.lock_id();
-        let locks = Index::Locks;
-        Some(match (step, self.variant, self.role(c)) {
-            (Step::CreateLock, Variant::Global, _) => Request::Create {
-                index: locks,
-                id,
-                source: Source::Empty,
-            },
-            (Step::CreateLock, _, _) => Request::Create {
-                index: locks,
-                id,
-                source: Source::Exclusive,
-            },
-            (Step::UpsertLock, Variant::Document, _) => Request::Update {
-                index: locks,
-                id,
-                body: UpdateBody::Script(Script::DocumentLock { process_id: owner }),
-                upsert: Some(Source::ProcessId(owner)),
-            },
-            (Step::UpsertLock, Variant::Leased, _) => Request::Update {
-                index: locks,
-                id,
-                body: UpdateBody::Script(Script::LeaseAcquire {
-                    owner,
-                    now: 0,
-                    expires: self.lease,
-                }),
-                upsert: Some(Source::Lease {
-                    owner,
-                    expires: self.lease,
-                }),
-            },
-            (Step::UpsertLock, Variant::LeasedNoop, _) => Request::Update {
-                index: locks,
-                id,
-                body: UpdateBody::Script(Script::LeaseAcquireNoop {
-                    owner,
-                    now: 0,
-                    expires: self.lease,
-                }),
-                upsert: Some(Source::Lease {
-                    owner,
-                    expires: self.lease,
-                }),
-            },
-            (Step::UpsertLock, _, _) => Request::Update {
-                index: locks,
-                id,
-                body: UpdateBody::Script(Script::RwLock),
-                upsert: Some(Source::Shared { lock_count: 1 }),
-            },
-            (Step::UpdateUnlock, _, _) => Request::Update {
-                index: locks,
-                id,
-                body: UpdateBody::Script(Script::RwUnlock),
-                upsert: None,
-            },
-            (Step::DeleteLock, _, _) => Request::Delete {
-                index: locks,
-                id,
-                cond: None,
-            },
-            (Step::CompareAndDelete, _, _) => Request::Delete {
-                index: locks,
-                id,
-                cond: Some(me.token.expect("a leased holder keeps its token")),
-            },
-            (Step::WriteData, _, _) => Request::Update {
-                index: Index::Files,
-                id: DATA_ID,
-                body: match self.writes {
-                    Writes::Unfenced => UpdateBody::Doc,
-                    Writes::Fenced => UpdateBody::Script(Script::FencedWrite {
-                        token: me.token.expect("a fenced writer keeps its token"),
-                    }),
-                },
-                upsert: None,
-            },
-            (Step::CheckLease, _, _) => return None,
-        })
-    }
-
-    /// What the store would answer to client `c`'s `step` in `s` (`None` for `CheckLease`):
-    /// what the refinement replayer compares a recorded response with.
-    pub fn response(&self, s: &State, c: ClientId, step: Step) -> Option<WriteOutcome> {
-        let request = self.request(s, c, step)?;
-        let mut scratch = s.clone();
-        Some(request.execute(&mut scratch))
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -649,167 +474,6 @@ impl Scenario {
             _ => self.fault_actions(s, &mut acts),
         }
         acts.contains(&action)
-    }
-
-    /// `next_state` for the replayer: `None` if `action` is not enabled in `s`.
-    pub fn step(&self, s: &State, action: Action) -> Option<State> {
-        self.enabled(s, action).then(|| self.apply(s, action))
-    }
-
-    /// Performs an enabled action.
-    pub fn apply(&self, s: &State, action: Action) -> State {
-        let mut next = s.clone();
-        self.apply_in_place(&mut next, action);
-        next
-    }
-
-    /// [`Scenario::apply`] on a state the caller owns.
-    pub fn apply_in_place(&self, s: &mut State, action: Action) {
-        s.last = Event::None;
-        match action {
-            Action::Call(c, Step::CheckLease, _) => {
-                let cl = &mut s.clients[c as usize];
-                if cl.deadline.is_some_and(|d| d > 0) {
-                    cl.pc = Pc::Writing;
-                } else {
-                    cl.forget(); // the lease has passed: the lock is no longer ours
-                }
-            }
-            Action::Call(c, step, delivery) => self.call(s, c, step, delivery),
-            Action::Crash(c) => {
-                s.budget.crash -= 1;
-                let cl = &mut s.clients[c as usize];
-                if cl.pc != Pc::Idle {
-                    s.orphaned = true;
-                }
-                cl.forget();
-                cl.alive = false;
-            }
-            Action::Restart(c) => {
-                s.budget.restart -= 1;
-                let cl = &mut s.clients[c as usize];
-                cl.alive = true;
-                cl.incarnation += 1;
-            }
-            Action::StrayDelete => {
-                s.budget.stray_delete -= 1;
-                let _ = s.locks.delete(&self.variant.lock_id(), None);
-            }
-            Action::Tick => Self::advance_clock(s, 1),
-            Action::Pause(c) => {
-                s.budget.pause -= 1;
-                let d = s.clients[c as usize]
-                    .deadline
-                    .expect("a leased writer's deadline");
-                Self::advance_clock(s, d);
-            }
-            Action::Failover => {
-                s.budget.failover -= 1;
-                s.locks.promote_replica();
-            }
-        }
-        self.canonicalize(s);
-    }
-
-    /// Time passes by `d` ticks: every stored time moves `d` closer to now (0).
-    fn advance_clock(s: &mut State, d: Time) {
-        s.locks
-            .map_sources(|src| src.map_times(|t| t.saturating_sub(d)));
-        for cl in &mut s.clients {
-            if let Some(t) = cl.deadline.as_mut() {
-                *t = t.saturating_sub(d);
-            }
-        }
-    }
-
-    /// Client `c` sends `step`'s request; the store applies it unless it is lost; the client
-    /// reacts to the answer or to the timeout.
-    fn call(&self, s: &mut State, c: ClientId, step: Step, delivery: Delivery) {
-        if delivery != Delivery::Answered {
-            s.budget.lose_reply -= 1;
-        }
-        let cl = s.clients[c as usize];
-        if step == Step::UpsertLock && self.timed() && cl.pc == Pc::Idle {
-            // The deadline counts from the first send: now (0) + lease.
-            s.clients[c as usize].deadline = Some(self.lease);
-        }
-        let request = self.request(s, c, step).expect("a request");
-        let outcome = match delivery {
-            Delivery::RequestLost => None,
-            _ => Some(request.execute(s)),
-        };
-        if step == Step::WriteData {
-            Self::record_write(s, c, outcome);
-        }
-        let reply = match delivery {
-            Delivery::Answered => outcome,
-            _ => None,
-        };
-        self.react(s, c, step, reply);
-    }
-
-    /// Ghost bookkeeping of a data write the store applied (or refused).
-    fn record_write(s: &mut State, c: ClientId, outcome: Option<WriteOutcome>) {
-        let epoch = s.clients[c as usize].epoch.expect("a writer has an epoch");
-        let stale = s.written.is_some_and(|w| epoch < w);
-        match outcome {
-            Some(Ok(_)) => {
-                if stale {
-                    s.last = Event::StaleWriteAccepted;
-                }
-                s.written = Some(s.written.map_or(epoch, |w| w.max(epoch)));
-            }
-            Some(Err(_)) if stale => s.last = Event::StaleWriteRejected,
-            _ => {}
-        }
-    }
-
-    /// Client `c`'s reaction to `step`'s reply (`None`: a timeout).
-    fn react(&self, s: &mut State, c: ClientId, step: Step, reply: Option<WriteOutcome>) {
-        use Step::*;
-        let i = c as usize;
-        match (step, reply) {
-            (CreateLock | UpsertLock, Some(Ok(w))) => self.grant(s, c, w.token),
-            (CreateLock | UpsertLock, Some(Err(_))) => {
-                s.clients[i].forget();
-                s.last = Event::Refused;
-            }
-            // Retry the same request (leased: the deadline still counts from the first send).
-            (CreateLock | UpsertLock, None) => s.clients[i].pc = Pc::Retrying,
-            // Released, or nothing left to release (404, 409 on compare-and-delete, a script
-            // error on `rw-unlock`: the client gives up).
-            (UpdateUnlock | DeleteLock | CompareAndDelete, Some(_)) => s.clients[i].forget(),
-            (UpdateUnlock | DeleteLock | CompareAndDelete, None) => {
-                s.clients[i].pc = Pc::Releasing;
-            }
-            // A fenced write refused: the lock is no longer ours; release (as the recipe does).
-            (WriteData, Some(Err(StoreError::Script(_)))) => s.clients[i].pc = Pc::Releasing,
-            (WriteData, _) => s.clients[i].pc = Pc::Holding,
-            (CheckLease, _) => unreachable!("CheckLease sends no request"),
-        }
-    }
-
-    /// Client `c`'s acquire succeeded with the write `token`.
-    fn grant(&self, s: &mut State, c: ClientId, token: Token) {
-        let role = self.role(c);
-        let epoch = match role {
-            Role::Writer => Some(Self::fresh_epoch(s)),
-            Role::Reader => None,
-        };
-        let cl = &mut s.clients[c as usize];
-        cl.pc = Pc::Holding;
-        cl.token = self.keeps_token(role).then_some(token);
-        cl.epoch = epoch;
-        if s.orphaned {
-            s.orphaned = false;
-            s.last = Event::AcquiredAfterCrash;
-        }
-    }
-
-    /// An epoch later than every one in `s`.
-    fn fresh_epoch(s: &State) -> Epoch {
-        let clients = s.clients.iter().filter_map(|cl| cl.epoch);
-        clients.chain(s.written).max().map_or(0, |e| e + 1)
     }
 }
 
