@@ -37,7 +37,15 @@ pub trait Family:
     fn actor(action: &Self::Action) -> serde_json::Map<String, serde_json::Value>;
 
     /// The action's step name without arguments (`"TryLock"`, `"CreateLockNode"`).
-    fn step_name(action: &Self::Action) -> &'static str;
+    fn step_name(action: &Self::Action) -> String;
+
+    /// Whether `property` can be exercised in this scenario at all (default: every one). The
+    /// tools print "n/a" for a `sometimes` property that cannot, instead of a failure; e.g.
+    /// "readers share" in a document-store scenario without readers.
+    fn applies(&self, property: &str) -> bool {
+        let _ = property;
+        true
+    }
 
     /// The `lockwright check` arguments that select this scenario (after `--family NAME`).
     fn check_args(&self) -> String;

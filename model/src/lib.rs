@@ -6,6 +6,8 @@
 //! - [`family`]: what the CLI, the report and the Explorer need of every family's model.
 //! - [`file`]: file locks — a per-process held set plus an OS advisory lock on `write.lock`
 //!   (Lucene's `NativeFSLockFactory` and its relatives).
+//! - [`docstore`]: document-store locks — the Elasticsearch recipes (global, document,
+//!   read/write) as written, and a corrected recipe with leases and fencing tokens.
 //!
 //! Each family folder holds its semantics module (what the kernel or server does, shared with
 //! the simulator the checks run the real implementation on) and its protocol.
@@ -15,6 +17,7 @@
 pub const MODEL_VERSION: &str = "1";
 
 pub mod checker;
+pub mod docstore;
 pub mod family;
 pub mod file;
 

@@ -141,8 +141,8 @@ impl Family for Scenario {
         m
     }
 
-    fn step_name(action: &Action) -> &'static str {
-        action.name()
+    fn step_name(action: &Action) -> String {
+        action.name().to_owned()
     }
 
     fn check_args(&self) -> String {

@@ -1,0 +1,179 @@
+//! The model's transition function: a step's request goes to the store (unless lost), the
+//! client reacts to the answer or to the timeout; faults and the clock.
+
+use crate::docstore::protocol::{Action, ClientId, Delivery, Epoch, Event, Pc, State, Step};
+use crate::docstore::scenario::{Role, Scenario};
+use crate::docstore::store::{StoreError, Time, Token, WriteOutcome};
+
+impl Scenario {
+    /// `next_state` for the replayer: `None` if `action` is not enabled in `s`.
+    pub fn step(&self, s: &State, action: Action) -> Option<State> {
+        self.enabled(s, action).then(|| self.apply(s, action))
+    }
+
+    /// Performs an enabled action.
+    pub fn apply(&self, s: &State, action: Action) -> State {
+        let mut next = s.clone();
+        self.apply_in_place(&mut next, action);
+        next
+    }
+
+    /// [`Scenario::apply`] on a state the caller owns.
+    pub fn apply_in_place(&self, s: &mut State, action: Action) {
+        s.last = Event::None;
+        match action {
+            Action::Call(c, Step::CheckLease, _) => {
+                let cl = &mut s.clients[c as usize];
+                if cl.deadline.is_some_and(|d| d > 0) {
+                    cl.pc = Pc::Writing;
+                } else {
+                    cl.forget(); // the lease has passed: the lock is no longer ours
+                }
+            }
+            Action::Call(c, step, delivery) => self.call(s, c, step, delivery),
+            Action::Crash(c) => {
+                s.budget.crash -= 1;
+                let cl = &mut s.clients[c as usize];
+                if cl.pc != Pc::Idle {
+                    s.orphaned = true;
+                }
+                cl.forget();
+                cl.alive = false;
+            }
+            Action::Restart(c) => {
+                s.budget.restart -= 1;
+                let cl = &mut s.clients[c as usize];
+                cl.alive = true;
+                cl.incarnation += 1;
+            }
+            Action::StrayDelete => {
+                s.budget.stray_delete -= 1;
+                let _ = s.locks.delete(&self.variant.lock_id(), None);
+            }
+            Action::Tick => Self::advance_clock(s, 1),
+            Action::Pause(c) => {
+                s.budget.pause -= 1;
+                let d = s.clients[c as usize]
+                    .deadline
+                    .expect("a leased writer's deadline");
+                Self::advance_clock(s, d);
+            }
+            Action::Failover => {
+                s.budget.failover -= 1;
+                s.locks.promote_replica();
+            }
+        }
+        self.canonicalize(s);
+    }
+
+    /// Time passes by `d` ticks: every stored time moves `d` closer to now (0).
+    fn advance_clock(s: &mut State, d: Time) {
+        s.locks
+            .map_sources(|src| src.map_times(|t| t.saturating_sub(d)));
+        for cl in &mut s.clients {
+            if let Some(t) = cl.deadline.as_mut() {
+                *t = t.saturating_sub(d);
+            }
+        }
+    }
+
+    /// Client `c` sends `step`'s request; the store applies it unless it is lost; the client
+    /// reacts to the answer or to the timeout.
+    fn call(&self, s: &mut State, c: ClientId, step: Step, delivery: Delivery) {
+        if delivery != Delivery::Answered {
+            s.budget.lose_reply -= 1;
+        }
+        let cl = s.clients[c as usize];
+        if step == Step::UpsertLock && self.timed() && cl.pc == Pc::Idle {
+            // The deadline counts from the first send: now (0) + lease.
+            s.clients[c as usize].deadline = Some(self.lease);
+        }
+        let request = self.request(s, c, step).expect("a request");
+        let outcome = match delivery {
+            Delivery::RequestLost => None,
+            _ => Some(request.execute(s)),
+        };
+        if step == Step::WriteData {
+            Self::record_write(s, c, outcome);
+        }
+        let reply = match delivery {
+            Delivery::Answered => outcome,
+            _ => None,
+        };
+        self.react(s, c, step, reply);
+    }
+
+    /// Ghost bookkeeping of a data write the store applied (or refused).
+    fn record_write(s: &mut State, c: ClientId, outcome: Option<WriteOutcome>) {
+        let epoch = s.clients[c as usize].epoch.expect("a writer has an epoch");
+        let stale = s.written.is_some_and(|w| epoch < w);
+        match outcome {
+            Some(Ok(_)) => {
+                if stale {
+                    s.last = Event::StaleWriteAccepted;
+                }
+                s.written = Some(s.written.map_or(epoch, |w| w.max(epoch)));
+            }
+            Some(Err(_)) if stale => s.last = Event::StaleWriteRejected,
+            _ => {}
+        }
+    }
+
+    /// Client `c`'s reaction to `step`'s reply (`None`: a timeout).
+    fn react(&self, s: &mut State, c: ClientId, step: Step, reply: Option<WriteOutcome>) {
+        use Step::*;
+        let i = c as usize;
+        match (step, reply) {
+            (CreateLock | UpsertLock, Some(Ok(w))) => self.grant(s, c, w.token),
+            // A 409 on an `_update` can only come from a concurrent update racing this one
+            // (`retry_on_conflict` 0): the client retries, as on a timeout. This makes the race
+            // a stutter, which is why `_update` is one atomic step in the model (never reached
+            // here: see the `store` module docs).
+            (UpsertLock, Some(Err(StoreError::VersionConflict))) => {
+                s.clients[i].pc = Pc::Retrying;
+            }
+            (UpdateUnlock, Some(Err(StoreError::VersionConflict))) => {
+                s.clients[i].pc = Pc::Releasing;
+            }
+            (CreateLock | UpsertLock, Some(Err(_))) => {
+                s.clients[i].forget();
+                s.last = Event::Refused;
+            }
+            // Retry the same request (leased: the deadline still counts from the first send).
+            (CreateLock | UpsertLock, None) => s.clients[i].pc = Pc::Retrying,
+            // Released, or nothing left to release (404, 409 on compare-and-delete, a script
+            // error on `rw-unlock`: the client gives up).
+            (UpdateUnlock | DeleteLock | CompareAndDelete, Some(_)) => s.clients[i].forget(),
+            (UpdateUnlock | DeleteLock | CompareAndDelete, None) => {
+                s.clients[i].pc = Pc::Releasing;
+            }
+            // A fenced write refused: the lock is no longer ours; release (as the recipe does).
+            (WriteData, Some(Err(StoreError::Script(_)))) => s.clients[i].pc = Pc::Releasing,
+            (WriteData, _) => s.clients[i].pc = Pc::Holding,
+            (CheckLease, _) => unreachable!("CheckLease sends no request"),
+        }
+    }
+
+    /// Client `c`'s acquire succeeded with the write `token`.
+    fn grant(&self, s: &mut State, c: ClientId, token: Token) {
+        let role = self.role(c);
+        let epoch = match role {
+            Role::Writer => Some(Self::fresh_epoch(s)),
+            Role::Reader => None,
+        };
+        let cl = &mut s.clients[c as usize];
+        cl.pc = Pc::Holding;
+        cl.token = self.keeps_token(role).then_some(token);
+        cl.epoch = epoch;
+        if s.orphaned {
+            s.orphaned = false;
+            s.last = Event::AcquiredAfterCrash;
+        }
+    }
+
+    /// An epoch later than every one in `s`.
+    fn fresh_epoch(s: &State) -> Epoch {
+        let clients = s.clients.iter().filter_map(|cl| cl.epoch);
+        clients.chain(s.written).max().map_or(0, |e| e + 1)
+    }
+}

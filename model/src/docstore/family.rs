@@ -1,0 +1,82 @@
+//! How the tools present the document-store family ([`Family`]).
+
+use super::protocol::{Action, ALWAYS, SOMETIMES};
+use super::scenario::{Scenario, Variant};
+use crate::family::Family;
+
+impl Family for Scenario {
+    const NAME: &'static str = "docstore";
+    const ALWAYS: &'static [&'static str] = &ALWAYS;
+    const SOMETIMES: &'static [&'static str] = &SOMETIMES;
+
+    fn label(&self) -> String {
+        Scenario::label(self)
+    }
+
+    fn parameters(&self) -> serde_json::Map<String, serde_json::Value> {
+        let f = self.faults;
+        let json = serde_json::json!({
+            "variant": self.variant.name(),
+            "writes": self.writes.name(),
+            "clients": self.clients,
+            "readers": self.readers,
+            "lease": self.lease,
+            "symmetry": self.symmetry,
+            "faults": {
+                "crash": f.crash,
+                "restart": f.restart,
+                "stray-delete": f.stray_delete,
+                "lose-reply": f.lose_reply,
+                "pause": f.pause,
+                "failover": f.failover,
+            },
+        });
+        match json {
+            serde_json::Value::Object(map) => map,
+            _ => unreachable!("an object literal"),
+        }
+    }
+
+    fn actor(action: &Action) -> serde_json::Map<String, serde_json::Value> {
+        let client = match action {
+            Action::Call(c, ..) | Action::Crash(c) | Action::Restart(c) | Action::Pause(c) => {
+                Some(*c)
+            }
+            Action::StrayDelete | Action::Tick | Action::Failover => None,
+        };
+        let mut m = serde_json::Map::new();
+        m.insert("client".into(), client.into());
+        m
+    }
+
+    fn step_name(action: &Action) -> String {
+        match action {
+            Action::Call(_, step, _) => format!("{step:?}"),
+            Action::Crash(_) => "Crash".into(),
+            Action::Restart(_) => "Restart".into(),
+            Action::StrayDelete => "StrayDelete".into(),
+            Action::Tick => "Tick".into(),
+            Action::Pause(_) => "Pause".into(),
+            Action::Failover => "Failover".into(),
+        }
+    }
+
+    fn applies(&self, property: &str) -> bool {
+        Scenario::applies(self, property)
+    }
+
+    fn check_args(&self) -> String {
+        let mut args = format!(
+            "--variant {} --writes {} --clients {}",
+            self.variant, self.writes, self.clients
+        );
+        if self.variant == Variant::ReadWrite {
+            args.push_str(&format!(" --readers {}", self.readers));
+        }
+        if self.variant.leased() {
+            args.push_str(&format!(" --lease {}", self.lease));
+        }
+        args.push_str(&format!(" --faults {}", self.faults));
+        args
+    }
+}

@@ -1,0 +1,579 @@
+//! Pessimistic locks built on an Elasticsearch index, as a Stateright model: the three recipes
+//! of the blog post "Elasticsearch系列---实现分布式锁" (mengyue, 2020; `seeds/004_*`) exactly
+//! as written, and a corrected recipe with an owner, a lease, a compare-and-delete release and
+//! fencing tokens (Kleppmann, "How to do distributed locking", 2016).
+//!
+//! `clients` clients share one lock document in the index `files-lock` and one protected data
+//! document `files/1`. Every client loops forever: acquire; while holding, write the data
+//! document any number of times (readers only read); release. A refused acquire is retried
+//! later; a timed-out request is retried. The step table ([`next`]) says, per recipe and
+//! role, which request comes next at each program counter:
+//!
+//! | recipe / role | `Idle` | `Retrying` | `Holding` | `Writing` | `Releasing` |
+//! |---|---|---|---|---|---|
+//! | `global` | `CreateLock` | `CreateLock` | `WriteData`, `DeleteLock` | — | `DeleteLock` |
+//! | `document` | `UpsertLock` | `UpsertLock` | `WriteData`, `DeleteLock` | — | `DeleteLock` |
+//! | `read-write`, reader | `UpsertLock` | `UpsertLock` | `UpdateUnlock` | — | `UpdateUnlock` |
+//! | `read-write`, writer | `CreateLock` | `CreateLock` | `WriteData`, `DeleteLock` | — | `DeleteLock` |
+//! | `leased`, `leased-noop` | `UpsertLock` | `UpsertLock` | `CheckLease`, `CompareAndDelete` | `WriteData` | `CompareAndDelete` |
+//!
+//! and [`Scenario::request`] says what each request is (the HTTP call, its body and
+//! parameters). Faults, each with a budget: `Crash(c)`, `Restart(c)`, an operator's
+//! `StrayDelete` of the lock document, lost replies (a request applied with its reply lost,
+//! or not applied; the client sees a timeout either way), `Pause(c)` (leased: a client that
+//! passed its lease check is not scheduled until its lease has passed), and `Failover` (the
+//! lock index's primary term grows). `Tick` advances the clock (leased only).
+//!
+//! Every store answer comes from [`crate::docstore::store`], the module the simulated store and
+//! the loopback HTTP server of the checks reuse. `docs/docstore.md` has the verdict table.
+
+use std::fmt;
+
+use stateright::{Model, Property};
+
+use crate::checker::Checkable;
+use crate::docstore::scenario::{Faults, Role, Scenario, Variant};
+use crate::docstore::store::{Owner, Shard, Source, Time, Token};
+
+/// A client index (small and dense).
+pub type ClientId = u8;
+/// Ghost: the order in which exclusive grants happened (renumbered densely).
+pub type Epoch = u8;
+/// A document id.
+pub type DocId = &'static str;
+
+/// The index holding the lock document.
+pub const LOCK_INDEX: &str = "files-lock";
+/// The index holding the protected data document.
+pub const DATA_INDEX: &str = "files";
+/// The protected data document's id.
+pub const DATA_ID: DocId = "1";
+
+// ---------------------------------------------------------------------------------------------
+// State.
+// ---------------------------------------------------------------------------------------------
+
+/// Where a client is in its loop. The names say what the client is doing; [`next`] says which
+/// step comes next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Pc {
+    /// Not holding and not acquiring: the next step acquires (after a refusal too).
+    Idle = 0,
+    /// An acquire timed out: the next step sends the same request again (leased: the lease
+    /// deadline counts from the first send).
+    Retrying = 1,
+    /// The acquire succeeded: the client believes it holds the lock.
+    Holding = 2,
+    /// Leased: the lease check passed; the next step is the write.
+    Writing = 3,
+    /// A release timed out (or a fenced write was refused): the next step is the release.
+    Releasing = 4,
+}
+
+/// One client process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Client {
+    pub alive: bool,
+    /// Restarts so far: part of the client's `process_id`/`owner`.
+    pub incarnation: u8,
+    pub pc: Pc,
+    /// The `_seq_no`/`_primary_term` of the acquiring write, when the client keeps it
+    /// ([`Scenario::keeps_token`]): its fencing token and its compare-and-delete guard.
+    pub token: Option<Token>,
+    /// Leased: the client's own lease deadline on the model clock (now is always 0: see
+    /// [`State`]); set when the acquire is first sent.
+    pub deadline: Option<Time>,
+    /// Ghost (not known to the client): the order of this client's exclusive grant.
+    pub epoch: Option<Epoch>,
+}
+
+impl Client {
+    pub(crate) const START: Client = Client {
+        alive: true,
+        incarnation: 0,
+        pc: Pc::Idle,
+        token: None,
+        deadline: None,
+        epoch: None,
+    };
+
+    /// The client's `process_id`/`owner` in its current incarnation.
+    pub fn owner(&self, c: ClientId) -> Owner {
+        Owner {
+            client: c,
+            incarnation: self.incarnation,
+        }
+    }
+
+    /// Back to idle with nothing held.
+    pub(crate) fn forget(&mut self) {
+        self.pc = Pc::Idle;
+        self.token = None;
+        self.deadline = None;
+        self.epoch = None;
+    }
+}
+
+/// The notable outcome of the last step, when a property needs to see it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Event {
+    None,
+    /// An acquire was refused because the lock was held (409, or the script threw).
+    Refused,
+    /// An acquire succeeded after a client crashed while not idle, none in between.
+    AcquiredAfterCrash,
+    /// The data document accepted a write of an older grant after a newer grant's write.
+    StaleWriteAccepted,
+    /// The data document refused such a write (fencing).
+    StaleWriteRejected,
+}
+
+/// The whole system. Times are relative: the model clock always reads 0 and a tick subtracts
+/// one from every stored time (leases that have passed read 0); sequence numbers and epochs
+/// are renumbered densely after every step (only their order is observable). `Hash` writes
+/// every number as one `usize` (see `canon.rs`), so fingerprints stay short.
+#[derive(PartialEq, Eq)]
+pub struct State {
+    /// The index `files-lock`.
+    pub locks: Shard<DocId>,
+    /// The index `files` (the protected data document `1`).
+    pub files: Shard<DocId>,
+    /// Indexed by client id.
+    pub clients: Vec<Client>,
+    /// Fault budgets left.
+    pub budget: Faults,
+    /// Ghost: the highest epoch whose write the data document accepted.
+    pub written: Option<Epoch>,
+    /// Ghost: a client crashed while not idle and no acquire succeeded since.
+    pub orphaned: bool,
+    pub last: Event,
+}
+
+impl Clone for State {
+    fn clone(&self) -> State {
+        State {
+            locks: self.locks.clone(),
+            files: self.files.clone(),
+            clients: self.clients.clone(),
+            budget: self.budget,
+            written: self.written,
+            orphaned: self.orphaned,
+            last: self.last,
+        }
+    }
+
+    /// Field by field, so the tables reuse their allocations.
+    fn clone_from(&mut self, source: &State) {
+        self.locks.clone_from(&source.locks);
+        self.files.clone_from(&source.files);
+        self.clients.clone_from(&source.clients);
+        self.budget = source.budget;
+        self.written = source.written;
+        self.orphaned = source.orphaned;
+        self.last = source.last;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The step table and the requests.
+// ---------------------------------------------------------------------------------------------
+
+/// A client step: one request to the store (or, `CheckLease`, one clock read).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Step {
+    /// `PUT files-lock/_create/<id>`.
+    CreateLock,
+    /// `POST files-lock/_update/1` with an `upsert` body and the acquire script.
+    UpsertLock,
+    /// `POST files-lock/_update/1` with the `rw-unlock` script.
+    UpdateUnlock,
+    /// `DELETE files-lock/_doc/<id>`.
+    DeleteLock,
+    /// `DELETE files-lock/_doc/1?if_seq_no=..&if_primary_term=..`.
+    CompareAndDelete,
+    /// Leased: read the clock; the lease check passes if now < deadline.
+    CheckLease,
+    /// `POST files/_update/1`, unfenced (`doc`) or fenced (`fenced-write` script).
+    WriteData,
+}
+
+/// The step table: which steps client `role` of `variant` may take at `pc` (one screen shows
+/// what differs between the recipes).
+pub fn next(variant: Variant, role: Role, pc: Pc) -> &'static [Step] {
+    use Step::*;
+    // Columns: Idle, Retrying, Holding, Writing, Releasing.
+    let row: [&'static [Step]; 5] = match (variant, role) {
+        (Variant::Global, _) | (Variant::ReadWrite, Role::Writer) => [
+            &[CreateLock],
+            &[CreateLock],
+            &[WriteData, DeleteLock],
+            &[],
+            &[DeleteLock],
+        ],
+        (Variant::Document, _) => [
+            &[UpsertLock],
+            &[UpsertLock],
+            &[WriteData, DeleteLock],
+            &[],
+            &[DeleteLock],
+        ],
+        (Variant::ReadWrite, Role::Reader) => [
+            &[UpsertLock],
+            &[UpsertLock],
+            &[UpdateUnlock],
+            &[],
+            &[UpdateUnlock],
+        ],
+        (Variant::Leased | Variant::LeasedNoop, _) => [
+            &[UpsertLock],
+            &[UpsertLock],
+            &[CheckLease, CompareAndDelete],
+            &[WriteData],
+            &[CompareAndDelete],
+        ],
+    };
+    row[pc as usize]
+}
+
+// ---------------------------------------------------------------------------------------------
+// Actions.
+// ---------------------------------------------------------------------------------------------
+
+/// How a request's exchange went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Delivery {
+    /// The store applied it and the client got the answer.
+    Answered,
+    /// The store applied it; the reply was lost (the client times out).
+    ReplyLost,
+    /// The request never reached the store (the client times out).
+    RequestLost,
+}
+
+/// One atomic step: a client step or a fault.
+///
+/// **Mapping a recorded run of the reference client** (phase 2: the simulated store records
+/// every call): each request the client makes through its store interface is
+/// `Call(c, step, delivery)` with the step named after the request in [`Step`]'s docs; the
+/// delivery is `Answered` when the client got the store's answer, otherwise `ReplyLost` or
+/// `RequestLost` as the simulated store applied it or not. Each clock read of the lease check
+/// is `Call(c, CheckLease, Answered)`. Feed it to [`Scenario::step`]: `None` means the model
+/// does not allow the call here (a refinement failure); [`Scenario::response`] gives the answer
+/// the recorded one must equal. Faults are injected by the harness.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Action {
+    /// Client `c` takes `step`.
+    Call(ClientId, Step, Delivery),
+    /// Client `c`'s process dies; its documents stay.
+    Crash(ClientId),
+    /// Crashed client `c` starts again: a new incarnation, a new `process_id`.
+    Restart(ClientId),
+    /// An operator deletes the lock document (`DELETE files-lock/_doc/<id>`).
+    StrayDelete,
+    /// The clock advances one tick (leased).
+    Tick,
+    /// Client `c`, between its lease check and its write, is not scheduled until its lease
+    /// has passed (leased).
+    Pause(ClientId),
+    /// Another copy of the lock index's shard becomes primary.
+    Failover,
+}
+
+impl Action {
+    /// The acting client, for client steps.
+    pub fn client(self) -> Option<ClientId> {
+        match self {
+            Action::Call(c, ..) => Some(c),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Action {
+    /// `CreateLock(c0)`, `DeleteLock(c0, reply lost)`, `Crash(c1)`, `StrayDelete`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Action::Call(c, step, Delivery::Answered) => write!(f, "{step:?}(c{c})"),
+            Action::Call(c, step, Delivery::ReplyLost) => write!(f, "{step:?}(c{c}, reply lost)"),
+            Action::Call(c, step, Delivery::RequestLost) => {
+                write!(f, "{step:?}(c{c}, request lost)")
+            }
+            Action::Crash(c) => write!(f, "Crash(c{c})"),
+            Action::Restart(c) => write!(f, "Restart(c{c})"),
+            Action::StrayDelete => f.write_str("StrayDelete"),
+            Action::Tick => f.write_str("Tick"),
+            Action::Pause(c) => write!(f, "Pause(c{c})"),
+            Action::Failover => f.write_str("Failover"),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Properties (names used verbatim in tests, CLI output and docs).
+// ---------------------------------------------------------------------------------------------
+
+pub const AT_MOST_ONE_WRITER: &str = "at most one writer";
+pub const READERS_AND_WRITER_EXCLUSIVE: &str = "readers and writer exclusive";
+pub const NO_STALE_LOCK: &str = "no stale lock";
+pub const FENCED_WRITES_ARE_EXCLUSIVE: &str = "fenced writes are exclusive";
+pub const WRITER_EXISTS: &str = "writer exists";
+pub const READERS_SHARE: &str = "readers share";
+pub const CONTENTION_SEEN: &str = "contention seen";
+pub const ACQUIRED_AFTER_CRASH: &str = "acquired after crash";
+pub const STALE_WRITE_ATTEMPTED: &str = "stale write attempted";
+
+/// The `always` properties, in report order.
+pub const ALWAYS: [&str; 4] = [
+    AT_MOST_ONE_WRITER,
+    READERS_AND_WRITER_EXCLUSIVE,
+    NO_STALE_LOCK,
+    FENCED_WRITES_ARE_EXCLUSIVE,
+];
+
+/// The `sometimes` properties, in report order.
+pub const SOMETIMES: [&str; 5] = [
+    WRITER_EXISTS,
+    READERS_SHARE,
+    CONTENTION_SEEN,
+    ACQUIRED_AFTER_CRASH,
+    STALE_WRITE_ATTEMPTED,
+];
+
+impl Scenario {
+    /// Whether client `c` is a writer: a writer-role client whose acquire succeeded, who has
+    /// not started to release and who would still pass its own validity check (leased: its
+    /// deadline has not passed), or who is between a passed lease check and its write.
+    pub fn is_writer(&self, s: &State, c: ClientId) -> bool {
+        let cl = s.clients[c as usize];
+        cl.alive
+            && self.role(c) == Role::Writer
+            && match cl.pc {
+                Pc::Writing => true,
+                Pc::Holding => !self.timed() || cl.deadline.is_some_and(|d| d > 0),
+                _ => false,
+            }
+    }
+
+    /// Whether client `c` is a reader holding the shared lock.
+    pub fn is_reader(&self, s: &State, c: ClientId) -> bool {
+        let cl = s.clients[c as usize];
+        cl.alive && self.role(c) == Role::Reader && cl.pc == Pc::Holding
+    }
+
+    fn count(&self, f: impl Fn(ClientId) -> bool) -> usize {
+        (0..self.clients).filter(|&c| f(c)).count()
+    }
+
+    /// Whether a fresh client of `role` (a new `process_id`) would acquire the lock now or once
+    /// every lease has passed, by sending its real acquire request to a copy of the lock
+    /// index.
+    pub fn fresh_acquire_succeeds_eventually(&self, s: &State, role: Role) -> bool {
+        let mut scratch = s.clone();
+        scratch
+            .locks
+            .map_sources(|src| src.map_times(|_| 0 /* every lease has passed */));
+        let fresh = Client {
+            incarnation: u8::MAX,
+            ..Client::START
+        };
+        let c = match role {
+            Role::Reader => 0,
+            Role::Writer => self.clients - 1,
+        };
+        debug_assert_eq!(self.role(c), role);
+        scratch.clients[c as usize] = fresh;
+        let step = next(self.variant, role, Pc::Idle)[0];
+        let request = self.request(&scratch, c, step).expect("an acquire request");
+        request.execute(&mut scratch).is_ok()
+    }
+
+    /// The names of the `always` properties that `s` violates (the replayer checks every state
+    /// of a recorded run with this).
+    pub fn violated(&self, s: &State) -> Vec<&'static str> {
+        self.properties()
+            .into_iter()
+            .filter(|p| p.expectation == stateright::Expectation::Always && !(p.condition)(self, s))
+            .map(|p| p.name)
+            .collect()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The model.
+// ---------------------------------------------------------------------------------------------
+
+impl Scenario {
+    /// The enabled steps of live client `c`, each with every delivery the budget allows.
+    fn client_actions(&self, s: &State, c: ClientId, out: &mut Vec<Action>) {
+        let cl = s.clients[c as usize];
+        for &step in next(self.variant, self.role(c), cl.pc) {
+            out.push(Action::Call(c, step, Delivery::Answered));
+            if step != Step::CheckLease && s.budget.lose_reply > 0 {
+                out.push(Action::Call(c, step, Delivery::ReplyLost));
+                out.push(Action::Call(c, step, Delivery::RequestLost));
+            }
+        }
+    }
+
+    /// The enabled faults and clock steps.
+    fn fault_actions(&self, s: &State, out: &mut Vec<Action>) {
+        for c in 0..self.clients {
+            let cl = s.clients[c as usize];
+            if cl.alive && s.budget.crash > 0 {
+                out.push(Action::Crash(c));
+            }
+            if !cl.alive && s.budget.restart > 0 {
+                out.push(Action::Restart(c));
+            }
+        }
+        if s.budget.stray_delete > 0 && s.locks.get(&self.variant.lock_id()).is_some() {
+            out.push(Action::StrayDelete);
+        }
+        if self.timed() {
+            for c in 0..self.clients {
+                let cl = s.clients[c as usize];
+                if s.budget.pause > 0
+                    && cl.alive
+                    && cl.pc == Pc::Writing
+                    && cl.deadline.is_some_and(|d| d > 0)
+                {
+                    out.push(Action::Pause(c));
+                }
+            }
+            // The timing assumption the lease relies on: a client that passed its lease check
+            // writes before the lease passes. Only `Pause` breaks it.
+            let would_expire_a_writer = s
+                .clients
+                .iter()
+                .any(|cl| cl.alive && cl.pc == Pc::Writing && cl.deadline.is_some_and(|d| d == 1));
+            if Self::max_time(s) > 0 && !would_expire_a_writer {
+                out.push(Action::Tick);
+            }
+        }
+        if s.budget.failover > 0 {
+            out.push(Action::Failover);
+        }
+    }
+
+    fn max_time(s: &State) -> Time {
+        let docs = s.locks.docs().filter_map(|(_, d)| d.source.times());
+        let clients = s.clients.iter().filter_map(|cl| cl.deadline);
+        docs.chain(clients).max().unwrap_or(0)
+    }
+
+    /// Whether `action` is enabled in `s`.
+    pub fn enabled(&self, s: &State, action: Action) -> bool {
+        let mut acts = Vec::new();
+        match action {
+            Action::Call(c, ..) => {
+                if c >= self.clients || !s.clients[c as usize].alive {
+                    return false;
+                }
+                self.client_actions(s, c, &mut acts);
+            }
+            _ => self.fault_actions(s, &mut acts),
+        }
+        acts.contains(&action)
+    }
+}
+
+impl Checkable for Scenario {
+    fn successor_into(&self, s: &State, action: Action, out: &mut State) -> bool {
+        out.clone_from(s);
+        self.apply_in_place(out, action);
+        true
+    }
+
+    fn representative(&self, s: &State) -> Option<State> {
+        self.symmetric_representative(s)
+    }
+
+    /// What a step did: who acts, the HTTP request, and its outcome
+    /// (`c1 CreateLock: PUT files-lock/_create/global {} → 409 version_conflict_engine_exception`).
+    fn describe_step(&self, before: &State, action: &Action, after: &State) -> String {
+        self.describe(before, *action, after)
+    }
+}
+
+impl Model for Scenario {
+    type State = State;
+    type Action = Action;
+
+    fn init_states(&self) -> Vec<State> {
+        let mut files = Shard::new();
+        files
+            .create(DATA_ID, Source::Data { fence: None })
+            .expect("an empty index");
+        let mut s = State {
+            locks: Shard::new(),
+            files,
+            clients: vec![Client::START; self.clients as usize],
+            budget: self.faults,
+            written: None,
+            orphaned: false,
+            last: Event::None,
+        };
+        self.canonicalize(&mut s);
+        vec![s]
+    }
+
+    /// Steps of every live client (client order), then faults and the clock.
+    fn actions(&self, s: &State, actions: &mut Vec<Action>) {
+        for c in 0..self.clients {
+            if s.clients[c as usize].alive {
+                self.client_actions(s, c, actions);
+            }
+        }
+        self.fault_actions(s, actions);
+    }
+
+    fn next_state(&self, s: &State, action: Action) -> Option<State> {
+        self.step(s, action)
+    }
+
+    fn format_action(&self, action: &Action) -> String {
+        action.to_string()
+    }
+
+    fn format_step(&self, s: &State, action: Action) -> Option<String> {
+        let after = self.step(s, action)?;
+        Some(format!("{}\n\n{after:?}", self.describe(s, action, &after)))
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![
+            Property::always(AT_MOST_ONE_WRITER, |m: &Scenario, s: &State| {
+                m.count(|c| m.is_writer(s, c)) <= 1
+            }),
+            Property::always(READERS_AND_WRITER_EXCLUSIVE, |m: &Scenario, s: &State| {
+                m.count(|c| m.is_reader(s, c)) == 0 || m.count(|c| m.is_writer(s, c)) == 0
+            }),
+            Property::always(NO_STALE_LOCK, |m: &Scenario, s: &State| {
+                s.clients.iter().any(|cl| cl.alive && cl.pc != Pc::Idle)
+                    || [Role::Reader, Role::Writer].into_iter().all(|role| {
+                        m.count(|c| m.role(c) == role) == 0
+                            || m.fresh_acquire_succeeds_eventually(s, role)
+                    })
+            }),
+            Property::always(FENCED_WRITES_ARE_EXCLUSIVE, |_, s: &State| {
+                s.last != Event::StaleWriteAccepted
+            }),
+            Property::sometimes(WRITER_EXISTS, |m: &Scenario, s: &State| {
+                m.count(|c| m.is_writer(s, c)) > 0
+            }),
+            Property::sometimes(READERS_SHARE, |m: &Scenario, s: &State| {
+                m.count(|c| m.is_reader(s, c)) >= 2
+            }),
+            Property::sometimes(CONTENTION_SEEN, |_, s: &State| s.last == Event::Refused),
+            Property::sometimes(ACQUIRED_AFTER_CRASH, |_, s: &State| {
+                s.last == Event::AcquiredAfterCrash
+            }),
+            Property::sometimes(STALE_WRITE_ATTEMPTED, |_, s: &State| {
+                matches!(
+                    s.last,
+                    Event::StaleWriteAccepted | Event::StaleWriteRejected
+                )
+            }),
+        ]
+    }
+}

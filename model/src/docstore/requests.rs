@@ -1,0 +1,179 @@
+//! What each client step sends: the HTTP request (index, id, body, parameters) per recipe and
+//! role, and how the store answers it (through [`crate::docstore::store`]).
+
+use crate::docstore::protocol::{ClientId, DocId, State, Step, DATA_ID, DATA_INDEX, LOCK_INDEX};
+use crate::docstore::scenario::{Scenario, Variant, Writes};
+use crate::docstore::store::{Script, Shard, Source, Token, UpdateBody, WriteOutcome};
+
+/// Which index a request goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Index {
+    /// `files-lock`.
+    Locks,
+    /// `files`.
+    Files,
+}
+
+impl Index {
+    pub fn name(self) -> &'static str {
+        match self {
+            Index::Locks => LOCK_INDEX,
+            Index::Files => DATA_INDEX,
+        }
+    }
+}
+
+/// One request to the store, as the client sends it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Request {
+    /// `PUT <index>/_create/<id>` with `source`.
+    Create {
+        index: Index,
+        id: DocId,
+        source: Source,
+    },
+    /// `POST <index>/_update/<id>` (`retry_on_conflict` 0).
+    Update {
+        index: Index,
+        id: DocId,
+        body: UpdateBody,
+        upsert: Option<Source>,
+    },
+    /// `DELETE <index>/_doc/<id>[?if_seq_no=..&if_primary_term=..]`.
+    Delete {
+        index: Index,
+        id: DocId,
+        cond: Option<Token>,
+    },
+}
+
+impl Request {
+    /// Runs the request on the store.
+    pub fn execute(self, s: &mut State) -> WriteOutcome {
+        match self {
+            Request::Create { index, id, source } => s.shard_mut(index).create(id, source),
+            Request::Update {
+                index,
+                id,
+                body,
+                upsert,
+            } => s.shard_mut(index).update(id, body, upsert, None),
+            Request::Delete { index, id, cond } => s.shard_mut(index).delete(&id, cond),
+        }
+    }
+}
+
+impl State {
+    fn shard_mut(&mut self, index: Index) -> &mut Shard<DocId> {
+        match index {
+            Index::Locks => &mut self.locks,
+            Index::Files => &mut self.files,
+        }
+    }
+
+    /// The index `index`.
+    pub fn shard(&self, index: Index) -> &Shard<DocId> {
+        match index {
+            Index::Locks => &self.locks,
+            Index::Files => &self.files,
+        }
+    }
+}
+
+impl Scenario {
+    /// The request client `c` sends for `step` in `s` (`None` for `CheckLease`, which sends
+    /// nothing). The model clock reads 0, so the leased recipe sends `now` 0 and `expires`
+    /// `lease`.
+    pub fn request(&self, s: &State, c: ClientId, step: Step) -> Option<Request> {
+        let me = s.clients[c as usize];
+        let owner = me.owner(c);
+        let id = self.variant.lock_id();
+        let locks = Index::Locks;
+        Some(match (step, self.variant, self.role(c)) {
+            (Step::CreateLock, Variant::Global, _) => Request::Create {
+                index: locks,
+                id,
+                source: Source::Empty,
+            },
+            (Step::CreateLock, _, _) => Request::Create {
+                index: locks,
+                id,
+                source: Source::Exclusive,
+            },
+            (Step::UpsertLock, Variant::Document, _) => Request::Update {
+                index: locks,
+                id,
+                body: UpdateBody::Script(Script::DocumentLock { process_id: owner }),
+                upsert: Some(Source::ProcessId(owner)),
+            },
+            (Step::UpsertLock, Variant::Leased, _) => Request::Update {
+                index: locks,
+                id,
+                body: UpdateBody::Script(Script::LeaseAcquire {
+                    owner,
+                    now: 0,
+                    expires: self.lease,
+                }),
+                upsert: Some(Source::Lease {
+                    owner,
+                    expires: self.lease,
+                }),
+            },
+            (Step::UpsertLock, Variant::LeasedNoop, _) => Request::Update {
+                index: locks,
+                id,
+                body: UpdateBody::Script(Script::LeaseAcquireNoop {
+                    owner,
+                    now: 0,
+                    expires: self.lease,
+                }),
+                upsert: Some(Source::Lease {
+                    owner,
+                    expires: self.lease,
+                }),
+            },
+            (Step::UpsertLock, _, _) => Request::Update {
+                index: locks,
+                id,
+                body: UpdateBody::Script(Script::RwLock),
+                upsert: Some(Source::Shared { lock_count: 1 }),
+            },
+            (Step::UpdateUnlock, _, _) => Request::Update {
+                index: locks,
+                id,
+                body: UpdateBody::Script(Script::RwUnlock),
+                upsert: None,
+            },
+            (Step::DeleteLock, _, _) => Request::Delete {
+                index: locks,
+                id,
+                cond: None,
+            },
+            (Step::CompareAndDelete, _, _) => Request::Delete {
+                index: locks,
+                id,
+                cond: Some(me.token.expect("a leased holder keeps its token")),
+            },
+            (Step::WriteData, _, _) => Request::Update {
+                index: Index::Files,
+                id: DATA_ID,
+                body: match self.writes {
+                    Writes::Unfenced => UpdateBody::Doc,
+                    Writes::Fenced => UpdateBody::Script(Script::FencedWrite {
+                        token: me.token.expect("a fenced writer keeps its token"),
+                    }),
+                },
+                upsert: None,
+            },
+            (Step::CheckLease, _, _) => return None,
+        })
+    }
+
+    /// What the store would answer to client `c`'s `step` in `s` (`None` for `CheckLease`):
+    /// what the refinement replayer compares a recorded response with.
+    pub fn response(&self, s: &State, c: ClientId, step: Step) -> Option<WriteOutcome> {
+        let request = self.request(s, c, step)?;
+        let mut scratch = s.clone();
+        Some(request.execute(&mut scratch))
+    }
+}

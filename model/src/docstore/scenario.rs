@@ -1,0 +1,397 @@
+//! Which recipe, which write path, how many clients, which faults: one [`Scenario`] is one
+//! finite model instance.
+
+use std::fmt;
+
+use crate::docstore::store::Time;
+
+/// A lock recipe (command-line name in [`Variant::name`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Variant {
+    /// As written: `PUT files-lock/_create/global {}`; release `DELETE`.
+    Global,
+    /// As written: `_update` with `upsert {process_id}` and the `document-lock` script;
+    /// release `DELETE`.
+    Document,
+    /// As written: readers upsert `{shared, 1}` or run `rw-lock`, release with `rw-unlock`; the
+    /// writer `_create`s `{exclusive}` and releases with `DELETE`.
+    ReadWrite,
+    /// Corrected: the owner and a lease expiry in the document (`lease-acquire` script),
+    /// release by compare-and-delete on `_seq_no`/`_primary_term`.
+    Leased,
+    /// A deliberately broken twin of `leased`: its acquire script is a `noop` when the caller
+    /// already owns the document, as in the document lock — even when the lease has passed
+    /// (`docs/docstore.md`, finding 1).
+    LeasedNoop,
+}
+
+impl Variant {
+    pub const ALL: [Variant; 5] = [
+        Variant::Global,
+        Variant::Document,
+        Variant::ReadWrite,
+        Variant::Leased,
+        Variant::LeasedNoop,
+    ];
+
+    /// The command-line / docs name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Global => "global",
+            Variant::Document => "document",
+            Variant::ReadWrite => "read-write",
+            Variant::Leased => "leased",
+            Variant::LeasedNoop => "leased-noop",
+        }
+    }
+
+    /// Parses [`Variant::name`].
+    pub fn from_name(s: &str) -> Option<Variant> {
+        Variant::ALL.into_iter().find(|v| v.name() == s)
+    }
+
+    /// Whether the recipe is a lease (`leased`, `leased-noop`).
+    pub fn leased(self) -> bool {
+        matches!(self, Variant::Leased | Variant::LeasedNoop)
+    }
+
+    /// The lock document's id: `global` for the global lock, `1` (the locked row) otherwise.
+    pub fn lock_id(self) -> &'static str {
+        match self {
+            Variant::Global => "global",
+            _ => "1",
+        }
+    }
+}
+
+impl fmt::Display for Variant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How a lock holder writes the protected data document `files/1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Writes {
+    /// `POST files/_update/1 {"doc": {..}}`: the store accepts every write (the blog's).
+    Unfenced,
+    /// `POST files/_update/1` with the `fenced-write` script and the `_seq_no`/`_primary_term`
+    /// of the holder's acquiring write as the token: the store rejects a token lower than the
+    /// highest it accepted (Kleppmann's fencing).
+    Fenced,
+}
+
+impl Writes {
+    pub const ALL: [Writes; 2] = [Writes::Unfenced, Writes::Fenced];
+
+    /// The command-line / docs name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Writes::Unfenced => "unfenced",
+            Writes::Fenced => "fenced",
+        }
+    }
+
+    /// Parses [`Writes::name`].
+    pub fn from_name(s: &str) -> Option<Writes> {
+        Writes::ALL.into_iter().find(|w| w.name() == s)
+    }
+}
+
+impl fmt::Display for Writes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What a client does with the lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Role {
+    /// Takes the exclusive lock and writes the data document.
+    Writer,
+    /// Takes the shared lock of the read/write recipe (and only reads).
+    Reader,
+}
+
+/// Fault budgets: how many of each fault may happen in one run (all clients together). In
+/// `State::budget` the same type counts what is left.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Faults {
+    /// `Crash(c)`: the client process dies; its documents stay.
+    pub crash: u8,
+    /// `Restart(c)` of a crashed client: a new incarnation, a new `process_id`.
+    pub restart: u8,
+    /// `StrayDelete`: an operator's `DELETE` of the lock document.
+    pub stray_delete: u8,
+    /// A request's reply is lost (`… reply lost`: the store applied it; `… request lost`: it
+    /// did not). The client sees a timeout either way.
+    pub lose_reply: u8,
+    /// `Pause(c)` (leased): the client is not scheduled between its lease check and its write
+    /// until its lease has passed (a GC or VM pause).
+    pub pause: u8,
+    /// `Failover`: another copy of the lock index's shard becomes primary.
+    pub failover: u8,
+}
+
+impl Faults {
+    /// No faults at all.
+    pub const NONE: Faults = Faults {
+        crash: 0,
+        restart: 0,
+        stray_delete: 0,
+        lose_reply: 0,
+        pause: 0,
+        failover: 0,
+    };
+
+    const NAMES: [&'static str; 6] = [
+        "crash",
+        "restart",
+        "stray-delete",
+        "lose-reply",
+        "pause",
+        "failover",
+    ];
+
+    fn counts(&self) -> [u8; 6] {
+        [
+            self.crash,
+            self.restart,
+            self.stray_delete,
+            self.lose_reply,
+            self.pause,
+            self.failover,
+        ]
+    }
+
+    fn count_mut(&mut self, name: &str) -> Option<&mut u8> {
+        Some(match name {
+            "crash" => &mut self.crash,
+            "restart" => &mut self.restart,
+            "stray-delete" => &mut self.stray_delete,
+            "lose-reply" => &mut self.lose_reply,
+            "pause" => &mut self.pause,
+            "failover" => &mut self.failover,
+            _ => return None,
+        })
+    }
+
+    /// Parses `crash=1,restart=1,stray-delete=1,lose-reply=1,pause=1,failover=1` (any subset,
+    /// any order; `none` or the empty string for no faults).
+    ///
+    /// # Errors
+    /// A message naming the bad item.
+    pub fn parse(s: &str) -> Result<Faults, String> {
+        let mut f = Faults::NONE;
+        for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            if item == "none" {
+                continue;
+            }
+            let (key, value) = item
+                .split_once('=')
+                .ok_or_else(|| format!("fault `{item}`: expected NAME=COUNT"))?;
+            let n: u8 = value
+                .trim()
+                .parse()
+                .map_err(|_| format!("fault `{item}`: COUNT must be 0..=255"))?;
+            let slot = f.count_mut(key.trim()).ok_or_else(|| {
+                format!(
+                    "unknown fault `{}` (expected {})",
+                    key.trim(),
+                    Faults::NAMES.join(", ")
+                )
+            })?;
+            *slot = n;
+        }
+        Ok(f)
+    }
+}
+
+impl fmt::Display for Faults {
+    /// The [`Faults::parse`] syntax, listing only non-zero budgets (`none` if all are zero).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let items: Vec<String> = Faults::NAMES
+            .iter()
+            .zip(self.counts())
+            .filter(|(_, n)| *n > 0)
+            .map(|(k, n)| format!("{k}={n}"))
+            .collect();
+        if items.is_empty() {
+            f.write_str("none")
+        } else {
+            f.write_str(&items.join(","))
+        }
+    }
+}
+
+/// One model instance: the Stateright [`Model`](stateright::Model) is implemented on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Scenario {
+    pub variant: Variant,
+    pub writes: Writes,
+    /// Number of clients (1..=4).
+    pub clients: u8,
+    /// `read-write` only: clients `0..readers` are readers, the rest writers.
+    pub readers: u8,
+    /// `leased` only: the lease length in clock ticks (1..=3).
+    pub lease: Time,
+    pub faults: Faults,
+    /// Symmetry reduction: clients of the same role are interchangeable (on by default).
+    pub symmetry: bool,
+}
+
+impl Scenario {
+    /// `variant` × `writes` with no faults: 2 clients (`read-write`: 2 readers and 1 writer),
+    /// a lease of 2 ticks, symmetry reduction on.
+    pub fn new(variant: Variant, writes: Writes) -> Scenario {
+        let (clients, readers) = match variant {
+            Variant::ReadWrite => (3, 2),
+            _ => (2, 0),
+        };
+        Scenario {
+            variant,
+            writes,
+            clients,
+            readers,
+            lease: 2,
+            faults: Faults::NONE,
+            symmetry: true,
+        }
+    }
+
+    /// The same scenario with these fault budgets.
+    pub fn with_faults(self, faults: Faults) -> Scenario {
+        Scenario { faults, ..self }
+    }
+
+    /// The same scenario with `clients` clients (`read-write`: the readers stay as many as
+    /// they were, at most `clients`).
+    pub fn with_clients(self, clients: u8) -> Scenario {
+        Scenario {
+            clients,
+            readers: self.readers.min(clients),
+            ..self
+        }
+    }
+
+    /// The same scenario with `readers` of its clients readers (`read-write` only; ignored
+    /// otherwise).
+    pub fn with_readers(self, readers: u8) -> Scenario {
+        match self.variant {
+            Variant::ReadWrite => Scenario {
+                readers: readers.min(self.clients),
+                ..self
+            },
+            _ => self,
+        }
+    }
+
+    /// The same scenario with writes fenced or not.
+    pub fn with_writes(self, writes: Writes) -> Scenario {
+        Scenario { writes, ..self }
+    }
+
+    /// The same scenario with a lease of `ticks` (`leased` only).
+    pub fn with_lease(self, ticks: Time) -> Scenario {
+        Scenario {
+            lease: ticks,
+            ..self
+        }
+    }
+
+    /// The same scenario with symmetry reduction on or off.
+    pub fn with_symmetry(self, symmetry: bool) -> Scenario {
+        Scenario { symmetry, ..self }
+    }
+
+    /// The standard scenario (`lockwright check --family docstore` without options): the
+    /// corrected recipe with fenced writes, 2 clients, a lease of 2 ticks, and one of every
+    /// client and store fault except the operator's stray delete. Expected: "at most one
+    /// writer" VIOLATED (the pause), everything else holds except "readers share" (no
+    /// readers): see `docs/docstore.md`.
+    pub fn standard() -> Scenario {
+        Scenario::new(Variant::Leased, Writes::Fenced).with_faults(Faults {
+            crash: 1,
+            restart: 1,
+            lose_reply: 1,
+            pause: 1,
+            failover: 1,
+            ..Faults::NONE
+        })
+    }
+
+    /// The deep scenario (`LOCKWRIGHT_DEEP=1`): the standard one with 3 clients, two crashes
+    /// and restarts, and the stray delete as well.
+    pub fn deep() -> Scenario {
+        Scenario::new(Variant::Leased, Writes::Fenced)
+            .with_clients(3)
+            .with_faults(Faults {
+                crash: 2,
+                restart: 2,
+                stray_delete: 1,
+                lose_reply: 1,
+                pause: 1,
+                failover: 1,
+            })
+    }
+
+    /// Client `c`'s role.
+    pub fn role(&self, c: u8) -> Role {
+        match self.variant {
+            Variant::ReadWrite if c < self.readers => Role::Reader,
+            _ => Role::Writer,
+        }
+    }
+
+    /// Whether the variant uses a clock (leases).
+    pub fn timed(&self) -> bool {
+        self.variant.leased()
+    }
+
+    /// Whether a client of `role` keeps the `_seq_no`/`_primary_term` of its acquiring write:
+    /// as its fencing token, and (leased) as the guard of its compare-and-delete.
+    pub fn keeps_token(&self, role: Role) -> bool {
+        self.variant.leased() || (self.writes == Writes::Fenced && role == Role::Writer)
+    }
+
+    /// Whether `property` can be exercised in this scenario at all: the reader properties
+    /// ("readers and writer exclusive", "readers share") need a `read-write` scenario with
+    /// readers and a writer. The CLI may print "n/a" for the others instead of a verdict.
+    pub fn applies(&self, property: &str) -> bool {
+        use crate::docstore::protocol::{READERS_AND_WRITER_EXCLUSIVE, READERS_SHARE};
+        if property == READERS_AND_WRITER_EXCLUSIVE || property == READERS_SHARE {
+            self.variant == Variant::ReadWrite && self.readers > 0
+        } else {
+            true
+        }
+    }
+
+    /// A one-line name, e.g. `leased × fenced, 2 clients, lease 2 ticks, faults crash=1` or
+    /// `read-write × unfenced, 3 clients (2 readers, 1 writer), faults none`.
+    pub fn label(&self) -> String {
+        let clients = match self.variant {
+            Variant::ReadWrite => format!(
+                "{} clients ({} readers, {} writer{})",
+                self.clients,
+                self.readers,
+                self.clients - self.readers,
+                if self.clients - self.readers == 1 {
+                    ""
+                } else {
+                    "s"
+                }
+            ),
+            _ => format!("{} clients", self.clients),
+        };
+        let lease = if self.timed() {
+            format!(", lease {} ticks", self.lease)
+        } else {
+            String::new()
+        };
+        let symmetry = if self.symmetry { "" } else { ", no symmetry" };
+        format!(
+            "{} × {}, {clients}{lease}, faults {}{symmetry}",
+            self.variant, self.writes, self.faults
+        )
+    }
+}

@@ -1,0 +1,101 @@
+//! The document-store standard scenario (runs in every `cargo test`) and the deep scenarios
+//! (3-4 clients, larger fault budgets; minutes, so `#[ignore]`d).
+//!
+//! `LOCKWRIGHT_DEEP=1 cargo test --release -p lockwright-model --test docstore_deep -- --ignored --nocapture`
+
+use lockwright_model::check;
+use lockwright_model::docstore::protocol::{
+    AT_MOST_ONE_WRITER, READERS_SHARE, STALE_WRITE_ATTEMPTED,
+};
+use lockwright_model::docstore::{Faults, Scenario, Variant, Writes};
+use stateright::Expectation;
+
+#[test]
+fn standard_scenario_is_exhaustive() {
+    let sc = Scenario::standard();
+    assert_eq!(
+        sc.label(),
+        "leased × fenced, 2 clients, lease 2 ticks, faults \
+         crash=1,restart=1,lose-reply=1,pause=1,failover=1"
+    );
+    let report = check(&sc);
+    assert_eq!(report.violated(), vec![AT_MOST_ONE_WRITER], "the pause");
+    let not_found: Vec<&str> = report
+        .verdicts
+        .iter()
+        .filter(|v| v.expectation == Expectation::Sometimes && !v.holds())
+        .map(|v| v.name)
+        .collect();
+    assert_eq!(not_found, vec![READERS_SHARE], "no readers in a lease");
+    assert!(!sc.applies(READERS_SHARE));
+    assert_eq!(report.unique_states, 21_771);
+}
+
+/// `(scenario, unique states, violated always properties, sometimes properties not found)`.
+#[allow(clippy::type_complexity)]
+fn deep_rows() -> Vec<(Scenario, usize, Vec<&'static str>, Vec<&'static str>)> {
+    let f = |s: &str| Faults::parse(s).unwrap();
+    vec![
+        (
+            Scenario::deep(),
+            1_360_172,
+            vec![AT_MOST_ONE_WRITER],
+            vec![READERS_SHARE],
+        ),
+        (
+            Scenario::new(Variant::Leased, Writes::Unfenced)
+                .with_clients(3)
+                .with_faults(f("crash=2,restart=2,lose-reply=1,failover=1")),
+            85_720,
+            vec![],
+            // Without a pause or a stray delete no holder is ever stale.
+            vec![READERS_SHARE, STALE_WRITE_ATTEMPTED],
+        ),
+        (
+            Scenario::new(Variant::ReadWrite, Writes::Unfenced)
+                .with_clients(4)
+                .with_faults(f("crash=1,restart=1,stray-delete=1,lose-reply=1")),
+            7_255,
+            vec![
+                "at most one writer",
+                "readers and writer exclusive",
+                "no stale lock",
+                "fenced writes are exclusive",
+            ],
+            vec![],
+        ),
+        (
+            Scenario::new(Variant::Global, Writes::Fenced)
+                .with_clients(3)
+                .with_faults(f("crash=1,restart=1,stray-delete=1,lose-reply=1")),
+            1_705,
+            vec!["at most one writer", "no stale lock"],
+            vec![READERS_SHARE],
+        ),
+    ]
+}
+
+#[test]
+#[ignore = "minutes; run with LOCKWRIGHT_DEEP=1 cargo test --release -p lockwright-model --test docstore_deep -- --ignored"]
+fn deep_scenarios() {
+    for (sc, states, violated, not_found) in deep_rows() {
+        let report = check(&sc);
+        eprintln!(
+            "{}: {} states in {:.1?} ({:.0} states/s), violated {:?}",
+            sc.label(),
+            report.unique_states,
+            report.elapsed,
+            report.states_per_second(),
+            report.violated()
+        );
+        assert_eq!(report.violated(), violated, "{}", sc.label());
+        let missing: Vec<&str> = report
+            .verdicts
+            .iter()
+            .filter(|v| v.expectation == Expectation::Sometimes && !v.holds())
+            .map(|v| v.name)
+            .collect();
+        assert_eq!(missing, not_found, "{}", sc.label());
+        assert_eq!(report.unique_states, states, "{}", sc.label());
+    }
+}

@@ -1,0 +1,120 @@
+//! Cross-checks of the document-store model:
+//!
+//! - Stateright's own breadth-first checker, run on the same [`Model`] implementation with
+//!   symmetry reduction off, finds exactly as many unique states and exactly the same set of
+//!   discoveries as `lockwright_model::checker` (guards the custom checker, the custom `Hash`
+//!   and the dense renumbering against silently merging or skipping states);
+//! - symmetry reduction changes no verdict: every row gives the same verdict word for every
+//!   property with and without it (both state counts pinned).
+//!
+//! Stateright is told never to finish early (`AnyOf` an empty set).
+
+use std::collections::BTreeSet;
+
+use lockwright_model::check;
+use lockwright_model::docstore::{Faults, Scenario, Variant, Writes};
+use stateright::{Checker, HasDiscoveries, Model};
+
+fn faults(s: &str) -> Faults {
+    Faults::parse(s).expect("valid fault list")
+}
+
+#[test]
+fn stateright_bfs_counts_the_same_states_and_discoveries() {
+    for variant in Variant::ALL {
+        for writes in Writes::ALL {
+            for f in [
+                "crash=1,restart=1,lose-reply=1",
+                "stray-delete=1,pause=1,failover=1",
+            ] {
+                let sc = Scenario::new(variant, writes)
+                    .with_faults(faults(f))
+                    .with_symmetry(false);
+                let ours = check(&sc);
+                let theirs = sc
+                    .checker()
+                    .finish_when(HasDiscoveries::AnyOf(BTreeSet::new()))
+                    .spawn_bfs()
+                    .join();
+                assert!(theirs.is_done());
+                assert_eq!(
+                    theirs.unique_state_count(),
+                    ours.unique_states,
+                    "{}",
+                    sc.label()
+                );
+                let mut found: Vec<&str> = theirs.discoveries().into_keys().collect();
+                found.sort_unstable();
+                let mut ours_found: Vec<&str> = ours
+                    .verdicts
+                    .iter()
+                    .filter(|v| v.path.is_some())
+                    .map(|v| v.name)
+                    .collect();
+                ours_found.sort_unstable();
+                assert_eq!(found, ours_found, "{}", sc.label());
+            }
+        }
+    }
+}
+
+/// `(scenario, unique states with symmetry reduction, without)`.
+fn symmetry_rows() -> Vec<(Scenario, usize, usize)> {
+    let sc = |v, w, f| Scenario::new(v, w).with_faults(faults(f));
+    use Variant::*;
+    use Writes::*;
+    vec![
+        (sc(Global, Unfenced, "lose-reply=1"), 54, 102),
+        (sc(Global, Fenced, "stray-delete=1,lose-reply=1"), 175, 338),
+        (
+            sc(Document, Unfenced, "crash=1,restart=1,lose-reply=1"),
+            249,
+            494,
+        ),
+        (sc(ReadWrite, Unfenced, "crash=1,restart=1"), 126, 216),
+        (sc(ReadWrite, Unfenced, "lose-reply=1"), 128, 193),
+        (
+            sc(ReadWrite, Unfenced, "stray-delete=1").with_clients(4),
+            87,
+            186,
+        ),
+        (sc(Leased, Unfenced, "pause=1"), 163, 323),
+        (Scenario::standard(), 21_771, 43_524),
+        (
+            sc(
+                Leased,
+                Fenced,
+                "crash=1,restart=1,stray-delete=1,lose-reply=1,failover=1",
+            ),
+            27_006,
+            53_992,
+        ),
+        (sc(LeasedNoop, Unfenced, "none"), 186, 370),
+    ]
+}
+
+#[test]
+fn symmetry_reduction_changes_no_verdict() {
+    let mut got = Vec::new();
+    let mut want = Vec::new();
+    for (sc, reduced, unreduced) in symmetry_rows() {
+        let with = check(&sc);
+        let without = check(&sc.with_symmetry(false));
+        let words = |r: &lockwright_model::Report<Scenario>| -> Vec<(&str, &str)> {
+            r.verdicts.iter().map(|v| (v.name, v.word())).collect()
+        };
+        assert_eq!(words(&with), words(&without), "{}", sc.label());
+        eprintln!(
+            "{}: {} states reduced, {} unreduced",
+            sc.label(),
+            with.unique_states,
+            without.unique_states
+        );
+        got.push((sc.label(), with.unique_states, without.unique_states));
+        want.push((sc.label(), reduced, unreduced));
+    }
+    assert_eq!(
+        got, want,
+        "state counts with and without symmetry reduction"
+    );
+}
