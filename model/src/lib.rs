@@ -5,6 +5,8 @@
 //!   counterexamples.
 //! - [`file`]: file locks — a per-process held set plus an OS advisory lock on `write.lock`
 //!   (Lucene's `NativeFSLockFactory` and its relatives).
+//! - [`zk`]: the ZooKeeper mutex — Curator's `InterProcessMutex` and the lockwright recipe,
+//!   with session expiry, lost replies and a re-created parent.
 //!
 //! Each family folder holds its semantics module (what the kernel or server does, shared with
 //! the simulator the checks run the real implementation on) and its protocol.
@@ -15,5 +17,6 @@ pub const MODEL_VERSION: &str = "1";
 
 pub mod checker;
 pub mod file;
+pub mod zk;
 
 pub use checker::{check, Checkable, Report, Verdict};
