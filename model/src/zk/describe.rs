@@ -326,3 +326,37 @@ impl Scenario {
         }
     }
 }
+
+impl Scenario {
+    /// Numbered descriptions of `path` (`1. c0 CreateLockNode: …`) with stable numbers: zxids
+    /// and suffixes are shown as a real server would hand them out (never renumbered), so a
+    /// node keeps its name from line to line. The model itself renumbers after every step
+    /// (`State::compact`); a display copy of the run is kept beside it and checked against
+    /// the model at each step. Where the two would part (after a re-created parent, the
+    /// model reaches an old suffix after fewer creates than the display copy would), the
+    /// lines continue in the model's own numbering, which is always correct. `None` if the
+    /// path does not replay.
+    pub fn describe_path(&self, path: &[Action]) -> Option<Vec<String>> {
+        let states = crate::checker::replay(self, path)?;
+        let mut display = states[0].clone();
+        let mut lines = Vec::with_capacity(path.len());
+        for (i, &action) in path.iter().enumerate() {
+            let mut next = display.clone();
+            let small = next.server.next_zxid() < 120 && next.server.next_seq() < 120;
+            let same = small && {
+                self.apply_uncompacted(&mut next, action);
+                let mut canonical = next.clone();
+                canonical.compact();
+                canonical == states[i + 1]
+            };
+            if same {
+                lines.push(format!("{}. {}", i + 1, self.describe(&display, action)));
+                display = next;
+            } else {
+                lines.push(format!("{}. {}", i + 1, self.describe(&states[i], action)));
+                display = states[i + 1].clone();
+            }
+        }
+        Some(lines)
+    }
+}

@@ -653,6 +653,13 @@ impl Checkable for Scenario {
         if sorted && !ties {
             return None;
         }
+        if self.clients == first + 2 {
+            // Two interchangeable clients (the standard scenario): the swap, or not.
+            let mut swap = [0, 1, 2, 3, 4, 5, 6, 7];
+            swap.swap(first as usize, first as usize + 1);
+            let p = s.permuted(&swap[..self.clients as usize]);
+            return (!sorted || p < *s).then_some(p);
+        }
         // Candidates: permutations after which the keys are in order.
         let mut best: Option<Cow<State>> = None;
         for perm in self.permutations() {

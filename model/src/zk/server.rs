@@ -352,15 +352,15 @@ impl Server {
     // only for order and equality, so a caller may rename them as long as it keeps those.
     // -----------------------------------------------------------------------------------------
 
-    /// Every zxid the server holds (as a bit set), besides the counter.
-    pub fn zxid_mask(&self) -> u64 {
-        self.children.iter().fold(0, |m, z| m | 1 << z.czxid)
+    /// Every zxid the server holds (as a bit set: values below 128), besides the counter.
+    pub fn zxid_mask(&self) -> u128 {
+        self.children.iter().fold(0, |m, z| m | 1u128 << z.czxid)
     }
 
-    /// Every sequence suffix the server holds in a name (as a bit set), besides the counter.
-    pub fn seq_mask(&self) -> u64 {
-        let m = self.children.iter().fold(0, |m, z| m | 1 << z.name.seq);
-        self.watches.iter().fold(m, |m, (n, _)| m | 1 << n.seq)
+    /// Every sequence suffix the server holds in a name (as a bit set: values below 128), besides the counter.
+    pub fn seq_mask(&self) -> u128 {
+        let m = self.children.iter().fold(0, |m, z| m | 1u128 << z.name.seq);
+        self.watches.iter().fold(m, |m, (n, _)| m | 1u128 << n.seq)
     }
 
     /// Every session id the server holds.
@@ -373,9 +373,16 @@ impl Server {
             .chain(self.fired.iter().copied())
     }
 
+    /// Sets the zxid counter (to any value above every zxid held).
+    pub fn set_next_zxid(&mut self, next_zxid: Zxid) {
+        debug_assert!(self.zxid_mask() >> next_zxid == 0);
+        self.next_zxid = next_zxid;
+    }
+
     /// Renames zxids (`fz`, order-preserving; the counter becomes `next_zxid`), sequence
     /// suffixes (`fs`, order-preserving, counter included), session ids (`fsid`) and uuids
-    /// (`fu`), then restores the sorted orders.
+    /// (`fu`). With `resort`, restores the sorted orders afterwards (needed unless the
+    /// renames keep the order of names and of session ids within each client).
     pub fn rename(
         &mut self,
         fz: impl Fn(Zxid) -> Zxid,
@@ -383,6 +390,7 @@ impl Server {
         fs: impl Fn(Seq) -> Seq,
         fsid: impl Fn(SessionId) -> SessionId,
         fu: impl Fn(Uuid) -> Uuid,
+        resort: bool,
     ) {
         let fname = |n: Name| Name {
             seq: fs(n.seq),
@@ -393,22 +401,30 @@ impl Server {
             z.czxid = fz(z.czxid);
             z.owner = fsid(z.owner);
         }
-        self.children.sort_unstable();
+        if resort {
+            self.children.sort_unstable();
+        }
         self.next_seq = fs(self.next_seq);
         self.next_zxid = next_zxid;
         for s in &mut self.sessions {
             *s = fsid(*s);
         }
-        self.sessions.sort_unstable();
+        if resort {
+            self.sessions.sort_unstable();
+        }
         for (n, s) in &mut self.watches {
             *n = fname(*n);
             *s = fsid(*s);
         }
-        self.watches.sort_unstable();
+        if resort {
+            self.watches.sort_unstable();
+        }
         for s in &mut self.fired {
             *s = fsid(*s);
         }
-        self.fired.sort_unstable();
+        if resort {
+            self.fired.sort_unstable();
+        }
     }
 
     /// Field by field, so the vectors keep their allocations.

@@ -196,7 +196,7 @@ impl State {
             zm |= 1 << z;
         }
         let zcount = zm.count_ones() as Zxid;
-        let zdense = zm == (1u64 << zcount) - 1 && self.server.next_zxid() == zcount;
+        let zdense = zm == (1u128 << zcount) - 1 && self.server.next_zxid() == zcount;
         // Sequence suffixes.
         let mut sm = self.server.seq_mask();
         for c in &self.clients {
@@ -211,11 +211,11 @@ impl State {
             sm |= 1 << s;
         }
         let counter = self.server.next_seq();
-        let below = (1u64 << counter) - 1;
+        let below = (1u128 << counter) - 1;
         let holes = !sm & below;
         // Session epochs, per client.
         let n = self.clients.len();
-        let mut em = [0u64; 8];
+        let mut em = [0u128; 8];
         for (c, cl) in self.clients.iter().enumerate() {
             em[c] |= 1 << cl.session;
             if cl.pc.believes() {
@@ -226,18 +226,22 @@ impl State {
             em[s.client as usize] |= 1 << s.epoch;
         }
         let edense = em[..n].iter().all(|&m| m & (m + 1) == 0);
-        if zdense && holes == 0 && edense {
+        if zm == (1u128 << zcount) - 1 && holes == 0 && edense {
+            if !zdense {
+                self.server.set_next_zxid(zcount);
+            }
             return;
         }
         // Order-preserving renames: a value's new number is the number of kept values below it.
-        let fz = |z: Zxid| (zm & ((1u64 << z) - 1)).count_ones() as Zxid;
-        let fs = |s: Seq| s - (holes & ((1u64 << s) - 1)).count_ones() as Seq;
-        let fe = |c: u8, e: u8| (em[c as usize] & ((1u64 << e) - 1)).count_ones() as u8;
+        let fz = |z: Zxid| (zm & ((1u128 << z) - 1)).count_ones() as Zxid;
+        let fs = |s: Seq| s - (holes & ((1u128 << s) - 1)).count_ones() as Seq;
+        let fe = |c: u8, e: u8| (em[c as usize] & ((1u128 << e) - 1)).count_ones() as u8;
         let fsid = |s: SessionId| SessionId {
             client: s.client,
             epoch: fe(s.client, s.epoch),
         };
-        self.server.rename(fz, zcount, fs, fsid, |u| u);
+        // Order-preserving renames keep every sorted vector sorted.
+        self.server.rename(fz, zcount, fs, fsid, |u| u, false);
         for (c, cl) in self.clients.iter_mut().enumerate() {
             let c = c as u8;
             cl.session = fe(c, cl.session);
@@ -275,6 +279,7 @@ impl State {
                 epoch: s.epoch,
             },
             p,
+            true,
         );
         for (c, cl) in self.clients.iter().enumerate() {
             let mut cl = *cl;
