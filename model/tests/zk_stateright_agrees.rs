@@ -46,7 +46,10 @@ fn stateright_bfs_counts_the_same_states_and_discoveries() {
     for variant in Variant::ALL {
         for (writes, faults) in [
             (WriteMode::Fenced, "expire=1,lose-reply=1,restart=1"),
-            (WriteMode::Unfenced, "expire=1,lose-reply=1,recreate-parent=1"),
+            (
+                WriteMode::Unfenced,
+                "expire=1,lose-reply=1,recreate-parent=1",
+            ),
         ] {
             agree(
                 Scenario::new(variant, writes)

@@ -65,7 +65,11 @@ fn reduced_and_full_runs_agree_on_every_verdict() {
             r.verdicts.iter().map(|v| (v.name, v.word())).collect()
         };
         assert_eq!(words(&with), words(&without), "{}", sc.label());
-        counts.push((sc.label(), (with.unique_states, without.unique_states), (reduced, full)));
+        counts.push((
+            sc.label(),
+            (with.unique_states, without.unique_states),
+            (reduced, full),
+        ));
     }
     for (label, got, want) in counts {
         assert_eq!(got, want, "{label}");

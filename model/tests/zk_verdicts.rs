@@ -98,7 +98,9 @@ fn expect(e: Expected) {
         let states = replay(&sc, path).unwrap_or_else(|| panic!("{} replays", v.name));
         let mut s = states[0].clone();
         for a in path {
-            s = sc.step(&s, *a).unwrap_or_else(|| panic!("{label}: {a} is enabled"));
+            s = sc
+                .step(&s, *a)
+                .unwrap_or_else(|| panic!("{label}: {a} is enabled"));
         }
         assert_eq!(&s, states.last().expect("non-empty"));
         let last = states.last().expect("non-empty");
@@ -140,18 +142,16 @@ fn standard_scenario_curator_fenced_holds_all_but_at_most_one_holder() {
             ("reentrant hold", "holds"),
             ("lock lost reported", "holds"),
         ],
-        counterexamples: &[
-            (
-                "at most one holder",
-                &[
-                    "CreateLockNode(c0)",
-                    "ListChildren(c0)",
-                    "CreateLockNode(c1)",
-                    "ExpireSession(c0)",
-                    "ListChildren(c1)",
-                ],
-            ),
-        ],
+        counterexamples: &[(
+            "at most one holder",
+            &[
+                "CreateLockNode(c0)",
+                "ListChildren(c0)",
+                "CreateLockNode(c1)",
+                "ExpireSession(c0)",
+                "ListChildren(c1)",
+            ],
+        )],
     });
 }
 
@@ -176,8 +176,7 @@ fn curator_without_faults_keeps_one_holder() {
             ("reentrant hold", "holds"),
             ("lock lost reported", "NOT FOUND"),
         ],
-        counterexamples: &[
-        ],
+        counterexamples: &[],
     });
 }
 
@@ -202,18 +201,16 @@ fn curator_session_expiry_makes_two_holders() {
             ("reentrant hold", "holds"),
             ("lock lost reported", "holds"),
         ],
-        counterexamples: &[
-            (
-                "at most one holder",
-                &[
-                    "CreateLockNode(c0)",
-                    "ListChildren(c0)",
-                    "CreateLockNode(c1)",
-                    "ExpireSession(c0)",
-                    "ListChildren(c1)",
-                ],
-            ),
-        ],
+        counterexamples: &[(
+            "at most one holder",
+            &[
+                "CreateLockNode(c0)",
+                "ListChildren(c0)",
+                "CreateLockNode(c1)",
+                "ExpireSession(c0)",
+                "ListChildren(c1)",
+            ],
+        )],
     });
 }
 
@@ -236,18 +233,16 @@ fn curator_fenced_survives_expiry_lost_replies_and_restarts() {
             ("reentrant hold", "holds"),
             ("lock lost reported", "holds"),
         ],
-        counterexamples: &[
-            (
-                "at most one holder",
-                &[
-                    "CreateLockNode(c0)",
-                    "ListChildren(c0)",
-                    "CreateLockNode(c1)",
-                    "ExpireSession(c0)",
-                    "ListChildren(c1)",
-                ],
-            ),
-        ],
+        counterexamples: &[(
+            "at most one holder",
+            &[
+                "CreateLockNode(c0)",
+                "ListChildren(c0)",
+                "CreateLockNode(c1)",
+                "ExpireSession(c0)",
+                "ListChildren(c1)",
+            ],
+        )],
     });
 }
 
@@ -273,18 +268,16 @@ fn curator_guard_keeps_believing_and_fencing_still_holds() {
             ("reentrant hold", "holds"),
             ("lock lost reported", "holds"),
         ],
-        counterexamples: &[
-            (
-                "at most one holder",
-                &[
-                    "CreateLockNode(c0)",
-                    "ListChildren(c0)",
-                    "CreateLockNode(c1)",
-                    "ExpireSession(c0)",
-                    "ListChildren(c1)",
-                ],
-            ),
-        ],
+        counterexamples: &[(
+            "at most one holder",
+            &[
+                "CreateLockNode(c0)",
+                "ListChildren(c0)",
+                "CreateLockNode(c1)",
+                "ExpireSession(c0)",
+                "ListChildren(c1)",
+            ],
+        )],
     });
 }
 
@@ -404,18 +397,16 @@ fn curator_guarded_multi_keeps_writes_exclusive() {
             ("reentrant hold", "holds"),
             ("lock lost reported", "holds"),
         ],
-        counterexamples: &[
-            (
-                "at most one holder",
-                &[
-                    "CreateLockNode(c0)",
-                    "ListChildren(c0)",
-                    "CreateLockNode(c1)",
-                    "ExpireSession(c0)",
-                    "ListChildren(c1)",
-                ],
-            ),
-        ],
+        counterexamples: &[(
+            "at most one holder",
+            &[
+                "CreateLockNode(c0)",
+                "ListChildren(c0)",
+                "CreateLockNode(c1)",
+                "ExpireSession(c0)",
+                "ListChildren(c1)",
+            ],
+        )],
     });
 }
 
@@ -424,7 +415,11 @@ fn curator_guarded_multi_keeps_writes_exclusive() {
 #[test]
 fn curator_czxid_fencing_survives_a_recreated_parent() {
     expect(Expected {
-        scenario: sc(Curator, Fenced, "expire=1,lose-reply=1,restart=1,recreate-parent=1"),
+        scenario: sc(
+            Curator,
+            Fenced,
+            "expire=1,lose-reply=1,restart=1,recreate-parent=1",
+        ),
         unique_states: 39079,
         verdicts: [
             ("at most one holder", "VIOLATED"),
@@ -439,18 +434,16 @@ fn curator_czxid_fencing_survives_a_recreated_parent() {
             ("reentrant hold", "holds"),
             ("lock lost reported", "holds"),
         ],
-        counterexamples: &[
-            (
-                "at most one holder",
-                &[
-                    "CreateLockNode(c0)",
-                    "ListChildren(c0)",
-                    "CreateLockNode(c1)",
-                    "ExpireSession(c0)",
-                    "ListChildren(c1)",
-                ],
-            ),
-        ],
+        counterexamples: &[(
+            "at most one holder",
+            &[
+                "CreateLockNode(c0)",
+                "ListChildren(c0)",
+                "CreateLockNode(c1)",
+                "ExpireSession(c0)",
+                "ListChildren(c1)",
+            ],
+        )],
     });
 }
 
@@ -460,7 +453,11 @@ fn curator_czxid_fencing_survives_a_recreated_parent() {
 #[test]
 fn curator_sequence_fencing_fails_after_a_recreated_parent() {
     expect(Expected {
-        scenario: sc(Curator, FencedBySequence, "expire=1,lose-reply=1,restart=1,recreate-parent=1"),
+        scenario: sc(
+            Curator,
+            FencedBySequence,
+            "expire=1,lose-reply=1,restart=1,recreate-parent=1",
+        ),
         unique_states: 63119,
         verdicts: [
             ("at most one holder", "VIOLATED"),
@@ -535,12 +532,7 @@ fn no_protection_orphans_the_first_node() {
                     "ListChildren(c1)",
                 ],
             ),
-            (
-                "no orphan node",
-                &[
-                    "LoseReply(c0, applied)",
-                ],
-            ),
+            ("no orphan node", &["LoseReply(c0, applied)"]),
         ],
     });
 }
@@ -550,7 +542,11 @@ fn no_protection_orphans_the_first_node() {
 #[test]
 fn no_protection_with_a_recreated_parent_also_deletes_a_newer_holder() {
     expect(Expected {
-        scenario: sc(NoProtection, Fenced, "expire=1,lose-reply=1,restart=1,recreate-parent=1"),
+        scenario: sc(
+            NoProtection,
+            Fenced,
+            "expire=1,lose-reply=1,restart=1,recreate-parent=1",
+        ),
         unique_states: 62229,
         verdicts: [
             ("at most one holder", "VIOLATED"),
@@ -590,12 +586,7 @@ fn no_protection_with_a_recreated_parent_also_deletes_a_newer_holder() {
                     "ListChildren(c0)",
                 ],
             ),
-            (
-                "no orphan node",
-                &[
-                    "LoseReply(c0, applied)",
-                ],
-            ),
+            ("no orphan node", &["LoseReply(c0, applied)"]),
             (
                 "grants in request order",
                 &[
@@ -744,18 +735,16 @@ fn delete_by_name_retry_is_safe_while_names_do_not_repeat() {
             ("reentrant hold", "holds"),
             ("lock lost reported", "holds"),
         ],
-        counterexamples: &[
-            (
-                "at most one holder",
-                &[
-                    "CreateLockNode(c0)",
-                    "ListChildren(c0)",
-                    "CreateLockNode(c1)",
-                    "ExpireSession(c0)",
-                    "ListChildren(c1)",
-                ],
-            ),
-        ],
+        counterexamples: &[(
+            "at most one holder",
+            &[
+                "CreateLockNode(c0)",
+                "ListChildren(c0)",
+                "CreateLockNode(c1)",
+                "ExpireSession(c0)",
+                "ListChildren(c1)",
+            ],
+        )],
     });
 }
 
@@ -765,7 +754,11 @@ fn delete_by_name_retry_is_safe_while_names_do_not_repeat() {
 #[test]
 fn delete_by_name_retry_deletes_a_newer_holders_node() {
     expect(Expected {
-        scenario: sc(DeleteByNameRetry, Fenced, "expire=1,lose-reply=1,restart=1,recreate-parent=1"),
+        scenario: sc(
+            DeleteByNameRetry,
+            Fenced,
+            "expire=1,lose-reply=1,restart=1,recreate-parent=1",
+        ),
         unique_states: 43002,
         verdicts: [
             ("at most one holder", "VIOLATED"),

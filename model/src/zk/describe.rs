@@ -16,10 +16,7 @@ impl Scenario {
 
     /// What client `c` did after its session changed (learned expiry or restart).
     fn reaction(before: &State, after: &State, c: ClientId) -> String {
-        let (b, a) = (
-            before.clients[c as usize].pc,
-            after.clients[c as usize].pc,
-        );
+        let (b, a) = (before.clients[c as usize].pc, after.clients[c as usize].pc);
         let session = after.session(c);
         let what = match (b, a) {
             _ if after.last == Event::LockLost => "; the guard reports LockLost".to_string(),

@@ -482,7 +482,9 @@ impl Scenario {
             }
             ListChildren(c) => {
                 let session = s.session(c);
-                let own = s.clients[c as usize].own.expect("a listing client has a node");
+                let own = s.clients[c as usize]
+                    .own
+                    .expect("a listing client has a node");
                 match s.server.get_children(session) {
                     Ok(children) => match children.iter().position(|z| z.name == own.name) {
                         None => Self::start_over(s, c),
@@ -526,7 +528,9 @@ impl Scenario {
             ReleaseInner(c) => s.clients[c as usize].count = 1,
             DeleteLockNode(c) => {
                 let session = s.session(c);
-                let own = s.clients[c as usize].own.expect("a releasing client has a node");
+                let own = s.clients[c as usize]
+                    .own
+                    .expect("a releasing client has a node");
                 match s.server.delete(own.name, session) {
                     Ok(_) | Err(ZkError::NoNode) => Self::start_over(s, c),
                     Err(_) => {
@@ -557,7 +561,9 @@ impl Scenario {
             FencedWrite(c) => {
                 let own = s.clients[c as usize].own.expect("a holder has a node");
                 let ok = match self.writes {
-                    WriteMode::FencedBySequence => s.resource.max_seq.is_none_or(|m| own.name.seq >= m),
+                    WriteMode::FencedBySequence => {
+                        s.resource.max_seq.is_none_or(|m| own.name.seq >= m)
+                    }
                     _ => s.resource.max_czxid.is_none_or(|m| own.czxid >= m),
                 };
                 if ok {
@@ -677,7 +683,10 @@ impl Checkable for Scenario {
             } else {
                 Cow::Owned(s.permuted(&perm))
             };
-            if best.as_ref().is_none_or(|b| candidate.as_ref() < b.as_ref()) {
+            if best
+                .as_ref()
+                .is_none_or(|b| candidate.as_ref() < b.as_ref())
+            {
                 best = Some(candidate);
             }
         }
@@ -747,7 +756,9 @@ impl Model for Scenario {
             Property::always(FENCED_WRITES_ARE_EXCLUSIVE, |_, s: &State| {
                 s.last != Event::StaleWriteAccepted
             }),
-            Property::always(NO_ORPHAN_NODE, |m: &Scenario, s: &State| m.no_orphan_node(s)),
+            Property::always(NO_ORPHAN_NODE, |m: &Scenario, s: &State| {
+                m.no_orphan_node(s)
+            }),
             Property::always(GRANTS_IN_REQUEST_ORDER, |m: &Scenario, s: &State| {
                 m.grants_in_request_order(s)
             }),

@@ -193,13 +193,20 @@ impl Server {
     ///
     /// # Errors
     /// `SessionExpired` if `s` is gone.
-    pub fn create_sequential(&mut self, uuid: Option<Uuid>, s: SessionId) -> Result<Znode, ZkError> {
+    pub fn create_sequential(
+        &mut self,
+        uuid: Option<Uuid>,
+        s: SessionId,
+    ) -> Result<Znode, ZkError> {
         self.live(s)?;
         let name = Name {
             seq: self.next_seq,
             uuid,
         };
-        self.next_seq = self.next_seq.checked_add(1).expect("sequence space exhausted");
+        self.next_seq = self
+            .next_seq
+            .checked_add(1)
+            .expect("sequence space exhausted");
         let z = Znode {
             name,
             czxid: self.txn(),
@@ -500,9 +507,16 @@ mod tests {
         s.delete(a.name, B).unwrap();
         s.recreate_parent().unwrap();
         let b = s.create_sequential(None, B).unwrap();
-        assert_eq!(a.name, b.name, "plain names repeat after the parent is re-created");
+        assert_eq!(
+            a.name, b.name,
+            "plain names repeat after the parent is re-created"
+        );
         assert!(b.czxid > a.czxid, "zxids never repeat");
-        assert_eq!(s.delete(a.name, A).unwrap(), b, "a delete by name hits the newer node");
+        assert_eq!(
+            s.delete(a.name, A).unwrap(),
+            b,
+            "a delete by name hits the newer node"
+        );
     }
 
     #[test]

@@ -52,6 +52,10 @@ pub struct Own {
     pub czxid: Zxid,
 }
 
+/// [`Client::symmetry_key`]: pc, count, session, held-in, own (czxid, suffix), predecessor's
+/// suffix.
+pub(crate) type SymmetryKey = (Pc, u8, u8, u8, Option<(Zxid, Seq)>, Option<Seq>);
+
 /// One client's view: everything it knows, nothing it could not know.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Client {
@@ -71,7 +75,7 @@ pub struct Client {
 impl Client {
     /// Everything about the client that does not name another client (the predecessor's
     /// uuid is left out): the order key of symmetry reduction.
-    pub(crate) fn symmetry_key(&self) -> (Pc, u8, u8, u8, Option<(Zxid, Seq)>, Option<Seq>) {
+    pub(crate) fn symmetry_key(&self) -> SymmetryKey {
         (
             self.pc,
             self.count,
@@ -327,7 +331,12 @@ impl fmt::Debug for State {
             list(children),
             self.server.next_seq()
         )?;
-        let sessions = self.server.sessions().iter().map(|s| s.to_string()).collect();
+        let sessions = self
+            .server
+            .sessions()
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         let watches = self
             .server
             .watches()
