@@ -813,3 +813,68 @@ fn delete_by_name_retry_deletes_a_newer_holders_node() {
         ],
     });
 }
+
+/// The names and labels the CLI and the report print, and the parsers that read them back.
+#[test]
+fn options_print_and_parse_back() {
+    assert_eq!(
+        Scenario::standard().label(),
+        "curator × fenced, 3 clients (1 reentrant), faults expire=1,lose-reply=1,restart=1"
+    );
+    assert_eq!(
+        Scenario::deep().label(),
+        "curator × fenced, 3 clients (1 reentrant), faults expire=2,lose-reply=2,restart=1,recreate-parent=1"
+    );
+    assert_eq!(
+        sc(Curator, Fenced, "expire=1")
+            .with_guard(Guard::Curator)
+            .label(),
+        "curator × fenced, guard curator, 2 clients (1 reentrant), faults expire=1"
+    );
+    for v in Variant::ALL {
+        assert_eq!(Variant::from_name(v.name()), Some(v));
+        assert_eq!(v.to_string(), v.name());
+    }
+    for w in WriteMode::ALL {
+        assert_eq!(WriteMode::from_name(w.name()), Some(w));
+    }
+    for g in Guard::ALL {
+        assert_eq!(Guard::from_name(g.name()), Some(g));
+    }
+    let f = Faults::parse("restart=1, expire=2,recreate-parent=1,lose-reply=3").unwrap();
+    assert_eq!(
+        f.to_string(),
+        "expire=2,lose-reply=3,restart=1,recreate-parent=1"
+    );
+    assert_eq!(Faults::parse(&f.to_string()), Ok(f));
+    assert_eq!(Faults::parse("none"), Ok(Faults::NONE));
+    assert_eq!(Faults::NONE.to_string(), "none");
+    assert!(Faults::parse("crash=1")
+        .unwrap_err()
+        .contains("unknown fault `crash`"));
+    assert!(Faults::parse("expire").is_err());
+    assert_eq!(
+        lockwright_model::zk::ALWAYS,
+        [
+            "at most one holder",
+            "at most one live holder",
+            "fenced writes are exclusive",
+            "no orphan node",
+            "grants in request order"
+        ]
+    );
+    let names: Vec<&str> = Scenario::standard()
+        .properties()
+        .iter()
+        .map(|p| p.name)
+        .collect();
+    let listed: Vec<&str> = lockwright_model::zk::ALWAYS
+        .iter()
+        .chain(lockwright_model::zk::SOMETIMES.iter())
+        .copied()
+        .collect();
+    assert_eq!(
+        names, listed,
+        "ALWAYS and SOMETIMES list the properties in report order"
+    );
+}
