@@ -1,7 +1,7 @@
 //! One line per step for counterexample listings: who acts, the ZooKeeper request (or the
 //! fault), and its outcome, read from the states before and after.
 
-use crate::zk::protocol::Action;
+use crate::zk::action::Action;
 use crate::zk::scenario::{ClientId, Scenario, WriteMode};
 use crate::zk::server::{Name, SessionId};
 use crate::zk::state::{Event, Pc, State};

@@ -6,16 +6,19 @@
 //! - [`scenario`]: the options of a run — [`Variant`], [`WriteMode`], [`Guard`], [`Faults`],
 //!   [`Scenario`] — and the per-variant rules.
 //! - [`state`]: [`State`], the clients' views ([`Client`], [`Pc`]), renumbering.
-//! - [`protocol`]: the model — [`Action`], the step logic, the Stateright `Model` impl, the
-//!   property names ([`ALWAYS`], [`SOMETIMES`]).
+//! - [`protocol`]: the model — the step logic, the Stateright `Model` impl, the property names
+//!   ([`ALWAYS`], [`SOMETIMES`]); its actions ([`Action`]) are in `action.rs`, symmetry
+//!   reduction in `symmetry.rs`, step descriptions in `describe.rs`.
 //!
 //! `docs/zookeeper.md` has the step table, the verdict table and the counterexamples.
 
+mod action;
 mod describe;
 pub mod protocol;
 pub mod scenario;
 pub mod server;
 pub mod state;
+mod symmetry;
 
 pub use protocol::{Action, ALWAYS, SOMETIMES};
 pub use scenario::{ClientId, Faults, Guard, Rules, Scenario, Variant, WriteMode};

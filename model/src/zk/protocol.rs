@@ -28,144 +28,15 @@
 //!
 //! All ZooKeeper semantics come from [`crate::zk::server`], shared with the simulated server
 //! of the checks. Each client step is one call of the recipe's coordination interface; see
-//! [`Action`] for the mapping and `/work/notes/zk-steps.md`-style step table in the docs.
-
-use std::borrow::Cow;
-use std::fmt;
+//! [`Action`] (in `action.rs`) for the mapping, and `docs/zookeeper.md` for the step table.
 
 use stateright::{Model, Property};
 
 use crate::checker::Checkable;
+pub use crate::zk::action::Action;
 use crate::zk::scenario::{ClientId, Guard, Scenario, WriteMode};
 use crate::zk::server::{SessionId, Uuid, ZkError};
 use crate::zk::state::{Client, Event, Own, Pc, Resource, State};
-
-// ---------------------------------------------------------------------------------------------
-// Actions.
-// ---------------------------------------------------------------------------------------------
-
-/// One atomic step: a client's call, a fault, or a server step.
-///
-/// **Mapping a recorded run of the real recipe**: every call client `c` makes through the
-/// coordination interface is the action of the same name — `create_lock_node` →
-/// `CreateLockNode(c)` (a `ConnectionLoss` answer → `LoseReply(c, applied)` or
-/// `LoseReply(c, not applied)`, whichever the simulated server did), the protected search →
-/// `FindOwnNode`, `list_children` → `ListChildren`, `watch` (getData with watch) →
-/// `WatchPredecessor`, `wait_watch_event` returning → `ReceiveWatchEvent`, the session-event
-/// stream delivering `Expired` → `ReceiveSessionEvent`, `delete` → `DeleteLockNode`,
-/// `exists` on the own node → `CheckLockNode`, `multi` → `GuardedWrite`; the resource's write
-/// → `Write` or `FencedWrite`; a re-entrant acquire/release → `Reenter`/`ReleaseInner`. Feed
-/// it to [`Scenario::step`]: `None` means the model does not allow the step there. Outcomes
-/// (`SessionExpired`, `NoNode`, granted or not) follow from the state and are read from the
-/// resulting client (`State::clients[c].pc`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Action {
-    /// `create("/locks/_c_<uuid>-lock-", EPHEMERAL_SEQUENTIAL)` with its Stat (create2).
-    CreateLockNode(ClientId),
-    /// The client's next create or delete, applied (`true`) or not, answered by
-    /// `ConnectionLoss` (fault, budget `lose-reply`).
-    LoseReply(ClientId, bool),
-    /// Protected search: `getChildren`, our uuid's child, its Stat.
-    FindOwnNode(ClientId),
-    /// `getChildren("/locks")`, sorted by suffix: granted, predecessor, or own node missing.
-    ListChildren(ClientId),
-    /// `getData(predecessor, watch)`.
-    WatchPredecessor(ClientId),
-    /// The watch fired; the waiting client takes the event.
-    ReceiveWatchEvent(ClientId),
-    /// The `Expired` session event reaches the client.
-    ReceiveSessionEvent(ClientId),
-    /// A re-entrant acquire by the holding thread (no request).
-    Reenter(ClientId),
-    /// A re-entrant (inner) release (no request).
-    ReleaseInner(ClientId),
-    /// `delete(own node, -1)`: the release, retried until ok or NoNode.
-    DeleteLockNode(ClientId),
-    /// The resource's write without a token.
-    Write(ClientId),
-    /// `exists(own node)` just before writing (check-then-write).
-    CheckLockNode(ClientId),
-    /// The resource's write carrying the fencing token.
-    FencedWrite(ClientId),
-    /// `multi(check(own node, 0), setData("/resource"))`.
-    GuardedWrite(ClientId),
-    /// The server expires `c`'s current session (fault, budget `expire`).
-    ExpireSession(ClientId),
-    /// `c` opens a new session; the old one lives on at the server (fault, budget `restart`).
-    RestartClient(ClientId),
-    /// The server times out a session `c` abandoned (always happens eventually: no budget).
-    ExpireOldSession(ClientId),
-    /// The empty container `/locks` is reaped and made again (fault, budget
-    /// `recreate-parent`).
-    RecreateParent,
-}
-
-impl Action {
-    /// The client the step is about (`None` for `RecreateParent`).
-    pub fn client(self) -> Option<ClientId> {
-        use Action::*;
-        match self {
-            CreateLockNode(c)
-            | LoseReply(c, _)
-            | FindOwnNode(c)
-            | ListChildren(c)
-            | WatchPredecessor(c)
-            | ReceiveWatchEvent(c)
-            | ReceiveSessionEvent(c)
-            | Reenter(c)
-            | ReleaseInner(c)
-            | DeleteLockNode(c)
-            | Write(c)
-            | CheckLockNode(c)
-            | FencedWrite(c)
-            | GuardedWrite(c)
-            | ExpireSession(c)
-            | RestartClient(c)
-            | ExpireOldSession(c) => Some(c),
-            RecreateParent => None,
-        }
-    }
-
-    /// The step's name without arguments (`"ListChildren"`).
-    pub fn name(self) -> &'static str {
-        use Action::*;
-        match self {
-            CreateLockNode(_) => "CreateLockNode",
-            LoseReply(..) => "LoseReply",
-            FindOwnNode(_) => "FindOwnNode",
-            ListChildren(_) => "ListChildren",
-            WatchPredecessor(_) => "WatchPredecessor",
-            ReceiveWatchEvent(_) => "ReceiveWatchEvent",
-            ReceiveSessionEvent(_) => "ReceiveSessionEvent",
-            Reenter(_) => "Reenter",
-            ReleaseInner(_) => "ReleaseInner",
-            DeleteLockNode(_) => "DeleteLockNode",
-            Write(_) => "Write",
-            CheckLockNode(_) => "CheckLockNode",
-            FencedWrite(_) => "FencedWrite",
-            GuardedWrite(_) => "GuardedWrite",
-            ExpireSession(_) => "ExpireSession",
-            RestartClient(_) => "RestartClient",
-            ExpireOldSession(_) => "ExpireOldSession",
-            RecreateParent => "RecreateParent",
-        }
-    }
-}
-
-impl fmt::Display for Action {
-    /// `ListChildren(c1)`, `LoseReply(c0, applied)`, `RecreateParent`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            Action::LoseReply(c, applied) => write!(
-                f,
-                "LoseReply(c{c}, {})",
-                if applied { "applied" } else { "not applied" }
-            ),
-            Action::RecreateParent => f.write_str("RecreateParent"),
-            a => write!(f, "{}(c{})", a.name(), a.client().expect("a client step")),
-        }
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Properties (names used verbatim in tests, CLI output and docs).
@@ -609,32 +480,6 @@ impl Scenario {
             }
         }
     }
-
-    /// Every permutation of the interchangeable clients (identity first): `perm[c]` is the
-    /// new name of client `c`; the reentrant client keeps its name.
-    fn permutations(&self) -> Vec<Vec<u8>> {
-        fn extend(prefix: &mut Vec<u8>, rest: &mut Vec<u8>, out: &mut Vec<Vec<u8>>) {
-            if rest.is_empty() {
-                out.push(prefix.clone());
-                return;
-            }
-            for i in 0..rest.len() {
-                let x = rest.remove(i);
-                prefix.push(x);
-                extend(prefix, rest, out);
-                prefix.pop();
-                rest.insert(i, x);
-            }
-        }
-        let first = self.first_symmetric();
-        let mut out = Vec::new();
-        extend(
-            &mut (0..first).collect(),
-            &mut (first..self.clients).collect(),
-            &mut out,
-        );
-        out
-    }
 }
 
 impl Checkable for Scenario {
@@ -644,56 +489,9 @@ impl Checkable for Scenario {
         true
     }
 
-    /// Symmetry: the non-reentrant clients are interchangeable. The representative orders
-    /// them by a key that does not mention other clients' names (`Client::symmetry_key`);
-    /// among clients with equal keys it takes the permutation giving the smallest state (by
-    /// `Ord`). `None` when `s` is already its own representative.
+    /// Symmetry: the non-reentrant clients are interchangeable (`Scenario::canonical`).
     fn representative(&self, s: &State) -> Option<State> {
-        let first = self.first_symmetric();
-        if !self.symmetry || self.clients < first + 2 {
-            return None;
-        }
-        let key = |c: u8| s.clients[c as usize].symmetry_key();
-        let sorted = (first + 1..self.clients).all(|c| key(c - 1) <= key(c));
-        let ties = (first + 1..self.clients).any(|c| key(c - 1) == key(c));
-        if sorted && !ties {
-            return None;
-        }
-        if self.clients == first + 2 {
-            // Two interchangeable clients (the standard scenario): the swap, or not.
-            let mut swap = [0, 1, 2, 3, 4, 5, 6, 7];
-            swap.swap(first as usize, first as usize + 1);
-            let p = s.permuted(&swap[..self.clients as usize]);
-            return (!sorted || p < *s).then_some(p);
-        }
-        // Candidates: permutations after which the keys are in order.
-        let mut best: Option<Cow<State>> = None;
-        for perm in self.permutations() {
-            // perm[c] is c's new name: the client now at place k is at[k].
-            let mut at = [0u8; 8];
-            for c in 0..self.clients {
-                at[perm[c as usize] as usize] = c;
-            }
-            if !(first + 1..self.clients).all(|k| key(at[k as usize - 1]) <= key(at[k as usize])) {
-                continue;
-            }
-            let identity = perm.iter().enumerate().all(|(i, &p)| i as u8 == p);
-            let candidate = if identity {
-                Cow::Borrowed(s)
-            } else {
-                Cow::Owned(s.permuted(&perm))
-            };
-            if best
-                .as_ref()
-                .is_none_or(|b| candidate.as_ref() < b.as_ref())
-            {
-                best = Some(candidate);
-            }
-        }
-        match best {
-            Some(Cow::Owned(b)) => Some(b),
-            _ => None,
-        }
+        self.canonical(s)
     }
 
     /// What a step did, in the numbering of the state before it (`c1 ListChildren:
