@@ -8,6 +8,8 @@
 //!   (Lucene's `NativeFSLockFactory` and its relatives).
 //! - [`docstore`]: document-store locks — the Elasticsearch recipes (global, document,
 //!   read/write) as written, and a corrected recipe with leases and fencing tokens.
+//! - [`zk`]: the ZooKeeper mutex — Curator's `InterProcessMutex` and the lockwright recipe,
+//!   with session expiry, lost replies and a re-created parent.
 //!
 //! Each family folder holds its semantics module (what the kernel or server does, shared with
 //! the simulator the checks run the real implementation on) and its protocol.
@@ -20,6 +22,7 @@ pub mod checker;
 pub mod docstore;
 pub mod family;
 pub mod file;
+pub mod zk;
 
 pub use checker::{check, Checkable, Report, Verdict};
 pub use family::Family;

@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use anyhow::bail;
 use lockwright_model::checker::{self, describe_path, Report};
-use lockwright_model::docstore;
 use lockwright_model::file::{self, Faults, LockKind, Variant};
 use lockwright_model::Family;
+use lockwright_model::{docstore, zk};
 use serde_json::json;
 use stateright::Expectation;
 
@@ -43,6 +43,8 @@ Examples:
 pub enum FamilyName {
     /// File locks: held set + OS advisory lock (Lucene's `write.lock`).
     File,
+    /// The ZooKeeper mutex: Curator's `InterProcessMutex` and its broken variants.
+    Zk,
     /// Document-store locks: the Elasticsearch recipes and a corrected (leased, fenced) one.
     Docstore,
 }
@@ -52,6 +54,7 @@ impl FamilyName {
     pub fn name(self) -> &'static str {
         match self {
             FamilyName::File => "file",
+            FamilyName::Zk => "zk",
             FamilyName::Docstore => "docstore",
         }
     }
@@ -66,8 +69,9 @@ pub struct ScenarioArgs {
     #[arg(long, value_enum, default_value = "file")]
     pub family: FamilyName,
     /// Protocol variant. file: native, native-4.10, native-delete-on-release,
-    /// native-no-held-set, simple, single-instance, no-lock, mixed. docstore: global,
-    /// document, read-write, leased, leased-noop.
+    /// native-no-held-set, simple, single-instance, no-lock, mixed. zk: curator,
+    /// no-protection, release-forgets, adopt-old-session, delete-by-name-retry. docstore:
+    /// global, document, read-write, leased, leased-noop.
     #[arg(long)]
     pub variant: Option<String>,
     /// file: OS lock kind of the native variants: flock, posix, ofd, nfs-flock (`mixed` always
@@ -80,21 +84,27 @@ pub struct ScenarioArgs {
     /// file: threads per process (1..=8).
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=8))]
     pub threads: Option<u8>,
-    /// docstore: number of clients (1..=4).
+    /// zk, docstore: number of clients (zk 1..=4, client c0 re-enters; docstore 1..=4).
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=4))]
     pub clients: Option<u8>,
+    /// zk: what a holder does when it learns its session expired: lockwright (reports the
+    /// lock lost) or curator (`InterProcessMutex`: keeps believing it holds).
+    #[arg(long)]
+    pub guard: Option<String>,
     /// docstore `read-write`: how many of the clients are readers.
     #[arg(long)]
     pub readers: Option<u8>,
     /// docstore `leased`: the lease length in clock ticks (1..=3).
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=3))]
     pub lease: Option<u8>,
-    /// docstore: how the protected resource is written: unfenced, fenced.
+    /// How the protected resource is written. zk: unfenced, check-then-write, fenced,
+    /// fenced-by-sequence, guarded. docstore: unfenced, fenced.
     #[arg(long)]
     pub writes: Option<String>,
     /// Fault budgets, or `none`. file: crash, restart, unlink, replace, foreign (e.g.
-    /// `crash=2,restart=2,unlink=1,replace=1,foreign=1`). docstore: crash, restart,
-    /// stray-delete, lose-reply, pause, failover.
+    /// `crash=2,restart=2,unlink=1,replace=1,foreign=1`). zk: expire, lose-reply,
+    /// restart, recreate-parent. docstore: crash, restart, stray-delete, lose-reply, pause,
+    /// failover.
     #[arg(long)]
     pub faults: Option<String>,
     /// Start from the family's deep scenario (what `LOCKWRIGHT_DEEP=1` tests) instead of the
@@ -114,6 +124,7 @@ impl ScenarioArgs {
             ("--readers", self.readers.is_some()),
             ("--lease", self.lease.is_some()),
             ("--writes", self.writes.is_some()),
+            ("--guard", self.guard.is_some()),
         ];
         for (flag, set) in given {
             if set && !takes.contains(&flag) {
@@ -121,6 +132,46 @@ impl ScenarioArgs {
             }
         }
         Ok(())
+    }
+
+    /// The ZooKeeper family's scenario: the standard (or deep) one with the given options
+    /// applied.
+    ///
+    /// # Errors
+    /// An unknown variant, write mode, guard or fault, or an option of another family.
+    pub fn zk(&self) -> anyhow::Result<zk::Scenario> {
+        use zk::{Guard, Variant, WriteMode};
+        self.refuse(&["--clients", "--writes", "--guard"])?;
+        let mut sc = if self.deep {
+            zk::Scenario::deep()
+        } else {
+            zk::Scenario::standard()
+        };
+        if let Some(v) = &self.variant {
+            sc = sc.with_variant(Variant::from_name(v).ok_or_else(|| {
+                let names: Vec<&str> = Variant::ALL.iter().map(|v| v.name()).collect();
+                anyhow::anyhow!("unknown variant `{v}` (one of: {})", names.join(", "))
+            })?);
+        }
+        if let Some(w) = &self.writes {
+            sc = sc.with_writes(WriteMode::from_name(w).ok_or_else(|| {
+                let names: Vec<&str> = WriteMode::ALL.iter().map(|w| w.name()).collect();
+                anyhow::anyhow!("unknown write mode `{w}` (one of: {})", names.join(", "))
+            })?);
+        }
+        if let Some(g) = &self.guard {
+            sc = sc.with_guard(Guard::from_name(g).ok_or_else(|| {
+                let names: Vec<&str> = Guard::ALL.iter().map(|g| g.name()).collect();
+                anyhow::anyhow!("unknown guard `{g}` (one of: {})", names.join(", "))
+            })?);
+        }
+        if let Some(c) = self.clients {
+            sc = sc.with_clients(c);
+        }
+        if let Some(f) = &self.faults {
+            sc = sc.with_faults(zk::Faults::parse(f).map_err(anyhow::Error::msg)?);
+        }
+        Ok(sc)
     }
 
     /// The document-store family's scenario: the standard (or deep) one with the given
@@ -292,6 +343,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
             }
             check_family(&sc, &args)
         }
+        FamilyName::Zk => check_family(&args.scenario.zk()?, &args),
         FamilyName::Docstore => check_family(&args.scenario.docstore()?, &args),
     }
 }

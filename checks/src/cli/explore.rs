@@ -39,6 +39,7 @@ pub fn run(args: ExploreArgs) -> anyhow::Result<ExitCode> {
     drop(TcpListener::bind(args.addr).with_context(|| format!("cannot listen on {}", args.addr))?);
     match args.scenario.family {
         FamilyName::File => serve(&args.scenario.file()?, args.addr),
+        FamilyName::Zk => serve(&args.scenario.zk()?, args.addr),
         FamilyName::Docstore => serve(&args.scenario.docstore()?, args.addr),
     }
 }

@@ -64,6 +64,29 @@ pub trait Checkable: Model<State: Hash + Clone, Action: Clone + fmt::Debug> {
         let _ = (before, after);
         self.format_action(action)
     }
+
+    /// Numbered descriptions of a path from the initial state (`1. p0 t0 HeldInsert: …`).
+    /// The default replays the path and describes each step with [`Checkable::describe_step`];
+    /// a model that renumbers its state (to stay finite) may override it to show stable
+    /// names. `None` if the path does not replay.
+    fn describe_path(&self, path: &[Self::Action]) -> Option<Vec<String>>
+    where
+        Self::Action: PartialEq,
+    {
+        let states = replay(self, path)?;
+        Some(
+            path.iter()
+                .enumerate()
+                .map(|(i, a)| {
+                    format!(
+                        "{}. {}",
+                        i + 1,
+                        self.describe_step(&states[i], a, &states[i + 1])
+                    )
+                })
+                .collect(),
+        )
+    }
 }
 
 /// What the run concluded about one property.
@@ -365,22 +388,16 @@ where
 }
 
 /// Numbered, human-readable steps of `path` (`1. p0 t0 HeldInsert: ...`), from
-/// [`Checkable::describe_step`].
+/// [`Checkable::describe_path`].
+///
+/// # Panics
+/// If `path` does not replay from the initial state (every path the checker reports does).
 pub fn describe_path<M>(model: &M, path: &[M::Action]) -> Vec<String>
 where
     M: Checkable,
-    M::State: Hash + Clone,
-    M::Action: Clone + PartialEq + fmt::Debug,
+    M::Action: PartialEq,
 {
-    let states = replay(model, path).expect("a discovered path replays");
-    path.iter()
-        .enumerate()
-        .map(|(i, a)| {
-            format!(
-                "{}. {}",
-                i + 1,
-                model.describe_step(&states[i], a, &states[i + 1])
-            )
-        })
-        .collect()
+    model
+        .describe_path(path)
+        .expect("a discovered path replays")
 }

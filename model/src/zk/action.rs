@@ -1,0 +1,129 @@
+//! The model's actions: one per call of the recipe's coordination interface, plus the faults
+//! and the server's own steps.
+
+use std::fmt;
+
+use crate::zk::scenario::ClientId;
+
+/// One atomic step: a client's call, a fault, or a server step.
+///
+/// **Mapping a recorded run of the real recipe**: every call client `c` makes through the
+/// coordination interface is the action of the same name — `create_lock_node` →
+/// `CreateLockNode(c)` (a `ConnectionLoss` answer → `LoseReply(c, applied)` or
+/// `LoseReply(c, not applied)`, whichever the simulated server did), the protected search →
+/// `FindOwnNode`, `list_children` → `ListChildren`, `watch` (getData with watch) →
+/// `WatchPredecessor`, `wait_watch_event` returning → `ReceiveWatchEvent`, the session-event
+/// stream delivering `Expired` → `ReceiveSessionEvent`, `delete` → `DeleteLockNode`,
+/// `exists` on the own node → `CheckLockNode`, `multi` → `GuardedWrite`; the resource's write
+/// → `Write` or `FencedWrite`; a re-entrant acquire/release → `Reenter`/`ReleaseInner`. Feed
+/// it to [`Scenario::step`](crate::zk::Scenario::step): `None` means the model does not allow the step there. Outcomes
+/// (`SessionExpired`, `NoNode`, granted or not) follow from the state and are read from the
+/// resulting client (`State::clients[c].pc`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Action {
+    /// `create("/locks/_c_<uuid>-lock-", EPHEMERAL_SEQUENTIAL)` with its Stat (create2).
+    CreateLockNode(ClientId),
+    /// The client's next create or delete, applied (`true`) or not, answered by
+    /// `ConnectionLoss` (fault, budget `lose-reply`).
+    LoseReply(ClientId, bool),
+    /// Protected search: `getChildren`, our uuid's child, its Stat.
+    FindOwnNode(ClientId),
+    /// `getChildren("/locks")`, sorted by suffix: granted, predecessor, or own node missing.
+    ListChildren(ClientId),
+    /// `getData(predecessor, watch)`.
+    WatchPredecessor(ClientId),
+    /// The watch fired; the waiting client takes the event.
+    ReceiveWatchEvent(ClientId),
+    /// The `Expired` session event reaches the client.
+    ReceiveSessionEvent(ClientId),
+    /// A re-entrant acquire by the holding thread (no request).
+    Reenter(ClientId),
+    /// A re-entrant (inner) release (no request).
+    ReleaseInner(ClientId),
+    /// `delete(own node, -1)`: the release, retried until ok or NoNode.
+    DeleteLockNode(ClientId),
+    /// The resource's write without a token.
+    Write(ClientId),
+    /// `exists(own node)` just before writing (check-then-write).
+    CheckLockNode(ClientId),
+    /// The resource's write carrying the fencing token.
+    FencedWrite(ClientId),
+    /// `multi(check(own node, 0), setData("/resource"))`.
+    GuardedWrite(ClientId),
+    /// The server expires `c`'s current session (fault, budget `expire`).
+    ExpireSession(ClientId),
+    /// `c` opens a new session; the old one lives on at the server (fault, budget `restart`).
+    RestartClient(ClientId),
+    /// The server times out a session `c` abandoned (always happens eventually: no budget).
+    ExpireOldSession(ClientId),
+    /// The empty container `/locks` is reaped and made again (fault, budget
+    /// `recreate-parent`).
+    RecreateParent,
+}
+
+impl Action {
+    /// The client the step is about (`None` for `RecreateParent`).
+    pub fn client(self) -> Option<ClientId> {
+        use Action::*;
+        match self {
+            CreateLockNode(c)
+            | LoseReply(c, _)
+            | FindOwnNode(c)
+            | ListChildren(c)
+            | WatchPredecessor(c)
+            | ReceiveWatchEvent(c)
+            | ReceiveSessionEvent(c)
+            | Reenter(c)
+            | ReleaseInner(c)
+            | DeleteLockNode(c)
+            | Write(c)
+            | CheckLockNode(c)
+            | FencedWrite(c)
+            | GuardedWrite(c)
+            | ExpireSession(c)
+            | RestartClient(c)
+            | ExpireOldSession(c) => Some(c),
+            RecreateParent => None,
+        }
+    }
+
+    /// The step's name without arguments (`"ListChildren"`).
+    pub fn name(self) -> &'static str {
+        use Action::*;
+        match self {
+            CreateLockNode(_) => "CreateLockNode",
+            LoseReply(..) => "LoseReply",
+            FindOwnNode(_) => "FindOwnNode",
+            ListChildren(_) => "ListChildren",
+            WatchPredecessor(_) => "WatchPredecessor",
+            ReceiveWatchEvent(_) => "ReceiveWatchEvent",
+            ReceiveSessionEvent(_) => "ReceiveSessionEvent",
+            Reenter(_) => "Reenter",
+            ReleaseInner(_) => "ReleaseInner",
+            DeleteLockNode(_) => "DeleteLockNode",
+            Write(_) => "Write",
+            CheckLockNode(_) => "CheckLockNode",
+            FencedWrite(_) => "FencedWrite",
+            GuardedWrite(_) => "GuardedWrite",
+            ExpireSession(_) => "ExpireSession",
+            RestartClient(_) => "RestartClient",
+            ExpireOldSession(_) => "ExpireOldSession",
+            RecreateParent => "RecreateParent",
+        }
+    }
+}
+
+impl fmt::Display for Action {
+    /// `ListChildren(c1)`, `LoseReply(c0, applied)`, `RecreateParent`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Action::LoseReply(c, applied) => write!(
+                f,
+                "LoseReply(c{c}, {})",
+                if applied { "applied" } else { "not applied" }
+            ),
+            Action::RecreateParent => f.write_str("RecreateParent"),
+            a => write!(f, "{}(c{})", a.name(), a.client().expect("a client step")),
+        }
+    }
+}

@@ -1,0 +1,359 @@
+//! One line per step for counterexample listings: who acts, the ZooKeeper request (or the
+//! fault), and its outcome, read from the states before and after.
+
+use crate::zk::action::Action;
+use crate::zk::scenario::{ClientId, Scenario, WriteMode};
+use crate::zk::server::{Name, SessionId};
+use crate::zk::state::{Event, Pc, State};
+
+impl Scenario {
+    fn prefix(&self, c: ClientId) -> String {
+        match self.variant.rules().protected_names {
+            true => format!("/locks/_c_c{c}-lock-"),
+            false => "/locks/lock-".to_string(),
+        }
+    }
+
+    /// What client `c` did after its session changed (learned expiry or restart).
+    fn reaction(before: &State, after: &State, c: ClientId) -> String {
+        let (b, a) = (before.clients[c as usize].pc, after.clients[c as usize].pc);
+        let session = after.session(c);
+        let what = match (b, a) {
+            _ if after.last == Event::LockLost => "; the guard reports LockLost".to_string(),
+            (Pc::Holding | Pc::Checked, Pc::Holding | Pc::Checked) => {
+                "; still believes it holds (Curator never revokes)".to_string()
+            }
+            (Pc::CreateLost, Pc::CreateLost) => "; will search for its uuid".to_string(),
+            (b, Pc::Idle) if b != Pc::Idle => {
+                "; its old node is not its own any more: starts over".to_string()
+            }
+            _ => String::new(),
+        };
+        format!("new session {session}{what}")
+    }
+
+    fn deleted(before: &State, after: &State) -> String {
+        let gone: Vec<String> = before
+            .server
+            .children()
+            .iter()
+            .filter(|z| after.server.node(z.name).is_none_or(|n| n.czxid != z.czxid))
+            .map(|z| z.name.to_string())
+            .collect();
+        if gone.is_empty() {
+            "no nodes".to_string()
+        } else {
+            gone.join(", ")
+        }
+    }
+
+    fn names(s: &State) -> String {
+        let v: Vec<String> = s
+            .server
+            .children()
+            .iter()
+            .map(|z| z.name.to_string())
+            .collect();
+        format!("[{}]", v.join(", "))
+    }
+
+    /// Describes what a step did, in `before`'s numbering (`c1 ListChildren: getChildren /locks → [_c_c0-lock-0,
+    /// _c_c1-lock-1]: predecessor _c_c0-lock-0`).
+    pub(crate) fn describe(&self, before: &State, action: Action) -> String {
+        use Action::*;
+        // The outcome, in `before`'s numbering (the model renumbers after every step).
+        let mut raw = before.clone();
+        self.apply_uncompacted(&mut raw, action);
+        let after = &raw;
+        let session = |c: ClientId| before.session(c);
+        let expired = |c: ClientId| !before.server.is_alive(session(c));
+        let own_b = |c: ClientId| before.clients[c as usize].own;
+        let own_a = |c: ClientId| after.clients[c as usize].own;
+        let node = |n: Option<crate::zk::state::Own>| match n {
+            Some(o) => format!("{} (czxid {})", o.name, o.czxid),
+            None => "?".to_string(),
+        };
+        let se = |c: ClientId| {
+            format!(
+                "SessionExpired ({}); {}",
+                session(c),
+                Self::reaction(before, after, c)
+            )
+        };
+        let lost = |after: &State| {
+            if after.last == Event::LockLost {
+                "; the guard reports LockLost"
+            } else {
+                ""
+            }
+        };
+        match action {
+            CreateLockNode(c) => {
+                let head = format!(
+                    "c{c} CreateLockNode: create {} (ephemeral sequential, {})",
+                    self.prefix(c),
+                    session(c)
+                );
+                if expired(c) {
+                    format!("{head} → {}", se(c))
+                } else {
+                    format!("{head} → {}", node(own_a(c)))
+                }
+            }
+            LoseReply(c, applied) => {
+                let cl = before.clients[c as usize];
+                let (request, next) = if cl.pc == Pc::Idle {
+                    let req = format!("create {}", self.prefix(c));
+                    let next = match after.clients[c as usize].pc {
+                        Pc::CreateLost => "it will search for its node",
+                        _ => "it will simply create again",
+                    };
+                    (req, next)
+                } else {
+                    let req = format!("delete {}", node(own_b(c)));
+                    let next = match after.clients[c as usize].pc {
+                        Pc::Releasing => "it will retry the delete",
+                        _ => "it forgets the hold",
+                    };
+                    (req, next)
+                };
+                let applied = if !applied {
+                    "not applied".to_string()
+                } else if cl.pc == Pc::Idle {
+                    let z = after.server.children().last().expect("created");
+                    format!("applied as {} (czxid {})", z.name, z.czxid)
+                } else {
+                    "applied".to_string()
+                };
+                format!("c{c} LoseReply: {request} {applied}, reply lost (ConnectionLoss); {next}")
+            }
+            FindOwnNode(c) => {
+                let head = format!(
+                    "c{c} FindOwnNode: getChildren /locks, look for {}",
+                    if self.variant.rules().protected_names {
+                        format!("uuid c{c}")
+                    } else {
+                        format!("a child owned by {}", session(c))
+                    }
+                );
+                if expired(c) {
+                    return format!("{head} → {}", se(c));
+                }
+                match own_a(c) {
+                    Some(o) => {
+                        let z = before.server.node(o.name).expect("found");
+                        let whose = if z.owner == session(c) {
+                            "ours".to_string()
+                        } else {
+                            format!("owned by the OLD session {}: adopted", z.owner)
+                        };
+                        format!("{head} → {} (czxid {}), {whose}", o.name, o.czxid)
+                    }
+                    None => format!("{head} → none: create again"),
+                }
+            }
+            ListChildren(c) => {
+                let head = format!("c{c} ListChildren: getChildren /locks");
+                if expired(c) {
+                    return format!("{head} → {}", se(c));
+                }
+                let listing = Self::names(before);
+                let cl = after.clients[c as usize];
+                match cl.pc {
+                    Pc::Holding => {
+                        let handoff = if after.last == Event::HandoffAfterExpiry {
+                            " (after a holder's session expired)"
+                        } else {
+                            ""
+                        };
+                        format!(
+                            "{head} → {listing}: {} is lowest: lock acquired, token czxid {}{handoff}",
+                            node(own_b(c)).split(' ').next().unwrap_or("?"),
+                            cl.own.map_or(0, |o| o.czxid)
+                        )
+                    }
+                    Pc::MustWatch => format!(
+                        "{head} → {listing}: predecessor {}",
+                        cl.pred.map_or("?".to_string(), |p: Name| p.to_string())
+                    ),
+                    _ => format!(
+                        "{head} → {listing}: own node {} missing: start over",
+                        own_b(c).map_or("?".to_string(), |o| o.name.to_string())
+                    ),
+                }
+            }
+            WatchPredecessor(c) => {
+                let pred = before.clients[c as usize].pred.map_or("?".to_string(), |p| p.to_string());
+                let head = format!("c{c} WatchPredecessor: getData {pred} with watch");
+                if expired(c) {
+                    return format!("{head} → {}", se(c));
+                }
+                match after.clients[c as usize].pc {
+                    Pc::Waiting => format!("{head} → ok: watch set, waiting"),
+                    _ => format!("{head} → NoNode: list again"),
+                }
+            }
+            ReceiveWatchEvent(c) => {
+                format!("c{c} ReceiveWatchEvent: NodeDeleted on its predecessor; list again")
+            }
+            ReceiveSessionEvent(c) => format!(
+                "c{c} ReceiveSessionEvent: Expired ({}); {}",
+                session(c),
+                Self::reaction(before, after, c)
+            ),
+            Reenter(c) => format!("c{c} Reenter: acquires again while holding (count 2)"),
+            ReleaseInner(c) => format!("c{c} ReleaseInner: inner release (count 1)"),
+            DeleteLockNode(c) => {
+                let head = format!("c{c} DeleteLockNode: delete {}", node(own_b(c)));
+                if expired(c) {
+                    return format!("{head} → {}; the delete is retried there", se(c));
+                }
+                let o = own_b(c).expect("a node to delete");
+                match before.server.node(o.name) {
+                    Some(z) if z.czxid != o.czxid => format!(
+                        "{head} → ok: but it deleted {} (czxid {}) of {}, a NEWER node of the same name; released",
+                        z.name, z.czxid, z.owner
+                    ),
+                    Some(_) => format!("{head} → ok: released"),
+                    None => format!("{head} → NoNode (already gone): released"),
+                }
+            }
+            Write(c) | FencedWrite(c) | GuardedWrite(c) | CheckLockNode(c) => {
+                let o = own_b(c).expect("a holder has a node");
+                let stale = if after.last == Event::StaleWriteAccepted {
+                    format!(
+                        " — STALE: it already accepted a write from a holder granted later (czxid {})",
+                        before.resource.max_czxid.unwrap_or(0)
+                    )
+                } else {
+                    String::new()
+                };
+                match action {
+                    Write(_) => format!(
+                        "c{c} Write: the resource accepts a write (writer's node czxid {}){stale}",
+                        o.czxid
+                    ),
+                    CheckLockNode(_) => {
+                        let head = format!("c{c} CheckLockNode: exists {}", o.name);
+                        if expired(c) {
+                            return format!("{head} → {}", se(c));
+                        }
+                        match after.clients[c as usize].pc {
+                            Pc::Checked => format!("{head} → ours: write next"),
+                            _ => format!("{head} → not ours any more{}", lost(after)),
+                        }
+                    }
+                    FencedWrite(_) => {
+                        let (token, max) = match self.writes {
+                            WriteMode::FencedBySequence => (
+                                format!("sequence {}", o.name.seq),
+                                before.resource.max_seq,
+                            ),
+                            _ => (format!("czxid {}", o.czxid), before.resource.max_czxid),
+                        };
+                        let high = max.map_or("none".to_string(), |m| m.to_string());
+                        if after.last == Event::LockLost {
+                            format!(
+                                "c{c} FencedWrite: token {token} → rejected (highest accepted {high}){}",
+                                lost(after)
+                            )
+                        } else {
+                            format!(
+                                "c{c} FencedWrite: token {token} → accepted (highest before: {high}){stale}"
+                            )
+                        }
+                    }
+                    _ => {
+                        let head = format!(
+                            "c{c} GuardedWrite: multi(check {}, setData /resource)",
+                            o.name
+                        );
+                        if expired(c) {
+                            return format!("{head} → {}", se(c));
+                        }
+                        if after.last == Event::LockLost {
+                            format!("{head} → NoNode: nothing written{}", lost(after))
+                        } else {
+                            format!("{head} → ok: written{stale}")
+                        }
+                    }
+                }
+            }
+            ExpireSession(c) => format!(
+                "server ExpireSession({}): deletes {}{}; c{c} does not know yet",
+                session(c),
+                Self::deleted(before, after),
+                Self::fired(before, after)
+            ),
+            RestartClient(c) => format!(
+                "c{c} RestartClient: new ZooKeeper handle; {}; the server keeps {} alive until it times out",
+                Self::reaction(before, after, c),
+                session(c)
+            ),
+            ExpireOldSession(c) => {
+                let old = before
+                    .server
+                    .sessions()
+                    .iter()
+                    .copied()
+                    .find(|s| s.client == c && *s != session(c))
+                    .unwrap_or(SessionId { client: c, epoch: 0 });
+                format!(
+                    "server ExpireOldSession({old}): the abandoned session times out; deletes {}{}",
+                    Self::deleted(before, after),
+                    Self::fired(before, after)
+                )
+            }
+            RecreateParent => "server RecreateParent: the empty container /locks is reaped and created again; suffixes restart at 0".to_string(),
+        }
+    }
+
+    fn fired(before: &State, after: &State) -> String {
+        let woken: Vec<String> = after
+            .server
+            .sessions()
+            .iter()
+            .filter(|s| after.server.has_watch_event(**s) && !before.server.has_watch_event(**s))
+            .map(|s| s.to_string())
+            .collect();
+        if woken.is_empty() {
+            String::new()
+        } else {
+            format!("; fires the watch of {}", woken.join(", "))
+        }
+    }
+}
+
+impl Scenario {
+    /// Numbered descriptions of `path` (`1. c0 CreateLockNode: …`) with stable numbers: zxids
+    /// and suffixes are shown as a real server would hand them out (never renumbered), so a
+    /// node keeps its name from line to line. The model itself renumbers after every step
+    /// (`State::compact`); a display copy of the run is kept beside it and checked against
+    /// the model at each step. Where the two would part (after a re-created parent, the
+    /// model reaches an old suffix after fewer creates than the display copy would), the
+    /// lines continue in the model's own numbering, which is always correct. `None` if the
+    /// path does not replay.
+    pub fn describe_path(&self, path: &[Action]) -> Option<Vec<String>> {
+        let states = crate::checker::replay(self, path)?;
+        let mut display = states[0].clone();
+        let mut lines = Vec::with_capacity(path.len());
+        for (i, &action) in path.iter().enumerate() {
+            let mut next = display.clone();
+            let small = next.server.next_zxid() < 120 && next.server.next_seq() < 120;
+            let same = small && {
+                self.apply_uncompacted(&mut next, action);
+                let mut canonical = next.clone();
+                canonical.compact();
+                canonical == states[i + 1]
+            };
+            if same {
+                lines.push(format!("{}. {}", i + 1, self.describe(&display, action)));
+                display = next;
+            } else {
+                lines.push(format!("{}. {}", i + 1, self.describe(&states[i], action)));
+                display = states[i + 1].clone();
+            }
+        }
+        Some(lines)
+    }
+}

@@ -1,0 +1,582 @@
+//! The ZooKeeper mutex — Curator's `InterProcessMutex` and the lockwright recipe that follows
+//! it — as a Stateright model, with sessions, expiry, lost replies and a re-created parent.
+//!
+//! `clients` clients loop forever: acquire (create an ephemeral-sequential lock node, list the
+//! children, hold if lowest, else watch the predecessor and list again when it goes), write to
+//! the protected resource while holding (`c0` may re-enter), release (delete the node). The
+//! recipe variants are the ways it has gone wrong (`docs/zookeeper.md` has the verdict table):
+//!
+//! | variant | differs from `curator` | incident |
+//! |---|---|---|
+//! | `curator` | — (protected create; after a lost reply, search our uuid in our session) | Curator 5.x, lockwright |
+//! | `no-protection` | plain names; a lost create is simply retried | ZooKeeper recipes "Recoverable Errors and the GUID", CURATOR-79 |
+//! | `release-forgets` | a lost delete reply drops the hold and leaves the node | CURATOR-486, CURATOR-678 |
+//! | `adopt-old-session` | the search takes our uuid's node from any session | CURATOR-498, CURATOR-604 |
+//! | `delete-by-name-retry` | plain names; the retried delete may hit a newer node of the same name | the release ABA |
+//!
+//! Writes (`WriteMode`): `unfenced`, `check-then-write`, `fenced` (token = the lock node's
+//! czxid; Kleppmann 2016, Chubby's sequencer), `fenced-by-sequence` (token = the suffix:
+//! unsafe), `guarded` (a ZooKeeper `multi`). What a holder does on learning its session is gone
+//! (`Guard`): lockwright reports `LockLost`; Curator itself keeps believing (tech note 10: "both
+//! client A and client B will believe they are the lock holder").
+//!
+//! Faults, each with a budget: `ExpireSession(c)` (the server decides; the client learns on
+//! its next reply or from the session event, a separate step), `LoseReply(c, applied?)` on a
+//! create or delete, `RestartClient(c)` (a new session while the server still has the old
+//! one), `RecreateParent` (the container, reaped when empty, is made again; suffixes restart).
+//! A paused client is simply one that is not scheduled.
+//!
+//! All ZooKeeper semantics come from [`crate::zk::server`], shared with the simulated server
+//! of the checks. Each client step is one call of the recipe's coordination interface; see
+//! [`Action`] (in `action.rs`) for the mapping, and `docs/zookeeper.md` for the step table.
+
+use stateright::{Model, Property};
+
+use crate::checker::Checkable;
+pub use crate::zk::action::Action;
+use crate::zk::scenario::{ClientId, Guard, Scenario, WriteMode};
+use crate::zk::server::{SessionId, Uuid, ZkError};
+use crate::zk::state::{Client, Event, Own, Pc, Resource, State};
+
+// ---------------------------------------------------------------------------------------------
+// Properties (names used verbatim in tests, CLI output and docs).
+// ---------------------------------------------------------------------------------------------
+
+pub const AT_MOST_ONE_HOLDER: &str = "at most one holder";
+pub const AT_MOST_ONE_LIVE_HOLDER: &str = "at most one live holder";
+pub const FENCED_WRITES_ARE_EXCLUSIVE: &str = "fenced writes are exclusive";
+pub const NO_ORPHAN_NODE: &str = "no orphan node";
+pub const GRANTS_IN_REQUEST_ORDER: &str = "grants in request order";
+pub const HOLDER_EXISTS: &str = "holder exists";
+pub const HANDOFF_AFTER_EXPIRY: &str = "handoff after expiry";
+pub const CONTENTION_SEEN: &str = "contention seen";
+pub const WAITER_WOKEN_BY_WATCH: &str = "waiter woken by watch";
+pub const REENTRANT_HOLD: &str = "reentrant hold";
+pub const LOCK_LOST_REPORTED: &str = "lock lost reported";
+
+/// The `always` properties, in report order.
+pub const ALWAYS: [&str; 5] = [
+    AT_MOST_ONE_HOLDER,
+    AT_MOST_ONE_LIVE_HOLDER,
+    FENCED_WRITES_ARE_EXCLUSIVE,
+    NO_ORPHAN_NODE,
+    GRANTS_IN_REQUEST_ORDER,
+];
+
+/// The `sometimes` properties, in report order.
+pub const SOMETIMES: [&str; 6] = [
+    HOLDER_EXISTS,
+    HANDOFF_AFTER_EXPIRY,
+    CONTENTION_SEEN,
+    WAITER_WOKEN_BY_WATCH,
+    REENTRANT_HOLD,
+    LOCK_LOST_REPORTED,
+];
+
+impl Scenario {
+    /// "no orphan node": every node of a session some client still uses is a node that client
+    /// holds, waits with, is deleting, or may have created with a lost reply it will search
+    /// for. Any other node blocks everyone behind it for as long as the client keeps its
+    /// session alive (liveness stated as safety). Nodes of abandoned sessions are not
+    /// orphans: the server times those sessions out.
+    pub fn no_orphan_node(&self, s: &State) -> bool {
+        s.server.children().iter().all(|z| {
+            let cl = &s.clients[z.owner.client as usize];
+            z.owner.epoch != cl.session
+                || cl.pc == Pc::CreateLost
+                || (cl.pc.has_node() && cl.own.is_some_and(|o| o.name == z.name))
+        })
+    }
+
+    /// "grants in request order": every live holder's node is the lowest node there is.
+    pub fn grants_in_request_order(&self, s: &State) -> bool {
+        let first = s.server.children().first();
+        s.live_holders().all(|c| {
+            let own = s.clients[c as usize].own;
+            first.is_some_and(|z| own.is_some_and(|o| o.name == z.name && o.czxid == z.czxid))
+        })
+    }
+
+    /// The names of the `always` properties that `s` violates (a replayer checks every state
+    /// of a recorded run with this).
+    pub fn violated(&self, s: &State) -> Vec<&'static str> {
+        self.properties()
+            .into_iter()
+            .filter(|p| p.expectation == stateright::Expectation::Always && !(p.condition)(self, s))
+            .map(|p| p.name)
+            .collect()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The client's steps: which request comes next in each state (the same for every variant;
+// `Variant::rules` holds what differs), and what each outcome leads to.
+// ---------------------------------------------------------------------------------------------
+
+impl Scenario {
+    fn uuid(&self, c: ClientId) -> Option<Uuid> {
+        self.variant.rules().protected_names.then_some(c)
+    }
+
+    /// The enabled steps of client `c`.
+    pub fn client_steps(&self, s: &State, c: ClientId, out: &mut Vec<Action>) {
+        use Action::*;
+        let cl = s.clients[c as usize];
+        let alive = s.server.is_alive(s.session(c));
+        if !alive {
+            out.push(ReceiveSessionEvent(c));
+        }
+        let lose = alive && s.budget.lose_reply > 0;
+        let release = |out: &mut Vec<Action>| {
+            out.push(DeleteLockNode(c));
+            if lose {
+                out.extend([LoseReply(c, true), LoseReply(c, false)]);
+            }
+        };
+        match cl.pc {
+            Pc::Idle => {
+                out.push(CreateLockNode(c));
+                if lose {
+                    out.extend([LoseReply(c, true), LoseReply(c, false)]);
+                }
+            }
+            Pc::CreateLost => out.push(FindOwnNode(c)),
+            Pc::Created => out.push(ListChildren(c)),
+            Pc::MustWatch => out.push(WatchPredecessor(c)),
+            Pc::Waiting => {
+                if s.server.has_watch_event(s.session(c)) {
+                    out.push(ReceiveWatchEvent(c));
+                }
+            }
+            Pc::Holding => {
+                out.push(match self.writes {
+                    WriteMode::Unfenced => Write(c),
+                    WriteMode::CheckThenWrite => CheckLockNode(c),
+                    WriteMode::Fenced | WriteMode::FencedBySequence => FencedWrite(c),
+                    WriteMode::Guarded => GuardedWrite(c),
+                });
+                match cl.count {
+                    1 if self.is_reentrant(c) => out.push(Reenter(c)),
+                    2 => out.push(ReleaseInner(c)),
+                    _ => {}
+                }
+                if cl.count == 1 {
+                    release(out);
+                }
+            }
+            Pc::Checked => out.push(Write(c)),
+            Pc::Releasing => release(out),
+        }
+    }
+
+    /// The enabled faults and server steps.
+    fn fault_steps(&self, s: &State, out: &mut Vec<Action>) {
+        use Action::*;
+        for c in 0..self.clients {
+            if s.budget.expire > 0 && s.server.is_alive(s.session(c)) {
+                out.push(ExpireSession(c));
+            }
+            if s.budget.restart > 0 {
+                out.push(RestartClient(c));
+            }
+            if self.old_session(s, c).is_some() {
+                out.push(ExpireOldSession(c));
+            }
+        }
+        if s.budget.recreate_parent > 0 && s.server.children().is_empty() {
+            out.push(RecreateParent);
+        }
+    }
+
+    /// The oldest live session `c` abandoned, if any.
+    fn old_session(&self, s: &State, c: ClientId) -> Option<SessionId> {
+        let current = s.session(c);
+        s.server
+            .sessions()
+            .iter()
+            .copied()
+            .find(|&x| x.client == c && x != current)
+    }
+
+    /// `next_state` for the replayer: `None` if `action` is not enabled in `s`.
+    pub fn step(&self, s: &State, action: Action) -> Option<State> {
+        let mut enabled = Vec::new();
+        self.actions(s, &mut enabled);
+        enabled.contains(&action).then(|| {
+            let mut next = s.clone();
+            self.apply(&mut next, action);
+            next
+        })
+    }
+
+    /// The client is granted the lock.
+    fn grant(s: &mut State, c: ClientId) {
+        let epoch = s.clients[c as usize].session;
+        let cl = &mut s.clients[c as usize];
+        cl.pc = Pc::Holding;
+        cl.count = 1;
+        cl.held_in = epoch;
+        cl.pred = None;
+        if s.expired_holder {
+            s.expired_holder = false;
+            s.last = Event::HandoffAfterExpiry;
+        }
+    }
+
+    /// The guard reports `LockLost`: the hold ends; the node is deleted next.
+    fn lock_lost(s: &mut State, c: ClientId) {
+        let cl = &mut s.clients[c as usize];
+        cl.pc = Pc::Releasing;
+        cl.count = 0;
+        cl.held_in = 0;
+        s.last = Event::LockLost;
+    }
+
+    /// The client starts over without a node.
+    fn start_over(s: &mut State, c: ClientId) {
+        s.clients[c as usize] = Client {
+            session: s.clients[c as usize].session,
+            ..Client::NEW
+        };
+    }
+
+    /// The client has a new session (it learned the old one expired, or it restarted); its
+    /// old session's nodes are no longer its own (`docs/zookeeper.md`, "Session change").
+    fn new_session(&self, s: &mut State, c: ClientId) {
+        let cl = &mut s.clients[c as usize];
+        cl.session += 1;
+        let session = s.session(c);
+        s.server.open_session(session);
+        match s.clients[c as usize].pc {
+            Pc::Idle | Pc::Releasing => {}
+            Pc::CreateLost if self.variant.rules().search_any_session => {}
+            Pc::CreateLost | Pc::Created | Pc::MustWatch | Pc::Waiting => Self::start_over(s, c),
+            Pc::Holding | Pc::Checked => match self.guard {
+                Guard::Lockwright => Self::lock_lost(s, c),
+                Guard::Curator => {}
+            },
+        }
+    }
+
+    /// The resource accepts a write from holder `c` (ground truth: was a later-granted
+    /// holder's write accepted before?).
+    fn accept_write(&self, s: &mut State, c: ClientId) {
+        let own = s.clients[c as usize].own.expect("a holder has a node");
+        let r = &mut s.resource;
+        if r.max_czxid.is_some_and(|m| m > own.czxid) {
+            s.last = Event::StaleWriteAccepted;
+        }
+        r.max_czxid = Some(r.max_czxid.map_or(own.czxid, |m| m.max(own.czxid)));
+        if self.writes == WriteMode::FencedBySequence {
+            r.max_seq = Some(r.max_seq.map_or(own.name.seq, |m| m.max(own.name.seq)));
+        }
+    }
+
+    /// Performs an enabled action in place, then renumbers (`State::compact`).
+    pub fn apply(&self, s: &mut State, action: Action) {
+        self.apply_uncompacted(s, action);
+        s.compact();
+    }
+
+    /// Performs an enabled action in place, keeping `s`'s numbering (new zxids and suffixes
+    /// continue it): what step descriptions read.
+    pub(crate) fn apply_uncompacted(&self, s: &mut State, action: Action) {
+        use Action::*;
+        s.last = Event::None;
+        let rules = self.variant.rules();
+        match action {
+            CreateLockNode(c) => match s.server.create_sequential(self.uuid(c), s.session(c)) {
+                Ok(z) => {
+                    let cl = &mut s.clients[c as usize];
+                    cl.pc = Pc::Created;
+                    cl.own = Some(Own {
+                        name: z.name,
+                        czxid: z.czxid,
+                    });
+                }
+                Err(_) => self.new_session(s, c),
+            },
+            LoseReply(c, applied) => {
+                s.budget.lose_reply -= 1;
+                let session = s.session(c);
+                let cl = s.clients[c as usize];
+                if cl.pc == Pc::Idle {
+                    if applied {
+                        s.server
+                            .create_sequential(self.uuid(c), session)
+                            .expect("lost replies only in live sessions");
+                    }
+                    if rules.search_after_lost_create {
+                        s.clients[c as usize].pc = Pc::CreateLost;
+                    }
+                } else {
+                    let own = cl.own.expect("a releasing client has a node");
+                    if applied {
+                        let _ = s.server.delete(own.name, session);
+                    }
+                    if rules.retry_lost_delete {
+                        let cl = &mut s.clients[c as usize];
+                        cl.pc = Pc::Releasing;
+                        cl.count = 0;
+                        cl.held_in = 0;
+                    } else {
+                        Self::start_over(s, c);
+                    }
+                }
+            }
+            FindOwnNode(c) => {
+                let session = s.session(c);
+                match s.server.get_children(session) {
+                    Ok(children) => {
+                        let mine = |z: &&crate::zk::server::Znode| match self.uuid(c) {
+                            Some(u) => {
+                                z.name.uuid == Some(u)
+                                    && (rules.search_any_session || z.owner == session)
+                            }
+                            None => z.owner == session,
+                        };
+                        match children.iter().find(mine) {
+                            Some(z) => {
+                                let own = Own {
+                                    name: z.name,
+                                    czxid: z.czxid,
+                                };
+                                let cl = &mut s.clients[c as usize];
+                                cl.pc = Pc::Created;
+                                cl.own = Some(own);
+                            }
+                            None => Self::start_over(s, c),
+                        }
+                    }
+                    Err(_) => self.new_session(s, c),
+                }
+            }
+            ListChildren(c) => {
+                let session = s.session(c);
+                let own = s.clients[c as usize]
+                    .own
+                    .expect("a listing client has a node");
+                match s.server.get_children(session) {
+                    Ok(children) => match children.iter().position(|z| z.name == own.name) {
+                        None => Self::start_over(s, c),
+                        Some(0) => Self::grant(s, c),
+                        Some(i) => {
+                            let pred = children[i - 1].name;
+                            let cl = &mut s.clients[c as usize];
+                            cl.pc = Pc::MustWatch;
+                            cl.pred = Some(pred);
+                            s.last = Event::Contention;
+                        }
+                    },
+                    Err(_) => self.new_session(s, c),
+                }
+            }
+            WatchPredecessor(c) => {
+                let session = s.session(c);
+                let pred = s.clients[c as usize].pred.expect("a predecessor to watch");
+                let result = s.server.get_data_watch(pred, session);
+                let cl = &mut s.clients[c as usize];
+                match result {
+                    Ok(_) => {
+                        cl.pc = Pc::Waiting;
+                        cl.pred = None;
+                    }
+                    Err(ZkError::NoNode) => {
+                        cl.pc = Pc::Created;
+                        cl.pred = None;
+                    }
+                    Err(_) => self.new_session(s, c),
+                }
+            }
+            ReceiveWatchEvent(c) => {
+                let session = s.session(c);
+                assert!(s.server.take_watch_event(session));
+                s.clients[c as usize].pc = Pc::Created;
+                s.last = Event::WokenByWatch;
+            }
+            ReceiveSessionEvent(c) => self.new_session(s, c),
+            Reenter(c) => s.clients[c as usize].count = 2,
+            ReleaseInner(c) => s.clients[c as usize].count = 1,
+            DeleteLockNode(c) => {
+                let session = s.session(c);
+                let own = s.clients[c as usize]
+                    .own
+                    .expect("a releasing client has a node");
+                match s.server.delete(own.name, session) {
+                    Ok(_) | Err(ZkError::NoNode) => Self::start_over(s, c),
+                    Err(_) => {
+                        // The release goes on in the new session (NoNode there is fine).
+                        let cl = &mut s.clients[c as usize];
+                        cl.pc = Pc::Releasing;
+                        cl.count = 0;
+                        cl.held_in = 0;
+                        self.new_session(s, c);
+                    }
+                }
+            }
+            Write(c) => {
+                self.accept_write(s, c);
+                s.clients[c as usize].pc = Pc::Holding;
+            }
+            CheckLockNode(c) => {
+                let session = s.session(c);
+                let own = s.clients[c as usize].own.expect("a holder has a node");
+                match s.server.exists(own.name, session) {
+                    Ok(Some(z)) if z.owner == session && z.czxid == own.czxid => {
+                        s.clients[c as usize].pc = Pc::Checked;
+                    }
+                    Ok(_) => Self::lock_lost(s, c),
+                    Err(_) => self.new_session(s, c),
+                }
+            }
+            FencedWrite(c) => {
+                let own = s.clients[c as usize].own.expect("a holder has a node");
+                let ok = match self.writes {
+                    WriteMode::FencedBySequence => {
+                        s.resource.max_seq.is_none_or(|m| own.name.seq >= m)
+                    }
+                    _ => s.resource.max_czxid.is_none_or(|m| own.czxid >= m),
+                };
+                if ok {
+                    self.accept_write(s, c);
+                } else {
+                    Self::lock_lost(s, c);
+                }
+            }
+            GuardedWrite(c) => {
+                let session = s.session(c);
+                let own = s.clients[c as usize].own.expect("a holder has a node");
+                match s.server.multi_check_write(own.name, session) {
+                    Ok(_) => self.accept_write(s, c),
+                    Err(ZkError::NoNode) => Self::lock_lost(s, c),
+                    Err(_) => self.new_session(s, c),
+                }
+            }
+            ExpireSession(c) => {
+                s.budget.expire -= 1;
+                let cl = s.clients[c as usize];
+                if cl.pc.believes() && cl.held_in == cl.session {
+                    s.expired_holder = true;
+                }
+                s.server.expire_session(s.session(c));
+            }
+            RestartClient(c) => {
+                s.budget.restart -= 1;
+                let old = s.session(c);
+                s.server.disconnect(old);
+                self.new_session(s, c);
+            }
+            ExpireOldSession(c) => {
+                let old = self.old_session(s, c).expect("enabled");
+                let cl = s.clients[c as usize];
+                if cl.pc.believes() && cl.held_in == old.epoch {
+                    s.expired_holder = true;
+                }
+                s.server.expire_session(old);
+            }
+            RecreateParent => {
+                s.budget.recreate_parent -= 1;
+                s.server.recreate_parent().expect("enabled only when empty");
+            }
+        }
+    }
+}
+
+impl Checkable for Scenario {
+    fn successor_into(&self, s: &State, action: Action, out: &mut State) -> bool {
+        out.copy_from(s);
+        self.apply(out, action);
+        true
+    }
+
+    /// Symmetry: the non-reentrant clients are interchangeable (`Scenario::canonical`).
+    fn representative(&self, s: &State) -> Option<State> {
+        self.canonical(s)
+    }
+
+    /// What a step did, in the numbering of the state before it (`c1 ListChildren:
+    /// getChildren /locks → [_c_c0-lock-0, _c_c1-lock-1]: predecessor _c_c0-lock-0`).
+    fn describe_step(&self, before: &State, action: &Action, _after: &State) -> String {
+        self.describe(before, *action)
+    }
+
+    /// With stable zxids and suffixes ([`Scenario::describe_path`]).
+    fn describe_path(&self, path: &[Action]) -> Option<Vec<String>> {
+        Scenario::describe_path(self, path)
+    }
+}
+
+impl Model for Scenario {
+    type State = State;
+    type Action = Action;
+
+    fn init_states(&self) -> Vec<State> {
+        let mut s = State {
+            server: crate::zk::server::Server::new(),
+            clients: vec![Client::NEW; self.clients as usize],
+            resource: Resource::default(),
+            budget: self.faults,
+            expired_holder: false,
+            last: Event::None,
+        };
+        for c in 0..self.clients {
+            let session = s.session(c);
+            s.server.open_session(session);
+        }
+        s.compact();
+        vec![s]
+    }
+
+    /// Every client's steps (client order), then faults and server steps.
+    fn actions(&self, s: &State, actions: &mut Vec<Action>) {
+        for c in 0..self.clients {
+            self.client_steps(s, c, actions);
+        }
+        self.fault_steps(s, actions);
+    }
+
+    fn next_state(&self, s: &State, action: Action) -> Option<State> {
+        let mut next = s.clone();
+        self.apply(&mut next, action);
+        Some(next)
+    }
+
+    fn format_action(&self, action: &Action) -> String {
+        action.to_string()
+    }
+
+    fn format_step(&self, s: &State, action: Action) -> Option<String> {
+        let after = self.step(s, action)?;
+        Some(format!("{}\n\n{after:?}", self.describe(s, action)))
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![
+            Property::always(AT_MOST_ONE_HOLDER, |_, s: &State| s.holders().count() <= 1),
+            Property::always(AT_MOST_ONE_LIVE_HOLDER, |_, s: &State| {
+                s.live_holders().count() <= 1
+            }),
+            Property::always(FENCED_WRITES_ARE_EXCLUSIVE, |_, s: &State| {
+                s.last != Event::StaleWriteAccepted
+            }),
+            Property::always(NO_ORPHAN_NODE, |m: &Scenario, s: &State| {
+                m.no_orphan_node(s)
+            }),
+            Property::always(GRANTS_IN_REQUEST_ORDER, |m: &Scenario, s: &State| {
+                m.grants_in_request_order(s)
+            }),
+            Property::sometimes(HOLDER_EXISTS, |_, s: &State| s.holders().next().is_some()),
+            Property::sometimes(HANDOFF_AFTER_EXPIRY, |_, s: &State| {
+                s.last == Event::HandoffAfterExpiry
+            }),
+            Property::sometimes(CONTENTION_SEEN, |_, s: &State| s.last == Event::Contention),
+            Property::sometimes(WAITER_WOKEN_BY_WATCH, |_, s: &State| {
+                s.last == Event::WokenByWatch
+            }),
+            Property::sometimes(REENTRANT_HOLD, |_, s: &State| {
+                s.clients.iter().any(|c| c.count == 2)
+            }),
+            Property::sometimes(LOCK_LOST_REPORTED, |_, s: &State| s.last == Event::LockLost),
+        ]
+    }
+}

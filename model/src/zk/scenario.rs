@@ -1,0 +1,385 @@
+//! Which recipe, which writes, how many clients, which faults: the options of one model run,
+//! and the per-variant rules (the variants as data).
+
+use std::fmt;
+
+/// A client index (`c0` is the reentrant one).
+pub type ClientId = u8;
+
+/// A recipe variant (command-line name in [`Variant::name`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Variant {
+    /// Curator 5.x `InterProcessMutex` (and the lockwright recipe): protected create, search
+    /// after a lost reply (own session only), watch the predecessor, retried delete.
+    Curator,
+    /// A create retried after a lost reply without searching (plain names): the first node is
+    /// orphaned (ZooKeeper recipes page, "Recoverable Errors and the GUID"; CURATOR-79).
+    NoProtection,
+    /// The hold is forgotten although the delete failed (CURATOR-486, CURATOR-678).
+    ReleaseForgets,
+    /// The protected search adopts a node of an earlier, still-expiring session
+    /// (CURATOR-498, CURATOR-604).
+    AdoptOldSession,
+    /// Plain names and a release retried by name without checking the node is still ours:
+    /// after the parent is re-created the name can belong to a newer holder (the release ABA).
+    DeleteByNameRetry,
+}
+
+/// What a variant does where the variants differ: one row per variant in
+/// [`Variant::rules`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rules {
+    /// Names carry the client's uuid (`_c_<uuid>-lock-`), else plain `lock-`.
+    pub protected_names: bool,
+    /// After a create's lost reply: search for the node (else: create again at once).
+    pub search_after_lost_create: bool,
+    /// The search accepts a node of any session with our uuid (else: only our current
+    /// session's; plain names: the child whose owner is our session).
+    pub search_any_session: bool,
+    /// After a delete's lost reply: retry the delete (else: forget the hold, node left).
+    pub retry_lost_delete: bool,
+}
+
+impl Variant {
+    pub const ALL: [Variant; 5] = [
+        Variant::Curator,
+        Variant::NoProtection,
+        Variant::ReleaseForgets,
+        Variant::AdoptOldSession,
+        Variant::DeleteByNameRetry,
+    ];
+
+    /// The command-line / docs name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Curator => "curator",
+            Variant::NoProtection => "no-protection",
+            Variant::ReleaseForgets => "release-forgets",
+            Variant::AdoptOldSession => "adopt-old-session",
+            Variant::DeleteByNameRetry => "delete-by-name-retry",
+        }
+    }
+
+    /// Parses [`Variant::name`].
+    pub fn from_name(s: &str) -> Option<Variant> {
+        Variant::ALL.into_iter().find(|v| v.name() == s)
+    }
+
+    /// The step table's variant column: everything not listed here is the same for all.
+    pub const fn rules(self) -> Rules {
+        const CURATOR: Rules = Rules {
+            protected_names: true,
+            search_after_lost_create: true,
+            search_any_session: false,
+            retry_lost_delete: true,
+        };
+        match self {
+            Variant::Curator => CURATOR,
+            Variant::NoProtection => Rules {
+                protected_names: false,
+                search_after_lost_create: false,
+                ..CURATOR
+            },
+            Variant::ReleaseForgets => Rules {
+                retry_lost_delete: false,
+                ..CURATOR
+            },
+            Variant::AdoptOldSession => Rules {
+                search_any_session: true,
+                ..CURATOR
+            },
+            Variant::DeleteByNameRetry => Rules {
+                protected_names: false,
+                ..CURATOR
+            },
+        }
+    }
+}
+
+impl fmt::Display for Variant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How a holder writes to the protected resource (command-line name in [`WriteMode::name`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum WriteMode {
+    /// `Write`: no check, no token.
+    Unfenced,
+    /// `CheckLockNode` (is our node still there, in our session?) then `Write`: a pause can
+    /// land between the two.
+    CheckThenWrite,
+    /// `FencedWrite` carrying the lock node's `czxid`; the resource rejects a token lower than
+    /// the highest it accepted (Kleppmann 2016; Chubby's sequencer).
+    Fenced,
+    /// `FencedWrite` carrying the node's sequence suffix instead: unsafe, the suffix restarts
+    /// when the parent is re-created.
+    FencedBySequence,
+    /// `GuardedWrite`: a ZooKeeper `multi` that checks our lock node exists and writes, for a
+    /// resource kept in ZooKeeper (Kafka's controller guards its writes this way).
+    Guarded,
+}
+
+impl WriteMode {
+    pub const ALL: [WriteMode; 5] = [
+        WriteMode::Unfenced,
+        WriteMode::CheckThenWrite,
+        WriteMode::Fenced,
+        WriteMode::FencedBySequence,
+        WriteMode::Guarded,
+    ];
+
+    /// The command-line / docs name.
+    pub fn name(self) -> &'static str {
+        match self {
+            WriteMode::Unfenced => "unfenced",
+            WriteMode::CheckThenWrite => "check-then-write",
+            WriteMode::Fenced => "fenced",
+            WriteMode::FencedBySequence => "fenced-by-sequence",
+            WriteMode::Guarded => "guarded",
+        }
+    }
+
+    /// Parses [`WriteMode::name`].
+    pub fn from_name(s: &str) -> Option<WriteMode> {
+        WriteMode::ALL.into_iter().find(|v| v.name() == s)
+    }
+}
+
+impl fmt::Display for WriteMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What a holder does when it learns its session is gone (command-line name in
+/// [`Guard::name`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Guard {
+    /// The lockwright guard: reports `LockLost` (the hold ends; the node is deleted).
+    Lockwright,
+    /// Curator's `InterProcessMutex` itself: never revokes a hold; the holder keeps believing
+    /// until it releases (its docs leave connection states to the application).
+    Curator,
+}
+
+impl Guard {
+    pub const ALL: [Guard; 2] = [Guard::Lockwright, Guard::Curator];
+
+    /// The command-line / docs name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Guard::Lockwright => "lockwright",
+            Guard::Curator => "curator",
+        }
+    }
+
+    /// Parses [`Guard::name`].
+    pub fn from_name(s: &str) -> Option<Guard> {
+        Guard::ALL.into_iter().find(|v| v.name() == s)
+    }
+}
+
+impl fmt::Display for Guard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Fault budgets: how many of each fault may happen in one run (all clients together). In
+/// the state the same type counts what is left.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Faults {
+    /// `ExpireSession(c)`.
+    pub expire: u8,
+    /// `LoseReply(c, ..)` on a create or a delete.
+    pub lose_reply: u8,
+    /// `RestartClient(c)`.
+    pub restart: u8,
+    /// `RecreateParent`.
+    pub recreate_parent: u8,
+}
+
+impl Faults {
+    /// No faults at all.
+    pub const NONE: Faults = Faults {
+        expire: 0,
+        lose_reply: 0,
+        restart: 0,
+        recreate_parent: 0,
+    };
+
+    const NAMES: [&'static str; 4] = ["expire", "lose-reply", "restart", "recreate-parent"];
+
+    fn items(&self) -> [(&'static str, u8); 4] {
+        [
+            (Self::NAMES[0], self.expire),
+            (Self::NAMES[1], self.lose_reply),
+            (Self::NAMES[2], self.restart),
+            (Self::NAMES[3], self.recreate_parent),
+        ]
+    }
+
+    /// Parses `expire=1,lose-reply=1,restart=1,recreate-parent=1` (any subset, any order;
+    /// `none` or the empty string for no faults).
+    ///
+    /// # Errors
+    /// A message naming the bad item.
+    pub fn parse(s: &str) -> Result<Faults, String> {
+        let mut f = Faults::NONE;
+        for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            if item == "none" {
+                continue;
+            }
+            let (key, value) = item
+                .split_once('=')
+                .ok_or_else(|| format!("fault `{item}`: expected NAME=COUNT"))?;
+            let n: u8 = value
+                .trim()
+                .parse()
+                .map_err(|_| format!("fault `{item}`: COUNT must be 0..=255"))?;
+            match key.trim() {
+                "expire" => f.expire = n,
+                "lose-reply" => f.lose_reply = n,
+                "restart" => f.restart = n,
+                "recreate-parent" => f.recreate_parent = n,
+                other => {
+                    return Err(format!(
+                        "unknown fault `{other}` (expected {})",
+                        Self::NAMES.join(", ")
+                    ))
+                }
+            }
+        }
+        Ok(f)
+    }
+}
+
+impl fmt::Display for Faults {
+    /// The [`Faults::parse`] syntax, listing only non-zero budgets (`none` if all are zero).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let items: Vec<String> = self
+            .items()
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(k, n)| format!("{k}={n}"))
+            .collect();
+        if items.is_empty() {
+            f.write_str("none")
+        } else {
+            f.write_str(&items.join(","))
+        }
+    }
+}
+
+/// One model instance: the Stateright [`stateright::Model`] is implemented on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Scenario {
+    pub variant: Variant,
+    pub writes: WriteMode,
+    pub guard: Guard,
+    /// Number of clients (at most 8).
+    pub clients: u8,
+    /// Whether `c0` re-acquires while holding (a per-thread count, as Curator's `LockData`).
+    pub reentrant: bool,
+    pub faults: Faults,
+    /// Whether the checker merges states that differ only by a permutation of the
+    /// interchangeable (non-reentrant) clients.
+    pub symmetry: bool,
+}
+
+impl Scenario {
+    /// `variant` × `writes`, lockwright guard, 3 clients (`c0` reentrant), no faults,
+    /// symmetry on.
+    pub fn new(variant: Variant, writes: WriteMode) -> Scenario {
+        Scenario {
+            variant,
+            writes,
+            guard: Guard::Lockwright,
+            clients: 3,
+            reentrant: true,
+            faults: Faults::NONE,
+            symmetry: true,
+        }
+    }
+
+    /// The standard scenario (plain `cargo test`, `lockwright check --family zk`): `curator`
+    /// × `fenced`, 3 clients (1 reentrant), faults `expire=1,lose-reply=1,restart=1`.
+    pub fn standard() -> Scenario {
+        Scenario::new(Variant::Curator, WriteMode::Fenced).with_faults(Faults {
+            expire: 1,
+            lose_reply: 1,
+            restart: 1,
+            recreate_parent: 0,
+        })
+    }
+
+    /// The deep scenario (`LOCKWRIGHT_DEEP=1`): `curator` × `fenced`, 3 clients (1 reentrant),
+    /// every fault: `expire=2,lose-reply=2,restart=1,recreate-parent=1`.
+    pub fn deep() -> Scenario {
+        Scenario::new(Variant::Curator, WriteMode::Fenced).with_faults(Faults {
+            expire: 2,
+            lose_reply: 2,
+            restart: 1,
+            recreate_parent: 1,
+        })
+    }
+
+    pub fn with_variant(self, variant: Variant) -> Scenario {
+        Scenario { variant, ..self }
+    }
+
+    pub fn with_writes(self, writes: WriteMode) -> Scenario {
+        Scenario { writes, ..self }
+    }
+
+    pub fn with_guard(self, guard: Guard) -> Scenario {
+        Scenario { guard, ..self }
+    }
+
+    /// The same scenario with `clients` clients (1..=8).
+    pub fn with_clients(self, clients: u8) -> Scenario {
+        assert!((1..=8).contains(&clients), "1..=8 clients");
+        Scenario { clients, ..self }
+    }
+
+    /// Whether `c0` is reentrant.
+    pub fn with_reentrant(self, reentrant: bool) -> Scenario {
+        Scenario { reentrant, ..self }
+    }
+
+    pub fn with_faults(self, faults: Faults) -> Scenario {
+        Scenario { faults, ..self }
+    }
+
+    /// Symmetry reduction on or off (verdicts are the same; only state counts differ).
+    pub fn with_symmetry(self, symmetry: bool) -> Scenario {
+        Scenario { symmetry, ..self }
+    }
+
+    /// Whether client `c` re-acquires while holding.
+    pub fn is_reentrant(&self, c: ClientId) -> bool {
+        self.reentrant && c == 0
+    }
+
+    /// The first client that is interchangeable with the ones after it.
+    pub(crate) fn first_symmetric(&self) -> u8 {
+        u8::from(self.reentrant)
+    }
+
+    /// A one-line name, e.g. `curator × fenced, 3 clients (1 reentrant), faults
+    /// expire=1,lose-reply=1,restart=1` (the guard is named when it is not lockwright's).
+    pub fn label(&self) -> String {
+        let guard = match self.guard {
+            Guard::Lockwright => String::new(),
+            g => format!(", guard {g}"),
+        };
+        let reentrant = if self.reentrant { " (1 reentrant)" } else { "" };
+        let plural = if self.clients == 1 { "" } else { "s" };
+        format!(
+            "{} × {}{guard}, {} client{plural}{reentrant}, faults {}",
+            self.variant, self.writes, self.clients, self.faults
+        )
+    }
+}

@@ -1,0 +1,399 @@
+//! The model's state: the server (from [`crate::zk::server`]), each client's view, the
+//! protected resource, fault budgets left. Plus the renumbering that keeps the space finite
+//! and the permutation used for symmetry reduction.
+
+use std::fmt;
+
+use crate::zk::scenario::{ClientId, Faults};
+use crate::zk::server::{Name, Seq, Server, SessionId, Zxid};
+
+/// Where a client is in the recipe. The names say what the client has done last;
+/// `Scenario::client_steps` says which request comes next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Pc {
+    /// No lock node; next `CreateLockNode` (the clients acquire again and again).
+    Idle,
+    /// The create's reply was lost: the node may or may not exist; next `FindOwnNode`.
+    CreateLost,
+    /// Own node known; next `ListChildren`.
+    Created,
+    /// The listing showed a lower node (`Client::pred`); next `WatchPredecessor`.
+    MustWatch,
+    /// A watch is set on the predecessor; next `ReceiveWatchEvent` once it fires.
+    Waiting,
+    /// Granted: believes it holds (`Client::count` ≥ 1). Writes, re-enters, releases.
+    Holding,
+    /// `check-then-write`: the check passed; next `Write`.
+    Checked,
+    /// Releasing or lock lost: next `DeleteLockNode` (retried until it succeeds).
+    Releasing,
+}
+
+impl Pc {
+    /// Whether the client believes it holds the lock ("at most one holder").
+    pub fn believes(self) -> bool {
+        matches!(self, Pc::Holding | Pc::Checked)
+    }
+
+    /// Whether the client knows of its own lock node in this state.
+    pub fn has_node(self) -> bool {
+        matches!(
+            self,
+            Pc::Created | Pc::MustWatch | Pc::Waiting | Pc::Holding | Pc::Checked | Pc::Releasing
+        )
+    }
+}
+
+/// The node a client knows as its own: its name and `czxid` (from `create2`'s Stat or the
+/// search's `exists`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Own {
+    pub name: Name,
+    pub czxid: Zxid,
+}
+
+/// [`Client::symmetry_key`]: pc, count, session, held-in, own (czxid, suffix), predecessor's
+/// suffix.
+pub(crate) type SymmetryKey = (Pc, u8, u8, u8, Option<(Zxid, Seq)>, Option<Seq>);
+
+/// One client's view: everything it knows, nothing it could not know.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Client {
+    pub pc: Pc,
+    /// Its current session's epoch (the session is `SessionId { client, epoch }`).
+    pub session: u8,
+    /// Its lock node, while `pc.has_node()`.
+    pub own: Option<Own>,
+    /// The predecessor to watch, in `MustWatch`.
+    pub pred: Option<Name>,
+    /// The epoch of the session it was in when granted (while it believes; otherwise 0).
+    pub held_in: u8,
+    /// Reentrancy count while holding (0 otherwise).
+    pub count: u8,
+}
+
+impl Client {
+    /// Everything about the client that does not name another client (the predecessor's
+    /// uuid is left out): the order key of symmetry reduction.
+    pub(crate) fn symmetry_key(&self) -> SymmetryKey {
+        (
+            self.pc,
+            self.count,
+            self.session,
+            self.held_in,
+            self.own.map(|o| (o.czxid, o.name.seq)),
+            self.pred.map(|p| p.seq),
+        )
+    }
+
+    pub(crate) const NEW: Client = Client {
+        pc: Pc::Idle,
+        session: 0,
+        own: None,
+        pred: None,
+        held_in: 0,
+        count: 0,
+    };
+}
+
+/// The protected resource's memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Resource {
+    /// The highest `czxid` among the holders whose writes it accepted: the fenced store's
+    /// high-water mark in `fenced` mode, and in every mode the model's ground truth (a lock
+    /// node's czxid orders grants: see `docs/zookeeper.md`).
+    pub max_czxid: Option<Zxid>,
+    /// `fenced-by-sequence`: the highest sequence-suffix token accepted.
+    pub max_seq: Option<Seq>,
+}
+
+/// The notable outcome of the step that led here, for the `sometimes` properties and for
+/// "fenced writes are exclusive".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Event {
+    None,
+    /// A listing showed a lower node: the client must wait.
+    Contention,
+    /// A waiter's watch fired and it took the event.
+    WokenByWatch,
+    /// A grant after a holder's session expired (nobody was granted in between).
+    HandoffAfterExpiry,
+    /// The guard reported `LockLost` (learned session loss, failed check, rejected write).
+    LockLost,
+    /// The resource accepted a write from a holder granted before the holder of a write it
+    /// had already accepted.
+    StaleWriteAccepted,
+}
+
+/// The whole system. `Debug` prints a compact summary (the Explorer shows it).
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct State {
+    pub server: Server,
+    /// Indexed by client id.
+    pub clients: Vec<Client>,
+    pub resource: Resource,
+    /// Fault budgets left.
+    pub budget: Faults,
+    /// A believing holder's session expired and nobody has been granted since.
+    pub expired_holder: bool,
+    pub last: Event,
+}
+
+impl State {
+    /// Client `c`'s current session.
+    pub fn session(&self, c: ClientId) -> SessionId {
+        SessionId {
+            client: c,
+            epoch: self.clients[c as usize].session,
+        }
+    }
+
+    /// Clients that believe they hold the lock.
+    pub fn holders(&self) -> impl Iterator<Item = ClientId> + '_ {
+        (0..self.clients.len() as u8).filter(|&c| self.clients[c as usize].pc.believes())
+    }
+
+    /// Holders whose hold is still backed by a live session: the session they were granted
+    /// in is alive on the server, so nothing will ever tell them the lock is gone.
+    pub fn live_holders(&self) -> impl Iterator<Item = ClientId> + '_ {
+        self.holders().filter(|&c| {
+            self.server.is_alive(SessionId {
+                client: c,
+                epoch: self.clients[c as usize].held_in,
+            })
+        })
+    }
+
+    /// Field by field, so the vectors keep their allocations.
+    pub(crate) fn copy_from(&mut self, source: &State) {
+        self.server.clone_into_from(&source.server);
+        self.clients.clone_from(&source.clients);
+        self.resource = source.resource;
+        self.budget = source.budget;
+        self.expired_holder = source.expired_holder;
+        self.last = source.last;
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Renumbering: zxids, sequence suffixes and session epochs are compared only for order and
+    // equality, so after every step they are renamed to the smallest numbers that keep both.
+    // -----------------------------------------------------------------------------------------
+
+    /// Renames zxids densely (the counter right above them), squeezes sequence suffixes that
+    /// nothing refers to out from below the parent's counter, and numbers each client's
+    /// session epochs densely from 0.
+    ///
+    /// Zxids and epochs: exact (a bijection on everything referenced; new ones are always
+    /// above). Sequence suffixes: exact while the parent is not re-created again; after a
+    /// re-creation, names from an old incarnation are reached after fewer creates than they
+    /// would be with the gaps kept — one of the spacings a real parent's `cversion` (which also
+    /// counts deletes) can produce anyway. See `docs/zookeeper.md`, "What is not modelled".
+    pub(crate) fn compact(&mut self) {
+        // Zxids.
+        let mut zm = self.server.zxid_mask();
+        for c in &self.clients {
+            if let Some(o) = c.own {
+                zm |= 1 << o.czxid;
+            }
+        }
+        if let Some(z) = self.resource.max_czxid {
+            zm |= 1 << z;
+        }
+        let zcount = zm.count_ones() as Zxid;
+        let zdense = zm == (1u128 << zcount) - 1 && self.server.next_zxid() == zcount;
+        // Sequence suffixes.
+        let mut sm = self.server.seq_mask();
+        for c in &self.clients {
+            if let Some(o) = c.own {
+                sm |= 1 << o.name.seq;
+            }
+            if let Some(p) = c.pred {
+                sm |= 1 << p.seq;
+            }
+        }
+        if let Some(s) = self.resource.max_seq {
+            sm |= 1 << s;
+        }
+        let counter = self.server.next_seq();
+        let below = (1u128 << counter) - 1;
+        let holes = !sm & below;
+        // Session epochs, per client.
+        let n = self.clients.len();
+        let mut em = [0u128; 8];
+        for (c, cl) in self.clients.iter().enumerate() {
+            em[c] |= 1 << cl.session;
+            if cl.pc.believes() {
+                em[c] |= 1 << cl.held_in;
+            }
+        }
+        for s in self.server.session_ids() {
+            em[s.client as usize] |= 1 << s.epoch;
+        }
+        let edense = em[..n].iter().all(|&m| m & (m + 1) == 0);
+        if zm == (1u128 << zcount) - 1 && holes == 0 && edense {
+            if !zdense {
+                self.server.set_next_zxid(zcount);
+            }
+            return;
+        }
+        // Order-preserving renames: a value's new number is the number of kept values below it.
+        let fz = |z: Zxid| (zm & ((1u128 << z) - 1)).count_ones() as Zxid;
+        let fs = |s: Seq| s - (holes & ((1u128 << s) - 1)).count_ones() as Seq;
+        let fe = |c: u8, e: u8| (em[c as usize] & ((1u128 << e) - 1)).count_ones() as u8;
+        let fsid = |s: SessionId| SessionId {
+            client: s.client,
+            epoch: fe(s.client, s.epoch),
+        };
+        // Order-preserving renames keep every sorted vector sorted.
+        self.server.rename(fz, zcount, fs, fsid, |u| u, false);
+        for (c, cl) in self.clients.iter_mut().enumerate() {
+            let c = c as u8;
+            cl.session = fe(c, cl.session);
+            cl.held_in = if cl.pc.believes() {
+                fe(c, cl.held_in)
+            } else {
+                0
+            };
+            if let Some(o) = cl.own.as_mut() {
+                o.czxid = fz(o.czxid);
+                o.name.seq = fs(o.name.seq);
+            }
+            if let Some(p) = cl.pred.as_mut() {
+                p.seq = fs(p.seq);
+            }
+        }
+        if let Some(z) = self.resource.max_czxid.as_mut() {
+            *z = fz(*z);
+        }
+        if let Some(s) = self.resource.max_seq.as_mut() {
+            *s = fs(*s);
+        }
+    }
+
+    /// The same state with clients renamed by `perm` (client `c` becomes `perm[c]`).
+    pub(crate) fn permuted(&self, perm: &[u8]) -> State {
+        let mut out = self.clone();
+        let p = |c: u8| perm[c as usize];
+        out.server.rename(
+            |z| z,
+            self.server.next_zxid(),
+            |s| s,
+            |s| SessionId {
+                client: p(s.client),
+                epoch: s.epoch,
+            },
+            p,
+            true,
+        );
+        for (c, cl) in self.clients.iter().enumerate() {
+            let mut cl = *cl;
+            let rename = |n: Name| Name {
+                seq: n.seq,
+                uuid: n.uuid.map(p),
+            };
+            if let Some(o) = cl.own.as_mut() {
+                o.name = rename(o.name);
+            }
+            if let Some(n) = cl.pred.as_mut() {
+                *n = rename(*n);
+            }
+            out.clients[p(c as u8) as usize] = cl;
+        }
+        out
+    }
+}
+
+impl fmt::Debug for State {
+    /// ```text
+    /// /locks: _c_c0-lock-0 (czxid 2, c0.s0), _c_c1-lock-1 (czxid 3, c1.s0); next seq 2
+    /// sessions alive: c0.s0, c1.s0, c2.s0; watches: _c_c0-lock-0 by c1.s0; fired: -
+    /// c0 Holding [_c_c0-lock-0 czxid 2] session s0, count 1
+    /// c1 Waiting [_c_c1-lock-1 czxid 3] session s0
+    /// resource: max czxid 2; faults left: expire=1; last step: contention
+    /// ```
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let list = |v: Vec<String>| {
+            if v.is_empty() {
+                "-".to_string()
+            } else {
+                v.join(", ")
+            }
+        };
+        let children = self
+            .server
+            .children()
+            .iter()
+            .map(|z| format!("{} (czxid {}, {})", z.name, z.czxid, z.owner))
+            .collect();
+        writeln!(
+            f,
+            "/locks: {}; next seq {}",
+            list(children),
+            self.server.next_seq()
+        )?;
+        let sessions = self
+            .server
+            .sessions()
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let watches = self
+            .server
+            .watches()
+            .iter()
+            .map(|(n, s)| format!("{n} by {s}"))
+            .collect();
+        let fired = (0..self.clients.len() as u8)
+            .flat_map(|c| {
+                let server = &self.server;
+                server
+                    .sessions()
+                    .iter()
+                    .filter(move |s| s.client == c && server.has_watch_event(**s))
+                    .map(|s| s.to_string())
+            })
+            .collect();
+        writeln!(
+            f,
+            "sessions alive: {}; watches: {}; fired: {}",
+            list(sessions),
+            list(watches),
+            list(fired)
+        )?;
+        for (c, cl) in self.clients.iter().enumerate() {
+            write!(f, "c{c} {:?}", cl.pc)?;
+            if let Some(o) = cl.own {
+                write!(f, " [{} czxid {}]", o.name, o.czxid)?;
+            }
+            if let Some(p) = cl.pred {
+                write!(f, " pred {p}")?;
+            }
+            write!(f, " session s{}", cl.session)?;
+            if cl.pc.believes() {
+                write!(f, ", granted in s{}, count {}", cl.held_in, cl.count)?;
+            }
+            writeln!(f)?;
+        }
+        let opt = |o: Option<u8>| o.map_or("-".to_string(), |v| v.to_string());
+        let last = match self.last {
+            Event::None => "",
+            Event::Contention => "; last step: contention",
+            Event::WokenByWatch => "; last step: waiter woken by watch",
+            Event::HandoffAfterExpiry => "; last step: granted after a holder's session expired",
+            Event::LockLost => "; last step: lock lost reported",
+            Event::StaleWriteAccepted => "; last step: STALE WRITE ACCEPTED",
+        };
+        write!(
+            f,
+            "resource: max czxid {}, max seq token {}; faults left: {}{}{last}",
+            opt(self.resource.max_czxid),
+            opt(self.resource.max_seq),
+            self.budget,
+            if self.expired_holder {
+                "; a holder's session expired"
+            } else {
+                ""
+            }
+        )
+    }
+}
