@@ -283,6 +283,9 @@ struct Chunk<S, A> {
     transitions: u64,
 }
 
+/// Where a worker leaves the chunk it expanded.
+type Slot<S, A> = std::sync::Mutex<Option<Chunk<S, A>>>;
+
 /// States of the frontier handed to a worker at a time.
 const CHUNK: usize = 512;
 
