@@ -411,7 +411,7 @@ where
             chunks.iter().map(|c| expand(c, &seen, pending)).collect()
         } else {
             let next = std::sync::atomic::AtomicUsize::new(0);
-            let slots: Vec<std::sync::Mutex<Option<Chunk<M::State, M::Action>>>> =
+            let slots: Vec<Slot<M::State, M::Action>> =
                 chunks.iter().map(|_| std::sync::Mutex::new(None)).collect();
             std::thread::scope(|scope| {
                 for _ in 0..options.threads.min(chunks.len()) {
