@@ -1,0 +1,64 @@
+//! The standard scenario (runs in every `cargo test`) and the deep scenarios (more readers,
+//! rounds, files and crashes; ignored by default: about a minute in release, several in debug).
+//!
+//! `cargo test --release -p lockwright-model --test replication_deep -- --ignored --nocapture`
+
+use lockwright_model::check;
+use lockwright_model::replication::{Faults, Pace, ReaderKind, Scenario, Variant, NO_MISSING_FILE};
+
+#[test]
+fn standard_scenario_holds_exhaustively() {
+    let sc = Scenario::standard();
+    assert_eq!(
+        sc.label(),
+        "lockwright × open-handles × keep-up, 3 rounds of 3-file commits (1 shared), 2 readers, \
+         faults crash=1"
+    );
+    let report = check(&sc);
+    assert!(report.violated().is_empty(), "{:?}", report.verdicts);
+    assert_eq!(report.unique_states, 1104);
+}
+
+/// `(scenario, unique states, violated always properties)`.
+fn deep_rows() -> Vec<(Scenario, usize, Vec<&'static str>)> {
+    vec![
+        (Scenario::deep(), 727_720, vec![]),
+        (
+            Scenario::new(Variant::LuceneReplicator, ReaderKind::OpenHandles)
+                .with_readers(4)
+                .with_rounds(5)
+                .with_data_files(3)
+                .with_faults(Faults { crash: 3 }),
+            62_900,
+            vec![],
+        ),
+        (
+            Scenario::new(Variant::Lockwright, ReaderKind::OpenHandles)
+                .with_pace(Pace::Unbounded)
+                .with_readers(3)
+                .with_rounds(4)
+                .with_data_files(3)
+                .with_faults(Faults { crash: 2 }),
+            2_901_642,
+            vec![NO_MISSING_FILE],
+        ),
+    ]
+}
+
+#[test]
+#[ignore = "minutes; run with cargo test --release -p lockwright-model --test replication_deep -- --ignored"]
+fn deep_scenarios() {
+    for (sc, states, violated) in deep_rows() {
+        let report = check(&sc);
+        eprintln!(
+            "{}: {} states in {:.1?} ({:.0} states/s), violated {:?}",
+            sc.label(),
+            report.unique_states,
+            report.elapsed,
+            report.states_per_second(),
+            report.violated()
+        );
+        assert_eq!(report.violated(), violated, "{}", sc.label());
+        assert_eq!(report.unique_states, states, "{}", sc.label());
+    }
+}
