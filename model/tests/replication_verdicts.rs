@@ -89,7 +89,7 @@ fn expect(e: Expected) {
 fn lockwright_open_handles_keep_up_survives_a_crash() {
     expect(Expected {
         scenario: Scenario::standard(),
-        unique_states: 1104,
+        unique_states: 1541,
         verdicts: [
             ("a reader never opens a commit with a missing file", "holds"),
             ("a reader never reads a partial file", "holds"),
@@ -111,7 +111,7 @@ fn lockwright_reopen_by_name_keep_up_survives_a_crash() {
     expect(Expected {
         scenario: Scenario::new(Variant::Lockwright, ReaderKind::ReopenByName)
             .with_faults(faults("crash=1")),
-        unique_states: 1104,
+        unique_states: 1541,
         verdicts: [
             ("a reader never opens a commit with a missing file", "holds"),
             ("a reader never reads a partial file", "holds"),
@@ -133,7 +133,7 @@ fn lockwright_open_handles_unbounded_slow_open() {
     expect(Expected {
         scenario: Scenario::new(Variant::Lockwright, ReaderKind::OpenHandles)
             .with_pace(Pace::Unbounded),
-        unique_states: 2259,
+        unique_states: 2698,
         verdicts: [
             (
                 "a reader never opens a commit with a missing file",
@@ -188,7 +188,7 @@ fn lockwright_reopen_by_name_unbounded_loses_files() {
         scenario: Scenario::new(Variant::Lockwright, ReaderKind::ReopenByName)
             .with_pace(Pace::Unbounded)
             .with_faults(faults("crash=1")),
-        unique_states: 10245,
+        unique_states: 16062,
         verdicts: [
             (
                 "a reader never opens a commit with a missing file",
@@ -220,9 +220,8 @@ fn lockwright_reopen_by_name_unbounded_loses_files() {
                     "Fsync(segments_3)",
                     "List(r0)",
                     "Rename(segments_3)",
+                    "CrashCopier",
                     "SyncDir",
-                    "Delete(segments_1)",
-                    "Delete(_0)",
                     "CopyToTemp(_4)",
                     "Fsync(_4)",
                     "Rename(_4)",
@@ -251,7 +250,6 @@ fn lockwright_reopen_by_name_unbounded_loses_files() {
                     "Fsync(segments_3)",
                     "Rename(segments_3)",
                     "SyncDir",
-                    "Delete(segments_1)",
                     "Delete(_0)",
                 ],
             ),
@@ -265,7 +263,7 @@ fn lucene_replicator_open_handles_keep_up_survives_a_crash() {
     expect(Expected {
         scenario: Scenario::new(Variant::LuceneReplicator, ReaderKind::OpenHandles)
             .with_faults(faults("crash=1")),
-        unique_states: 980,
+        unique_states: 1200,
         verdicts: [
             ("a reader never opens a commit with a missing file", "holds"),
             ("a reader never reads a partial file", "holds"),
@@ -286,7 +284,7 @@ fn lucene_replicator_open_handles_keep_up_survives_a_crash() {
 fn lucene_replicator_reopen_by_name_loses_files() {
     expect(Expected {
         scenario: Scenario::new(Variant::LuceneReplicator, ReaderKind::ReopenByName),
-        unique_states: 325,
+        unique_states: 385,
         verdicts: [
             ("a reader never opens a commit with a missing file", "holds"),
             ("a reader never reads a partial file", "holds"),
@@ -307,7 +305,6 @@ fn lucene_replicator_reopen_by_name_loses_files() {
                 "Fsync(segments_2)",
                 "Rename(segments_2)",
                 "SyncDir",
-                "Delete(segments_1)",
                 "Delete(_0)",
             ],
         )],
@@ -321,7 +318,7 @@ fn lucene_replicator_open_handles_unbounded_slow_open() {
     expect(Expected {
         scenario: Scenario::new(Variant::LuceneReplicator, ReaderKind::OpenHandles)
             .with_pace(Pace::Unbounded),
-        unique_states: 2467,
+        unique_states: 2939,
         verdicts: [
             (
                 "a reader never opens a commit with a missing file",
@@ -368,7 +365,7 @@ fn lucene_replicator_open_handles_unbounded_slow_open() {
 fn seed_rule_reads_a_partial_segments_file() {
     expect(Expected {
         scenario: Scenario::new(Variant::SeedRule, ReaderKind::OpenHandles),
-        unique_states: 233,
+        unique_states: 273,
         verdicts: [
             ("a reader never opens a commit with a missing file", "holds"),
             ("a reader never reads a partial file", "VIOLATED"),
@@ -399,7 +396,7 @@ fn seed_rule_crash_leaves_a_torn_file() {
     expect(Expected {
         scenario: Scenario::new(Variant::SeedRule, ReaderKind::OpenHandles)
             .with_faults(faults("crash=1")),
-        unique_states: 2023,
+        unique_states: 3188,
         verdicts: [
             ("a reader never opens a commit with a missing file", "holds"),
             ("a reader never reads a partial file", "VIOLATED"),
@@ -454,7 +451,7 @@ fn seed_rule_crash_reopen_by_name() {
     expect(Expected {
         scenario: Scenario::new(Variant::SeedRule, ReaderKind::ReopenByName)
             .with_faults(faults("crash=1")),
-        unique_states: 2023,
+        unique_states: 3188,
         verdicts: [
             ("a reader never opens a commit with a missing file", "holds"),
             ("a reader never reads a partial file", "VIOLATED"),
@@ -491,7 +488,6 @@ fn seed_rule_crash_reopen_by_name() {
                     "Fill(_3)",
                     "Create(segments_3)",
                     "Fill(segments_3)",
-                    "Delete(segments_1)",
                     "Delete(_0)",
                 ],
             ),
@@ -526,7 +522,7 @@ fn seed_rule_crash_reopen_by_name() {
 fn segments_first_opens_missing_files() {
     expect(Expected {
         scenario: Scenario::new(Variant::SegmentsFirst, ReaderKind::OpenHandles),
-        unique_states: 349,
+        unique_states: 409,
         verdicts: [
             (
                 "a reader never opens a commit with a missing file",
@@ -567,7 +563,7 @@ fn segments_first_crash_deletes_the_last_complete_commit() {
     expect(Expected {
         scenario: Scenario::new(Variant::SegmentsFirst, ReaderKind::OpenHandles)
             .with_faults(faults("crash=1")),
-        unique_states: 1804,
+        unique_states: 2097,
         verdicts: [
             (
                 "a reader never opens a commit with a missing file",

@@ -370,18 +370,23 @@ impl Scenario {
             CopyMethod::TempFsyncRename => Action::CopyToTemp(f),
         };
         let lacks = |f: File| !s.replica.exists(Name::Final(f));
-        let mut deletes = s
+        let deletes = s
             .replica
             .entries()
             .map(|(n, _)| n)
             .filter(|&n| !self.keeps(s, n));
+        // Within a phase the copier may take the files in any order (the real one copies in
+        // the commit's order and deletes in name order).
         match program.phases[c.phase as usize] {
-            Phase::CopyData => {
-                out.extend(src.data(new).map(File::Data).find(|&f| lacks(f)).map(start))
-            }
+            Phase::CopyData => out.extend(
+                src.data(new)
+                    .map(File::Data)
+                    .filter(|&f| lacks(f))
+                    .map(start),
+            ),
             Phase::CopySegments => out.push(start(File::Segments(new))),
             Phase::SyncDir => out.push(Action::SyncDir),
-            Phase::DeleteOld => out.extend(deletes.next().map(Action::Delete)),
+            Phase::DeleteOld => out.extend(deletes.map(Action::Delete)),
             Phase::AnyOrder => {
                 out.extend(src.files(new).filter(|&f| lacks(f)).map(start));
                 out.extend(deletes.map(Action::Delete));

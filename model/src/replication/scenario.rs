@@ -115,13 +115,15 @@ pub struct Program {
 /// One phase of a copier round.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Phase {
-    /// Copy each data file of the new commit that the replica lacks, in file order.
+    /// Copy each data file of the new commit that the replica lacks, one at a time, in any
+    /// order.
     CopyData,
     /// Copy `segments_N` of the new commit.
     CopySegments,
     /// `fsync` the replica directory, so the renames are durable.
     SyncDir,
-    /// Delete, one at a time, every name the round does not keep ([`Keep`]).
+    /// Delete, one at a time and in any order, every name the round does not keep
+    /// ([`Keep`]).
     DeleteOld,
     /// The copies of `CopyData` and `CopySegments` and the deletes of `DeleteOld`, in any
     /// interleaving (one copy in flight at a time).
@@ -320,13 +322,13 @@ impl Scenario {
     }
 
     /// The deep scenario (`LOCKWRIGHT_DEEP=1`): `lockwright` × `reopen-by-name` × `keep-up`,
-    /// 5 readers, 6 rounds of 4-file commits, three copier crashes.
+    /// 4 readers, 5 rounds of 4-file commits, two copier crashes.
     pub fn deep() -> Scenario {
         Scenario::new(Variant::Lockwright, ReaderKind::ReopenByName)
-            .with_readers(5)
-            .with_rounds(6)
+            .with_readers(4)
+            .with_rounds(5)
             .with_data_files(3)
-            .with_faults(Faults { crash: 3 })
+            .with_faults(Faults { crash: 2 })
     }
 
     /// The same scenario with these fault budgets.
