@@ -11,7 +11,7 @@
 //! One copier replicates commits `2, 3, …` of a source index into a replica that starts with
 //! commit 1; reader threads on the replica reopen continuously: list the directory, pick the
 //! newest `segments_N`, read it, open each file it names. The copier's orders
-//! ([`Variant`], step table in [`Variant::program`]):
+//! ([`crate::replication::Variant`], step table in [`crate::replication::Variant::program`]):
 //!
 //! | variant | phases | a file is copied | a round keeps |
 //! |---|---|---|---|
@@ -36,7 +36,7 @@ use stateright::{Model, Property};
 
 use crate::checker::Checkable;
 use crate::replication::dir::{Content, Dir, File, Gen, Name};
-use crate::replication::scenario::{CopyMethod, Faults, Keep, Pace, Phase, ReaderKind, Scenario};
+use crate::replication::scenario::{CopyMethod, Faults, Pace, Phase, ReaderKind, Scenario};
 
 /// A reader index.
 pub type R = u8;
@@ -66,7 +66,7 @@ pub struct Copier {
     /// The file being copied, if a copy is half-way.
     pub inflight: Option<(File, Stage)>,
     /// The commit the copier last completed (the replica's previous generation, for
-    /// [`Keep::NewAndPrevious`]); forgotten on a crash.
+    /// [`crate::replication::Keep::NewAndPrevious`]); forgotten on a crash.
     pub known_prev: Option<Gen>,
     /// The copier has changed the replica during this round.
     pub touched: bool,
@@ -257,91 +257,6 @@ pub const ALWAYS: [&str; 4] = [
 
 /// The `sometimes` properties, in report order.
 pub const SOMETIMES: [&str; 4] = [NEWEST_OPENED, OPENED_MID_ROUND, IN_USE_DELETED, RECOVERED];
-
-// ---------------------------------------------------------------------------------------------
-// Observations and predicates.
-// ---------------------------------------------------------------------------------------------
-
-impl Scenario {
-    /// The commit the copier is bringing in its current round (`None` when done).
-    pub fn target(&self, s: &State) -> Option<Gen> {
-        (s.copier.round < self.rounds).then_some(s.copier.round + 2)
-    }
-
-    /// Whether the round keeps `name` (see [`Keep`]).
-    pub fn keeps(&self, s: &State, name: Name) -> bool {
-        let Some(new) = self.target(s) else {
-            return true;
-        };
-        let src = self.source();
-        let Name::Final(f) = name else {
-            return false; // temporary names never survive a round
-        };
-        match (self.variant.program().keep, s.copier.known_prev) {
-            (Keep::New, _) => src.names(new, f),
-            (Keep::NewAndPrevious, Some(prev)) => src.names(new, f) || src.names(prev, f),
-            (Keep::NewAndPrevious, None) => true,
-        }
-    }
-
-    /// The data files reader `r` is using: those of its current commit, and those it has
-    /// already opened of the commit it is opening. (`segments_N` is read once at open.)
-    pub fn in_use(&self, s: &State, r: R) -> impl Iterator<Item = File> + '_ {
-        let src = self.source();
-        let rd = s.readers[r as usize];
-        let current = rd.current.into_iter().flat_map(move |g| src.data(g));
-        let opening = rd
-            .opening
-            .into_iter()
-            .flat_map(move |o| src.data(o.gen).take(o.opened.saturating_sub(1) as usize));
-        current.chain(opening).map(File::Data)
-    }
-
-    /// Whether some file a reader is using has no name on the replica any more.
-    pub fn file_in_use_deleted(&self, s: &State) -> bool {
-        (0..self.readers).any(|r| self.in_use(s, r).any(|f| !s.replica.exists(Name::Final(f))))
-    }
-
-    /// Whether some commit on the replica is complete.
-    pub fn has_complete_commit(&self, s: &State) -> bool {
-        let src = self.source();
-        (1..=self.last_gen()).any(|g| s.replica.has_complete_commit(&src, g))
-    }
-
-    /// [`Pace::KeepUp`]: every reader has listed the replica since the last round ended and
-    /// is not half-way through opening a commit.
-    pub fn readers_caught_up(&self, s: &State) -> bool {
-        s.readers
-            .iter()
-            .all(|rd| rd.reopened && rd.opening.is_none())
-    }
-
-    /// Whether the current phase of the copier's round has work left.
-    fn phase_has_work(&self, s: &State) -> bool {
-        let Some(new) = self.target(s) else {
-            return false;
-        };
-        let src = self.source();
-        let lacks = |f: File| !s.replica.exists(Name::Final(f));
-        let deletable = || s.replica.entries().any(|(n, _)| !self.keeps(s, n));
-        match self.variant.program().phases[s.copier.phase as usize] {
-            Phase::CopyData => src.data(new).any(|d| lacks(File::Data(d))),
-            Phase::CopySegments => lacks(File::Segments(new)),
-            Phase::SyncDir => true,
-            Phase::DeleteOld => deletable(),
-            Phase::AnyOrder => src.files(new).any(lacks) || deletable(),
-        }
-    }
-
-    /// The names of the `always` properties that `s` violates (for a replayer).
-    pub fn violated(&self, s: &State) -> Vec<&'static str> {
-        self.properties()
-            .into_iter()
-            .filter(|p| p.expectation == stateright::Expectation::Always && !(p.condition)(self, s))
-            .map(|p| p.name)
-            .collect()
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // The model.
