@@ -89,6 +89,8 @@ mod error;
 mod inprocess;
 mod native;
 mod os;
+#[cfg(feature = "replication")]
+pub mod replication;
 mod simple;
 mod sleeping;
 pub mod sys;

@@ -10,6 +10,9 @@
 //!   read/write) as written, and a corrected recipe with leases and fencing tokens.
 //! - [`zk`]: the ZooKeeper mutex — Curator's `InterProcessMutex` and the lockwright recipe,
 //!   with session expiry, lost replies and a re-created parent.
+//! - [`replication`]: replication by generations — a copier brings each commit of a Lucene
+//!   index into a replica that readers reopen continuously (the seed's rule, Lucene's
+//!   replicator).
 //!
 //! Each family folder holds its semantics module (what the kernel or server does, shared with
 //! the simulator the checks run the real implementation on) and its protocol.
@@ -22,6 +25,7 @@ pub mod checker;
 pub mod docstore;
 pub mod family;
 pub mod file;
+pub mod replication;
 pub mod zk;
 
 pub use checker::{check, Checkable, Report, Verdict};
