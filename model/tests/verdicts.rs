@@ -110,7 +110,7 @@ fn native_ofd_survives_crash_restart_and_foreign_open_close() {
         scenario: Scenario::new(Variant::Native, LockKind::Ofd)
             .with_parties(2, 2)
             .with_faults(faults("crash=2,restart=2,foreign=2")),
-        unique_states: 13216,
+        unique_states: 6981,
         verdicts: [
             ("at most one writer", "holds"),
             ("at most one valid writer", "holds"),
@@ -131,7 +131,7 @@ fn native_flock_survives_crash_restart_and_foreign_open_close() {
         scenario: Scenario::new(Variant::Native, LockKind::Flock)
             .with_parties(2, 2)
             .with_faults(faults("crash=2,restart=2,foreign=2")),
-        unique_states: 13216,
+        unique_states: 6981,
         verdicts: [
             ("at most one writer", "holds"),
             ("at most one valid writer", "holds"),
@@ -152,7 +152,7 @@ fn native_posix_survives_crash_and_restart() {
         scenario: Scenario::new(Variant::Native, LockKind::Posix)
             .with_parties(2, 2)
             .with_faults(faults("crash=2,restart=2")),
-        unique_states: 4494,
+        unique_states: 2375,
         verdicts: [
             ("at most one writer", "holds"),
             ("at most one valid writer", "holds"),
@@ -173,7 +173,7 @@ fn native_posix_foreign_open_close_drops_the_lock() {
         scenario: Scenario::new(Variant::Native, LockKind::Posix)
             .with_parties(2, 2)
             .with_faults(faults("crash=1,restart=1,foreign=1")),
-        unique_states: 5303,
+        unique_states: 3754,
         verdicts: [
             ("at most one writer", "VIOLATED"),
             ("at most one valid writer", "holds"),
@@ -221,7 +221,7 @@ fn native_nfs_flock_foreign_open_close_goes_unnoticed() {
         scenario: Scenario::new(Variant::Native, LockKind::NfsFlock)
             .with_parties(2, 2)
             .with_faults(faults("crash=1,restart=1,foreign=1")),
-        unique_states: 5303,
+        unique_states: 3754,
         verdicts: [
             ("at most one writer", "VIOLATED"),
             ("at most one valid writer", "VIOLATED"),
@@ -281,7 +281,7 @@ fn native_ofd_unlink_gives_two_writers_but_one_valid() {
         scenario: Scenario::new(Variant::Native, LockKind::Ofd)
             .with_parties(2, 2)
             .with_faults(faults("crash=1,restart=1,foreign=1,unlink=1")),
-        unique_states: 16507,
+        unique_states: 11702,
         verdicts: [
             ("at most one writer", "VIOLATED"),
             ("at most one valid writer", "holds"),
@@ -329,7 +329,7 @@ fn native_ofd_replace_gives_two_writers_but_one_valid() {
         scenario: Scenario::new(Variant::Native, LockKind::Ofd)
             .with_parties(2, 2)
             .with_faults(faults("crash=1,restart=1,foreign=1,replace=1")),
-        unique_states: 14201,
+        unique_states: 10008,
         verdicts: [
             ("at most one writer", "VIOLATED"),
             ("at most one valid writer", "holds"),
@@ -377,7 +377,7 @@ fn native_flock_unlink_gives_two_writers_but_one_valid() {
         scenario: Scenario::new(Variant::Native, LockKind::Flock)
             .with_parties(2, 2)
             .with_faults(faults("crash=1,restart=1,foreign=1,unlink=1")),
-        unique_states: 16507,
+        unique_states: 11702,
         verdicts: [
             ("at most one writer", "VIOLATED"),
             ("at most one valid writer", "holds"),
@@ -425,7 +425,7 @@ fn lucene_6507_native_4_10_posix_close_after_held_remove() {
         scenario: Scenario::new(Variant::Native410, LockKind::Posix)
             .with_parties(2, 2)
             .with_faults(faults("crash=1,restart=1")),
-        unique_states: 13523,
+        unique_states: 9631,
         verdicts: [
             ("at most one writer", "VIOLATED"),
             ("at most one valid writer", "VIOLATED"),
@@ -505,7 +505,7 @@ fn native_4_10_ofd_is_safe() {
         scenario: Scenario::new(Variant::Native410, LockKind::Ofd)
             .with_parties(2, 2)
             .with_faults(faults("crash=1,restart=1")),
-        unique_states: 9255,
+        unique_states: 6441,
         verdicts: [
             ("at most one writer", "holds"),
             ("at most one valid writer", "holds"),
@@ -526,7 +526,7 @@ fn lucene_5612_delete_on_release_two_inodes() {
         scenario: Scenario::new(Variant::NativeDeleteOnRelease, LockKind::Ofd)
             .with_parties(2, 2)
             .with_faults(faults("crash=1,restart=1")),
-        unique_states: 22764,
+        unique_states: 16095,
         verdicts: [
             ("at most one writer", "VIOLATED"),
             ("at most one valid writer", "holds"),
@@ -586,7 +586,7 @@ fn lucene_5738_no_held_set_posix_second_descriptor() {
         scenario: Scenario::new(Variant::NativeNoHeldSet, LockKind::Posix)
             .with_parties(2, 2)
             .with_faults(faults("crash=1,restart=1")),
-        unique_states: 10040,
+        unique_states: 7144,
         verdicts: [
             ("at most one writer", "VIOLATED"),
             ("at most one valid writer", "VIOLATED"),
@@ -637,7 +637,7 @@ fn native_no_held_set_ofd_is_safe() {
         scenario: Scenario::new(Variant::NativeNoHeldSet, LockKind::Ofd)
             .with_parties(2, 2)
             .with_faults(faults("crash=1,restart=1")),
-        unique_states: 3634,
+        unique_states: 2522,
         verdicts: [
             ("at most one writer", "holds"),
             ("at most one valid writer", "holds"),
@@ -679,7 +679,7 @@ fn simple_crash_leaves_a_stale_lock() {
         scenario: Scenario::new(Variant::Simple, LockKind::Ofd)
             .with_parties(2, 2)
             .with_faults(faults("crash=1,restart=1")),
-        unique_states: 77,
+        unique_states: 58,
         verdicts: [
             ("at most one writer", "holds"),
             ("at most one valid writer", "holds"),
@@ -700,7 +700,7 @@ fn simple_unlink_gives_two_writers() {
         scenario: Scenario::new(Variant::Simple, LockKind::Ofd)
             .with_parties(2, 2)
             .with_faults(faults("crash=1,restart=1,unlink=1")),
-        unique_states: 570,
+        unique_states: 423,
         verdicts: [
             ("at most one writer", "VIOLATED"),
             ("at most one valid writer", "holds"),
@@ -741,7 +741,7 @@ fn single_instance_across_processes_gives_two_writers() {
         scenario: Scenario::new(Variant::SingleInstance, LockKind::Ofd)
             .with_parties(2, 2)
             .with_faults(faults("crash=1,restart=1")),
-        unique_states: 229,
+        unique_states: 171,
         verdicts: [
             ("at most one writer", "VIOLATED"),
             ("at most one valid writer", "VIOLATED"),
@@ -801,7 +801,7 @@ fn no_lock_gives_two_writers() {
         scenario: Scenario::new(Variant::NoLock, LockKind::Ofd)
             .with_parties(2, 2)
             .with_faults(faults("crash=1,restart=1")),
-        unique_states: 353,
+        unique_states: 263,
         verdicts: [
             ("at most one writer", "VIOLATED"),
             ("at most one valid writer", "VIOLATED"),
@@ -837,7 +837,7 @@ fn mixed_flock_and_posix_do_not_exclude() {
         scenario: Scenario::new(Variant::Mixed, LockKind::Ofd)
             .with_parties(2, 2)
             .with_faults(faults("crash=1,restart=1")),
-        unique_states: 1506,
+        unique_states: 1079,
         verdicts: [
             ("at most one writer", "VIOLATED"),
             ("at most one valid writer", "VIOLATED"),

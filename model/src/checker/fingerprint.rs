@@ -32,7 +32,7 @@ pub fn fingerprint<S: Hash + ?Sized>(s: &S) -> u64 {
 /// each absorbed with MurmurHash3's `fmix64` finalizer (a bijection with full avalanche), so
 /// distinct inputs collide only by chance. Several times faster than SipHash here.
 #[derive(Default, Clone, Copy)]
-struct Fingerprinter {
+pub struct Fingerprinter {
     hash: u64,
     word: u64,
     filled: u32,

@@ -22,8 +22,8 @@ use std::time::{Duration, Instant};
 
 use stateright::{Expectation, Model, Property};
 
-pub use fingerprint::fingerprint;
 use fingerprint::PassThrough;
+pub use fingerprint::{fingerprint, Fingerprinter};
 
 /// What the checker needs of a model beyond [`Model`]: both methods have defaults.
 pub trait Checkable: Model<State: Hash + Clone, Action: Clone + fmt::Debug> {
@@ -51,6 +51,17 @@ pub trait Checkable: Model<State: Hash + Clone, Action: Clone + fmt::Debug> {
     fn representative(&self, s: &Self::State) -> Option<Self::State> {
         let _ = s;
         None
+    }
+
+    /// The visited set's key for `s`: equal for states the checker may merge. The default is
+    /// the fingerprint of [`Checkable::representative`] (or of `s` itself); a model with
+    /// symmetry may override it with a cheaper fingerprint of the class that never builds
+    /// the representative state.
+    fn visited_key(&self, s: &Self::State) -> u64 {
+        match self.representative(s) {
+            Some(r) => fingerprint(&r),
+            None => fingerprint(s),
+        }
     }
 
     /// One line saying what `action` did between `before` and `after`, for counterexample
@@ -272,9 +283,22 @@ struct Candidate<S, A> {
     parent: u32,
     action: A,
     key: u64,
-    state: S,
+    /// `None` when the successor was visited before the level began (then the candidate
+    /// only carries `sometimes` discoveries of the transition).
+    state: Option<S>,
     /// Bit `i`: property `i` (not yet discovered when the level began) is discovered here.
     discoveries: u64,
+}
+
+/// Where a property was first discovered.
+#[derive(Clone, Copy, Debug)]
+enum Found {
+    /// In the state with this id.
+    State(u32),
+    /// In the successor of state `.0` by the `.1`-th recorded transition discovery: a
+    /// `sometimes` property seen on a transition into a state merged with one visited
+    /// earlier (its merged fields — those the visited key leaves out — differ).
+    Transition(u32, usize),
 }
 
 /// What one worker produced for one chunk of a level.
@@ -315,8 +339,15 @@ where
     let mut next_report = start.checked_add(every);
     let properties = model.properties();
     assert!(properties.len() <= 64, "at most 64 properties");
-    // First discovery per property: the id of the state where it was found.
-    let mut found: Vec<Option<u32>> = vec![None; properties.len()];
+    // First discovery per property.
+    let mut found: Vec<Option<Found>> = vec![None; properties.len()];
+    // The actions of transition discoveries, indexed by `Found::Transition`'s `.1`.
+    let mut transition_actions: Vec<M::Action> = Vec::new();
+    let sometimes: u64 = properties
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.expectation == Expectation::Sometimes)
+        .fold(0, |bits, (i, _)| bits | (1 << i));
     // Fingerprints of every state seen (of its symmetry representative, if the model has
     // one). Ids are assigned in BFS order and travel with the states, so the set needs no
     // values: half the memory, fewer cache misses.
@@ -326,10 +357,7 @@ where
     let mut transitions = 0u64;
     let mut depth = 0usize;
 
-    let key = |s: &M::State| match model.representative(s) {
-        Some(r) => fingerprint(&r),
-        None => fingerprint(s),
-    };
+    let key = |s: &M::State| model.visited_key(s);
     let discoveries = |s: &M::State, pending: u64| -> u64 {
         let mut bits = 0u64;
         for (i, p) in properties.iter().enumerate() {
@@ -342,17 +370,17 @@ where
         }
         bits
     };
-    let pending_of = |found: &[Option<u32>]| -> u64 {
+    let pending_of = |found: &[Option<Found>]| -> u64 {
         found
             .iter()
             .enumerate()
             .filter(|(_, f)| f.is_none())
             .fold(0, |bits, (i, _)| bits | (1 << i))
     };
-    let record = |found: &mut Vec<Option<u32>>, bits: u64, id: u32| {
+    let record = |found: &mut Vec<Option<Found>>, bits: u64, at: Found| {
         for (i, f) in found.iter_mut().enumerate() {
             if f.is_none() && bits & (1 << i) != 0 {
-                *f = Some(id);
+                *f = Some(at);
             }
         }
     };
@@ -365,7 +393,7 @@ where
         let id = parents.len() as u32;
         parents.push(None);
         let bits = discoveries(&s, pending_of(&found));
-        record(&mut found, bits, id);
+        record(&mut found, bits, Found::State(id));
         frontier.push((s, id));
     }
     if frontier.is_empty() {
@@ -389,6 +417,20 @@ where
                 out.transitions += 1;
                 let k = key(&scratch);
                 if seen.contains(&k) {
+                    // Visited: only a `sometimes` property can still be discovered here (the
+                    // key may leave out fields that such a property reads).
+                    if pending & sometimes != 0 {
+                        let bits = discoveries(&scratch, pending & sometimes);
+                        if bits != 0 {
+                            out.candidates.push(Candidate {
+                                parent: *id,
+                                action,
+                                key: k,
+                                discoveries: bits,
+                                state: None,
+                            });
+                        }
+                    }
                     continue;
                 }
                 out.candidates.push(Candidate {
@@ -396,7 +438,7 @@ where
                     action,
                     key: k,
                     discoveries: discoveries(&scratch, pending),
-                    state: scratch.clone(),
+                    state: Some(scratch.clone()),
                 });
             }
         }
@@ -437,13 +479,26 @@ where
         for chunk in results {
             transitions += chunk.transitions;
             for c in chunk.candidates {
-                if !seen.insert(c.key) {
-                    continue;
+                let new = match c.state {
+                    Some(state) if seen.insert(c.key) => Some(state),
+                    _ => None,
+                };
+                match new {
+                    Some(state) => {
+                        let id = u32::try_from(parents.len()).expect("more than 4G states");
+                        parents.push(Some((c.parent, c.action)));
+                        record(&mut found, c.discoveries, Found::State(id));
+                        next_frontier.push((state, id));
+                    }
+                    None => {
+                        let bits = c.discoveries & sometimes & pending_of(&found);
+                        if bits != 0 {
+                            transition_actions.push(c.action);
+                            let at = Found::Transition(c.parent, transition_actions.len() - 1);
+                            record(&mut found, bits, at);
+                        }
+                    }
                 }
-                let id = u32::try_from(parents.len()).expect("more than 4G states");
-                parents.push(Some((c.parent, c.action)));
-                record(&mut found, c.discoveries, id);
-                next_frontier.push((c.state, id));
             }
         }
         if !next_frontier.is_empty() {
@@ -463,8 +518,13 @@ where
         }
     }
 
-    let path_to = |mut id: u32| {
+    let path_to = |found: Found| {
+        let (mut id, last) = match found {
+            Found::State(id) => (id, None),
+            Found::Transition(parent, i) => (parent, Some(transition_actions[i].clone())),
+        };
         let mut path = Vec::new();
+        path.extend(last);
         while let Some((parent, action)) = &parents[id as usize] {
             path.push(action.clone());
             id = *parent;

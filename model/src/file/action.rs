@@ -59,7 +59,7 @@ pub enum Action {
     /// Process `p` dies: the kernel closes its descriptors and drops its locks; its held set
     /// is gone.
     Crash(Pid),
-    /// Crashed process `p` starts again (new incarnation, empty held set).
+    /// Crashed process `p` starts again (a fresh process: empty held set).
     Restart(Pid),
     /// An operator or tool deletes the lock file.
     UnlinkLockFile,

@@ -82,7 +82,7 @@ impl Scenario {
             EnsureValid(p, t) => format!("{} EnsureValid: passes; write begins", who(p, t)),
             Write(p, t) => format!("{} Write: write ends", who(p, t)),
             Crash(p) => format!("p{p} Crash: killed; kernel closes its fds and drops its locks"),
-            Restart(p) => format!("p{p} Restart: new incarnation, empty held set"),
+            Restart(p) => format!("p{p} Restart: a fresh process, empty held set"),
             UnlinkLockFile => format!(
                 "operator UnlinkLockFile: unlink(path) removes {}",
                 inode(before.os.path_inode())

@@ -418,6 +418,37 @@ impl Os {
         }
     }
 
+    /// Hashes what does not belong to any process: the path, the inodes with their link
+    /// counts, the next generation (symmetry reduction hashes the rest per process).
+    pub fn hash_shared<H: std::hash::Hasher>(&self, h: &mut H) {
+        use std::hash::Hash;
+        self.path.hash(h);
+        self.inodes.hash(h);
+        self.next_inode.hash(h);
+    }
+
+    /// Renames the owners of descriptions and locks (symmetry reduction: the same kernel
+    /// state with processes and descriptor slots renamed). `desc` and `pid` must be
+    /// bijections.
+    pub fn rename_owners(&mut self, desc: impl Fn(Desc) -> Desc, pid: impl Fn(Pid) -> Pid) {
+        self.descs = self.descs.iter().map(|(&d, &i)| (desc(d), i)).collect();
+        self.locks = self
+            .locks
+            .iter()
+            .map(|&l| match l {
+                LockRec::Flock { inode, desc: d } => LockRec::Flock {
+                    inode,
+                    desc: desc(d),
+                },
+                LockRec::Ofd { inode, desc: d } => LockRec::Ofd {
+                    inode,
+                    desc: desc(d),
+                },
+                LockRec::Posix { inode, pid: p } => LockRec::Posix { inode, pid: pid(p) },
+            })
+            .collect();
+    }
+
     /// Whether [`Os::compact`] with `referenced` would change nothing: every generation below
     /// the next fresh one is linked, open or referenced. Lets callers skip the (allocating)
     /// compaction on the many steps that create or drop no inode.

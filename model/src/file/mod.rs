@@ -42,6 +42,7 @@ pub mod properties;
 pub mod scenario;
 pub mod state;
 pub mod steps;
+pub mod symmetry;
 pub mod transitions;
 
 pub use action::Action;

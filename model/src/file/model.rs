@@ -15,6 +15,21 @@ impl Checkable for Scenario {
         true
     }
 
+    /// Processes, and threads within a process, are interchangeable
+    /// ([`Scenario::canonical`]).
+    fn representative(&self, s: &State) -> Option<State> {
+        self.canonical(s)
+    }
+
+    /// The class fingerprint ([`Scenario::class_fingerprint`]) when symmetry is on.
+    fn visited_key(&self, s: &State) -> u64 {
+        if self.symmetry {
+            self.class_fingerprint(s)
+        } else {
+            crate::checker::fingerprint(s)
+        }
+    }
+
     /// What a step did: who acts, the OS call, and its outcome (`p0 t1 TryLock:
     /// fcntl(F_OFD_SETLK) on inode 0 → would block`).
     fn describe_step(&self, before: &State, action: &Action, after: &State) -> String {
@@ -32,7 +47,6 @@ impl Model for Scenario {
             procs: vec![
                 Proc {
                     alive: true,
-                    incarnation: 0,
                     held: false,
                 };
                 self.processes as usize

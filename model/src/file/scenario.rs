@@ -175,6 +175,10 @@ pub struct Scenario {
     pub processes: u8,
     pub threads: u8,
     pub faults: Faults,
+    /// Whether the checker merges states that differ only by renaming processes (and the
+    /// threads inside a process): see `file::symmetry`. Off in [`Scenario::new`], so the
+    /// pinned counterexamples of the verdict table are those of the full space.
+    pub symmetry: bool,
 }
 
 impl Scenario {
@@ -186,12 +190,18 @@ impl Scenario {
             processes: 2,
             threads: 2,
             faults: Faults::NONE,
+            symmetry: false,
         }
     }
 
     /// The same scenario with these fault budgets.
     pub fn with_faults(self, faults: Faults) -> Scenario {
         Scenario { faults, ..self }
+    }
+
+    /// The same scenario with symmetry reduction on or off.
+    pub fn with_symmetry(self, symmetry: bool) -> Scenario {
+        Scenario { symmetry, ..self }
     }
 
     /// The same scenario with `processes` × `threads`.
@@ -204,27 +214,52 @@ impl Scenario {
     }
 
     /// The standard scenario (what `lockwright check` runs without arguments): `native` ×
-    /// `ofd`, 2 processes × 2 threads, two crashes, two restarts, two foreign open-closes.
+    /// `ofd`, 3 processes × 2 threads, two crashes, two restarts, two foreign open-closes,
+    /// symmetry reduction on. Every property holds.
     pub fn standard() -> Scenario {
-        Scenario::new(Variant::Native, LockKind::Ofd).with_faults(Faults {
-            crash: 2,
-            restart: 2,
-            foreign: 2,
-            ..Faults::NONE
-        })
-    }
-
-    /// The deep scenario (`LOCKWRIGHT_DEEP=1`, `lockwright check --deep`): `native` × `ofd`,
-    /// 3 processes × 2 threads, three crashes, three restarts, two foreign open-closes.
-    pub fn deep() -> Scenario {
         Scenario::new(Variant::Native, LockKind::Ofd)
             .with_parties(3, 2)
             .with_faults(Faults {
-                crash: 3,
-                restart: 3,
+                crash: 2,
+                restart: 2,
                 foreign: 2,
                 ..Faults::NONE
             })
+            .with_symmetry(true)
+    }
+
+    /// Every fault together (`crash=2,restart=2,unlink=1,replace=1,foreign=1`), 3 processes
+    /// × 2 threads, symmetry on: what plain `cargo test` checks for every OS lock kind.
+    /// Unlinking or replacing the lock file gives two writers by design; only
+    /// `ensure_valid` can tell (`docs/model.md`).
+    pub fn all_faults(os: LockKind) -> Scenario {
+        Scenario::new(Variant::Native, os)
+            .with_parties(3, 2)
+            .with_faults(Faults {
+                crash: 2,
+                restart: 2,
+                unlink: 1,
+                replace: 1,
+                foreign: 1,
+            })
+            .with_symmetry(true)
+    }
+
+    /// The deep scenario (`LOCKWRIGHT_DEEP=1`, `lockwright check --deep`): `native` × `ofd`,
+    /// 4 processes × 2 threads, three crashes and restarts, and every other fault, symmetry
+    /// on. (More threads per process add nothing: the held set lets one thread per process
+    /// past `HeldInsert`, and with symmetry the others are alike.)
+    pub fn deep() -> Scenario {
+        Scenario::new(Variant::Native, LockKind::Ofd)
+            .with_parties(4, 2)
+            .with_faults(Faults {
+                crash: 3,
+                restart: 3,
+                unlink: 1,
+                replace: 1,
+                foreign: 2,
+            })
+            .with_symmetry(true)
     }
 
     /// The lock kind process `p` uses (`mixed`: `flock` for even, POSIX for odd pids).
@@ -243,8 +278,9 @@ impl Scenario {
             v if v.uses_os_lock() => format!(" × {}", self.os),
             _ => String::new(),
         };
+        let symmetry = if self.symmetry { ", symmetry" } else { "" };
         format!(
-            "{}{kind}, {} processes × {} threads, faults {}",
+            "{}{kind}, {} processes × {} threads, faults {}{symmetry}",
             self.variant, self.processes, self.threads, self.faults
         )
     }

@@ -69,8 +69,6 @@ impl Thread {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Proc {
     pub alive: bool,
-    /// How many times the process was restarted.
-    pub incarnation: u8,
     /// Whether the lock path is in this process's held set (Lucene's `LOCK_HELD`; the
     /// in-memory set of `single-instance`).
     pub held: bool,
@@ -171,8 +169,8 @@ impl fmt::Debug for State {
     /// path → inode 0
     /// fds: p0t0 → inode 0 (nlink 1), p1t0 → inode 0 (nlink 1)
     /// locks: ofd inode 0 by p0t0
-    /// p0 alive (incarnation 0, held set: path): t0 Holding [inode 0], t1 Idle
-    /// p1 alive (incarnation 0, held set: -): t0 Blocked [inode 0], t1 Idle
+    /// p0 alive (held set: path): t0 Holding [inode 0], t1 Idle
+    /// p1 alive (held set: -): t0 Blocked [inode 0], t1 Idle
     /// faults left: crash=1,restart=1; last step: contention
     /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -232,9 +230,8 @@ impl fmt::Debug for State {
                 .collect();
             writeln!(
                 f,
-                "p{p} {} (incarnation {}, held set: {}): {}",
+                "p{p} {} (held set: {}): {}",
                 if proc.alive { "alive" } else { "crashed" },
-                proc.incarnation,
                 if proc.held { "path" } else { "-" },
                 threads.join(", ")
             )?;

@@ -123,6 +123,7 @@ impl Refinement {
             processes: self.processes,
             threads,
             faults,
+            symmetry: false,
         }
     }
 

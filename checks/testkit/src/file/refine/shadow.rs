@@ -13,6 +13,9 @@ use super::super::Tid;
 pub(super) struct Shadow {
     pub(super) os: Os,
     pub(super) alive: Vec<bool>,
+    /// Whether each process has crashed at least once (a later call of an old thread of it
+    /// fails as dead).
+    pub(super) crashed: Vec<bool>,
     pub(super) held: Vec<bool>,
     /// Inode each thread remembers (mirrors the model's `Thread::inode`).
     pub(super) remembered: BTreeMap<(Pid, Tid), Inode>,

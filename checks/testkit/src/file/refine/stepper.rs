@@ -25,6 +25,7 @@ impl Replay {
             shadow: Shadow {
                 os: Os::new(),
                 alive: vec![true; n],
+                crashed: vec![false; n],
                 held: vec![false; n],
                 remembered: BTreeMap::new(),
                 releasing: BTreeMap::new(),
@@ -112,7 +113,7 @@ impl Replay {
         if step.outcome == Outcome::Dead {
             // A thread of a crashed incarnation: no effect (its threads stopped).
             let proc = self.cur.state.procs[usize::from(p)];
-            if proc.alive && proc.incarnation == 0 {
+            if proc.alive && !self.shadow.crashed[usize::from(p)] {
                 return err(
                     self,
                     format!("a call failed as dead, but p{p} never crashed in the model"),
@@ -516,6 +517,7 @@ impl Replay {
             Call::Crash(p) => {
                 self.shadow.os.crash(p);
                 self.shadow.alive[usize::from(p)] = false;
+                self.shadow.crashed[usize::from(p)] = true;
                 self.shadow.held[usize::from(p)] = false;
                 self.shadow.releasing.retain(|&(q, _), _| q != p);
                 self.act(i, step, Action::Crash(p))
