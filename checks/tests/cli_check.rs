@@ -25,7 +25,7 @@ fn check_without_arguments_runs_the_standard_scenario_and_everything_holds() {
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{out}");
     assert!(out.starts_with(
-        "Scenario: native × ofd, 2 processes × 2 threads, faults crash=2,restart=2,foreign=2\n"
+        "Scenario: native × ofd, 3 processes × 2 threads, faults crash=2,restart=2,foreign=2, symmetry\n"
     ));
     for line in [
         "  always    \"at most one writer\"        holds",
@@ -39,7 +39,7 @@ fn check_without_arguments_runs_the_standard_scenario_and_everything_holds() {
         assert!(out.contains(line), "missing {line:?} in\n{out}");
     }
     assert!(
-        out.contains("13216 unique states, 82710 transitions, max depth 19"),
+        out.contains("2096 unique states, 19629 transitions, max depth 21"),
         "{out}"
     );
     assert!(out.contains("All verdicts as expected."));
@@ -59,6 +59,10 @@ fn a_violation_prints_numbered_steps_and_exits_1() {
         "posix",
         "--faults",
         "none",
+        "--processes",
+        "2",
+        "--symmetry",
+        "off",
         "--quiet",
     ]);
     let out = stdout(&o);
@@ -126,6 +130,10 @@ fn json_report_has_verdicts_counts_and_steps() {
         "simple",
         "--faults",
         "crash=1,restart=1",
+        "--processes",
+        "2",
+        "--symmetry",
+        "off",
         "--json",
         "--quiet",
     ]);
@@ -133,7 +141,7 @@ fn json_report_has_verdicts_counts_and_steps() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
     assert_eq!(v["scenario"]["variant"], "simple");
     assert_eq!(v["scenario"]["faults"]["crash"], 1);
-    assert_eq!(v["unique_states"], 77);
+    assert_eq!(v["unique_states"], 58);
     assert_eq!(v["exit_code"], 1);
     let props = v["properties"].as_array().unwrap();
     let names: Vec<&str> = props.iter().map(|p| p["name"].as_str().unwrap()).collect();

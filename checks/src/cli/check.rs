@@ -9,7 +9,7 @@ use anyhow::bail;
 use lockwright_model::checker::{self, describe_path, Report};
 use lockwright_model::file::{self, Faults, LockKind, Variant};
 use lockwright_model::Family;
-use lockwright_model::{docstore, zk};
+use lockwright_model::{docstore, replication, zk};
 use serde_json::json;
 use stateright::Expectation;
 
@@ -38,6 +38,20 @@ Examples:
       --expect-violated 'at most one valid writer' --expect-violated 'writes are exclusive'
   lockwright check --variant simple --faults crash=1,restart=1 --json";
 
+/// `on` or `off`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Switch {
+    On,
+    Off,
+}
+
+impl ScenarioArgs {
+    /// `--symmetry` if given, else `default`.
+    fn symmetry_or(&self, default: bool) -> bool {
+        self.symmetry.map_or(default, |s| s == Switch::On)
+    }
+}
+
 /// The lock families `--family` accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum FamilyName {
@@ -47,6 +61,8 @@ pub enum FamilyName {
     Zk,
     /// Document-store locks: the Elasticsearch recipes and a corrected (leased, fenced) one.
     Docstore,
+    /// Index replication by generations: copy orders against readers of the replica.
+    Replication,
 }
 
 impl FamilyName {
@@ -56,6 +72,7 @@ impl FamilyName {
             FamilyName::File => "file",
             FamilyName::Zk => "zk",
             FamilyName::Docstore => "docstore",
+            FamilyName::Replication => "replication",
         }
     }
 }
@@ -71,7 +88,8 @@ pub struct ScenarioArgs {
     /// Protocol variant. file: native, native-4.10, native-delete-on-release,
     /// native-no-held-set, simple, single-instance, no-lock, mixed. zk: curator,
     /// no-protection, release-forgets, adopt-old-session, delete-by-name-retry. docstore:
-    /// global, document, read-write, leased, leased-noop.
+    /// global, document, read-write, leased, leased-noop. replication: segments-first,
+    /// any-order, seed-rule, lucene-replicator, lockwright.
     #[arg(long)]
     pub variant: Option<String>,
     /// file: OS lock kind of the native variants: flock, posix, ofd, nfs-flock (`mixed` always
@@ -91,9 +109,22 @@ pub struct ScenarioArgs {
     /// lock lost) or curator (`InterProcessMutex`: keeps believing it holds).
     #[arg(long)]
     pub guard: Option<String>,
-    /// docstore `read-write`: how many of the clients are readers.
+    /// docstore `read-write`: how many of the clients are readers. replication: reader
+    /// threads on the replica (1..=4).
     #[arg(long)]
     pub readers: Option<u8>,
+    /// replication: how readers use files: open-handles, reopen-by-name (NFS-like).
+    #[arg(long)]
+    pub reader: Option<String>,
+    /// replication: keep-up (every reader reopens between two syncs) or unbounded.
+    #[arg(long)]
+    pub pace: Option<String>,
+    /// replication: commits the copier replicates (1..=6).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=6))]
+    pub rounds: Option<u8>,
+    /// replication: data files per commit (1..=4).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=4))]
+    pub data_files: Option<u8>,
     /// docstore `leased`: the lease length in clock ticks (1..=3).
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=3))]
     pub lease: Option<u8>,
@@ -104,9 +135,15 @@ pub struct ScenarioArgs {
     /// Fault budgets, or `none`. file: crash, restart, unlink, replace, foreign (e.g.
     /// `crash=2,restart=2,unlink=1,replace=1,foreign=1`). zk: expire, lose-reply,
     /// restart, recreate-parent. docstore: crash, restart, stray-delete, lose-reply, pause,
-    /// failover.
+    /// failover. replication: crash (of the copier).
     #[arg(long)]
     pub faults: Option<String>,
+    /// Symmetry reduction: `on` merges states that differ only by renaming interchangeable
+    /// parties (processes and threads, clients, readers); `off` explores the full space.
+    /// Verdicts and counterexample lengths are the same; counts and the exact paths differ.
+    /// Default: the family's standard scenario's setting.
+    #[arg(long, value_enum)]
+    pub symmetry: Option<Switch>,
     /// Start from the family's deep scenario (what `LOCKWRIGHT_DEEP=1` tests) instead of the
     /// standard one.
     #[arg(long)]
@@ -125,6 +162,10 @@ impl ScenarioArgs {
             ("--lease", self.lease.is_some()),
             ("--writes", self.writes.is_some()),
             ("--guard", self.guard.is_some()),
+            ("--reader", self.reader.is_some()),
+            ("--pace", self.pace.is_some()),
+            ("--rounds", self.rounds.is_some()),
+            ("--data-files", self.data_files.is_some()),
         ];
         for (flag, set) in given {
             if set && !takes.contains(&flag) {
@@ -171,7 +212,64 @@ impl ScenarioArgs {
         if let Some(f) = &self.faults {
             sc = sc.with_faults(zk::Faults::parse(f).map_err(anyhow::Error::msg)?);
         }
-        Ok(sc)
+        Ok(sc.with_symmetry(self.symmetry_or(sc.symmetry)))
+    }
+
+    /// The replication family's scenario: the standard (or deep) one with the given options
+    /// applied.
+    ///
+    /// # Errors
+    /// An unknown variant, reader kind, pace or fault, or an option of another family.
+    pub fn replication(&self) -> anyhow::Result<replication::Scenario> {
+        use replication::{Pace, ReaderKind, Variant};
+        self.refuse(&[
+            "--readers",
+            "--reader",
+            "--pace",
+            "--rounds",
+            "--data-files",
+        ])?;
+        let mut sc = if self.deep {
+            replication::Scenario::deep()
+        } else {
+            replication::Scenario::standard()
+        };
+        if let Some(v) = &self.variant {
+            let variant = Variant::from_name(v).ok_or_else(|| {
+                let names: Vec<&str> = Variant::ALL.iter().map(|v| v.name()).collect();
+                anyhow::anyhow!("unknown variant `{v}` (one of: {})", names.join(", "))
+            })?;
+            sc = replication::Scenario { variant, ..sc };
+        }
+        if let Some(r) = &self.reader {
+            sc = sc.with_reader(ReaderKind::from_name(r).ok_or_else(|| {
+                let names: Vec<&str> = ReaderKind::ALL.iter().map(|r| r.name()).collect();
+                anyhow::anyhow!("unknown reader kind `{r}` (one of: {})", names.join(", "))
+            })?);
+        }
+        if let Some(p) = &self.pace {
+            sc = sc.with_pace(Pace::from_name(p).ok_or_else(|| {
+                let names: Vec<&str> = Pace::ALL.iter().map(|p| p.name()).collect();
+                anyhow::anyhow!("unknown pace `{p}` (one of: {})", names.join(", "))
+            })?);
+        }
+        if let Some(n) = self.readers {
+            if !(1..=4).contains(&n) {
+                bail!("--readers must be 1..=4 for --family replication");
+            }
+            sc = sc.with_readers(n);
+        }
+        if let Some(n) = self.rounds {
+            sc = sc.with_rounds(n);
+        }
+        if let Some(n) = self.data_files {
+            sc = sc.with_data_files(n);
+        }
+        if let Some(f) = &self.faults {
+            sc = sc.with_faults(replication::Faults::parse(f).map_err(anyhow::Error::msg)?);
+        }
+        let symmetry = self.symmetry_or(sc.symmetry);
+        Ok(replication::Scenario { symmetry, ..sc })
     }
 
     /// The document-store family's scenario: the standard (or deep) one with the given
@@ -225,7 +323,7 @@ impl ScenarioArgs {
         if let Some(l) = self.lease {
             sc = sc.with_lease(u64::from(l));
         }
-        Ok(sc)
+        Ok(sc.with_symmetry(self.symmetry_or(sc.symmetry)))
     }
 
     /// The file family's scenario: the standard (or deep) one with the given options applied.
@@ -263,6 +361,7 @@ impl ScenarioArgs {
             processes: self.processes.unwrap_or(base.processes),
             threads: self.threads.unwrap_or(base.threads),
             faults,
+            symmetry: self.symmetry_or(base.symmetry),
         })
     }
 }
@@ -345,6 +444,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
         }
         FamilyName::Zk => check_family(&args.scenario.zk()?, &args),
         FamilyName::Docstore => check_family(&args.scenario.docstore()?, &args),
+        FamilyName::Replication => check_family(&args.scenario.replication()?, &args),
     }
 }
 

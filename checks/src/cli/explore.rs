@@ -41,6 +41,7 @@ pub fn run(args: ExploreArgs) -> anyhow::Result<ExitCode> {
         FamilyName::File => serve(&args.scenario.file()?, args.addr),
         FamilyName::Zk => serve(&args.scenario.zk()?, args.addr),
         FamilyName::Docstore => serve(&args.scenario.docstore()?, args.addr),
+        FamilyName::Replication => serve(&args.scenario.replication()?, args.addr),
     }
 }
 

@@ -76,7 +76,11 @@ impl Family for Scenario {
         if self.variant.leased() {
             args.push_str(&format!(" --lease {}", self.lease));
         }
-        args.push_str(&format!(" --faults {}", self.faults));
+        args.push_str(&format!(
+            " --faults {} --symmetry {}",
+            self.faults,
+            if self.symmetry { "on" } else { "off" }
+        ));
         args
     }
 }

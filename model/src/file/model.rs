@@ -165,8 +165,11 @@ impl Family for Scenario {
             args.push_str(&format!(" --os {}", self.os));
         }
         args.push_str(&format!(
-            " --processes {} --threads {} --faults {}",
-            self.processes, self.threads, self.faults
+            " --processes {} --threads {} --faults {} --symmetry {}",
+            self.processes,
+            self.threads,
+            self.faults,
+            if self.symmetry { "on" } else { "off" }
         ));
         args
     }

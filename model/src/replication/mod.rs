@@ -13,6 +13,7 @@
 
 mod describe;
 pub mod dir;
+mod family;
 mod observe;
 pub mod protocol;
 pub mod scenario;

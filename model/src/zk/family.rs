@@ -54,7 +54,11 @@ impl Family for Scenario {
         if self.guard != Guard::Lockwright {
             args.push_str(&format!(" --guard {}", self.guard));
         }
-        args.push_str(&format!(" --faults {}", self.faults));
+        args.push_str(&format!(
+            " --faults {} --symmetry {}",
+            self.faults,
+            if self.symmetry { "on" } else { "off" }
+        ));
         args
     }
 }
