@@ -15,11 +15,7 @@ use lockwright::sys::OsLockKind;
 use lockwright_model::file::Variant;
 use lockwright_testkit::file::refine;
 use lockwright_testkit::file::workload::{self, Op, ThreadPlan, Workload};
-use lockwright_testkit::Loom;
-
-fn deep() -> bool {
-    std::env::var_os("LOCKWRIGHT_DEEP").is_some_and(|v| v == "1")
-}
+use lockwright_testkit::{budget, Loom};
 
 /// Three threads (two workers, one fault thread whose restarted process then obtains) under
 /// loom unbounded is far too large for the default run (3 threads of ~16-20 steps). One
@@ -28,7 +24,6 @@ fn deep() -> bool {
 /// 84,666 (13 s). Default: bound 3 for POSIX (the kind whose locks a crash-restart-reopen
 /// sequence can trip), bound 2 for OFD. `LOCKWRIGHT_DEEP=1`: bound 4 for both.
 fn explore(name: &'static str, kind: OsLockKind, bound: usize) -> usize {
-    let bound = if deep() { 4 } else { bound };
     let scenario = Workload::new(
         name,
         2,
@@ -46,14 +41,14 @@ fn explore(name: &'static str, kind: OsLockKind, bound: usize) -> usize {
     let check = refine::checker(scenario.refinement(Variant::Native));
     let runs = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&runs);
-    let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(bound);
+    let builder = budget::loom_builder(Some(bound), Some(4));
+    let bound = builder.preemption_bound;
     builder.check(move || {
         counter.fetch_add(1, Ordering::Relaxed);
         workload::run::<Loom>(&scenario, &workload::correct(), Some(&check));
     });
     let n = runs.load(Ordering::Relaxed);
-    println!("{name}: {n} executions, preemption bound {bound}");
+    println!("{name}: {n} executions, preemption bound {bound:?}");
     n
 }
 

@@ -20,7 +20,7 @@ use lockwright::NativeFsLockFactory;
 use lockwright_model::file::{Variant, AT_MOST_ONE_WRITER};
 use lockwright_testkit::file::record::format_trace;
 use lockwright_testkit::file::workload::{self, MakeFactory, ThreadPlan, Workload};
-use lockwright_testkit::{Loom, Runtime, Std};
+use lockwright_testkit::{budget, Loom, Runtime, Std};
 
 fn broken<R: Runtime>(defect: Defect) -> MakeFactory<R> {
     Arc::new(move |sys, kind| NativeFsLockFactory::with_system(sys, kind).with_defect(defect))
@@ -40,8 +40,7 @@ fn must_find_two_writers(scenario: Workload, defect: Defect, variant: Variant, b
     let counter = Arc::clone(&runs);
     let make = broken::<Loom>(defect);
     let sc = scenario.clone();
-    let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(bound);
+    let builder = budget::loom_builder(Some(bound), Some(bound));
     let result = catch_unwind(AssertUnwindSafe(|| {
         builder.check(move || {
             counter.fetch_add(1, Ordering::Relaxed);

@@ -13,7 +13,7 @@ use lockwright::sys::OsLockKind;
 use lockwright_model::file::Variant;
 use lockwright_testkit::file::refine;
 use lockwright_testkit::file::workload::{self, ThreadPlan, Workload};
-use lockwright_testkit::Loom;
+use lockwright_testkit::{budget, Loom};
 
 /// Budgets. Unbounded is exhaustive and affordable for one kind: 2 threads × 1 round (16
 /// steps each) = 77,364 executions ≈ 6-8 s on the 2-core dev box. POSIX gets the unbounded run: it is the kind where a second descriptor
@@ -22,9 +22,6 @@ use lockwright_testkit::Loom;
 /// interleaving with up to 4 preemptions — the known incidents need at most 3. Two rounds per
 /// thread (the same thread obtaining again after releasing) is bounded at 3 (4,667
 /// executions, 0.4 s). `LOCKWRIGHT_DEEP=1` lifts every bound.
-fn deep() -> bool {
-    std::env::var_os("LOCKWRIGHT_DEEP").is_some_and(|v| v == "1")
-}
 
 fn explore(kind: OsLockKind, rounds: usize, bound: Option<usize>) -> usize {
     let scenario = Workload::new(
@@ -38,8 +35,7 @@ fn explore(kind: OsLockKind, rounds: usize, bound: Option<usize>) -> usize {
     );
     let check = refine::checker(scenario.refinement(Variant::Native));
     let runs = Arc::new(AtomicUsize::new(0));
-    let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = if deep() { None } else { bound };
+    let builder = budget::loom_builder(bound, None);
     let counter = Arc::clone(&runs);
     builder.check(move || {
         counter.fetch_add(1, Ordering::Relaxed);

@@ -13,11 +13,7 @@ use lockwright_model::file::kernel::LockKind;
 use lockwright_model::file::Variant;
 use lockwright_testkit::file::refine;
 use lockwright_testkit::file::workload::{self, ThreadPlan, Workload};
-use lockwright_testkit::Loom;
-
-fn deep() -> bool {
-    std::env::var_os("LOCKWRIGHT_DEEP").is_some_and(|v| v == "1")
-}
+use lockwright_testkit::{budget, Loom};
 
 /// Preemption bound 4: unbounded is far beyond the budget here (a refused obtain across
 /// processes is ~20 steps: held_insert, open, try_lock, probe, close, held_remove; the
@@ -29,8 +25,7 @@ fn explore(scenario: Workload) -> usize {
     let check = refine::checker(scenario.refinement(Variant::Native));
     let runs = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&runs);
-    let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(if deep() { 6 } else { 4 });
+    let builder = budget::loom_builder(Some(4), Some(6));
     let name = scenario.name;
     builder.check(move || {
         counter.fetch_add(1, Ordering::Relaxed);
@@ -39,13 +34,13 @@ fn explore(scenario: Workload) -> usize {
     let n = runs.load(Ordering::Relaxed);
     println!(
         "{name}: {n} executions, preemption bound {:?}",
-        if deep() { 6 } else { 4 }
+        if budget::deep() { 6 } else { 4 }
     );
     n
 }
 
 fn two_processes(name: &'static str, kind: OsLockKind) -> Workload {
-    let rounds = if deep() { 2 } else { 1 };
+    let rounds = if budget::deep() { 2 } else { 1 };
     Workload::new(
         name,
         2,

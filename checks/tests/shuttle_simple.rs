@@ -38,15 +38,11 @@ use lockwright_testkit::Shuttle;
 use shuttle::scheduler::{PctScheduler, RandomScheduler};
 use shuttle::{Config, Runner};
 
-fn deep() -> bool {
-    std::env::var_os("LOCKWRIGHT_DEEP").is_some_and(|v| v == "1")
-}
-
 /// Executions per scheduler (random, then PCT) per test: `default` in the default run,
 /// 100,000 with `LOCKWRIGHT_DEEP=1`. Each test states why its default is what it is; together
 /// they stay under 10 s on the shared 2-core dev machine.
 fn iterations(default: usize) -> usize {
-    if deep() {
+    if lockwright_testkit::budget::deep() {
         100_000
     } else {
         default

@@ -3,11 +3,14 @@
 //! Stateright model. Never a dependency of a shipped binary: loom, shuttle and the
 //! `lockwright/defects` switches stay out of what users install.
 //!
+//! - [`budget`]: the `LOCKWRIGHT_DEEP`/`LOOM_MAX_PREEMPTIONS` switches and fixed-seed shuttle
+//!   runs every suite uses.
 //! - [`prims`]: the one sync facade (loom, shuttle, std) with identical signatures.
 //! - [`refine`]: what every family's refinement replayer shares (the model cursor, the
 //!   divergence report).
 //! - [`file`]: file locks — the simulated OS, the workloads, the refinement replayer.
 
+pub mod budget;
 pub mod file;
 pub mod prims;
 pub mod refine;

@@ -19,6 +19,7 @@ impl ChildProc {
     pub fn spawn(child_test: &str, env_var: &str, env_value: &str) -> ChildProc {
         let mut child = Command::new(std::env::current_exe().expect("test binary"))
             .args([
+                "--ignored",
                 "--exact",
                 child_test,
                 "--nocapture",
