@@ -1,10 +1,15 @@
-//! The claims the hand-written pages make (`docs/protocol.md`, `docs/incidents.md`), checked
-//! against the model. `report_fresh.rs` keeps the generated pages fresh; this keeps the prose
-//! true: if a model change moves one of these verdicts or paths, the page that states it must
-//! be revised together with this test.
+//! The claims the hand-written pages make (`docs/protocol.md`, `docs/incidents.md`,
+//! `docs/zookeeper.md`, `docs/docstore.md`), checked against the model. `report_fresh.rs` keeps
+//! the generated pages fresh; this keeps the prose true: if a model change moves one of these
+//! verdicts or paths, the page that states it must be revised together with this test.
+//!
+//! The verdict tables of `zookeeper.md` and `docstore.md` are compared row by row with the
+//! committed `results-zk.json` and `results-docstore.json` (which `report_fresh.rs` keeps equal
+//! to what the model gives), so the prose tables cannot drift without a model run here.
 
 use lockwright_model::file::{Faults, LockKind, Scenario, Variant};
-use lockwright_model::{check, Report};
+use lockwright_model::{check, docstore, zk, Report};
+use stateright::Expectation;
 
 const AMOW: &str = "at most one writer";
 const VALID: &str = "at most one valid writer";
@@ -230,4 +235,183 @@ fn other_incident_claims() {
             "TryLock(p1, t0)",
         ]
     );
+}
+
+// -------------------------------------------------------------------------------------------
+// The ZooKeeper and document-store pages.
+// -------------------------------------------------------------------------------------------
+
+fn steps<A: ToString>(path: &Option<Vec<A>>) -> Vec<String> {
+    path.as_ref()
+        .expect("a discovery")
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+/// zookeeper.md §5–§7: the standard scenario (row 1) has 235,566 states; Curator's recipe with
+/// czxid fencing violates only "at most one holder", by the expiry path §7 narrates (tech note
+/// 10), and reaches every `sometimes` property. Rows 3, 4 and 9 (`curator × fenced`, 2
+/// clients, with expiry) violate only "at most one holder" too; row 2 (no faults) nothing.
+#[test]
+fn zk_curator_fenced_claims() {
+    let expiry = [
+        "CreateLockNode(c0)",
+        "ListChildren(c0)",
+        "CreateLockNode(c1)",
+        "ExpireSession(c0)",
+        "ListChildren(c1)",
+    ];
+    let r = check(&zk::Scenario::standard());
+    assert_eq!(r.unique_states, 235_566, "zk standard scenario");
+    assert_eq!(r.violated(), ["at most one holder"]);
+    assert!(r
+        .verdicts
+        .iter()
+        .filter(|v| v.expectation == Expectation::Sometimes)
+        .all(|v| v.holds()));
+    assert_eq!(steps(&r.verdict("at most one holder").path), expiry);
+
+    let two = |faults: &str| {
+        check(
+            &zk::Scenario::new(zk::Variant::Curator, zk::WriteMode::Fenced)
+                .with_clients(2)
+                .with_faults(zk::Faults::parse(faults).expect("faults")),
+        )
+    };
+    assert!(two("none").violated().is_empty(), "row 2");
+    for faults in [
+        "expire=1",
+        "expire=1,lose-reply=1,restart=1",
+        "expire=1,lose-reply=1,restart=1,recreate-parent=1",
+    ] {
+        let r = two(faults);
+        assert_eq!(
+            r.violated(),
+            ["at most one holder"],
+            "curator × fenced, {faults}"
+        );
+        assert_eq!(steps(&r.verdict("at most one holder").path), expiry);
+    }
+}
+
+/// docstore.md §5–§7: the standard scenario (row 19, `leased × fenced`) has 21,771 states and
+/// violates only "at most one writer", by the 4-step pause; "readers share" cannot occur
+/// without readers; fencing refuses the stale write ("stale write attempted" found, "fenced
+/// writes are exclusive" holds).
+#[test]
+fn docstore_standard_scenario_claims() {
+    let sc = docstore::Scenario::standard();
+    let r = check(&sc);
+    assert_eq!(r.unique_states, 21_771, "docstore standard scenario");
+    assert_eq!(r.violated(), ["at most one writer"]);
+    assert_eq!(
+        steps(&r.verdict("at most one writer").path),
+        [
+            "UpsertLock(c0)",
+            "CheckLease(c0)",
+            "Pause(c0)",
+            "UpsertLock(c1)"
+        ]
+    );
+    assert!(!sc.applies("readers share") && !r.verdict("readers share").holds());
+    assert!(r.verdict("stale write attempted").holds());
+    assert!(r.verdict("fenced writes are exclusive").holds());
+}
+
+/// The rows of a hand-written verdict table: `(row, scenario cells, verdict cells, states)`;
+/// the verdict cells are the `properties` columns just before the state count.
+fn table_rows(page: &str, properties: usize) -> Vec<(usize, Vec<String>, Vec<String>, usize)> {
+    let path = lockwright_checks::report::default_docs_dir().join(page);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{page}: {e}"));
+    let mut rows = Vec::new();
+    for line in text.lines() {
+        let cells: Vec<String> = line
+            .trim()
+            .trim_matches('|')
+            .split('|')
+            .map(|c| c.trim().to_string())
+            .collect();
+        let Some(Ok(row)) = cells.first().map(|c| c.parse::<usize>()) else {
+            continue;
+        };
+        if cells.len() < properties + 2 || !line.starts_with("| ") {
+            continue;
+        }
+        let Ok(states) = cells[cells.len() - 1].replace(',', "").parse::<usize>() else {
+            continue;
+        };
+        let n = cells.len();
+        rows.push((
+            row,
+            cells[1..n - 1 - properties].to_vec(),
+            cells[n - 1 - properties..n - 1].to_vec(),
+            states,
+        ));
+    }
+    rows
+}
+
+/// Every row of the family page's verdict table says what the generated JSON says: the same
+/// faults, the same verdict for every property (in the model's order), the same state count.
+fn page_table_matches_generated(page: &str, json: &str) {
+    let path = lockwright_checks::report::default_docs_dir().join(json);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{json}: {e}"));
+    let gen: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+    let names: Vec<&str> = gen["properties"]
+        .as_array()
+        .expect("properties")
+        .iter()
+        .map(|p| p["name"].as_str().expect("name"))
+        .collect();
+    let runs = gen["runs"].as_array().expect("runs");
+    let rows = table_rows(page, names.len());
+    assert_eq!(
+        rows.len(),
+        runs.len(),
+        "{page} lists {} rows, {json} {}",
+        rows.len(),
+        runs.len()
+    );
+    for (row, scenario, verdicts, states) in rows {
+        let run = &runs[row - 1];
+        assert_eq!(run["row"], row);
+        let label = run["scenario"].as_str().expect("label");
+        let faults = scenario.last().expect("a faults cell").trim_matches('`');
+        assert!(
+            label.ends_with(&format!("faults {faults}")),
+            "{page} row {row}: faults {faults}, generated {label}"
+        );
+        assert_eq!(
+            run["unique_states"], states,
+            "{page} row {row}: unique states"
+        );
+        for (i, cell) in verdicts.iter().enumerate() {
+            let got = run["properties"][i]["verdict"].as_str().expect("verdict");
+            assert_eq!(run["properties"][i]["name"], names[i]);
+            let want: &[&str] = match cell.as_str() {
+                "**VIOLATED**" => &["violated"],
+                "holds" => &["holds", "reached"],
+                "*not found*" => &["not-reached", "not-applicable"],
+                other => panic!("{page} row {row}: unknown cell {other:?}"),
+            };
+            assert!(
+                want.contains(&got),
+                "{page} row {row}, {}: the page says {cell}, the model {got}",
+                names[i]
+            );
+        }
+    }
+}
+
+/// zookeeper.md §6 agrees with `results-zk.json`.
+#[test]
+fn zookeeper_page_table_is_the_generated_one() {
+    page_table_matches_generated("zookeeper.md", "results-zk.json");
+}
+
+/// docstore.md §5 agrees with `results-docstore.json`.
+#[test]
+fn docstore_page_table_is_the_generated_one() {
+    page_table_matches_generated("docstore.md", "results-docstore.json");
 }

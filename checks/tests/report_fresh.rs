@@ -2,9 +2,10 @@
 //! today.
 //!
 //! Regenerates everything into a temporary folder and compares it with `docs/`:
-//! `results.md`, `citing.md` and every file under `docs/traces/` byte for byte (and no
-//! missing or left-over trace files); `results.json` as parsed JSON with the wall-clock
-//! `time_ms` members removed. Any change to the model that moves a state count, a verdict or a
+//! `results.md`, `citing.md`, each other family's `results-<family>.md` (ZooKeeper, document
+//! store) and every file under `docs/traces/` and its family folders byte for byte (and no
+//! missing or left-over files); `results.json` and `results-<family>.json` as parsed JSON with
+//! the wall-clock `time_ms` members removed. Any change to the model that moves a state count, a verdict or a
 //! counterexample step therefore fails here until the docs are regenerated. The shuttle
 //! section (the real factories, fixed seeds) is compared the same way, so the same seeds must
 //! give the same counts, and every one of its executions must refine.
@@ -34,6 +35,18 @@ fn committed_docs_are_fresh() {
             r.kind
         );
     }
+    // Every family contributes its rows and, where something is violated, its traces.
+    for name in ["zk", "docstore"] {
+        let f = rep
+            .family(name)
+            .unwrap_or_else(|| panic!("no {name} family"));
+        assert!(
+            !f.runs.is_empty() && !f.traces.is_empty(),
+            "{name}: {} rows, {} traces",
+            f.runs.len(),
+            f.traces.len()
+        );
+    }
     let committed = report::default_docs_dir();
     let diffs = report::compare::differences(tmp.path(), &committed).expect("docs readable");
     assert!(
@@ -49,7 +62,13 @@ fn committed_docs_are_fresh() {
 #[test]
 fn hand_written_pages_link_to_existing_files() {
     let docs = report::default_docs_dir();
-    for page in ["README.md", "protocol.md", "incidents.md"] {
+    for page in [
+        "README.md",
+        "protocol.md",
+        "incidents.md",
+        "zookeeper.md",
+        "docstore.md",
+    ] {
         let path = docs.join(page);
         let Ok(text) = std::fs::read_to_string(&path) else {
             panic!("{} is missing", path.display());
@@ -66,6 +85,28 @@ fn hand_written_pages_link_to_existing_files() {
                 report::REGENERATE
             );
         }
+    }
+}
+
+/// Each family's hand-written page and the docs index link to its generated page.
+#[test]
+fn family_pages_link_to_their_generated_tables() {
+    let docs = report::default_docs_dir();
+    let read = |page: &str| std::fs::read_to_string(docs.join(page)).expect(page);
+    let readme = read("README.md");
+    for (page, generated) in [
+        ("zookeeper.md", "results-zk.md"),
+        ("docstore.md", "results-docstore.md"),
+    ] {
+        let target = format!("]({generated})");
+        assert!(
+            read(page).contains(&target),
+            "{page} does not link {generated}"
+        );
+        assert!(
+            readme.contains(&target),
+            "README.md does not link {generated}"
+        );
     }
 }
 

@@ -1,6 +1,7 @@
-//! `lockwright report`: regenerate `docs/results.md`, `docs/results.json`, `docs/citing.md` and
-//! `docs/traces/` from real model runs (and real shuttle runs of the lock factories, replayed
-//! through the model), or (`--check`) verify that the committed ones are fresh.
+//! `lockwright report`: regenerate `docs/results.md`, `docs/results.json`, `docs/citing.md`,
+//! each other family's `docs/results-<family>.md` and `.json`, and `docs/traces/` from real
+//! model runs (and real shuttle runs of the lock factories, replayed through the model), or
+//! (`--check`) verify that the committed ones are fresh.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,8 +14,8 @@ use crate::report;
 #[derive(clap::Args, Debug)]
 pub struct ReportArgs {
     /// Folder to write into (default: the workspace's `docs/`). Only `results.md`,
-    /// `results.json`, `citing.md` and `traces/` are written; stale files in `traces/` are
-    /// removed.
+    /// `results.json`, `citing.md`, `results-<family>.md`/`.json` and `traces/` are written;
+    /// stale files in `traces/` are removed.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Do not write: regenerate into a temporary folder and exit 1 if the docs in the output
@@ -68,15 +69,28 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     }
     let rep = report::generate(&out)?;
     let violations = rep.traces.len();
+    let families: Vec<String> = rep
+        .families
+        .iter()
+        .map(|f| {
+            format!(
+                "{}: {} rows, {} counterexamples",
+                f.family,
+                f.runs.len(),
+                f.traces.len()
+            )
+        })
+        .collect();
     let executions: usize = rep.shuttle.iter().map(|r| r.executions).sum();
     let refined: usize = rep.shuttle.iter().map(|r| r.refined).sum();
     println!(
         "wrote {}: {} runs, {} counterexamples, model v{}; real factories under shuttle: \
-         {refined} of {executions} executions refined ({:.1} s)",
+         {refined} of {executions} executions refined; {} ({:.1} s)",
         out.display(),
         rep.runs.len(),
         violations,
         rep.model_version,
+        families.join("; "),
         started.elapsed().as_secs_f64()
     );
     Ok(ExitCode::SUCCESS)

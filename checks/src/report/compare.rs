@@ -1,10 +1,13 @@
 //! Staleness check: compare freshly generated docs with the committed ones.
 //!
 //! What is compared, exactly:
-//! - `results.md`, `citing.md` and every file under `traces/`: byte for byte;
-//! - the set of files under `traces/`: no missing and no left-over files;
-//! - `results.json`: as parsed JSON, after removing every object member named `time_ms`
-//!   (wall-clock times are the only non-deterministic output; they appear nowhere else).
+//! - `results.md`, `citing.md`, every family's `results-<family>.md` and every file under
+//!   `traces/` (including the family folders `traces/<family>/`): byte for byte;
+//! - the set of those files: no missing and no left-over ones (a committed `results-*.md` or
+//!   `.json` the report no longer writes counts as left over);
+//! - `results.json` and every `results-<family>.json`: as parsed JSON, after removing every
+//!   object member named `time_ms` (wall-clock times are the only non-deterministic output;
+//!   they appear nowhere else).
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -14,8 +17,34 @@ use std::path::Path;
 /// JSON members ignored by the comparison (wall-clock measurements).
 pub const VOLATILE_JSON_KEYS: &[&str] = &["time_ms"];
 
-/// The top-level files `lockwright report` writes (besides `traces/`).
+/// The top-level files `lockwright report` writes for the file family (besides `traces/`);
+/// each other family adds `results-<family>.md` and `.json`.
 pub const TOP_FILES: &[&str] = &["results.md", "results.json", "citing.md"];
+
+/// Whether `name` is a top-level file the report writes (or wrote, if it is left over).
+fn generated_top_file(name: &str) -> bool {
+    TOP_FILES.contains(&name)
+        || (name.starts_with("results-") && (name.ends_with(".md") || name.ends_with(".json")))
+}
+
+/// The generated top-level files in `dir`, sorted.
+fn top_files(dir: &Path) -> io::Result<BTreeSet<String>> {
+    let mut out = BTreeSet::new();
+    match fs::read_dir(dir) {
+        Ok(rd) => {
+            for e in rd {
+                let e = e?;
+                let name = e.file_name().to_string_lossy().into_owned();
+                if e.file_type()?.is_file() && generated_top_file(&name) {
+                    out.insert(name);
+                }
+            }
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    Ok(out)
+}
 
 fn strip_volatile(v: &mut serde_json::Value) {
     match v {
@@ -40,22 +69,30 @@ fn read_opt(path: &Path) -> io::Result<Option<Vec<u8>>> {
     }
 }
 
-/// Files directly under `dir/traces`, sorted; empty if the folder is absent.
+/// Files under `dir/traces` and its subfolders, as paths relative to it with `/`
+/// (`native.ofd.unlink.at-most-one-writer.md`, `zk/<id>.svg`), sorted; empty if the folder
+/// is absent.
 pub fn trace_files(dir: &Path) -> io::Result<BTreeSet<String>> {
-    let traces = dir.join("traces");
-    let mut out = BTreeSet::new();
-    match fs::read_dir(&traces) {
-        Ok(rd) => {
-            for e in rd {
-                let e = e?;
-                if e.file_type()?.is_file() {
-                    out.insert(e.file_name().to_string_lossy().into_owned());
-                }
+    fn walk(dir: &Path, prefix: &str, out: &mut BTreeSet<String>) -> io::Result<()> {
+        let rd = match fs::read_dir(dir) {
+            Ok(rd) => rd,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        for e in rd {
+            let e = e?;
+            let name = format!("{prefix}{}", e.file_name().to_string_lossy());
+            let kind = e.file_type()?;
+            if kind.is_file() {
+                out.insert(name);
+            } else if kind.is_dir() {
+                walk(&e.path(), &format!("{name}/"), out)?;
             }
         }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e),
+        Ok(())
     }
+    let mut out = BTreeSet::new();
+    walk(&dir.join("traces"), "", &mut out)?;
     Ok(out)
 }
 
@@ -66,11 +103,20 @@ pub fn trace_files(dir: &Path) -> io::Result<BTreeSet<String>> {
 /// I/O errors other than a missing file (which is reported as a difference).
 pub fn differences(fresh: &Path, committed: &Path) -> io::Result<Vec<String>> {
     let mut diffs = Vec::new();
-    for name in TOP_FILES {
+    let mut names: BTreeSet<String> = TOP_FILES.iter().map(|n| n.to_string()).collect();
+    names.extend(top_files(fresh)?);
+    names.extend(top_files(committed)?);
+    // Report order: the file family's pages first, then the families' in name order.
+    let mut names: Vec<String> = names.into_iter().collect();
+    names.sort_by_key(|n| (!TOP_FILES.contains(&n.as_str()), n.clone()));
+    for name in &names {
         let a = read_opt(&fresh.join(name))?;
         let b = read_opt(&committed.join(name))?;
         match (a, b) {
             (Some(_), None) => diffs.push(format!("{name}: missing")),
+            (None, Some(_)) if !TOP_FILES.contains(&name.as_str()) => {
+                diffs.push(format!("{name}: no longer generated (delete it)"))
+            }
             (None, _) => diffs.push(format!("{name}: not generated (report bug)")),
             (Some(a), Some(b)) if name.ends_with(".json") => {
                 let parse = |bytes: &[u8]| serde_json::from_slice::<serde_json::Value>(bytes);
@@ -167,5 +213,37 @@ mod tests {
         fs::write(b.join("traces/old.svg"), "<svg/>").unwrap();
         let d = differences(a, b).unwrap();
         assert_eq!(d.len(), 2, "{d:?}");
+    }
+
+    #[test]
+    fn family_pages_and_trace_folders_are_compared() {
+        let ta = tempfile::tempdir().unwrap();
+        let tb = tempfile::tempdir().unwrap();
+        let (a, b) = (ta.path(), tb.path());
+        for d in [a, b] {
+            fs::create_dir_all(d.join("traces/zk")).unwrap();
+            for f in TOP_FILES {
+                fs::write(d.join(f), "{}").unwrap();
+            }
+            fs::write(d.join("results-zk.md"), "z\n").unwrap();
+            fs::write(d.join("traces/zk/t.md"), "t\n").unwrap();
+            fs::write(d.join("zookeeper.md"), "hand-written\n").unwrap();
+        }
+        fs::write(a.join("results-zk.json"), r#"{"runs":[{"time_ms":1}]}"#).unwrap();
+        fs::write(b.join("results-zk.json"), r#"{"runs":[{"time_ms":2}]}"#).unwrap();
+        fs::write(b.join("zookeeper.md"), "edited by hand\n").unwrap();
+        assert_eq!(differences(a, b).unwrap(), Vec::<String>::new());
+        fs::write(a.join("traces/zk/new.svg"), "<svg/>").unwrap();
+        fs::write(b.join("traces/zk/t.md"), "old\n").unwrap();
+        fs::write(b.join("results-gone.md"), "x\n").unwrap();
+        let d = differences(a, b).unwrap();
+        assert_eq!(
+            d,
+            [
+                "results-gone.md: no longer generated (delete it)",
+                "traces/zk/new.svg: missing",
+                "traces/zk/t.md: differs at line 1: committed \"old\", fresh \"t\"",
+            ]
+        );
     }
 }

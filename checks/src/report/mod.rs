@@ -13,6 +13,10 @@
 //! - `traces/<id>.md` and `traces/<id>.svg`: each counterexample as numbered steps and as a
 //!   sequence diagram.
 //!
+//! The other lock families ([`families`]: ZooKeeper, document store) contribute their curated
+//! rows (the scenarios their `model/tests/<family>_verdicts.rs` pins), the same way:
+//! `results-<family>.md`, `results-<family>.json` and `traces/<family>/<id>.md|svg`.
+//!
 //! It also runs the REAL lock factories under shuttle for a small fixed set of correct
 //! configurations, with fixed seeds, replaying every execution through the model
 //! ([`shuttle_runs`]); `results.md` and `results.json` get a section "The real implementation
@@ -22,6 +26,7 @@
 //! `checks/tests/report_fresh.rs`.
 
 pub mod compare;
+pub mod families;
 mod render;
 mod runs;
 pub mod shuttle_runs;
@@ -133,14 +138,37 @@ pub struct Report {
     pub shuttle: Vec<shuttle_runs::ShuttleResult>,
     #[serde(skip)]
     pub traces: Vec<trace::Trace>,
+    /// The other families' rows and traces (written to their own files).
+    #[serde(skip)]
+    pub families: Vec<families::FamilyReport>,
 }
+
+impl Report {
+    /// The family named `name` (`zk`, `docstore`).
+    pub fn family(&self, name: &str) -> Option<&families::FamilyReport> {
+        self.families.iter().find(|f| f.family == name)
+    }
+}
+
+/// How every run is checked, in words.
+pub const CHECKER: &str = "the model's exhaustive checker `lockwright_model::check`: \
+                           breadth-first, one thread, whole state space, first-found \
+                           (shortest) counterexamples";
 
 /// Runs every configuration and builds the report (no I/O).
 ///
 /// # Errors
 /// A run could not be set up (a configuration the model rejects).
 pub fn build() -> anyhow::Result<Report> {
-    let (runs, traces) = run_all()?;
+    // The other families on a second thread: their rows (≈ 4 s of CPU, most of it the zk
+    // standard scenario) then overlap the file family's on a machine with a core to spare.
+    // Every run is still single-threaded and deterministic; only `time_ms` can change.
+    let (file, families) = std::thread::scope(|scope| {
+        let families = scope.spawn(families::run_all);
+        (run_all(), families.join())
+    });
+    let (runs, traces) = file?;
+    let families = families.map_err(|_| anyhow::anyhow!("a family's run panicked"))??;
     let mut shuttle = shuttle_runs::run_all();
     for s in &mut shuttle {
         s.model_unique_states = runs
@@ -151,41 +179,48 @@ pub fn build() -> anyhow::Result<Report> {
     Ok(Report {
         model_version: MODEL_VERSION.to_string(),
         generator: "lockwright report".to_string(),
-        checker: "the model's exhaustive checker `lockwright_model::check`: breadth-first, one \
-                  thread, whole state space, first-found (shortest) counterexamples"
-            .to_string(),
+        checker: CHECKER.to_string(),
         sizes: sizes(),
         runs,
         shuttle,
         traces,
+        families,
     })
 }
 
-/// Writes `report` into `out` (created if needed). Files under `out/traces/` that this report
-/// does not produce are deleted; nothing else in `out` is touched.
+/// Writes `report` into `out` (created if needed). Files under `out/traces/` (and its family
+/// folders) that this report does not produce are deleted; nothing else in `out` is touched.
 ///
 /// # Errors
 /// I/O errors, with the path.
 pub fn write(report: &Report, out: &Path) -> anyhow::Result<()> {
     use anyhow::Context as _;
     let traces_dir = out.join("traces");
-    fs::create_dir_all(&traces_dir)
-        .with_context(|| format!("creating {}", traces_dir.display()))?;
     let mut files: Vec<(PathBuf, String)> = vec![
         (out.join("results.md"), render::results_md(report)),
         (out.join("results.json"), render::results_json(report)?),
         (out.join("citing.md"), render::citing_md(report)),
     ];
-    for t in &report.traces {
-        let svg = format!("{}.svg", t.id);
-        files.push((traces_dir.join(format!("{}.md", t.id)), t.to_markdown(&svg)));
-        files.push((traces_dir.join(&svg), t.to_svg()));
+    let mut traces: Vec<&trace::Trace> = report.traces.iter().collect();
+    for f in &report.families {
+        files.push((out.join(f.page_name()), families::results_md(f)));
+        files.push((out.join(f.json_name()), families::results_json(f)?));
+        traces.extend(&f.traces);
     }
-    let keep: std::collections::BTreeSet<String> = files
-        .iter()
-        .filter(|(p, _)| p.parent() == Some(traces_dir.as_path()))
-        .filter_map(|(p, _)| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .collect();
+    // Trace ids are paths under `traces/` (`zk/<stem>` for a family's); the diagram sits next
+    // to its page.
+    let mut keep = std::collections::BTreeSet::new();
+    for t in traces {
+        let stem = t.id.rsplit('/').next().unwrap_or(&t.id);
+        let svg = format!("{stem}.svg");
+        for (name, text) in [
+            (format!("{}.md", t.id), t.to_markdown(&svg)),
+            (format!("{}.svg", t.id), t.to_svg()),
+        ] {
+            files.push((traces_dir.join(&name), text));
+            keep.insert(name);
+        }
+    }
     for name in compare::trace_files(out)? {
         if !keep.contains(&name) {
             let p = traces_dir.join(&name);
@@ -193,6 +228,9 @@ pub fn write(report: &Report, out: &Path) -> anyhow::Result<()> {
         }
     }
     for (path, text) in files {
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
         write_if_changed(&path, &text).with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())

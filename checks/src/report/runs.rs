@@ -12,7 +12,7 @@ use lockwright_model::file::{ALWAYS, SOMETIMES, WRITER_AFTER_CRASH};
 use lockwright_model::{check, checker};
 use stateright::Expectation;
 
-use super::trace::{Actor, Step, Trace};
+use super::trace::{Actor, LaneId, Lanes, Step, Trace, FILE_WORDS};
 use super::{PropertyResult, RunResult, Verdict};
 
 /// The model version a citation names (bumped by the model's owner whenever a state count,
@@ -306,9 +306,14 @@ fn trace_for(
             actor: actor(a),
             action: a.to_string(),
             os_call: os_call(a),
+            fault: false,
             effect: effect(sc, &states[i], a, &states[i + 1]),
             kernel: kernel(&states[i + 1]),
-            holders: states[i + 1].writers().collect(),
+            holders: states[i + 1]
+                .writers()
+                .map(|(p, t)| LaneId::Thread(p, t))
+                .collect(),
+            description: String::new(),
         })
         .collect();
     let last = states
@@ -318,13 +323,16 @@ fn trace_for(
         id,
         config: config.to_string(),
         property: property.to_string(),
-        processes: (0..sc.processes)
-            .map(|p| (p, (0..sc.threads).collect()))
-            .collect(),
+        lanes: Lanes::Processes {
+            processes: (0..sc.processes)
+                .map(|p| (p, (0..sc.threads).collect()))
+                .collect(),
+        },
         steps,
         verdict: explain(sc, last, property),
         also: Vec::new(),
         reproduce,
+        words: &FILE_WORDS,
     })
 }
 

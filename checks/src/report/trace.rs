@@ -1,5 +1,12 @@
-//! A counterexample as the docs show it: numbered steps (Markdown) and a sequence diagram (SVG)
-//! with a lane per thread, grouped by process, plus one lane for the filesystem and kernel.
+//! A counterexample as the docs show it: numbered steps (Markdown) and a sequence diagram (SVG).
+//!
+//! Lanes: one per actor, grouped (the file family: a lane per thread, grouped by process; the
+//! ZooKeeper and document-store families: a lane per client), plus one lane on the right for
+//! what the actors call into (the filesystem and kernel; the ZooKeeper server; the document
+//! store). A step is drawn in its actor's lane, with an arrow to the right-hand lane when it
+//! is a call into it; steps of the environment (an operator deleting the lock file, the server
+//! expiring a session, a fail-over) are drawn in the right-hand lane itself. Each family says
+//! what its lanes and columns are called in a [`Words`].
 //!
 //! The SVG is written by hand (no dependency) and is byte-for-byte deterministic, so the
 //! staleness test can compare it.
@@ -16,6 +23,32 @@ pub enum Actor {
     Process { pid: u8 },
     /// The environment acting on the filesystem (an operator deleting or replacing the file).
     Filesystem,
+    /// A client of a lock service (ZooKeeper, document store): its lane.
+    Client { client: u8 },
+    /// The environment acting at the service: a server step or fault, an operator, the
+    /// cluster, the clock. `who` is the name the model's step description starts with
+    /// (`server`, `operator`, `cluster`, `clock`).
+    Environment { who: String },
+}
+
+/// A lane: a thread (file family) or a client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(untagged)]
+pub enum LaneId {
+    /// Thread `tid` of process `pid` (`[pid, tid]` in JSON).
+    Thread(u8, u8),
+    /// Client `c`.
+    Client(u8),
+}
+
+impl LaneId {
+    /// `P0/T1`, `c1`.
+    pub fn name(self) -> String {
+        match self {
+            LaneId::Thread(pid, tid) => lane_name(pid, tid),
+            LaneId::Client(c) => format!("c{c}"),
+        }
+    }
 }
 
 /// One step of a counterexample.
@@ -24,27 +57,138 @@ pub struct Step {
     pub actor: Actor,
     /// The model's action, as the model names it.
     pub action: String,
-    /// Whether the step is a call into the kernel / filesystem (drawn as an arrow to the OS lane).
+    /// Whether the step is a call into the right-hand lane (a system call; a request to the
+    /// server), drawn as an arrow to it. Environment steps happen there and count as calls.
     pub os_call: bool,
+    /// Whether the step is a fault (a crash, a pause, a lost reply, a session expiry): a
+    /// client's is drawn in red (the environment's always are). Not used by the file family,
+    /// whose faults are the process's and the filesystem's steps.
+    #[serde(skip_serializing_if = "is_false")]
+    pub fault: bool,
     /// The visible effect of the step (what changed), in words; may be empty.
     pub effect: String,
-    /// The kernel's view after the step: which inode the path names and the granted locks.
+    /// The right-hand lane's state after the step: which inode the path names and the granted
+    /// locks (file); the lock nodes and sessions (ZooKeeper); the lock and data documents
+    /// (document store).
     pub kernel: String,
-    /// Threads that believe they hold the lock after this step, as `(pid, tid)`.
-    pub holders: Vec<(u8, u8)>,
+    /// Lanes that believe they hold the lock after this step.
+    pub holders: Vec<LaneId>,
+    /// The whole step as the model's `Checkable::describe_path` prints it, without its
+    /// number (`c1 ListChildren: getChildren /locks → …`); empty for the file family, whose
+    /// effect column is built from `describe_step` instead.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub description: String,
 }
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// The lanes of a trace, in drawing order.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(untagged)]
+pub enum Lanes {
+    /// Threads per process: `(pid, [tid, ...])`.
+    Processes { processes: Vec<(u8, Vec<u8>)> },
+    /// One lane per client, with a note on its role (`reentrant`, `reader`; may be empty).
+    Clients { clients: Vec<(u8, String)> },
+}
+
+/// One box of lanes: a process and its threads, or a client.
+struct Group {
+    title: String,
+    /// `(lane, header)`; an empty header is not drawn.
+    lanes: Vec<(LaneId, String)>,
+}
+
+impl Lanes {
+    fn groups(&self) -> Vec<Group> {
+        match self {
+            Lanes::Processes { processes } => processes
+                .iter()
+                .map(|(pid, tids)| Group {
+                    title: format!("process P{pid}"),
+                    lanes: tids
+                        .iter()
+                        .map(|&tid| (LaneId::Thread(*pid, tid), lane_name(*pid, tid)))
+                        .collect(),
+                })
+                .collect(),
+            Lanes::Clients { clients } => clients
+                .iter()
+                .map(|(c, note)| Group {
+                    title: format!("client c{c}"),
+                    lanes: vec![(
+                        LaneId::Client(*c),
+                        if note.is_empty() {
+                            String::new()
+                        } else {
+                            format!("({note})")
+                        },
+                    )],
+                })
+                .collect(),
+        }
+    }
+}
+
+/// What a family's traces call things: the right-hand lane, the columns, the legend.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Words {
+    /// Title of the right-hand lane (`filesystem / kernel`).
+    pub server_title: &'static str,
+    /// Width of the right-hand lane, in pixels.
+    pub server_width: u32,
+    /// The Markdown's second sentence on: how to read the lanes and columns.
+    pub intro: &'static str,
+    /// Header of the effect column (`effect`).
+    pub effect_column: &'static str,
+    /// Header of the right-hand lane's column (`kernel after`).
+    pub server_column: &'static str,
+    /// After an italic effect of a step that is not a call (`(process memory)`).
+    pub local_note: &'static str,
+    /// The diagram's legend line.
+    pub legend: &'static str,
+    /// The page whose verdicts the reproduce command confirms (`results.md`).
+    pub results_page: &'static str,
+    /// A last paragraph (links), or empty.
+    pub footer: &'static str,
+    /// In the diagram, shorten a long effect's request rather than its answer (the part
+    /// from ` → ` on), so the outcome stays visible.
+    pub keep_answer: bool,
+}
+
+/// The file family's words (the traces under `docs/traces/`).
+pub const FILE_WORDS: Words = Words {
+    server_title: "filesystem / kernel",
+    server_width: 440,
+    intro: "Lanes: `P<pid>/T<tid>` is thread `tid` of process `pid`. *Effect* is the system \
+            call and its result (in italics: a step in process memory, such as the held set, \
+            with no system call); *kernel after* is which inode the lock path names and which \
+            OS locks are granted; *holders after* lists the threads that believe they hold \
+            the lock (green bars in the diagram).",
+    effect_column: "effect",
+    server_column: "kernel after",
+    local_note: "(process memory)",
+    legend: "green bar: the thread believes it holds the lock · arrow: system call · grey \
+             italics: process memory only · brown: kernel state after the step",
+    results_page: "results.md",
+    footer: "",
+    keep_answer: false,
+};
 
 /// A counterexample path for one property of one configuration.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Trace {
-    /// File stem under `docs/traces/` (`<variant>.<kind>.<faults>.<property>`).
+    /// File stem under `docs/traces/` (`<variant>.<kind>.<faults>.<property>`; other families
+    /// prefix their folder: `zk/<...>`).
     pub id: String,
     /// The configuration, e.g. "`native-4.10` × `posix`, faults: none".
     pub config: String,
     /// The violated property's name.
     pub property: String,
-    /// Threads per process, in order: `(pid, [tid, ...])`.
-    pub processes: Vec<(u8, Vec<u8>)>,
+    #[serde(flatten)]
+    pub lanes: Lanes,
     pub steps: Vec<Step>,
     /// Why the last state violates the property, in words.
     pub verdict: String,
@@ -53,6 +197,9 @@ pub struct Trace {
     pub also: Vec<String>,
     /// The `lockwright check` command that prints this counterexample.
     pub reproduce: String,
+    /// The family's words.
+    #[serde(skip)]
+    pub words: &'static Words,
 }
 
 fn esc(s: &str) -> String {
@@ -88,7 +235,38 @@ impl Actor {
             Actor::Thread { pid, tid } => lane_name(*pid, *tid),
             Actor::Process { pid } => format!("P{pid}"),
             Actor::Filesystem => "operator".to_string(),
+            Actor::Client { client } => format!("c{client}"),
+            Actor::Environment { who } => who.clone(),
         }
+    }
+
+    /// Whether the step is drawn in the right-hand lane (the environment acts there).
+    fn in_server_lane(&self) -> bool {
+        matches!(self, Actor::Filesystem | Actor::Environment { .. })
+    }
+
+    /// The lane the actor acts in, if it has one.
+    fn lane(&self) -> Option<LaneId> {
+        match *self {
+            Actor::Thread { pid, tid } => Some(LaneId::Thread(pid, tid)),
+            Actor::Client { client } => Some(LaneId::Client(client)),
+            _ => None,
+        }
+    }
+}
+
+/// Fits `s` into `max` characters, cutting the request before ` → ` rather than the answer
+/// after it where the answer fits.
+fn fit_answer(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    match s.find(" → ") {
+        Some(i) if s[i..].chars().count() + 12 <= max => {
+            let tail = &s[i..];
+            format!("{}{tail}", fit(&s[..i], max - tail.chars().count()))
+        }
+        _ => fit(s, max),
     }
 }
 
@@ -106,51 +284,66 @@ fn fit(s: &str, max: usize) -> String {
 const CHAR_W: f64 = 6.6; // 11px monospace
 const LANE_W: u32 = 150;
 const PROC_GAP: u32 = 16;
-const OS_W: u32 = 440;
 const LEFT: u32 = 44;
 const TOP: u32 = 78;
 const ROW_H: u32 = 36;
 
+/// Where everything is drawn.
+struct Layout {
+    /// `(group title, left, right)` of each group's box.
+    groups: Vec<(String, u32, u32)>,
+    /// `(lane, header, x centre, group index)`.
+    lanes: Vec<(LaneId, String, u32, usize)>,
+    /// Left edge of the right-hand lane.
+    os_x: u32,
+}
+
+impl Layout {
+    fn lane_x(&self, lane: LaneId) -> Option<u32> {
+        self.lanes
+            .iter()
+            .find(|(l, ..)| *l == lane)
+            .map(|&(_, _, x, _)| x)
+    }
+
+    /// `(left, right)` of process `pid`'s group.
+    fn process_span(&self, pid: u8) -> Option<(u32, u32)> {
+        let g = self
+            .lanes
+            .iter()
+            .find(|(l, ..)| matches!(l, LaneId::Thread(p, _) if *p == pid))?
+            .3;
+        self.groups.get(g).map(|&(_, l, r)| (l, r))
+    }
+}
+
 impl Trace {
-    /// Lanes in drawing order: `(pid, tid, x centre)`.
-    fn lanes(&self) -> Vec<(u8, u8, u32)> {
+    fn layout(&self) -> Layout {
         let mut x = LEFT;
-        let mut out = Vec::new();
-        for (pid, tids) in &self.processes {
-            for tid in tids {
-                out.push((*pid, *tid, x + LANE_W / 2));
+        let mut groups = Vec::new();
+        let mut lanes = Vec::new();
+        for (g, group) in self.lanes.groups().into_iter().enumerate() {
+            let first = x + LANE_W / 2;
+            for (lane, header) in group.lanes {
+                lanes.push((lane, header, x + LANE_W / 2, g));
                 x += LANE_W;
+            }
+            let last = x - LANE_W / 2;
+            if x > first {
+                groups.push((group.title, first - LANE_W / 2 + 4, last + LANE_W / 2 - 4));
             }
             x += PROC_GAP;
         }
-        out
-    }
-
-    fn os_x(&self) -> u32 {
-        let threads: u32 = self.processes.iter().map(|(_, t)| t.len() as u32).sum();
-        LEFT + threads * LANE_W + self.processes.len() as u32 * PROC_GAP
-    }
-
-    fn lane_x(&self, pid: u8, tid: u8) -> Option<u32> {
-        self.lanes()
-            .into_iter()
-            .find(|&(p, t, _)| p == pid && t == tid)
-            .map(|(_, _, x)| x)
-    }
-
-    /// `(left, right)` of a process's group of lanes.
-    fn process_span(&self, pid: u8) -> Option<(u32, u32)> {
-        let xs: Vec<u32> = self
-            .lanes()
-            .into_iter()
-            .filter(|&(p, _, _)| p == pid)
-            .map(|(_, _, x)| x)
-            .collect();
-        Some((*xs.first()? - LANE_W / 2 + 4, *xs.last()? + LANE_W / 2 - 4))
+        Layout {
+            groups,
+            lanes,
+            os_x: x,
+        }
     }
 
     /// The numbered steps, as Markdown.
     pub fn to_markdown(&self, svg_file: &str) -> String {
+        let w = self.words;
         let mut s = String::new();
         let _ = writeln!(
             s,
@@ -163,13 +356,9 @@ impl Trace {
         );
         let _ = writeln!(
             s,
-            "Shortest path found by breadth-first search ({} steps). Lanes: `P<pid>/T<tid>` is \
-             thread `tid` of process `pid`. *Effect* is the system call and its result (in \
-             italics: a step in process memory, such as the held set, with no system call); \
-             *kernel after* is which inode the lock path names and which OS locks are granted; \
-             *holders after* lists the threads that believe they hold the lock (green bars in \
-             the diagram).\n",
-            self.steps.len()
+            "Shortest path found by breadth-first search ({} steps). {}\n",
+            self.steps.len(),
+            w.intro
         );
         if !self.also.is_empty() {
             let _ = writeln!(
@@ -181,7 +370,8 @@ impl Trace {
         let _ = writeln!(s, "![sequence diagram]({svg_file})\n");
         let _ = writeln!(
             s,
-            "| # | who | action | effect | kernel after | holders after |"
+            "| # | who | action | {} | {} | holders after |",
+            w.effect_column, w.server_column
         );
         let _ = writeln!(s, "|---|---|---|---|---|---|");
         for (i, st) in self.steps.iter().enumerate() {
@@ -190,14 +380,14 @@ impl Trace {
             } else {
                 st.holders
                     .iter()
-                    .map(|&(p, t)| lane_name(p, t))
+                    .map(|h| h.name())
                     .collect::<Vec<_>>()
                     .join(", ")
             };
             let effect = if st.os_call || st.effect.is_empty() {
                 md_esc(&st.effect)
             } else {
-                format!("*{}* (process memory)", md_esc(&st.effect))
+                format!("*{}* {}", md_esc(&st.effect), w.local_note)
             };
             let _ = writeln!(
                 s,
@@ -210,22 +400,36 @@ impl Trace {
                 holders
             );
         }
+        if self.steps.iter().any(|st| !st.description.is_empty()) {
+            let _ = writeln!(
+                s,
+                "\nThe same steps as `lockwright check` prints them (`Checkable::describe_path`):\n\n```text"
+            );
+            for (i, st) in self.steps.iter().enumerate() {
+                let _ = writeln!(s, "{}. {}", i + 1, st.description);
+            }
+            let _ = writeln!(s, "```");
+        }
         let _ = writeln!(s, "\n**Violation:** {}", md_esc(&self.verdict));
         let _ = writeln!(
             s,
             "\nReproduce (prints this path; exit status 0 means every verdict of the run is as \
-             reported in results.md):\n\n\
+             reported in {}):\n\n\
              ```sh\n{}\n```",
-            self.reproduce
+            w.results_page, self.reproduce
         );
+        if !w.footer.is_empty() {
+            let _ = writeln!(s, "\n{}", w.footer);
+        }
         s
     }
 
     /// The sequence diagram.
     pub fn to_svg(&self) -> String {
-        let lanes = self.lanes();
-        let os_x = self.os_x();
-        let width = os_x + OS_W + 10;
+        let layout = self.layout();
+        let os_w = self.words.server_width;
+        let os_x = layout.os_x;
+        let width = os_x + os_w + 10;
         let n = self.steps.len() as u32;
         let bottom = TOP + n * ROW_H + 8;
         let height = bottom + 64;
@@ -244,50 +448,52 @@ impl Trace {
             s,
             r##"<rect width="{width}" height="{height}" fill="#ffffff"/>"##
         );
-        // Process groups and lane headers.
-        for (pid, _) in &self.processes {
-            if let Some((l, r)) = self.process_span(*pid) {
-                let _ = writeln!(
-                    s,
-                    r##"<rect x="{l}" y="6" width="{}" height="{}" rx="6" fill="#f3f6fb" stroke="#9aa9c1"/>"##,
-                    r - l,
-                    bottom - 6
-                );
-                let _ = writeln!(
-                    s,
-                    r##"<text x="{}" y="22" text-anchor="middle" font-weight="bold">process P{pid}</text>"##,
-                    (l + r) / 2
-                );
-            }
+        // Groups (processes, clients) and lane headers.
+        for (title, l, r) in &layout.groups {
+            let _ = writeln!(
+                s,
+                r##"<rect x="{l}" y="6" width="{}" height="{}" rx="6" fill="#f3f6fb" stroke="#9aa9c1"/>"##,
+                r - l,
+                bottom - 6
+            );
+            let _ = writeln!(
+                s,
+                r##"<text x="{}" y="22" text-anchor="middle" font-weight="bold">{}</text>"##,
+                (l + r) / 2,
+                esc(title)
+            );
         }
         let _ = writeln!(
             s,
             r##"<rect x="{}" y="6" width="{}" height="{}" rx="6" fill="#f7f4ec" stroke="#b9a87f"/>"##,
             os_x + 4,
-            OS_W - 8,
+            os_w - 8,
             bottom - 6
         );
         let _ = writeln!(
             s,
-            r##"<text x="{}" y="22" text-anchor="middle" font-weight="bold">filesystem / kernel</text>"##,
-            os_x + OS_W / 2
+            r##"<text x="{}" y="22" text-anchor="middle" font-weight="bold">{}</text>"##,
+            os_x + os_w / 2,
+            esc(self.words.server_title)
         );
-        for &(pid, tid, x) in &lanes {
-            let _ = writeln!(
-                s,
-                r##"<text x="{x}" y="46" text-anchor="middle">{}</text>"##,
-                lane_name(pid, tid)
-            );
+        for (_, header, x, _) in &layout.lanes {
+            if !header.is_empty() {
+                let _ = writeln!(
+                    s,
+                    r##"<text x="{x}" y="46" text-anchor="middle">{}</text>"##,
+                    esc(header)
+                );
+            }
             let _ = writeln!(
                 s,
                 r##"<line x1="{x}" y1="56" x2="{x}" y2="{bottom}" stroke="#9aa9c1" stroke-dasharray="4 3"/>"##
             );
         }
-        // Lock-holder bars: where a thread believes it holds the lock.
-        for &(pid, tid, x) in &lanes {
+        // Lock-holder bars: where a lane believes it holds the lock.
+        for &(lane, _, x, _) in &layout.lanes {
             let mut start: Option<u32> = None;
             for (i, st) in self.steps.iter().enumerate() {
-                let holds = st.holders.contains(&(pid, tid));
+                let holds = st.holders.contains(&lane);
                 let mid = TOP + i as u32 * ROW_H + ROW_H / 2;
                 match (holds, start) {
                     (true, None) => start = Some(mid),
@@ -314,26 +520,8 @@ impl Trace {
             );
             let label_max = ((LANE_W - 10) as f64 / CHAR_W) as usize;
             match &st.actor {
-                Actor::Thread { pid, tid } => {
-                    let x = self.lane_x(*pid, *tid).unwrap_or(LEFT);
-                    if st.os_call {
-                        let _ = writeln!(
-                            s,
-                            r##"<line x1="{x}" y1="{mid}" x2="{}" y2="{mid}" stroke="#6b6b6b" marker-end="url(#arrow)"/>"##,
-                            os_x + 8
-                        );
-                    }
-                    action_box(
-                        &mut s,
-                        x,
-                        mid,
-                        &fit(&st.action, label_max),
-                        "#ffffff",
-                        "#3d5a8a",
-                    );
-                }
                 Actor::Process { pid } => {
-                    let (l, r) = self.process_span(*pid).unwrap_or((LEFT, LEFT + LANE_W));
+                    let (l, r) = layout.process_span(*pid).unwrap_or((LEFT, LEFT + LANE_W));
                     let _ = writeln!(
                         s,
                         r##"<rect x="{}" y="{}" width="{}" height="22" rx="4" fill="#fde8e8" stroke="#b42318"/>"##,
@@ -358,11 +546,28 @@ impl Trace {
                         );
                     }
                 }
-                Actor::Filesystem => {}
+                actor => {
+                    if let Some(lane) = actor.lane() {
+                        let x = layout.lane_x(lane).unwrap_or(LEFT);
+                        let (fill, stroke, line) = if st.fault {
+                            ("#fde8e8", "#b42318", "#b42318")
+                        } else {
+                            ("#ffffff", "#3d5a8a", "#6b6b6b")
+                        };
+                        if st.os_call {
+                            let _ = writeln!(
+                                s,
+                                r##"<line x1="{x}" y1="{mid}" x2="{}" y2="{mid}" stroke="{line}" marker-end="url(#arrow)"/>"##,
+                                os_x + 8
+                            );
+                        }
+                        action_box(&mut s, x, mid, &fit(&st.action, label_max), fill, stroke);
+                    }
+                }
             }
-            // Effect text in the OS lane (environment actions are drawn there as a box).
-            let os_max = ((OS_W - 24) as f64 / CHAR_W) as usize;
-            if st.actor == Actor::Filesystem {
+            // Effect text in the right-hand lane (environment actions are drawn there as a box).
+            let os_max = ((os_w - 24) as f64 / CHAR_W) as usize;
+            if st.actor.in_server_lane() {
                 let text = if st.effect.is_empty() {
                     st.action.clone()
                 } else {
@@ -373,14 +578,14 @@ impl Trace {
                     r##"<rect x="{}" y="{}" width="{}" height="17" rx="4" fill="#fde8e8" stroke="#b42318"/>"##,
                     os_x + 8,
                     mid - 15,
-                    OS_W - 16
+                    os_w - 16
                 );
                 let _ = writeln!(
                     s,
                     r##"<text x="{}" y="{}" fill="#b42318">{}</text>"##,
                     os_x + 14,
                     mid - 3,
-                    esc(&fit(&format!("operator: {text}"), os_max))
+                    esc(&fit(&format!("{}: {text}", st.actor.name()), os_max))
                 );
             } else if !st.effect.is_empty() {
                 let (fill, style) = if st.os_call {
@@ -393,11 +598,15 @@ impl Trace {
                     r##"<text x="{}" y="{}" fill="{fill}"{style}>{}</text>"##,
                     os_x + 14,
                     mid - 1,
-                    esc(&fit(&st.effect, os_max))
+                    esc(&if self.words.keep_answer {
+                        fit_answer(&st.effect, os_max)
+                    } else {
+                        fit(&st.effect, os_max)
+                    })
                 );
             }
             if !st.kernel.is_empty() {
-                let small_max = ((OS_W - 24) as f64 / (CHAR_W * 9.0 / 11.0)) as usize;
+                let small_max = ((os_w - 24) as f64 / (CHAR_W * 9.0 / 11.0)) as usize;
                 let _ = writeln!(
                     s,
                     r##"<text x="{}" y="{}" fill="#8a6d1f" font-size="9">{}</text>"##,
@@ -421,8 +630,9 @@ impl Trace {
         );
         let _ = writeln!(
             s,
-            r##"<text x="6" y="{}" fill="#555" font-size="10">green bar: the thread believes it holds the lock · arrow: system call · grey italics: process memory only · brown: kernel state after the step</text>"##,
-            bottom + 54
+            r##"<text x="6" y="{}" fill="#555" font-size="10">{}</text>"##,
+            bottom + 54,
+            esc(self.words.legend)
         );
         let _ = writeln!(
             s,
@@ -467,36 +677,97 @@ mod tests {
             id: "t".into(),
             config: "`x` × `posix`".into(),
             property: "at most one writer".into(),
-            processes: vec![(0, vec![0, 1]), (1, vec![0])],
+            lanes: Lanes::Processes {
+                processes: vec![(0, vec![0, 1]), (1, vec![0])],
+            },
             steps: vec![
                 Step {
                     actor: Actor::Thread { pid: 0, tid: 0 },
                     action: "TryLock(0, 0)".into(),
                     os_call: true,
+                    fault: false,
                     effect: "inode 0: posix lock of P0".into(),
                     kernel: "path → inode 0; POSIX lock of P0 on inode 0".into(),
-                    holders: vec![(0, 0)],
+                    holders: vec![LaneId::Thread(0, 0)],
+                    description: String::new(),
                 },
                 Step {
                     actor: Actor::Filesystem,
                     action: "UnlinkLockFile".into(),
                     os_call: true,
+                    fault: false,
                     effect: "".into(),
                     kernel: String::new(),
-                    holders: vec![(0, 0)],
+                    holders: vec![LaneId::Thread(0, 0)],
+                    description: String::new(),
                 },
                 Step {
                     actor: Actor::Process { pid: 1 },
                     action: "Crash(1)".into(),
                     os_call: true,
+                    fault: false,
                     effect: "".into(),
                     kernel: String::new(),
-                    holders: vec![(0, 0), (1, 0)],
+                    holders: vec![LaneId::Thread(0, 0), LaneId::Thread(1, 0)],
+                    description: String::new(),
                 },
             ],
             verdict: "P0/T0 and P1/T0 <both>".into(),
             also: Vec::new(),
             reproduce: String::new(),
+            words: &FILE_WORDS,
+        }
+    }
+
+    const SERVICE: Words = Words {
+        server_title: "service",
+        server_width: 500,
+        intro: "",
+        effect_column: "what happened",
+        server_column: "service after",
+        local_note: "(no request)",
+        legend: "legend",
+        results_page: "results-x.md",
+        footer: "[back](../../results-x.md)",
+        keep_answer: true,
+    };
+
+    fn clients() -> Trace {
+        Trace {
+            id: "x/t".into(),
+            config: "`x`".into(),
+            property: "at most one holder".into(),
+            lanes: Lanes::Clients {
+                clients: vec![(0, "reentrant".into()), (1, String::new())],
+            },
+            steps: vec![
+                Step {
+                    actor: Actor::Client { client: 1 },
+                    action: "Lose(c1)".into(),
+                    os_call: true,
+                    fault: true,
+                    effect: "applied, reply lost".into(),
+                    kernel: "/locks: a".into(),
+                    holders: vec![LaneId::Client(0)],
+                    description: "c1 Lose: applied, reply lost".into(),
+                },
+                Step {
+                    actor: Actor::Environment {
+                        who: "server".into(),
+                    },
+                    action: "Expire(c0)".into(),
+                    os_call: true,
+                    fault: false,
+                    effect: "deletes a".into(),
+                    kernel: "/locks: empty".into(),
+                    holders: vec![LaneId::Client(0), LaneId::Client(1)],
+                    description: "server Expire(c0.s0): deletes a".into(),
+                },
+            ],
+            verdict: "c0 and c1".into(),
+            also: Vec::new(),
+            reproduce: "cmd".into(),
+            words: &SERVICE,
         }
     }
 
@@ -516,5 +787,65 @@ mod tests {
         assert!(md.contains("| 1 | P0/T0 | `TryLock(0, 0)` | inode 0: posix lock of P0 | path → inode 0; POSIX lock of P0 on inode 0 | P0/T0 |"), "{md}");
         assert!(md.contains("| 3 | P1 | `Crash(1)` |"));
         assert!(md.contains("P0/T0, P1/T0"));
+    }
+
+    #[test]
+    fn client_lanes_and_the_service_lane() {
+        let t = clients();
+        let svg = t.to_svg();
+        assert!(svg.contains(">client c0</text>") && svg.contains(">(reentrant)</text>"));
+        assert!(svg.contains(">service</text>"));
+        assert!(svg.contains("server: Expire(c0): deletes a"), "{svg}");
+        // The fault is red, with a red arrow to the service.
+        assert!(svg.contains(r##"stroke="#b42318" marker-end="url(#arrow)""##));
+        let md = t.to_markdown("t.svg");
+        assert!(md.contains("| # | who | action | what happened | service after | holders after |"));
+        assert!(
+            md.contains("| 2 | server | `Expire(c0)` | deletes a | /locks: empty | c0, c1 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains(
+                "```text\n1. c1 Lose: applied, reply lost\n2. server Expire(c0.s0): deletes a\n```"
+            ),
+            "{md}"
+        );
+        assert!(md.contains("results-x.md):") && md.ends_with("[back](../../results-x.md)\n"));
+        let json = serde_json::to_value(&t).unwrap();
+        assert_eq!(json["clients"][0][1], "reentrant");
+        assert_eq!(json["steps"][0]["fault"], true);
+        assert_eq!(json["steps"][1]["actor"]["who"], "server");
+        assert_eq!(json["steps"][1]["holders"], serde_json::json!([0, 1]));
+    }
+
+    #[test]
+    fn long_requests_keep_their_answer() {
+        let s = "POST files-lock/_update/1 {upsert: {owner: c0-i0}} → 201 created; acquired";
+        assert_eq!(fit_answer(s, 200), s);
+        assert_eq!(
+            fit_answer(s, 50),
+            "POST files-lock/_update/1… → 201 created; acquired"
+        );
+        assert_eq!(fit_answer(s, 30).chars().count(), 30);
+    }
+
+    /// The file family's JSON shape is unchanged: `processes`, `[pid, tid]` holders, no
+    /// `fault` member.
+    #[test]
+    fn file_json_shape() {
+        let json = serde_json::to_value(sample()).unwrap();
+        assert_eq!(
+            json["processes"],
+            serde_json::json!([[0, [0, 1]], [1, [0]]])
+        );
+        assert_eq!(
+            json["steps"][2]["holders"],
+            serde_json::json!([[0, 0], [1, 0]])
+        );
+        assert!(json["steps"][0].get("fault").is_none());
+        assert_eq!(
+            json["steps"][0]["actor"],
+            serde_json::json!({"kind": "thread", "pid": 0, "tid": 0})
+        );
     }
 }

@@ -334,6 +334,15 @@ impl Scenario {
     /// lines continue in the model's own numbering, which is always correct. `None` if the
     /// path does not replay.
     pub fn describe_path(&self, path: &[Action]) -> Option<Vec<String>> {
+        let steps = self.describe_path_with_states(path)?;
+        Some(steps.into_iter().map(|(line, _)| line).collect())
+    }
+
+    /// [`Scenario::describe_path`] with, after each line, the state the line's numbers belong
+    /// to: the display copy after the step (stable numbers), or the model's own state where
+    /// the two part. The report draws the server's view from these, so the diagram and the
+    /// numbered steps name the same nodes. `None` if the path does not replay.
+    pub fn describe_path_with_states(&self, path: &[Action]) -> Option<Vec<(String, State)>> {
         let states = crate::checker::replay(self, path)?;
         let mut display = states[0].clone();
         let mut lines = Vec::with_capacity(path.len());
@@ -347,11 +356,13 @@ impl Scenario {
                 canonical == states[i + 1]
             };
             if same {
-                lines.push(format!("{}. {}", i + 1, self.describe(&display, action)));
+                let line = format!("{}. {}", i + 1, self.describe(&display, action));
                 display = next;
+                lines.push((line, display.clone()));
             } else {
-                lines.push(format!("{}. {}", i + 1, self.describe(&states[i], action)));
+                let line = format!("{}. {}", i + 1, self.describe(&states[i], action));
                 display = states[i + 1].clone();
+                lines.push((line, display.clone()));
             }
         }
         Some(lines)

@@ -1,0 +1,571 @@
+//! The lock families other than the file family, in the report: each one's curated verdict
+//! table, its counterexamples and its JSON, from the same exhaustive checker.
+//!
+//! A family takes part by implementing [`Presenter`] on its model's `Scenario` (which already
+//! implements [`Family`]): which rows to run (the scenarios pinned in
+//! `model/tests/<family>_verdicts.rs`, so the numbers match the tests), what its traces call
+//! things ([`Words`]), and, for each step of a counterexample, who acts, whether it is a
+//! request to the service, the service's view after it, who believes they hold the lock, and
+//! why the last state violates the property. Everything else — running the rows, the tables,
+//! the trace pages and diagrams, the reproduce commands, the JSON — is here, generic. A new
+//! family is one module under `families/` and one line in [`run_all`].
+//!
+//! Output, for family `F` (`Family::NAME`): `results-F.md`, `results-F.json` and
+//! `traces/F/<id>.md|svg`.
+
+pub mod docstore;
+pub mod zk;
+
+use std::fmt::Write as _;
+use std::time::Instant;
+
+use lockwright_model::checker::{self, Checkable};
+use lockwright_model::{check, Family};
+use stateright::Expectation;
+
+use super::render::{group_thousands, verdict_cell, HEADER};
+use super::trace::{md_esc, Actor, LaneId, Lanes, Step, Trace, Words};
+use super::{PropertyResult, Verdict, MODEL_VERSION};
+
+/// The command that regenerates the family pages (the `report` feature is needed).
+pub const REGENERATE: &str = "cargo run -p lockwright-checks --features report -- report";
+
+/// What the report needs of a family beyond [`Family`].
+pub trait Presenter: Family {
+    /// What the model is, for page titles: "the ZooKeeper mutex".
+    const TITLE: &'static str;
+    /// The family's hand-written page under `docs/` (`zookeeper.md`).
+    const PAGE: &'static str;
+    /// Headers of the columns that name a row's scenario (before the property columns).
+    const ROW_HEADERS: &'static [&'static str];
+
+    /// What the family's traces call things.
+    fn words() -> &'static Words;
+
+    /// The curated rows, in the order of the family page's verdict table: exactly the
+    /// scenarios pinned in `model/tests/<family>_verdicts.rs`.
+    fn rows() -> Vec<Self>;
+
+    /// The cells under [`Presenter::ROW_HEADERS`] for this scenario (Markdown).
+    fn row_cells(&self) -> Vec<String>;
+
+    /// A file-name-safe name of the scenario, unique among the rows
+    /// (`curator.fenced.2c.expire1`).
+    fn slug(&self) -> String;
+
+    /// The client lanes, in order: `(client, note)`; the note (`reentrant`, `reader`) may be
+    /// empty.
+    fn clients(&self) -> Vec<(u8, String)>;
+
+    /// The client whose lane `action` is drawn in, or `None` for a step of the environment at
+    /// the service (a server step, an operator's delete, a fail-over, the clock).
+    fn lane(action: &Self::Action) -> Option<u8>;
+
+    /// Whether a client step is a request to the service (drawn as an arrow).
+    fn request(action: &Self::Action) -> bool;
+
+    /// Whether the step is a fault (a lost reply, a crash, a pause; an expiry, a stray
+    /// delete): drawn in red. (Every step of the environment is drawn in red.)
+    fn fault(action: &Self::Action) -> bool;
+
+    /// The service's view in `s`, in one line.
+    fn server_view(&self, s: &Self::State) -> String;
+
+    /// The clients that believe they hold the lock in `s`.
+    fn holders(&self, s: &Self::State) -> Vec<u8>;
+
+    /// Why `s` (the last state of a counterexample) violates `property`, in words.
+    fn explain(&self, s: &Self::State, property: &str) -> String;
+
+    /// Each step's numbered description ([`Checkable::describe_path`]) with the state after
+    /// the step, in the numbering the description uses. The default pairs the descriptions
+    /// with the replayed states; a family whose descriptions renumber (zk) overrides it.
+    /// `None` if the path does not replay.
+    fn described(&self, path: &[Self::Action]) -> Option<Vec<(String, Self::State)>> {
+        let states = checker::replay(self, path)?;
+        let lines = Checkable::describe_path(self, path)?;
+        Some(lines.into_iter().zip(states.into_iter().skip(1)).collect())
+    }
+}
+
+/// One row: one model-checking run of a curated scenario.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct FamilyRun {
+    /// The row's number in the family page's verdict table (1-based).
+    pub row: usize,
+    /// `Family::label`.
+    pub scenario: String,
+    /// `Family::parameters`.
+    pub parameters: serde_json::Map<String, serde_json::Value>,
+    /// The `lockwright check` command that reruns the row and exits 0 exactly when every
+    /// verdict is the one reported here.
+    pub command: String,
+    pub properties: Vec<PropertyResult>,
+    pub unique_states: usize,
+    pub transitions: u64,
+    pub max_depth: usize,
+    /// Always true: the report never stops early.
+    pub complete: bool,
+    /// Wall-clock time of the run (ignored by the staleness check).
+    pub time_ms: u64,
+    #[serde(skip)]
+    pub cells: Vec<String>,
+}
+
+impl FamilyRun {
+    pub fn property(&self, name: &str) -> Option<&PropertyResult> {
+        self.properties.iter().find(|p| p.name == name)
+    }
+}
+
+/// A property name and its kind (`always`, `sometimes`).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct PropertyName {
+    pub name: &'static str,
+    pub kind: &'static str,
+}
+
+/// Everything one family contributes.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct FamilyReport {
+    /// `Family::NAME`.
+    pub family: &'static str,
+    pub title: &'static str,
+    /// The hand-written page.
+    pub page: &'static str,
+    pub model_version: String,
+    pub generator: String,
+    pub checker: String,
+    pub properties: Vec<PropertyName>,
+    pub runs: Vec<FamilyRun>,
+    #[serde(skip)]
+    pub row_headers: &'static [&'static str],
+    #[serde(skip)]
+    pub traces: Vec<Trace>,
+}
+
+impl FamilyReport {
+    /// `results-<family>.md`.
+    pub fn page_name(&self) -> String {
+        format!("results-{}.md", self.family)
+    }
+
+    /// `results-<family>.json`.
+    pub fn json_name(&self) -> String {
+        format!("results-{}.json", self.family)
+    }
+
+    /// The run of row `row` (1-based).
+    pub fn row(&self, row: usize) -> Option<&FamilyRun> {
+        self.runs.iter().find(|r| r.row == row)
+    }
+}
+
+/// Runs every family's rows. A new family: one line here.
+///
+/// # Errors
+/// A counterexample that does not replay (a model bug).
+pub fn run_all() -> anyhow::Result<Vec<FamilyReport>> {
+    Ok(vec![
+        run::<lockwright_model::zk::Scenario>()?,
+        run::<lockwright_model::docstore::Scenario>()?,
+    ])
+}
+
+/// `c0`, `c0 and c1`, `c0, c1 and c2`; `nobody`.
+pub fn clients_list(cs: &[u8]) -> String {
+    let names: Vec<String> = cs.iter().map(|c| format!("c{c}")).collect();
+    match names.len() {
+        0 => "nobody".to_string(),
+        1 => names[0].clone(),
+        n => format!("{} and {}", names[..n - 1].join(", "), names[n - 1]),
+    }
+}
+
+/// `expire=1,lose-reply=1` → `expire1-lose-reply1`.
+pub fn faults_slug(faults: &str) -> String {
+    faults.replace('=', "").replace(',', "-")
+}
+
+fn slug(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}
+
+/// The command that reruns `rep`'s scenario, prints its counterexamples, and exits 0 exactly
+/// when every verdict is the one reported.
+fn reproduce<P: Presenter>(rep: &lockwright_model::Report<P>) -> String {
+    let sc = &rep.model;
+    let mut cmd = format!(
+        "cargo run -p lockwright-checks -- check --family {} {}",
+        P::NAME,
+        sc.check_args()
+    );
+    for v in rep.verdicts.iter().filter(|v| !v.holds()) {
+        let flag = match v.expectation {
+            // `lockwright check` prints n/a for these and expects nothing of them.
+            Expectation::Sometimes if !sc.applies(v.name) => continue,
+            Expectation::Sometimes => "--expect-not-found",
+            _ => "--expect-violated",
+        };
+        cmd.push_str(&format!(" \\\n    {flag} '{}'", v.name));
+    }
+    cmd
+}
+
+fn trace_for<P: Presenter>(
+    sc: &P,
+    config: &str,
+    id: String,
+    property: &str,
+    path: &[P::Action],
+    reproduce: String,
+) -> anyhow::Result<Trace> {
+    let described = sc
+        .described(path)
+        .ok_or_else(|| anyhow::anyhow!("counterexample for {config} does not replay"))?;
+    let steps = path
+        .iter()
+        .zip(&described)
+        .map(|(a, (line, after))| {
+            // `3. c1 CreateLockNode: create … → …`: drop the number; the head names who acts.
+            let text = line.split_once(". ").map_or(line.as_str(), |(_, t)| t);
+            let (head, effect) = text.split_once(": ").unwrap_or((text, ""));
+            let who = head.split(' ').next().unwrap_or(head);
+            let (actor, call) = match P::lane(a) {
+                Some(client) => (Actor::Client { client }, P::request(a)),
+                None => (
+                    Actor::Environment {
+                        who: who.to_string(),
+                    },
+                    true,
+                ),
+            };
+            Step {
+                actor,
+                action: a.to_string(),
+                os_call: call,
+                fault: P::fault(a),
+                effect: effect.to_string(),
+                kernel: sc.server_view(after),
+                holders: sc.holders(after).into_iter().map(LaneId::Client).collect(),
+                description: text.to_string(),
+            }
+        })
+        .collect();
+    let verdict = match described.last() {
+        Some((_, last)) => sc.explain(last, property),
+        None => format!("the initial state violates “{property}”"),
+    };
+    Ok(Trace {
+        id,
+        config: config.to_string(),
+        property: property.to_string(),
+        lanes: Lanes::Clients {
+            clients: sc.clients(),
+        },
+        steps,
+        verdict,
+        also: Vec::new(),
+        reproduce,
+        words: P::words(),
+    })
+}
+
+/// Runs one family's rows: the rows of its page and its counterexamples.
+///
+/// # Errors
+/// A counterexample that does not replay (a model bug).
+pub fn run<P: Presenter>() -> anyhow::Result<FamilyReport> {
+    let mut runs = Vec::new();
+    // Each trace with the recipe (`variant`) of the row that found it.
+    let mut traces: Vec<(Option<serde_json::Value>, Trace)> = Vec::new();
+    for (i, sc) in P::rows().into_iter().enumerate() {
+        let row = i + 1;
+        let started = Instant::now();
+        let rep = check(&sc);
+        let time_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let config = format!("row {row}, `{}`", sc.label());
+        let command = reproduce(&rep);
+        let variant = sc.parameters().get("variant").cloned();
+        let mut properties = Vec::new();
+        for name in P::ALWAYS.iter().chain(P::SOMETIMES.iter()) {
+            let v = rep.verdict(name);
+            let verdict = match (&v.expectation, v.holds()) {
+                (Expectation::Sometimes, true) => Verdict::Reached,
+                (Expectation::Sometimes, false) if !sc.applies(name) => Verdict::NotApplicable,
+                (Expectation::Sometimes, false) => Verdict::NotReached,
+                (_, true) => Verdict::Holds,
+                (_, false) => Verdict::Violated,
+            };
+            let mut trace = None;
+            if verdict == Verdict::Violated {
+                let path = v.path.as_deref().expect("a violation has a path");
+                let id = format!("{}/{}.{}", P::NAME, sc.slug(), slug(name));
+                let t = trace_for(&sc, &config, id.clone(), name, path, command.clone())?;
+                // Same recipe, property, lanes and steps as an earlier row's: link there.
+                let same = traces.iter_mut().find(|(v, u)| {
+                    *v == variant
+                        && u.property == t.property
+                        && u.lanes == t.lanes
+                        && u.steps == t.steps
+                });
+                match same {
+                    Some((_, u)) => {
+                        u.also.push(config.clone());
+                        trace = Some(u.id.clone());
+                    }
+                    None => {
+                        traces.push((variant.clone(), t));
+                        trace = Some(id);
+                    }
+                }
+            }
+            properties.push(PropertyResult {
+                name: (*name).to_string(),
+                expectation: v.kind().to_string(),
+                verdict,
+                trace,
+                path_len: v.path.as_ref().map(Vec::len),
+            });
+        }
+        runs.push(FamilyRun {
+            row,
+            scenario: sc.label(),
+            parameters: sc.parameters(),
+            command,
+            properties,
+            unique_states: rep.unique_states,
+            transitions: rep.transitions,
+            max_depth: rep.max_depth,
+            complete: true,
+            time_ms,
+            cells: sc.row_cells(),
+        });
+    }
+    Ok(FamilyReport {
+        family: P::NAME,
+        title: P::TITLE,
+        page: P::PAGE,
+        model_version: MODEL_VERSION.to_string(),
+        generator: "lockwright report".to_string(),
+        checker: super::CHECKER.to_string(),
+        properties: P::ALWAYS
+            .iter()
+            .map(|n| PropertyName {
+                name: n,
+                kind: "always",
+            })
+            .chain(P::SOMETIMES.iter().map(|n| PropertyName {
+                name: n,
+                kind: "sometimes",
+            }))
+            .collect(),
+        runs,
+        row_headers: P::ROW_HEADERS,
+        traces: traces.into_iter().map(|(_, t)| t).collect(),
+    })
+}
+
+/// `results-<family>.md`.
+pub fn results_md(f: &FamilyReport) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "# Model-checking results: {}\n", f.title);
+    let _ = writeln!(s, "{}\n", HEADER.replace(super::REGENERATE, REGENERATE));
+    let _ = writeln!(
+        s,
+        "Every verdict, state count and counterexample on this page comes from one run of \
+         `{REGENERATE}` on **lockwright model v{}** ({}). `checks/tests/report_fresh.rs` \
+         regenerates it into a temporary folder and fails if this page, `{}` (ignoring \
+         times) or any file under `traces/{}/` differs.\n",
+        f.model_version,
+        f.checker,
+        f.json_name(),
+        f.family
+    );
+    let _ = writeln!(
+        s,
+        "The rows are the scenarios pinned in `model/tests/{}_verdicts.rs`, numbered as in the \
+         verdict table of [{page}]({page}), which describes the recipes, the faults and what \
+         each property means; the counts here are the ones that test pins.\n",
+        f.family,
+        page = f.page
+    );
+    let _ = writeln!(
+        s,
+        "How to read the table: ✅ is the outcome the property asks for (an `always` property \
+         holds in every reachable state; a `sometimes` property is reached in at least one). \
+         ❌ links to the shortest counterexample (numbered steps and a sequence diagram). \
+         ⚠️ means a `sometimes` property was never reached: either the row's faults cannot \
+         produce it (no handoff after an expiry without `expire`) or the row's `always` \
+         verdicts may hold only vacuously; [{}]({}) says which. – means the scenario cannot \
+         exercise the property at all (a reader property without readers). *Unique states* \
+         counts distinct states in the whole state space (with the family's symmetry \
+         reduction); *depth* is the longest shortest path from the initial state.\n",
+        f.page, f.page
+    );
+    let _ = writeln!(s, "## Properties\n");
+    let _ = writeln!(s, "| property | kind |");
+    let _ = writeln!(s, "|---|---|");
+    for p in &f.properties {
+        let _ = writeln!(s, "| {} | {} |", p.name, p.kind);
+    }
+    let _ = writeln!(s);
+    let _ = writeln!(s, "## Verdicts\n");
+    let _ = write!(s, "| # |");
+    for h in f.row_headers {
+        let _ = write!(s, " {h} |");
+    }
+    for p in &f.properties {
+        let _ = write!(s, " {} |", p.name);
+    }
+    let _ = writeln!(s, " unique states | depth |");
+    let _ = write!(s, "|---:|");
+    for _ in f.row_headers {
+        let _ = write!(s, "---|");
+    }
+    for _ in &f.properties {
+        let _ = write!(s, "---|");
+    }
+    let _ = writeln!(s, "---:|---:|");
+    for r in &f.runs {
+        let _ = write!(s, "| {} |", r.row);
+        for c in &r.cells {
+            let _ = write!(s, " {c} |");
+        }
+        for p in &f.properties {
+            let _ = write!(s, " {} |", verdict_cell(r.property(p.name), "– (n/a)"));
+        }
+        let _ = writeln!(
+            s,
+            " {} | {} |",
+            group_thousands(r.unique_states),
+            r.max_depth
+        );
+    }
+    let _ = writeln!(s);
+    let _ = writeln!(s, "## Reproduce a row\n");
+    let _ = writeln!(
+        s,
+        "Each command reruns one row and prints its counterexamples; it exits 0 exactly when \
+         every verdict is the one in the table (`--expect-violated`, `--expect-not-found`).\n"
+    );
+    for r in &f.runs {
+        let _ = writeln!(s, "Row {}, {}:\n", r.row, md_esc(&r.scenario));
+        let _ = writeln!(s, "```sh\n{}\n```\n", r.command);
+    }
+    let _ = writeln!(s, "## Counterexamples\n");
+    if f.traces.is_empty() {
+        let _ = writeln!(s, "None.\n");
+    } else {
+        let _ = writeln!(s, "| rows | property | steps | numbered steps | diagram |");
+        let _ = writeln!(s, "|---|---|---:|---|---|");
+        for t in &f.traces {
+            let rows: Vec<String> = f
+                .runs
+                .iter()
+                .filter(|r| {
+                    r.properties
+                        .iter()
+                        .any(|p| p.trace.as_deref() == Some(t.id.as_str()))
+                })
+                .map(|r| r.row.to_string())
+                .collect();
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | [{id}.md](traces/{id}.md) | [svg](traces/{id}.svg) |",
+                rows.join(", "),
+                t.property,
+                t.steps.len(),
+                id = t.id
+            );
+        }
+        let _ = writeln!(s);
+    }
+    let total: usize = f.runs.iter().map(|r| r.unique_states).sum();
+    let _ = writeln!(
+        s,
+        "## Totals\n\n{} runs, {} unique states in all. Wall-clock times are in [{json}]({json}) \
+         (`time_ms`) only, so that this page is deterministic.",
+        f.runs.len(),
+        group_thousands(total),
+        json = f.json_name()
+    );
+    s
+}
+
+/// `results-<family>.json`: the rows and every counterexample, step by step.
+///
+/// # Errors
+/// Serialization errors (none expected).
+pub fn results_json(f: &FamilyReport) -> anyhow::Result<String> {
+    #[derive(serde::Serialize)]
+    struct StepJson<'a> {
+        step: usize,
+        actor: &'a Actor,
+        action: &'a str,
+        /// A request to the service (or, for the environment, a step at the service).
+        request: bool,
+        fault: bool,
+        /// The step as `Checkable::describe_path` prints it, without its number.
+        description: &'a str,
+        /// What happened, without who acted and the step's name.
+        effect: &'a str,
+        /// The service's view after the step.
+        server: &'a str,
+        holders: Vec<String>,
+    }
+    #[derive(serde::Serialize)]
+    struct TraceJson<'a> {
+        id: &'a str,
+        config: &'a str,
+        property: &'a str,
+        clients: &'a [(u8, String)],
+        steps: Vec<StepJson<'a>>,
+        verdict: &'a str,
+        also: &'a [String],
+        reproduce: &'a str,
+    }
+    #[derive(serde::Serialize)]
+    struct Json<'a> {
+        #[serde(flatten)]
+        report: &'a FamilyReport,
+        traces: Vec<TraceJson<'a>>,
+    }
+    let traces = f
+        .traces
+        .iter()
+        .map(|t| TraceJson {
+            id: &t.id,
+            config: &t.config,
+            property: &t.property,
+            clients: match &t.lanes {
+                Lanes::Clients { clients } => clients,
+                Lanes::Processes { .. } => &[],
+            },
+            steps: t
+                .steps
+                .iter()
+                .enumerate()
+                .map(|(i, st)| StepJson {
+                    step: i + 1,
+                    actor: &st.actor,
+                    action: &st.action,
+                    request: st.os_call,
+                    fault: st.fault,
+                    description: &st.description,
+                    effect: &st.effect,
+                    server: &st.kernel,
+                    holders: st.holders.iter().map(|h| h.name()).collect(),
+                })
+                .collect(),
+            verdict: &t.verdict,
+            also: &t.also,
+            reproduce: &t.reproduce,
+        })
+        .collect();
+    let mut text = serde_json::to_string_pretty(&Json { report: f, traces })?;
+    text.push('\n');
+    Ok(text)
+}
