@@ -16,13 +16,13 @@ use lockwright_testkit::file::workload::{self, ThreadPlan, Workload};
 use lockwright_testkit::{budget, Loom};
 
 /// Budgets. Unbounded is exhaustive and affordable for one kind: 2 threads × 1 round (16
-/// steps each) = 77,364 executions ≈ 6-8 s on the 2-core dev box. POSIX gets the unbounded run: it is the kind where a second descriptor
-/// in the process would be fatal (LUCENE-5738/6507), so it is where the held set must be
+/// steps each) = 77,364 executions ≈ 6-8 s on the 2-core dev box. POSIX gets the unbounded
+/// run: it is the kind where a second descriptor in the process would be fatal (LUCENE-5738/6507), so it is where the held set must be
 /// exact. OFD and flock get bound 4 (3,446 executions, 0.3 s), which covers every
 /// interleaving with up to 4 preemptions — the known incidents need at most 3. Two rounds per
 /// thread (the same thread obtaining again after releasing) is bounded at 3 (4,667
-/// executions, 0.4 s). `LOCKWRIGHT_DEEP=1` lifts every bound.
-
+/// executions, 0.4 s). `LOCKWRIGHT_DEEP=1` lifts every bound; `LOOM_MAX_PREEMPTIONS`
+/// overrides them all.
 fn explore(kind: OsLockKind, rounds: usize, bound: Option<usize>) -> usize {
     let scenario = Workload::new(
         "loom one process two threads",
