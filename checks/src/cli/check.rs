@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::bail;
-use lockwright_model::checker::{self, describe_path, Report};
+use lockwright_model::checker::{self, describe_path, Options, Report};
 use lockwright_model::file::{self, Faults, LockKind, Variant};
 use lockwright_model::Family;
 use lockwright_model::{docstore, replication, zk};
@@ -386,6 +386,22 @@ pub struct CheckArgs {
     /// No progress line on stderr.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Which checker explores the space: lockwright (ours: the whole space, shortest
+    /// counterexamples, symmetry reduction) or stateright (Stateright 0.31's own
+    /// breadth-first checker on the same model, as a second opinion: always the full space,
+    /// paths as it found them).
+    #[arg(long, value_enum, default_value = "lockwright")]
+    pub engine: Engine,
+    /// Checker worker threads (default: every core). Results do not depend on it.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub workers: Option<u16>,
+}
+
+/// `--engine`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Engine {
+    Lockwright,
+    Stateright,
 }
 
 /// Checks that every name is one of `known` (`kind`: "always" or "sometimes").
@@ -460,7 +476,13 @@ pub fn check_family<F: Family>(sc: &F, args: &CheckArgs) -> anyhow::Result<ExitC
     if progress {
         eprintln!("lockwright check: {}", sc.label());
     }
-    let report = checker::check_with_progress(sc, Duration::from_secs(1), |p| {
+    let threads = args
+        .workers
+        .map_or_else(Options::default, |n| Options::threads(usize::from(n)));
+    if args.engine == Engine::Stateright {
+        return stateright_engine(sc, args, threads.threads);
+    }
+    let report = checker::check_with(sc, threads, Duration::from_secs(1), |p| {
         if progress {
             let line = format!(
                 "  checking: {} unique states, {} queued, depth {}, {:.0?}",
@@ -486,6 +508,64 @@ pub fn check_family<F: Family>(sc: &F, args: &CheckArgs) -> anyhow::Result<ExitC
             serde_json::to_string_pretty(&to_json(&report, &wrong, code))?
         );
     } else {
+        print!("{}", to_text(&report, args.examples, &wrong));
+    }
+    Ok(ExitCode::from(code))
+}
+
+/// `--engine stateright`: Stateright's own BFS on the same model, never finishing early, its
+/// findings printed in the same shape (transitions are not counted by it).
+fn stateright_engine<F: Family>(
+    sc: &F,
+    args: &CheckArgs,
+    threads: usize,
+) -> anyhow::Result<ExitCode> {
+    use stateright::{Checker, HasDiscoveries};
+    if !args.quiet {
+        eprintln!(
+            "lockwright check: {} — engine stateright, {threads} thread(s), full space",
+            sc.label()
+        );
+    }
+    let start = std::time::Instant::now();
+    let checker = sc
+        .clone()
+        .checker()
+        .threads(threads)
+        .finish_when(HasDiscoveries::AnyOf(std::collections::BTreeSet::new()))
+        .spawn_bfs()
+        .join();
+    let mut discoveries = checker.discoveries();
+    let verdicts = sc
+        .properties()
+        .into_iter()
+        .map(|p| lockwright_model::Verdict {
+            name: p.name,
+            path: discoveries.remove(p.name).map(|d| d.into_actions()),
+            expectation: p.expectation,
+        })
+        .collect();
+    let report = Report {
+        model: sc.clone(),
+        unique_states: checker.unique_state_count(),
+        transitions: checker.state_count() as u64,
+        max_depth: checker.max_depth(),
+        elapsed: start.elapsed(),
+        verdicts,
+        memory: lockwright_model::checker::Memory::default(),
+    };
+    let wrong = unexpected(&report, &args.expect_violated, &args.expect_not_found);
+    let code = if wrong.is_empty() { 0 } else { 1 };
+    if args.json {
+        let mut json = to_json(&report, &wrong, code);
+        json["engine"] = serde_json::json!("stateright");
+        println!("{}", serde_json::to_string_pretty(&json)?);
+    } else {
+        println!(
+            "Engine: Stateright 0.31 BFS, {threads} thread(s): the full space (no symmetry \
+             reduction); its paths are the ones it found, not necessarily the shortest; \
+             \"transitions\" counts the states it generated."
+        );
         print!("{}", to_text(&report, args.examples, &wrong));
     }
     Ok(ExitCode::from(code))

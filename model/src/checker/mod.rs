@@ -153,6 +153,26 @@ pub struct Report<M: Model> {
     pub elapsed: Duration,
     /// One per property, in [`Model::properties`] order.
     pub verdicts: Vec<Verdict<M::Action>>,
+    /// Bytes the visited set (64-bit fingerprints in a hash set) and the parent table (one
+    /// `(parent id, action)` per state, for counterexamples) held at the end.
+    pub memory: Memory,
+}
+
+/// What the checker's two per-state tables cost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Memory {
+    /// The visited set's allocation: its buckets of 8-byte fingerprints plus one control byte
+    /// each (hashbrown's layout).
+    pub visited_set_bytes: usize,
+    /// The parent table's allocation.
+    pub parents_bytes: usize,
+}
+
+impl Memory {
+    /// Visited-set bytes per unique state.
+    pub fn visited_bytes_per_state(&self, states: usize) -> f64 {
+        self.visited_set_bytes as f64 / states.max(1) as f64
+    }
 }
 
 impl<M: Model + Clone> Clone for Report<M>
@@ -167,6 +187,7 @@ where
             max_depth: self.max_depth,
             elapsed: self.elapsed,
             verdicts: self.verdicts.clone(),
+            memory: self.memory,
         }
     }
 }
@@ -183,6 +204,7 @@ where
             .field("max_depth", &self.max_depth)
             .field("elapsed", &self.elapsed)
             .field("verdicts", &self.verdicts)
+            .field("memory", &self.memory)
             .finish()
     }
 }
@@ -541,6 +563,12 @@ where
             path: f.map(path_to),
         })
         .collect();
+    // hashbrown keeps its load at most 7/8 in a power-of-two number of buckets.
+    let buckets = (seen.capacity() * 8 / 7 + 1).next_power_of_two();
+    let memory = Memory {
+        visited_set_bytes: buckets * (std::mem::size_of::<u64>() + 1),
+        parents_bytes: parents.capacity() * std::mem::size_of::<Option<(u32, M::Action)>>(),
+    };
     Report {
         model: model.clone(),
         unique_states: parents.len(),
@@ -548,6 +576,7 @@ where
         max_depth: depth,
         elapsed: start.elapsed(),
         verdicts,
+        memory,
     }
 }
 
@@ -563,6 +592,7 @@ fn empty_report<M: Model + Clone>(
         transitions: 0,
         max_depth: 0,
         elapsed: start.elapsed(),
+        memory: Memory::default(),
         verdicts: properties
             .iter()
             .map(|p| Verdict {
