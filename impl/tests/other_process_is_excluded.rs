@@ -66,6 +66,30 @@ fn sigkill_of_holder_frees_the_lock_at_once() {
 }
 
 #[test]
+fn blocking_obtain_waits_in_the_kernel_until_the_other_process_releases() {
+    for kind in KINDS {
+        let dir = tempfile::tempdir().unwrap();
+        let holder = spawn_holder("child_holds_lock", dir.path(), kind.name());
+        let waiter = {
+            let dir = dir.path().to_path_buf();
+            std::thread::spawn(move || {
+                NativeFsLockFactory::new(kind)
+                    .obtain_blocking(&dir, "write.lock")
+                    .map(|l| (l.ensure_valid().is_ok(), l.close().is_ok()))
+            })
+        };
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert!(
+            !waiter.is_finished(),
+            "{kind:?}: obtain_blocking returned while another process held the lock"
+        );
+        holder.release();
+        let got = waiter.join().unwrap();
+        assert!(matches!(got, Ok((true, true))), "{kind:?}: {got:?}");
+    }
+}
+
+#[test]
 fn child_cannot_obtain_while_parent_holds() {
     for kind in KINDS {
         let dir = tempfile::tempdir().unwrap();
