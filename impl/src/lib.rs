@@ -86,7 +86,7 @@
 //!
 //! # Structure
 //!
-//! Lock families live in modules beside each other; file locks are [`file`], and the types
+//! Lock families live in modules beside each other; file locks are [`file`](mod@file), and the types
 //! most programs need are re-exported here. Every file-lock protocol is written once over
 //! [`file::sys::System`]; [`file::sys::RealSystem`] (the private module `file::gate`, the only
 //! code that calls `open`/`fcntl`/`flock`/`fstat`/`unlink`) is production, and the checks crate

@@ -23,7 +23,7 @@
 //! implementation is a second held set in one process, which under POSIX rules is
 //! LUCENE-5738 again: two factories of one process that do not see each other's held set open
 //! two descriptors on one lock file, the second `F_SETLK` "succeeds" (one process owns both),
-//! and closing either descriptor drops the lock. The same feature exposes [`HeldSet`] and
+//! and closing either descriptor drops the lock. The same feature exposes `HeldSet` and
 //! `RealSystem::with_held_set`, which tests use to play several processes inside one.
 
 use std::io;
