@@ -11,7 +11,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use lockwright::sys::OsLockKind;
+use lockwright::file::sys::OsLockKind;
 use lockwright_model::file::Variant;
 use lockwright_testkit::file::refine;
 use lockwright_testkit::file::workload::{self, Op, ThreadPlan, Workload};

@@ -14,8 +14,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use lockwright::defects::Defect;
-use lockwright::sys::OsLockKind;
+use lockwright::file::defects::Defect;
+use lockwright::file::sys::OsLockKind;
 use lockwright::NativeFsLockFactory;
 use lockwright_model::file::{Variant, AT_MOST_ONE_WRITER};
 use lockwright_testkit::file::record::format_trace;

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
-use lockwright::sys::OsLockKind;
+use lockwright::file::sys::OsLockKind;
 use lockwright::{LockError, LockHandle, NativeFsLockFactory};
 use lockwright_model::file::kernel::LockKind;
 use lockwright_model::file::{Action, Faults, Pc, Pid, Scenario, State, Tid, Variant};
@@ -57,7 +57,7 @@ fn native_child() {
         let line = line.expect("read");
         let w: Vec<&str> = line.split_whitespace().collect();
         let reply = match w.as_slice() {
-            ["obtain", t] => match factory.obtain_native(&dir, LOCK_NAME) {
+            ["obtain", t] => match factory.try_obtain_native(&dir, LOCK_NAME) {
                 Ok(l) => {
                     locks.insert(t.parse().unwrap(), l);
                     "obtained".to_owned()
@@ -73,7 +73,7 @@ fn native_child() {
                 None => "no lock".to_owned(),
             },
             ["close", t] => match locks.remove(&t.parse().unwrap()) {
-                Some(mut l) => match l.close() {
+                Some(l) => match l.close() {
                     Ok(()) => "closed".to_owned(),
                     Err(e) => format!("error {e}"),
                 },

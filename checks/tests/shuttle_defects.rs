@@ -20,8 +20,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
 
-use lockwright::defects::Defect;
-use lockwright::sys::OsLockKind;
+use lockwright::file::defects::Defect;
+use lockwright::file::sys::OsLockKind;
 use lockwright::NativeFsLockFactory;
 use lockwright_model::file::{Variant, AT_MOST_ONE_WRITER};
 use lockwright_testkit::file::workload::{self, MakeFactory, ThreadPlan, Workload};

@@ -13,7 +13,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use lockwright::sys::OsLockKind;
+use lockwright::file::sys::OsLockKind;
 use lockwright_model::file::{Variant, AT_MOST_ONE_VALID_WRITER};
 use lockwright_testkit::file::refine;
 use lockwright_testkit::file::workload::{self, Op, ThreadPlan, Workload};

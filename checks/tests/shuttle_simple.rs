@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use lockwright::sys::OsLockKind;
+use lockwright::file::sys::OsLockKind;
 use lockwright_model::checker;
 use lockwright_model::file::kernel::{FsError, LockKind, Pid};
 use lockwright_model::file::{

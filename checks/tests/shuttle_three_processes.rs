@@ -14,7 +14,7 @@
 //! A failure prints shuttle's replay string (`failing schedule: "..."`); pin it as a
 //! `shuttle::replay` test in this file, with a comment naming what it found.
 
-use lockwright::sys::OsLockKind;
+use lockwright::file::sys::OsLockKind;
 use lockwright_model::file::{Variant, AT_MOST_ONE_VALID_WRITER, NO_STALE_LOCK};
 use lockwright_testkit::file::refine::{self, Refinement};
 use lockwright_testkit::file::workload::{self, Op, ThreadPlan, Workload};

@@ -14,7 +14,7 @@
 //! set below, so the whole run stays short on a shared machine).
 
 // The raw floor calls fcntl/flock directly, which the crate's clippy gate allows only in
-// src/os.rs: this file measures exactly that floor.
+// src/file/gate.rs: this file measures exactly that floor.
 #![allow(clippy::disallowed_methods)]
 
 use std::ffi::CString;
@@ -24,10 +24,10 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, Criterion};
-use lockwright::sys::OsLockKind;
+use lockwright::file::sys::OsLockKind;
 use lockwright::{LockFactory, NativeFsLockFactory};
 
-const KINDS: [OsLockKind; 3] = [OsLockKind::Ofd, OsLockKind::Posix, OsLockKind::Flock];
+const KINDS: [OsLockKind; 3] = OsLockKind::ALL;
 
 fn whole_file(l_type: libc::c_int) -> libc::flock {
     // SAFETY: plain old data; zero is valid.
@@ -52,7 +52,7 @@ fn raw_lock(fd: libc::c_int, kind: OsLockKind, lock: bool) -> bool {
                     },
                 ) == 0
             }
-            OsLockKind::Ofd | OsLockKind::Posix => {
+            _ => {
                 let cmd = if kind == OsLockKind::Ofd {
                     libc::F_OFD_SETLK
                 } else {
@@ -153,7 +153,7 @@ fn bench_obtain(c: &mut Criterion) {
         });
         g.bench_function("native", |b| {
             b.iter(|| {
-                let mut lock = factory
+                let lock = factory
                     .try_obtain(black_box(&dir_path), "write.lock")
                     .unwrap();
                 lock.close().unwrap();
@@ -162,7 +162,7 @@ fn bench_obtain(c: &mut Criterion) {
         g.bench_function("native_first", |b| {
             b.iter(|| {
                 let fresh = NativeFsLockFactory::new(kind);
-                let mut lock = fresh
+                let lock = fresh
                     .try_obtain(black_box(&dir_path), "write.lock")
                     .unwrap();
                 lock.close().unwrap();
@@ -211,7 +211,7 @@ fn paired(rounds: usize) {
         let lock_path = cpath(&dir_path.join("write.lock"));
         let factory = NativeFsLockFactory::new(kind);
         let native = || {
-            let mut lock = factory
+            let lock = factory
                 .try_obtain(black_box(&dir_path), "write.lock")
                 .unwrap();
             lock.close().unwrap();

@@ -8,7 +8,7 @@
 //! let dir = tempfile::tempdir().unwrap();
 //! let factory = NativeFsLockFactory::new(OsLockKind::Ofd);
 //!
-//! let mut lock = factory.try_obtain(dir.path(), "write.lock")?;
+//! let lock = factory.try_obtain(dir.path(), "write.lock")?;
 //! // ... before each commit, make sure nothing took the lock away:
 //! lock.ensure_valid()?;
 //!
@@ -18,10 +18,19 @@
 //!     other => panic!("expected HeldByThisProcess, got {other:?}"),
 //! }
 //!
-//! lock.close()?; // or just drop it
-//! assert!(matches!(lock.ensure_valid(), Err(LockError::AlreadyClosed { .. })));
+//! lock.close()?; // or just drop it; either way the lock is gone
+//! let again = factory.try_obtain(dir.path(), "write.lock")?;
+//! # drop(again);
 //! # Ok::<(), LockError>(())
 //! ```
+//!
+//! # Obtaining: try, with a timeout, or blocking
+//!
+//! [`LockFactory::try_obtain`] tries once and never waits; [`LockFactory::obtain_timeout`]
+//! retries while the lock is held, up to a timeout; [`LockFactory::obtain_blocking`] waits as
+//! long as it takes ([`NativeFsLockFactory`] waits in the kernel, never opening a second
+//! descriptor on a lock file its process holds). A [`Lock`] is released by [`Lock::close`],
+//! which consumes it and reports errors, or by dropping it.
 //!
 //! # Factories
 //!
@@ -32,8 +41,6 @@
 //! | [`SingleInstanceLockFactory`] | users of the same factory value | n/a | one process, in memory |
 //! | [`NoLockFactory`] | nobody (unsafe) | n/a | read-only or single-writer by construction |
 //!
-//! [`obtain_with_timeout`] and [`SleepingLockFactory`] retry while a lock is held.
-//!
 //! # Which OS lock: [`OsLockKind`], always chosen explicitly
 //!
 //! - [`OsLockKind::Ofd`] (`F_OFD_SETLK`, Linux ≥ 3.15, the recommendation): owned by the open
@@ -43,9 +50,9 @@
 //! - [`OsLockKind::Posix`] (`F_SETLK`): owned by the whole process. Excludes Java, SQLite and OFD
 //!   users, and names the holder's pid. But closing ANY descriptor of the lock file in this
 //!   process, by any code, drops the lock (fcntl(2)); the held set keeps this crate from doing
-//!   so (LUCENE-5738, LUCENE-6507), it cannot stop foreign code. Two factories with separate
-//!   held sets in one process do not exclude each other.
-//! - [`OsLockKind::Flock`] (`flock(2)`, also what Rust's `File::try_lock` and fs2/fs4 use):
+//!   so (LUCENE-5738, LUCENE-6507), it cannot stop foreign code.
+//! - [`OsLockKind::Flock`] (`flock(2)` through fs4, also what std's `File::lock`, fs2 and
+//!   Cargo use):
 //!   owned by the open file description. **Does NOT exclude Java/Lucene or any `fcntl`
 //!   locker**: a Lucene process and a flock user can both "hold" the directory. Cannot be
 //!   probed, so [`Lock::ensure_valid`] cannot detect a lost flock lock.
@@ -79,137 +86,42 @@
 //!
 //! # Structure
 //!
-//! Every protocol is written once over the [`sys::System`] trait; [`RealSystem`] (module
-//! `os`, the only code that calls `open`/`fcntl`/`flock`/`fstat`/`unlink`) is production, and
-//! the checks crate plugs in a simulated OS to drive the same code through a model checker's
-//! interleavings.
+//! Lock families live in modules beside each other; file locks are [`file`](mod@file), and the types
+//! most programs need are re-exported here. Every file-lock protocol is written once over
+//! [`file::sys::System`]; [`file::sys::RealSystem`] (the private module `file::gate`, the only
+//! code that calls `open`/`fcntl`/`flock`/`fstat`/`unlink`) is production, and the checks crate
+//! plugs in a simulated OS to drive the same code through a model checker's interleavings.
+//! `System` is sealed: implementing it needs the `unstable-system` feature, which is for
+//! lockwright's own test kit (see [`file::sys`] for why).
+//!
+//! # Cargo features
+//!
+//! - `unstable-system`: lets other crates implement [`file::sys::System`] and give a factory
+//!   a held set of its own (`RealSystem::with_held_set`). No stability promise; a second held
+//!   set in one process re-opens LUCENE-5738 under POSIX locks.
+//! - `defects`: test-only switches that re-create known incidents (LUCENE-5612, LUCENE-5738,
+//!   LUCENE-6507), `file::defects`. Never enable it in production.
 
-pub mod defects;
-mod error;
-mod inprocess;
-mod native;
-mod os;
+#![warn(missing_docs)]
+
+#[cfg(not(unix))]
+compile_error!(
+    "lockwright supports Unix targets only: its locks are fcntl(2) and flock(2) advisory locks \
+     (OFD locks need Linux), whose semantics the model checks. Windows' LockFileEx locks are \
+     mandatory byte-range locks with other rules, and are not modelled."
+);
+
+pub mod file;
 #[cfg(feature = "replication")]
 pub mod replication;
-mod simple;
-mod sleeping;
-pub mod sys;
-pub mod verifying;
 
-pub use error::{BadNameReason, InvalidReason, LockError};
-pub use inprocess::{NoLockFactory, SingleInstanceLockFactory};
-pub use native::{NativeFsLock, NativeFsLockFactory};
-pub use simple::{HolderRecord, SimpleFsLock, SimpleFsLockFactory};
-pub use sleeping::{obtain_with_timeout, SleepingLockFactory};
-pub use sys::{HeldSet, OsLockKind, RealSystem};
+pub use file::{
+    BadNameReason, InvalidReason, Lock, LockError, LockFactory, LockHandle, NativeFsLock,
+    NativeFsLockFactory, NoLockFactory, OsLockKind, SimpleFsLock, SimpleFsLockFactory,
+    SingleInstanceLockFactory,
+};
 
 // The README's example is compiled and run as a doctest, so it cannot drift from the API.
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
-
-use std::fmt;
-use std::path::Path;
-
-/// Obtains named locks in a directory (Lucene's `LockFactory`).
-pub trait LockFactory: Send + Sync {
-    /// Tries once, without blocking, to obtain the lock `name` (a plain file name such as
-    /// `write.lock`) in `dir`, creating `dir` if needed.
-    ///
-    /// # Errors
-    /// [`LockError::is_held`] errors ([`LockError::HeldByThisProcess`],
-    /// [`LockError::HeldByOtherProcess`]) when someone holds the lock; anything else means the
-    /// name, the directory or the filesystem is unusable. Each factory documents its cases.
-    fn try_obtain(&self, dir: &Path, name: &str) -> Result<Lock, LockError>;
-}
-
-/// What a factory's lock does; wrapped by [`Lock`].
-pub trait LockHandle: Send {
-    /// Checks that the lock is still held and still protects the file it locked.
-    ///
-    /// # Errors
-    /// [`LockError::AlreadyClosed`] after close; [`LockError::Invalidated`] with the
-    /// [`InvalidReason`]; [`LockError::Io`] if the check itself failed.
-    fn ensure_valid(&self) -> Result<(), LockError>;
-    /// Releases the lock; must be idempotent.
-    ///
-    /// # Errors
-    /// Release failures, with the path.
-    fn close(&mut self) -> Result<(), LockError>;
-    /// The lock file's path (canonical for the filesystem factories).
-    fn path(&self) -> &Path;
-}
-
-/// A held lock. Dropping it closes it (ignoring release errors: call [`Lock::close`] to see
-/// them).
-#[must_use = "the lock is released as soon as the guard is dropped"]
-pub struct Lock {
-    inner: Box<dyn LockHandle>,
-}
-
-impl Lock {
-    /// Wraps a factory's handle.
-    pub fn new(inner: Box<dyn LockHandle>) -> Self {
-        Lock { inner }
-    }
-
-    /// Checks that the lock is still held; call it before every commit, as Lucene's
-    /// `IndexWriter` does.
-    ///
-    /// # Errors
-    /// Why the lock can no longer be trusted: [`LockError::AlreadyClosed`],
-    /// [`LockError::Invalidated`] (with the [`InvalidReason`]), or [`LockError::Io`].
-    pub fn ensure_valid(&self) -> Result<(), LockError> {
-        self.inner.ensure_valid()
-    }
-
-    /// Releases the lock. Idempotent: a second close returns `Ok(())`.
-    ///
-    /// # Errors
-    /// Release failures, with the path ([`LockError::Io`]; for SimpleFs also
-    /// [`LockError::ReleaseRefused`]). The lock is released as far as possible either way.
-    pub fn close(&mut self) -> Result<(), LockError> {
-        self.inner.close()
-    }
-
-    /// The lock file's path.
-    pub fn path(&self) -> &Path {
-        self.inner.path()
-    }
-}
-
-impl fmt::Debug for Lock {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Lock")
-            .field("path", &self.path())
-            .finish_non_exhaustive()
-    }
-}
-
-impl Drop for Lock {
-    fn drop(&mut self) {
-        let _ = self.inner.close();
-    }
-}
-
-/// Checks that `name` is a single plain file name.
-///
-/// # Errors
-/// [`LockError::BadLockName`] saying why.
-pub fn validate_name(name: &str) -> Result<(), LockError> {
-    let reason = if name.is_empty() {
-        BadNameReason::Empty
-    } else if name.contains('/') {
-        BadNameReason::ContainsSlash
-    } else if name.contains('\0') {
-        BadNameReason::ContainsNul
-    } else if name == "." || name == ".." {
-        BadNameReason::DotOrDotDot
-    } else {
-        return Ok(());
-    };
-    Err(LockError::BadLockName {
-        name: name.to_string(),
-        reason,
-    })
-}

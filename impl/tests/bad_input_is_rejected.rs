@@ -1,6 +1,9 @@
 //! Bad names, bad directories and bad lock paths are refused with an error that names what is
 //! wrong, and a failed obtain leaves nothing behind (no held-set entry, no target touched).
 
+// Tests play the foreign code that makes files, FIFOs and symlinks at lock paths.
+#![allow(clippy::disallowed_methods)]
+
 mod common;
 
 use std::io::ErrorKind;
@@ -9,10 +12,11 @@ use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::sync::Arc;
 
-use lockwright::sys::{EntryKind, OsLockKind};
+use lockwright::file::sys::{EntryKind, OsLockKind};
+use lockwright::file::sys::{HeldSet, RealSystem};
 use lockwright::{
-    BadNameReason, HeldSet, LockError, LockFactory, NativeFsLockFactory, NoLockFactory, RealSystem,
-    SimpleFsLockFactory, SingleInstanceLockFactory,
+    BadNameReason, LockError, LockFactory, NativeFsLockFactory, NoLockFactory, SimpleFsLockFactory,
+    SingleInstanceLockFactory,
 };
 
 fn all_factories() -> Vec<(String, Box<dyn LockFactory>)> {
@@ -228,7 +232,12 @@ fn child_obtains_as_unprivileged_user() {
     let f = common::factory_by_name(&std::env::var(common::ENV_FACTORY).unwrap());
     match f.try_obtain(Path::new(&dir), "write.lock") {
         Ok(_) => println!("RESULT obtained"),
-        Err(e) => println!("RESULT kind={:?} path={:?} msg={e}", e.io_kind(), e.path()),
+        Err(e) => println!(
+            "RESULT kind={:?} path={:?} msg={e} advice={:?}",
+            e.io_kind(),
+            e.path(),
+            e.advice()
+        ),
     }
 }
 

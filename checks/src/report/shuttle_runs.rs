@@ -18,7 +18,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use lockwright::sys::OsLockKind;
+use lockwright::file::sys::OsLockKind;
 use lockwright_model::file::{Faults, Variant};
 use shuttle::scheduler::{PctScheduler, RandomScheduler};
 use shuttle::{Config, Runner};
@@ -120,11 +120,9 @@ impl Spec {
     }
 
     fn kind_name(&self) -> &'static str {
-        match (self.factory, self.kind) {
-            (Factory::Simple, _) => "none",
-            (_, OsLockKind::Ofd) => "ofd",
-            (_, OsLockKind::Posix) => "posix",
-            (_, OsLockKind::Flock) => "flock",
+        match self.factory {
+            Factory::Simple => "none",
+            Factory::Native => self.kind.name(),
         }
     }
 

@@ -8,7 +8,7 @@
 //! for the orchestrator, machine-readable lines (see [`PROGRESS_PREFIX`], [`RESULT_PREFIX`]).
 
 use anyhow::{bail, Context};
-use lockwright::verifying::{VerifierConnection, VerifyingLockFactory};
+use lockwright::file::verifying::{VerifierConnection, VerifyingLockFactory};
 use lockwright::{
     LockFactory, NativeFsLockFactory, NoLockFactory, OsLockKind, SimpleFsLockFactory,
     SingleInstanceLockFactory,
@@ -26,6 +26,12 @@ use std::time::{Duration, Instant};
 pub const PROGRESS_PREFIX: &str = "lockwright-progress";
 /// Prefix of the final line: `lockwright-result {json of ClientReport}`.
 pub const RESULT_PREFIX: &str = "lockwright-result";
+
+/// Bounds each step of the verify-server connection: the connect, the wait for the starting
+/// gun (all clients must have started; on a loaded 2-core machine that can take seconds) and
+/// each echo (the server may first wait out its crash grace). A server that stops answering
+/// fails the client after this long instead of hanging it while it holds the lock.
+const VERIFY_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Which lock factory a client wraps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
@@ -134,7 +140,7 @@ pub fn run_client(cfg: &ClientConfig, out: &mut dyn Write) -> anyhow::Result<Cli
             cfg.server, cfg.id
         )?;
     }
-    let conn = VerifierConnection::connect(cfg.server.as_str(), cfg.id, Duration::from_secs(5))
+    let conn = VerifierConnection::connect(cfg.server.as_str(), cfg.id, VERIFY_TIMEOUT)
         .with_context(|| format!("cannot register with verify server {}", cfg.server))?;
     let conn = Arc::new(conn);
     let factory = VerifyingLockFactory::with_connection(
@@ -149,7 +155,7 @@ pub fn run_client(cfg: &ClientConfig, out: &mut dyn Write) -> anyhow::Result<Cli
     for i in 0..cfg.count {
         let t0 = Instant::now();
         match factory.try_obtain(dir, name) {
-            Ok(mut lock) => {
+            Ok(lock) => {
                 let took = t0.elapsed();
                 rep.acquired += 1;
                 rep.obtain_latency_us
@@ -166,7 +172,7 @@ pub fn run_client(cfg: &ClientConfig, out: &mut dyn Write) -> anyhow::Result<Cli
                         &factory
                     };
                     match second.try_obtain(dir, name) {
-                        Ok(mut again) => {
+                        Ok(again) => {
                             rep.double_obtains += 1;
                             let _ = again.close();
                             if !cfg.keep_going {

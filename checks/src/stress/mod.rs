@@ -5,7 +5,7 @@
 //!   and fails on two holders at once. Unlike Lucene's it treats a holder's dropped connection
 //!   as a crash (the OS released its lock) and accepts late joiners, so clients can be killed.
 //! - [`client`]: one stress client process (`lockwright stress`), Lucene's loop over a
-//!   [`lockwright::verifying::VerifyingLockFactory`].
+//!   [`lockwright::file::verifying::VerifyingLockFactory`].
 //! - [`orchestrator`]: `lockwright stress-run`: a server plus N client processes, SIGKILLs and
 //!   replacements, and the summary.
 //! - [`proc`]: child processes with captured output, bounded waits and kill-on-drop.
@@ -17,7 +17,7 @@ pub mod orchestrator;
 pub mod proc;
 pub mod server;
 
-pub use lockwright::verifying::{OBTAINED, RELEASING, START};
+pub use lockwright::file::verifying::{OBTAINED, RELEASING, START};
 
 /// The lock file Lucene 4.10.4's `LockStressTest` uses: lock prefix `test` + `-` + `test.lock`.
 /// (Lucene 5 and later use `test.lock`.)

@@ -1,6 +1,6 @@
 //! The verify server: Lucene's `LockVerifyServer` protocol, byte for byte, plus crash handling.
 //!
-//! Protocol (see [`lockwright::verifying`]): a client sends its id byte; once
+//! Protocol (see [`lockwright::file::verifying`]): a client sends its id byte; once
 //! [`ServerConfig::clients`] clients have registered, each gets the starting gun `43`; from
 //! then on a client sends `1` right after it obtained the lock and `0` right before it releases
 //! it, and the server echoes each byte once it has checked it. Clients that register after the

@@ -218,15 +218,25 @@ pub enum ReplicationError {
     Io {
         /// What the copier was doing (`"rename"`, `"open the source file"`, …).
         op: &'static str,
+        /// The file or directory.
         path: PathBuf,
+        /// The OS error.
         source: io::Error,
     },
     /// The replica's `write.lock` could not be taken.
     Lock(LockError),
     /// The commit description is unusable.
-    BadCommit { generation: u64, reason: String },
+    BadCommit {
+        /// The commit's generation (`segments_N`).
+        generation: u64,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The hook stopped the round after this step (tests: a crash there).
-    Interrupted { after: String },
+    Interrupted {
+        /// The step after which the round stopped.
+        after: String,
+    },
 }
 
 impl fmt::Display for ReplicationError {

@@ -134,6 +134,7 @@ pub(crate) enum Keep {
 /// One mutating call of the copier's [`crate::replication::ReplicaFs`]: exactly one action of
 /// the model (`lockwright_model::replication::Action`, named in [`Step::model_action`]).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[allow(missing_docs)] // the fields are the file names each call takes, named as in the calls
 pub enum Step {
     /// `create(name)`: an in-place copy begins; the name exists, empty.
     Create { name: String },

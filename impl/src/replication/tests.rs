@@ -2,13 +2,15 @@
 //! replica lock, errors. (`checks/tests/replication_lucene.rs` runs it against real Lucene
 //! readers and replays it through the model.)
 
+#![allow(clippy::disallowed_methods)] // tests set up and inspect real index directories directly
+
 use std::fs;
 use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use super::*;
-use crate::sys::OsLockKind;
+use crate::file::sys::OsLockKind;
 use crate::{LockFactory, NativeFsLockFactory};
 
 /// A source directory holding commits shaped like the model's: commit `g` names

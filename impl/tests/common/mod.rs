@@ -1,6 +1,9 @@
 //! Shared test helpers: an instrumented [`System`] (records calls, runs hooks, injects
 //! faults) and a child-process harness that re-runs the test binary itself as the holder.
-#![allow(dead_code)] // each test binary uses a different subset
+#![allow(dead_code)]
+// each test binary uses a different subset
+// Tests play the foreign code that touches lock files; the gate rule is for the crate.
+#![allow(clippy::disallowed_methods)]
 
 use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader};
@@ -8,10 +11,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Arc, Mutex};
 
-use lockwright::sys::{FileMeta, OsLockKind, Probe, System, TryLock};
-use lockwright::{LockFactory, NativeFsLockFactory, RealSystem, SimpleFsLockFactory};
+use lockwright::file::sys::{FileMeta, HeldSet, OsLockKind, Probe, RealSystem, System, TryLock};
+use lockwright::{LockFactory, NativeFsLockFactory, SimpleFsLockFactory};
 
-pub const KINDS: [OsLockKind; 3] = [OsLockKind::Ofd, OsLockKind::Posix, OsLockKind::Flock];
+pub const KINDS: [OsLockKind; 3] = OsLockKind::ALL;
 
 pub type Hook = Box<dyn FnOnce() + Send>;
 
@@ -69,6 +72,10 @@ impl<S: System> System for Instrumented<S> {
         let _ = self.enter("held_insert");
         self.inner.held_insert(path)
     }
+    fn held_insert_wait(&self, path: &Path) -> io::Result<()> {
+        self.enter("held_insert_wait")?;
+        self.inner.held_insert_wait(path)
+    }
     fn held_remove(&self, path: &Path) -> bool {
         let _ = self.enter("held_remove");
         self.inner.held_remove(path)
@@ -89,13 +96,13 @@ impl<S: System> System for Instrumented<S> {
         self.enter("stat")?;
         self.inner.stat(path)
     }
-    fn open_lock_file(&self, path: &Path) -> io::Result<(Self::File, FileMeta)> {
+    fn open_lock_file(&self, path: &Path, mode: u32) -> io::Result<(Self::File, FileMeta)> {
         self.enter("open_lock_file")?;
-        self.inner.open_lock_file(path)
+        self.inner.open_lock_file(path, mode)
     }
-    fn create_new_file(&self, path: &Path, contents: &[u8]) -> io::Result<FileMeta> {
+    fn create_new_file(&self, path: &Path, contents: &[u8], mode: u32) -> io::Result<FileMeta> {
         self.enter("create_new_file")?;
-        self.inner.create_new_file(path, contents)
+        self.inner.create_new_file(path, contents, mode)
     }
     fn read_file(&self, path: &Path) -> io::Result<Vec<u8>> {
         self.enter("read_file")?;
@@ -108,6 +115,10 @@ impl<S: System> System for Instrumented<S> {
     fn try_lock(&self, file: &Self::File, kind: OsLockKind) -> io::Result<TryLock> {
         self.enter("try_lock")?;
         self.inner.try_lock(file, kind)
+    }
+    fn lock_blocking(&self, file: &Self::File, kind: OsLockKind) -> io::Result<()> {
+        self.enter("lock_blocking")?;
+        self.inner.lock_blocking(file, kind)
     }
     fn unlock(&self, file: &Self::File, kind: OsLockKind) -> io::Result<()> {
         self.enter("unlock")?;
@@ -142,16 +153,11 @@ impl<S: System> System for Instrumented<S> {
 
 /// A fresh "process": the real OS with its own held set.
 pub fn process() -> RealSystem {
-    RealSystem::with_held_set(Arc::new(lockwright::HeldSet::new()))
+    RealSystem::with_held_set(Arc::new(HeldSet::new()))
 }
 
 pub fn kind_from_name(s: &str) -> OsLockKind {
-    match s {
-        "ofd" => OsLockKind::Ofd,
-        "posix" => OsLockKind::Posix,
-        "flock" => OsLockKind::Flock,
-        other => panic!("unknown lock kind {other:?}"),
-    }
+    OsLockKind::from_name(s).unwrap_or_else(|| panic!("unknown lock kind {s:?}"))
 }
 
 // ---- child processes: the test binary re-run as `--exact <child test> --ignored` ----
@@ -267,7 +273,9 @@ pub fn factory_by_name(name: &str) -> Box<dyn LockFactory> {
     }
 }
 
-/// Body of the child test: does nothing unless started by [`child_command`].
+/// Body of the child test (an `#[ignore]`d test, so a plain `cargo test` never runs it): does
+/// nothing unless started by [`child_command`], so `cargo test -- --ignored` (the deep runs)
+/// passes over it.
 pub fn child_holds_lock() {
     let Some(dir) = std::env::var_os(ENV_DIR) else {
         return;
@@ -291,4 +299,30 @@ pub fn child_holds_lock() {
             std::process::exit(3);
         }
     }
+}
+
+// ---- a verify server for VerifyingLockFactory: Lucene's protocol, echoing every byte ----
+
+/// A [`lockwright::file::verifying::VerifyingLockFactory`] around `inner`, connected to a
+/// fresh in-test verify server that sends the starting gun and echoes every byte until the
+/// client hangs up (it checks nothing: the contract tests check the locks themselves).
+pub fn verifying(
+    inner: impl LockFactory + 'static,
+) -> lockwright::file::verifying::VerifyingLockFactory {
+    use lockwright::file::verifying::{VerifyingLockFactory, START};
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a verify server");
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let Ok((mut s, _)) = listener.accept() else {
+            return;
+        };
+        let mut b = [0u8];
+        if s.read_exact(&mut b).is_err() || s.write_all(&[START]).is_err() {
+            return;
+        }
+        while s.read_exact(&mut b).is_ok() && s.write_all(&b).is_ok() {}
+    });
+    VerifyingLockFactory::connect(inner, addr, 7, std::time::Duration::from_secs(30))
+        .expect("connect to the in-test verify server")
 }

@@ -9,7 +9,7 @@ use super::Tid;
 ///
 /// **Mapping a recorded run of the real implementation** (the refinement replayer in the
 /// checks crate): every MUTATING call that process `p`'s thread `t` makes through
-/// `lockwright::sys::System` is the action of the same name — `held_insert` → `HeldInsert(p,
+/// `lockwright::file::sys::System` is the action of the same name — `held_insert` → `HeldInsert(p,
 /// t)`, `open_lock_file` → `Open`, `try_lock` → `TryLock`, `close` → `Close`, `held_remove` →
 /// `HeldRemove`, `unlock` → `Unlock`, `unlink` → `Unlink`, `create_new_file` →
 /// `CreateExclusive`. Feed it to [`Scenario::step`]: `None` means the model does not allow

@@ -24,7 +24,7 @@
 //!
 //! All OS semantics come from [`kernel`], shared with the simulated OS of the loom/shuttle
 //! checks. Each protocol step is one mutating call of the real implementation's `System`
-//! interface (`lockwright::sys::System`), so a recorded run of the real code maps onto a model path:
+//! interface (`lockwright::file::sys::System`), so a recorded run of the real code maps onto a model path:
 //! see [`Action`] for the mapping.
 
 //!

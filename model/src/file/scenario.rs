@@ -265,7 +265,7 @@ impl Scenario {
     /// The lock kind process `p` uses (`mixed`: `flock` for even, POSIX for odd pids).
     pub fn kind_of(&self, p: Pid) -> LockKind {
         match self.variant {
-            Variant::Mixed if p % 2 == 0 => LockKind::Flock,
+            Variant::Mixed if p.is_multiple_of(2) => LockKind::Flock,
             Variant::Mixed => LockKind::Posix,
             _ => self.os,
         }

@@ -136,8 +136,12 @@ impl Scenario {
         // The new order of the processes (new pid → old pid), within each parity class for
         // `mixed`.
         let classes: Vec<Vec<Pid>> = if self.variant == Variant::Mixed {
-            let even = (0..s.procs.len() as Pid).filter(|p| p % 2 == 0).collect();
-            let odd = (0..s.procs.len() as Pid).filter(|p| p % 2 == 1).collect();
+            let even = (0..s.procs.len() as Pid)
+                .filter(|p| p.is_multiple_of(2))
+                .collect();
+            let odd = (0..s.procs.len() as Pid)
+                .filter(|p| !p.is_multiple_of(2))
+                .collect();
             vec![even, odd]
         } else {
             vec![(0..s.procs.len() as Pid).collect()]

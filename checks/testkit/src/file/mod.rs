@@ -4,7 +4,7 @@
 //!   the one simulated lock directory.
 //! - [`world`]: [`SimOs`], the simulated kernel (the model's `lockwright_model::file::kernel`)
 //!   and the held sets behind one mutex; fault injection; scripted replay.
-//! - [`system`]: [`SimSystem`], one simulated thread's `lockwright::sys::System`.
+//! - [`system`]: [`SimSystem`], one simulated thread's `lockwright::file::sys::System`.
 //! - [`workload`]: which simulated threads do what on the real `NativeFsLockFactory`
 //!   ([`workload::run`]) or `SimpleFsLockFactory` ([`workload::run_simple`]); the direct "at
 //!   most one writer" check.

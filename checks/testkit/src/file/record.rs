@@ -4,7 +4,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use lockwright::sys::FileId;
+use lockwright::file::sys::FileId;
 use lockwright_model::file::kernel::{
     DescStat, FsError, Inode, LockKind, Pid, ProbeResult, TryLockResult,
 };

@@ -1,4 +1,4 @@
-//! [`SimSystem`]: one simulated thread's `lockwright::sys::System`, every call one step
+//! [`SimSystem`]: one simulated thread's `lockwright::file::sys::System`, every call one step
 //! of the [`SimOs`] world.
 
 use std::fmt;
@@ -6,7 +6,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use lockwright::sys::{EntryKind, FileId, FileMeta, OsLockKind, Probe, System, TryLock};
+use lockwright::file::sys::{EntryKind, FileId, FileMeta, OsLockKind, Probe, System, TryLock};
 use lockwright_model::file::kernel::{
     Desc, DescStat, FsError, LockKind, OpenMode, Pid, ProbeResult, TryLockResult,
 };
@@ -73,6 +73,18 @@ fn fs_error(e: FsError) -> io::Error {
         FsError::NotFound => io::Error::from_raw_os_error(libc::ENOENT),
         FsError::AlreadyExists => io::Error::from_raw_os_error(libc::EEXIST),
     }
+}
+
+/// The blocking obtain's two waiting steps are not in the model yet, so the simulator refuses
+/// them rather than invent semantics the replayer could not check.
+fn no_blocking_steps(call: &str, path: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        format!(
+            "{}: `{call}` is not simulated: the model has no blocking obtain steps yet",
+            path.display()
+        ),
+    )
 }
 
 fn bad_desc() -> io::Error {
@@ -281,6 +293,12 @@ impl<R: Runtime> System for SimSystem<R> {
         )
     }
 
+    /// Not simulated yet: the model has no blocking steps (a thread that waits until the path
+    /// leaves the held set). Fails without taking a step, so no recording contains it.
+    fn held_insert_wait(&self, path: &Path) -> io::Result<()> {
+        Err(no_blocking_steps("held_insert_wait", path))
+    }
+
     fn held_remove(&self, path: &Path) -> bool {
         let pid = self.pid;
         self.step(
@@ -335,7 +353,8 @@ impl<R: Runtime> System for SimSystem<R> {
         })
     }
 
-    fn open_lock_file(&self, path: &Path) -> io::Result<(SimFile, FileMeta)> {
+    /// `mode` is ignored: the model has no permission bits.
+    fn open_lock_file(&self, path: &Path, _mode: u32) -> io::Result<(SimFile, FileMeta)> {
         let desc = Desc {
             pid: self.pid,
             slot: self.tid,
@@ -364,7 +383,8 @@ impl<R: Runtime> System for SimSystem<R> {
         })
     }
 
-    fn create_new_file(&self, path: &Path, contents: &[u8]) -> io::Result<FileMeta> {
+    /// `mode` is ignored: the model has no permission bits.
+    fn create_new_file(&self, path: &Path, contents: &[u8], _mode: u32) -> io::Result<FileMeta> {
         self.io_step(Call::CreateExclusive, |w| {
             if path != lock_path() {
                 return (Outcome::Done, Err(unsimulated(path)));
@@ -437,6 +457,12 @@ impl<R: Runtime> System for SimSystem<R> {
             };
             (Outcome::TryLock(r), Ok(out))
         })
+    }
+
+    /// Not simulated yet: the model has no blocking steps (a thread that waits until no other
+    /// owner holds a conflicting lock). Fails without taking a step.
+    fn lock_blocking(&self, _file: &SimFile, _kind: OsLockKind) -> io::Result<()> {
+        Err(no_blocking_steps("lock_blocking", &lock_path()))
     }
 
     fn unlock(&self, file: &SimFile, kind: OsLockKind) -> io::Result<()> {

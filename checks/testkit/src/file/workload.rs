@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use lockwright::sys::OsLockKind;
-use lockwright::{LockHandle, NativeFsLockFactory, SimpleFsLockFactory};
+use lockwright::file::sys::OsLockKind;
+use lockwright::{NativeFsLockFactory, SimpleFsLockFactory};
 use lockwright_model::file::kernel::{LockKind, Pid};
 use lockwright_model::file::Variant;
 
@@ -92,6 +92,7 @@ impl Workload {
             OsLockKind::Ofd => LockKind::Ofd,
             OsLockKind::Posix => LockKind::Posix,
             OsLockKind::Flock => self.flock_as,
+            other => panic!("no model lock kind for {other:?}"),
         }
     }
 
@@ -162,7 +163,7 @@ fn run_thread<R: Runtime>(
                     let factory = make(sys.clone(), kind);
                     (sys, factory)
                 });
-                let got = factory.obtain_native(Path::new(LOCK_DIR), LOCK_NAME);
+                let got = factory.try_obtain_native(Path::new(LOCK_DIR), LOCK_NAME);
                 if let Some(v) = sys.note_obtained(got.is_ok()) {
                     record_violation(name, &v);
                     // Stop here: releasing the lock while unwinding would add scheduling
@@ -176,7 +177,7 @@ fn run_thread<R: Runtime>(
                         format_trace(&v.trace)
                     );
                 }
-                if let Ok(mut lock) = got {
+                if let Ok(lock) = got {
                     let valid = lock.ensure_valid().is_ok();
                     sys.note_validated(valid);
                     if valid {
@@ -312,7 +313,7 @@ fn run_simple_thread<R: Runtime>(name: &'static str, sim: &SimOs<R>, plan: &Thre
                     let factory = SimpleFsLockFactory::with_system(sys.clone());
                     (sys, factory)
                 });
-                let got = factory.obtain_simple(Path::new(LOCK_DIR), LOCK_NAME);
+                let got = factory.try_obtain_simple(Path::new(LOCK_DIR), LOCK_NAME);
                 let violation = match &got {
                     Ok(_) => sys.note_obtained(true),
                     Err(e) => sys.note_obtain_failed(e.to_string()),
@@ -328,7 +329,7 @@ fn run_simple_thread<R: Runtime>(name: &'static str, sim: &SimOs<R>, plan: &Thre
                         format_trace(&v.trace)
                     );
                 }
-                if let Ok(mut lock) = got {
+                if let Ok(lock) = got {
                     let valid = lock.ensure_valid().is_ok();
                     sys.note_validated(valid);
                     if valid {

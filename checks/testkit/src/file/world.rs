@@ -1,4 +1,4 @@
-//! [`SimOs`]: `lockwright::sys::System` on the model's OS semantics (`lockwright_model::os`),
+//! [`SimOs`]: `lockwright::file::sys::System` on the model's OS semantics (`lockwright_model::os`),
 //! behind one mutex of a [`Runtime`] (loom, shuttle or std), with a linearized recording.
 //!
 //! - One source of truth: every file and lock call is answered by `lockwright_model::file::kernel::Os`,
@@ -23,7 +23,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use lockwright::sys::OsLockKind;
+use lockwright::file::sys::OsLockKind;
 use lockwright_model::file::kernel::{Inode, LockKind, Os, Pid};
 
 use super::record::*;
@@ -209,6 +209,7 @@ impl<R: Runtime> SimOs<R> {
             OsLockKind::Ofd => LockKind::Ofd,
             OsLockKind::Posix => LockKind::Posix,
             OsLockKind::Flock => self.flock_as,
+            other => panic!("no model lock kind for {other:?}"),
         }
     }
 

@@ -2,7 +2,7 @@ use super::*;
 use crate::file::record::Outcome;
 use crate::file::workload::{self, ThreadPlan, Workload};
 use crate::prims::Std;
-use lockwright::sys::OsLockKind;
+use lockwright::file::sys::OsLockKind;
 use lockwright_model::file::kernel::{FsError, TryLockResult};
 
 /// One thread, two rounds: deterministic even on std threads.
@@ -105,13 +105,13 @@ fn a_simple_run_is_a_model_path() {
 
 #[test]
 fn a_refused_simple_release_is_the_models_release_refused() {
-    use lockwright::{LockError, LockHandle, SimpleFsLockFactory};
+    use lockwright::{LockError, SimpleFsLockFactory};
     use std::path::Path;
     let sim = crate::file::SimOs::<Std>::new(1);
     let sys = sim.thread(0, 0);
     let factory = SimpleFsLockFactory::with_system(sys.clone());
-    let mut lock = factory
-        .obtain_simple(Path::new(crate::file::record::LOCK_DIR), "write.lock")
+    let lock = factory
+        .try_obtain_simple(Path::new(crate::file::record::LOCK_DIR), "write.lock")
         .expect("free");
     assert!(sys.note_obtained(true).is_none());
     sim.unlink_lock_file();

@@ -1,4 +1,4 @@
-//! `VerifyingLockFactory`: reports every obtain and release to a lock verify server, so that an
+//! [`VerifyingLockFactory`]: reports every obtain and release to a lock verify server, so that an
 //! outside observer can prove that no two processes ever held the same lock at once.
 //!
 //! Wire protocol (Lucene's `LockVerifyServer`/`VerifyingLockFactory`, identical in Lucene 4.10.4
@@ -17,7 +17,7 @@
 //! overlap confined to the margins, between the inner obtain and the `1`, or between the `0`
 //! and the inner release, is invisible to the server.)
 
-use crate::{Lock, LockError, LockFactory, LockHandle};
+use super::{Lock, LockError, LockFactory, LockHandle};
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::path::{Path, PathBuf};
@@ -35,23 +35,41 @@ pub const RELEASING: u8 = 0;
 /// [`VerifyingLockFactory`] of the process that reports under the same id (Lucene's stress
 /// client builds a second factory on the same streams); exchanges are serialized so that two
 /// locks of one process never read each other's echo.
+///
+/// Every blocking point is bounded by the timeout given to [`VerifierConnection::connect`]: a
+/// server that stops answering makes an exchange fail with `TimedOut` instead of hanging the
+/// client while it holds the lock. After any failed exchange the connection is closed (a late
+/// echo would otherwise be read as the answer to the next byte) and every later exchange
+/// fails at once.
 #[derive(Debug)]
 pub struct VerifierConnection {
     id: u8,
     peer: SocketAddr,
-    stream: Mutex<TcpStream>,
+    timeout: Duration,
+    /// `None` once an exchange failed.
+    stream: Mutex<Option<TcpStream>>,
 }
 
 impl VerifierConnection {
     /// Connects to the server at `addr`, sends `id`, and waits for the starting gun.
     ///
-    /// `timeout` bounds the TCP connect only: the wait for the gun lasts until every client the
-    /// server expects has connected, which the server bounds.
+    /// `timeout` bounds each step: the TCP connect, the wait for the gun (which comes once
+    /// every client the server expects has connected, so leave room for the slowest one to
+    /// start), and later every exchange (sending a byte and reading its echo). A server applies
+    /// its own checks before echoing (the project's verify server may wait out a crash grace):
+    /// leave room for that too.
     ///
     /// # Errors
-    /// Connection failures; `UnexpectedEof` if the server hung up before the gun;
+    /// `InvalidInput` for a zero timeout; connection failures; `TimedOut` when a step took
+    /// longer than `timeout`; `UnexpectedEof` if the server hung up before the gun;
     /// `InvalidData` if the first byte it sent is not [`START`].
     pub fn connect(addr: impl ToSocketAddrs, id: u8, timeout: Duration) -> io::Result<Self> {
+        if timeout.is_zero() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a verify-server connection needs a non-zero timeout",
+            ));
+        }
         let mut last = None;
         let mut stream = None;
         for a in addr.to_socket_addrs()? {
@@ -75,14 +93,17 @@ impl VerifierConnection {
         };
         // One byte each way per step: without TCP_NODELAY Nagle + delayed ACK add ~40 ms.
         stream.set_nodelay(true)?;
+        stream.set_read_timeout(Some(timeout))?;
+        stream.set_write_timeout(Some(timeout))?;
         let peer = stream.peer_addr()?;
         stream.write_all(&[id])?;
         stream.flush()?;
         let mut gun = [0u8];
         stream.read_exact(&mut gun).map_err(|e| {
+            let (kind, what) = timed_out(&e);
             io::Error::new(
-                e.kind(),
-                format!("verify server {peer} hung up before the starting gun: {e}"),
+                kind,
+                format!("verify server {peer} {what} before the starting gun: {e}"),
             )
         })?;
         if gun[0] != START {
@@ -97,7 +118,8 @@ impl VerifierConnection {
         Ok(VerifierConnection {
             id,
             peer,
-            stream: Mutex::new(stream),
+            timeout,
+            stream: Mutex::new(Some(stream)),
         })
     }
 
@@ -111,32 +133,86 @@ impl VerifierConnection {
         self.peer
     }
 
-    /// Sends `byte` and waits for the server's echo.
+    /// The bound on each exchange.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Sends `byte` and waits for the server's echo, at most the connection's timeout.
     ///
     /// # Errors
     /// `UnexpectedEof` if the server closed the connection (Lucene's server does that to every
     /// client as soon as it sees a violation: "lock server died because of locking error");
-    /// `InvalidData` if the echo differs; other I/O errors as they come.
+    /// `TimedOut` if the echo did not come in time; `InvalidData` if the echo differs;
+    /// `NotConnected` after an earlier exchange failed; other I/O errors as they come.
     pub fn verify(&self, byte: u8) -> io::Result<()> {
-        let mut stream = self.stream.lock().unwrap_or_else(PoisonError::into_inner);
-        stream.write_all(&[byte])?;
-        stream.flush()?;
-        let mut echo = [0u8];
-        match stream.read_exact(&mut echo) {
-            Ok(()) if echo[0] == byte => Ok(()),
-            Ok(()) => Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("protocol violation: sent {byte} to verify server {}, it echoed {}", self.peer, echo[0]),
-            )),
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
+        let mut guard = self.stream.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(stream) = guard.as_mut() else {
+            return Err(io::Error::new(
+                io::ErrorKind::NotConnected,
                 format!(
-                    "verify server {} closed the connection after we sent {byte}: it died or detected a locking error",
+                    "the connection to verify server {} was closed after an earlier exchange failed",
                     self.peer
                 ),
-            )),
-            Err(e) => Err(e),
+            ));
+        };
+        let result = exchange(stream, byte, self.peer, self.timeout);
+        if result.is_err() {
+            // Out of step with the server for good: close, so it sees EOF rather than silence.
+            *guard = None;
         }
+        result
+    }
+}
+
+/// `read_exact` with `SO_RCVTIMEO` reports a timeout as `WouldBlock` on Unix.
+fn timed_out(e: &io::Error) -> (io::ErrorKind, &'static str) {
+    match e.kind() {
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
+            (io::ErrorKind::TimedOut, "did not answer in time")
+        }
+        io::ErrorKind::UnexpectedEof => (io::ErrorKind::UnexpectedEof, "hung up"),
+        kind => (kind, "failed"),
+    }
+}
+
+fn exchange(
+    stream: &mut TcpStream,
+    byte: u8,
+    peer: SocketAddr,
+    timeout: Duration,
+) -> io::Result<()> {
+    let sent = stream.write_all(&[byte]).and_then(|()| stream.flush());
+    if let Err(e) = sent {
+        let (kind, _) = timed_out(&e);
+        return Err(io::Error::new(
+            kind,
+            format!("cannot send {byte} to verify server {peer}: {e}"),
+        ));
+    }
+    let mut echo = [0u8];
+    match stream.read_exact(&mut echo) {
+        Ok(()) if echo[0] == byte => Ok(()),
+        Ok(()) => Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("protocol violation: sent {byte} to verify server {peer}, it echoed {}", echo[0]),
+        )),
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!(
+                "verify server {peer} closed the connection after we sent {byte}: it died or detected a locking error"
+            ),
+        )),
+        Err(e) => match timed_out(&e) {
+            (io::ErrorKind::TimedOut, _) => Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!(
+                    "verify server {peer} did not echo {byte} within {:.3}s",
+                    timeout.as_secs_f64()
+                ),
+            )),
+            _ => Err(e),
+        },
     }
 }
 
@@ -149,7 +225,7 @@ pub struct VerifyingLockFactory {
 
 impl VerifyingLockFactory {
     /// Connects to the verify server at `addr` as client `id`, waits for the starting gun,
-    /// and wraps `inner`.
+    /// and wraps `inner`. `timeout` bounds every exchange; see [`VerifierConnection::connect`].
     ///
     /// # Errors
     /// See [`VerifierConnection::connect`].
@@ -173,23 +249,15 @@ impl VerifyingLockFactory {
     pub fn connection(&self) -> &Arc<VerifierConnection> {
         &self.conn
     }
-}
 
-impl LockFactory for VerifyingLockFactory {
-    /// Obtains through the inner factory, then reports [`OBTAINED`] and waits for the echo.
-    ///
-    /// # Errors
-    /// The inner factory's error unchanged (so "held by another process" stays recognizable);
-    /// if the report fails, the inner lock is released again and the failure is returned as
-    /// [`LockError::Io`] with the lock's path.
-    fn try_obtain(&self, dir: &Path, name: &str) -> Result<Lock, LockError> {
-        let lock = self.inner.try_obtain(dir, name)?;
+    /// Reports [`OBTAINED`] for a lock the inner factory just obtained.
+    fn report(&self, lock: Lock) -> Result<Lock, LockError> {
         let path = lock.path().to_path_buf();
         if let Err(source) = self.conn.verify(OBTAINED) {
             drop(lock);
             return Err(LockError::Io { path, source });
         }
-        Ok(Lock::new(Box::new(CheckedLock {
+        Ok(Lock::new(Box::new(VerifyingLock {
             inner: Some(lock),
             conn: Arc::clone(&self.conn),
             path,
@@ -197,20 +265,49 @@ impl LockFactory for VerifyingLockFactory {
     }
 }
 
+impl std::fmt::Debug for VerifyingLockFactory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VerifyingLockFactory")
+            .field("conn", &self.conn)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Every way to obtain goes through the inner factory's, then reports [`OBTAINED`] and waits
+/// for the echo.
+///
+/// # Errors
+/// The inner factory's error unchanged (so "held by another process" stays recognizable);
+/// if the report fails, the inner lock is released again and the failure is returned as
+/// [`LockError::Io`] with the lock's path.
+impl LockFactory for VerifyingLockFactory {
+    fn try_obtain(&self, dir: &Path, name: &str) -> Result<Lock, LockError> {
+        self.report(self.inner.try_obtain(dir, name)?)
+    }
+
+    fn obtain_timeout(&self, dir: &Path, name: &str, timeout: Duration) -> Result<Lock, LockError> {
+        self.report(self.inner.obtain_timeout(dir, name, timeout)?)
+    }
+
+    fn obtain_blocking(&self, dir: &Path, name: &str) -> Result<Lock, LockError> {
+        self.report(self.inner.obtain_blocking(dir, name)?)
+    }
+}
+
 /// A lock obtained through a [`VerifyingLockFactory`].
-struct CheckedLock {
+struct VerifyingLock {
+    /// `None` once closed.
     inner: Option<Lock>,
     conn: Arc<VerifierConnection>,
     path: PathBuf,
 }
 
-impl LockHandle for CheckedLock {
+impl LockHandle for VerifyingLock {
     fn ensure_valid(&self) -> Result<(), LockError> {
         match &self.inner {
             Some(lock) => lock.ensure_valid(),
-            None => Err(LockError::Io {
+            None => Err(LockError::AlreadyClosed {
                 path: self.path.clone(),
-                source: io::Error::other("verifying lock already closed"),
             }),
         }
     }
@@ -222,7 +319,7 @@ impl LockHandle for CheckedLock {
     /// The report's failure as [`LockError::Io`] (the inner lock is released anyway), else the
     /// inner release's error.
     fn close(&mut self) -> Result<(), LockError> {
-        let Some(mut lock) = self.inner.take() else {
+        let Some(lock) = self.inner.take() else {
             return Ok(());
         };
         let reported = self.conn.verify(RELEASING);
@@ -236,6 +333,14 @@ impl LockHandle for CheckedLock {
 
     fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+impl Drop for VerifyingLock {
+    fn drop(&mut self) {
+        // Report the release, as an explicit close would: dropping the inner lock alone
+        // would release it without telling the server.
+        let _ = LockHandle::close(self);
     }
 }
 
@@ -299,11 +404,16 @@ mod tests {
             Duration::from_secs(5),
         )
         .unwrap();
-        let mut lock = f.try_obtain(Path::new("/d"), "x.lock").unwrap();
+        let lock = f.try_obtain(Path::new("/d"), "x.lock").unwrap();
         assert_eq!(lock.path(), Path::new("/d/x.lock"));
-        lock.close().unwrap();
-        lock.close().unwrap(); // idempotent: no second `0`
-        drop(lock);
+        let mut handle = lock.into_handle();
+        handle.close().unwrap();
+        handle.close().unwrap(); // idempotent: no second `0`
+        assert!(matches!(
+            handle.ensure_valid(),
+            Err(LockError::AlreadyClosed { .. })
+        ));
+        drop(handle); // nor on drop
         drop(f);
         let log = server.join().unwrap();
         assert_eq!(log, [(OBTAINED, true), (RELEASING, true)]);
@@ -345,5 +455,42 @@ mod tests {
             !held.load(Ordering::SeqCst),
             "the inner lock must be released again"
         );
+    }
+
+    /// A server that goes silent cannot hang a client that holds the lock: the exchange times
+    /// out, the inner lock is released, and the connection is closed for good.
+    #[test]
+    fn a_silent_server_times_out_and_the_connection_is_closed() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let server = thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut b = [0u8];
+            s.read_exact(&mut b).unwrap();
+            s.write_all(&[START]).unwrap();
+            s.read_exact(&mut b).unwrap(); // the `1`: never echoed
+            let _ = done_rx.recv_timeout(Duration::from_secs(10));
+        });
+        let held = Arc::new(AtomicBool::new(false));
+        let f = VerifyingLockFactory::connect(
+            FlagFactory(Arc::clone(&held)),
+            addr,
+            2,
+            Duration::from_millis(200),
+        )
+        .unwrap();
+        let Err(err) = f.try_obtain(Path::new("/d"), "x.lock") else {
+            panic!("must fail: the server never echoes");
+        };
+        assert_eq!(err.io_kind(), Some(io::ErrorKind::TimedOut), "{err:?}");
+        assert!(
+            !held.load(Ordering::SeqCst),
+            "the inner lock must be released"
+        );
+        let again = f.connection().verify(OBTAINED).unwrap_err();
+        assert_eq!(again.kind(), io::ErrorKind::NotConnected, "{again}");
+        done_tx.send(()).unwrap();
+        server.join().unwrap();
     }
 }

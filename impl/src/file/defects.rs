@@ -1,12 +1,13 @@
 //! Deliberately broken variants of [`crate::NativeFsLockFactory`], re-creating known
-//! incidents so the checks can prove they catch them. Test-only: injecting one needs the
-//! `defects` cargo feature (`NativeFsLockFactory::with_defect`), which is never on by default.
+//! incidents so the checks can prove they catch them. Test-only: this module, the factory's
+//! defect field and `NativeFsLockFactory::with_defect` exist only with the `defects` cargo
+//! feature, which is never on by default (the crate's own tests and the test kit enable it).
 //! Never enable it in production.
 
 /// A deliberate bug in [`crate::NativeFsLockFactory`]'s protocol, named after the incident it
 /// re-creates.
-#[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Defect {
     /// LUCENE-5612 (Lucene 4.8): release deletes the lock file (after `held_remove`, an
     /// `unlink(path)`). A process that opened the old file before the delete locks the

@@ -20,6 +20,18 @@
 //! - OS error: `close(file)` → `held_remove(path)` → [`LockError::LockingUnsupported`] (or
 //!   [`LockError::Io`]); never carry on unlocked.
 //!
+//! **obtain_blocking(dir, name)**: the same setup → `held_insert_wait(path)` (waits, opening
+//! nothing, while another thread of this process holds or is obtaining the path) →
+//! `open_lock_file(path)` (error: `held_remove`; not a regular file: `close`, `held_remove`) →
+//! `lock_blocking(file, kind)` (waits in the kernel for other processes):
+//! - `Ok`: the lock is held, as after `Acquired`.
+//! - OS error (`EDEADLK`, `ENOLCK`, ...): `close(file)` → `held_remove(path)` → the error.
+//!
+//! Why waiting on the held set and not in the kernel for a holder of this process: under POSIX
+//! rules a second descriptor's `F_SETLKW` would be granted at once (the process already owns
+//! the lock) and its close would drop the holder's lock (LUCENE-5738); under OFD and `flock`
+//! rules it would wait correctly, but the held set keeps one rule for every kind.
+//!
 //! The setup before `held_insert`, one of:
 //! - **resolved before** (the factory opened a regular file at `dir/name`, `dir` was already
 //!   canonical, and that file is still there): `stat(path)` only, which finds the same
@@ -45,10 +57,11 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::defects::Defect;
-use crate::error::{InvalidReason, LockError};
-use crate::sys::{EntryKind, FileId, FileMeta, OsLockKind, Probe, RealSystem, System, TryLock};
-use crate::{validate_name, Lock, LockFactory, LockHandle};
+#[cfg(feature = "defects")]
+use super::defects::Defect;
+use super::error::{InvalidReason, LockError};
+use super::sys::{EntryKind, FileId, FileMeta, OsLockKind, Probe, RealSystem, System, TryLock};
+use super::{validate_name, Lock, LockFactory, LockHandle, DEFAULT_LOCK_FILE_MODE};
 
 /// Lucene's `NativeFSLockFactory`: a per-process held set plus an OS advisory lock of an
 /// explicitly chosen [`OsLockKind`] on a lock file that is never deleted.
@@ -72,6 +85,13 @@ use crate::{validate_name, Lock, LockFactory, LockHandle};
 /// drop(lock); // released; the file stays
 /// assert!(dir.path().join("write.lock").exists());
 /// ```
+///
+/// # Configuration
+///
+/// The lock kind is chosen at construction ([`NativeFsLockFactory::new`]); the permission bits
+/// of a lock file it creates default to [`DEFAULT_LOCK_FILE_MODE`] (`0o644`, then the umask)
+/// and are set with [`NativeFsLockFactory::lock_file_mode`]. Taking a lock needs the file open
+/// read-write, so writers running as different users need a group-writable mode.
 ///
 /// # Resolved directories
 ///
@@ -112,6 +132,8 @@ use crate::{validate_name, Lock, LockFactory, LockHandle};
 pub struct NativeFsLockFactory<S: System = RealSystem> {
     sys: Arc<S>,
     kind: OsLockKind,
+    mode: u32,
+    #[cfg(feature = "defects")]
     defect: Option<Defect>,
     resolved: Resolved,
 }
@@ -178,7 +200,7 @@ impl Resolved {
 impl NativeFsLockFactory<RealSystem> {
     /// A factory on the real OS, sharing the process-wide held set, taking `kind` locks.
     pub fn new(kind: OsLockKind) -> Self {
-        Self::with_system(RealSystem::new(), kind)
+        Self::on(Arc::new(RealSystem::new()), kind)
     }
 
     /// `new(OsLockKind::Ofd)`: the recommended kind on Linux (≥ 3.15). OFD locks exclude
@@ -190,25 +212,49 @@ impl NativeFsLockFactory<RealSystem> {
 }
 
 impl<S: System + 'static> NativeFsLockFactory<S> {
-    /// A factory on any [`System`] (the checks crate passes a simulated OS).
-    pub fn with_system(sys: S, kind: OsLockKind) -> Self {
-        Self::with_shared_system(Arc::new(sys), kind)
-    }
-
-    /// Like [`NativeFsLockFactory::with_system`], sharing an existing `Arc` (several factories
-    /// on one simulated process, or a test that keeps a handle on the system).
-    pub fn with_shared_system(sys: Arc<S>, kind: OsLockKind) -> Self {
+    fn on(sys: Arc<S>, kind: OsLockKind) -> Self {
         NativeFsLockFactory {
             sys,
             kind,
+            mode: DEFAULT_LOCK_FILE_MODE,
+            #[cfg(feature = "defects")]
             defect: None,
             resolved: Resolved::default(),
         }
     }
 
-    /// Re-creates a known incident. Test-only; see [`crate::defects::Defect`].
+    /// A factory on any [`System`] (the checks crate passes a simulated OS). Needs the
+    /// `unstable-system` feature; see [`crate::file::sys`] for why.
+    #[cfg(feature = "unstable-system")]
+    pub fn with_system(sys: S, kind: OsLockKind) -> Self {
+        Self::on(Arc::new(sys), kind)
+    }
+
+    /// Like [`NativeFsLockFactory::with_system`], sharing an existing `Arc` (several factories
+    /// on one simulated process, or a test that keeps a handle on the system).
+    #[cfg(feature = "unstable-system")]
+    pub fn with_shared_system(sys: Arc<S>, kind: OsLockKind) -> Self {
+        Self::on(sys, kind)
+    }
+
+    /// The system this factory runs on. Needs the `unstable-system` feature.
+    #[cfg(feature = "unstable-system")]
+    pub fn system(&self) -> &Arc<S> {
+        &self.sys
+    }
+
+    /// Creates lock files with permission bits `mode` (under the umask) instead of
+    /// [`DEFAULT_LOCK_FILE_MODE`]. An existing lock file keeps its mode.
+    #[must_use]
+    pub fn lock_file_mode(mut self, mode: u32) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Re-creates a known incident. Test-only: needs the `defects` feature; see
+    /// [`crate::file::defects::Defect`].
     #[cfg(feature = "defects")]
-    #[doc(hidden)]
+    #[must_use]
     pub fn with_defect(mut self, defect: Defect) -> Self {
         self.defect = Some(defect);
         self
@@ -219,13 +265,25 @@ impl<S: System + 'static> NativeFsLockFactory<S> {
         self.kind
     }
 
-    /// The system this factory runs on.
-    pub fn system(&self) -> &Arc<S> {
-        &self.sys
+    #[cfg(feature = "defects")]
+    fn defect(&self) -> Option<Defect> {
+        self.defect
     }
 
     fn uses_held_set(&self) -> bool {
-        self.defect != Some(Defect::NoHeldSet)
+        #[cfg(feature = "defects")]
+        if self.defect == Some(Defect::NoHeldSet) {
+            return false;
+        }
+        true
+    }
+
+    fn removes_before_close(&self) -> bool {
+        #[cfg(feature = "defects")]
+        if self.defect == Some(Defect::RemoveBeforeClose) {
+            return true;
+        }
+        false
     }
 
     fn held_insert(&self, path: &Path) -> bool {
@@ -243,7 +301,7 @@ impl<S: System + 'static> NativeFsLockFactory<S> {
     fn abandon(&self, file: S::File, path: &Path) {
         // A failing close cannot be acted on here: the descriptor is gone either way and the
         // caller reports the error that made us abandon the attempt.
-        if self.defect == Some(Defect::RemoveBeforeClose) {
+        if self.removes_before_close() {
             self.held_remove(path);
             let _ = self.sys.close(file);
         } else {
@@ -300,7 +358,45 @@ impl<S: System + 'static> NativeFsLockFactory<S> {
         }
     }
 
-    /// Tries once, without blocking, to obtain the lock; the typed form of
+    /// `open_lock_file(path)` after the held-set entry was made: checks that a regular file
+    /// was opened and remembers it. On failure the entry is given up again (and the file
+    /// closed first).
+    fn open_held(&self, path: &Path, remember: Remember) -> Result<(S::File, FileMeta), LockError> {
+        let (file, meta) = match self.sys.open_lock_file(path, self.mode) {
+            Ok(opened) => opened,
+            Err(source) => {
+                self.held_remove(path);
+                return Err(open_error(path.to_path_buf(), source));
+            }
+        };
+        if meta.kind != EntryKind::Regular {
+            self.abandon(file, path);
+            return Err(LockError::BadLockPath {
+                path: path.to_path_buf(),
+                found: meta.kind,
+            });
+        }
+        match remember {
+            Remember::Yes => self.resolved.remember(path, meta.id),
+            Remember::Unless(id) if id != meta.id => self.resolved.remember(path, meta.id),
+            Remember::Unless(_) | Remember::No => {}
+        }
+        Ok((file, meta))
+    }
+
+    fn held(&self, path: PathBuf, meta: FileMeta, file: S::File) -> NativeFsLock<S> {
+        NativeFsLock {
+            sys: Arc::clone(&self.sys),
+            kind: self.kind,
+            #[cfg(feature = "defects")]
+            defect: self.defect(),
+            path,
+            id: meta.id,
+            file: Some(file),
+        }
+    }
+
+    /// Tries once, without waiting, to obtain the lock; the typed form of
     /// [`LockFactory::try_obtain`].
     ///
     /// # Errors
@@ -312,41 +408,16 @@ impl<S: System + 'static> NativeFsLockFactory<S> {
     ///   (the pid is named for POSIX locks).
     /// - [`LockError::LockingUnsupported`]: the filesystem refuses this lock kind.
     /// - [`LockError::Io`]: the lock file cannot be created or opened.
-    pub fn obtain_native(&self, dir: &Path, name: &str) -> Result<NativeFsLock<S>, LockError> {
+    pub fn try_obtain_native(&self, dir: &Path, name: &str) -> Result<NativeFsLock<S>, LockError> {
         validate_name(name)?;
         let sys = &*self.sys;
         let (path, remember) = self.lock_path(dir, name)?;
         if !self.held_insert(&path) {
             return Err(LockError::HeldByThisProcess { path });
         }
-        let (file, meta) = match sys.open_lock_file(&path) {
-            Ok(opened) => opened,
-            Err(source) => {
-                self.held_remove(&path);
-                return Err(open_error(path, source));
-            }
-        };
-        if meta.kind != EntryKind::Regular {
-            self.abandon(file, &path);
-            return Err(LockError::BadLockPath {
-                path,
-                found: meta.kind,
-            });
-        }
-        match remember {
-            Remember::Yes => self.resolved.remember(&path, meta.id),
-            Remember::Unless(id) if id != meta.id => self.resolved.remember(&path, meta.id),
-            Remember::Unless(_) | Remember::No => {}
-        }
+        let (file, meta) = self.open_held(&path, remember)?;
         match sys.try_lock(&file, self.kind) {
-            Ok(TryLock::Acquired) => Ok(NativeFsLock {
-                sys: Arc::clone(&self.sys),
-                kind: self.kind,
-                defect: self.defect,
-                path,
-                id: meta.id,
-                file: Some(file),
-            }),
+            Ok(TryLock::Acquired) => Ok(self.held(path, meta, file)),
             Ok(TryLock::WouldBlock) => {
                 // Best effort: the holder's pid is a courtesy for the error message.
                 let pid = match sys.probe(&file, self.kind) {
@@ -366,11 +437,58 @@ impl<S: System + 'static> NativeFsLockFactory<S> {
             }
         }
     }
+
+    /// Obtains the lock, waiting as long as it is held; the typed form of
+    /// [`LockFactory::obtain_blocking`]. A thread of this process that holds (or is obtaining)
+    /// the path makes it wait on the held set, with no descriptor open; a holder in another
+    /// process makes it wait in the kernel (`F_OFD_SETLKW`, `F_SETLKW`, `flock(LOCK_EX)`). See
+    /// the module docs for the exact steps.
+    ///
+    /// The wait cannot be cancelled (use [`LockFactory::obtain_timeout`] for a bounded one),
+    /// and never ends if the calling thread itself holds the lock. Should the lock file be
+    /// deleted or replaced while this waits, the lock it gets is on the old inode: the next
+    /// [`NativeFsLock::ensure_valid`] reports it, as after any obtain.
+    ///
+    /// # Errors
+    /// As [`NativeFsLockFactory::try_obtain_native`], except that the lock being held is never
+    /// an error; in addition [`LockError::Io`] with `EDEADLK` when the kernel sees that the
+    /// wait would deadlock (POSIX locks only: two processes each waiting for the other's lock).
+    pub fn obtain_blocking_native(
+        &self,
+        dir: &Path,
+        name: &str,
+    ) -> Result<NativeFsLock<S>, LockError> {
+        validate_name(name)?;
+        let sys = &*self.sys;
+        let (path, remember) = self.lock_path(dir, name)?;
+        if self.uses_held_set() {
+            sys.held_insert_wait(&path)
+                .map_err(|source| LockError::Io {
+                    path: path.clone(),
+                    source,
+                })?;
+        }
+        let (file, meta) = self.open_held(&path, remember)?;
+        match sys.lock_blocking(&file, self.kind) {
+            Ok(()) => Ok(self.held(path, meta, file)),
+            Err(source) => {
+                self.abandon(file, &path);
+                Err(lock_error(path, self.kind, source))
+            }
+        }
+    }
 }
 
 impl<S: System + 'static> LockFactory for NativeFsLockFactory<S> {
     fn try_obtain(&self, dir: &Path, name: &str) -> Result<Lock, LockError> {
-        self.obtain_native(dir, name)
+        self.try_obtain_native(dir, name)
+            .map(|l| Lock::new(Box::new(l)))
+    }
+
+    /// Waits in the held set and in the kernel, not by polling: see
+    /// [`NativeFsLockFactory::obtain_blocking_native`].
+    fn obtain_blocking(&self, dir: &Path, name: &str) -> Result<Lock, LockError> {
+        self.obtain_blocking_native(dir, name)
             .map(|l| Lock::new(Box::new(l)))
     }
 }
@@ -379,6 +497,8 @@ impl<S: System> fmt::Debug for NativeFsLockFactory<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("NativeFsLockFactory");
         d.field("kind", &self.kind);
+        d.field("mode", &format_args!("{:#o}", self.mode));
+        #[cfg(feature = "defects")]
         if let Some(defect) = self.defect {
             d.field("defect", &defect);
         }
@@ -456,6 +576,7 @@ fn lock_error(path: PathBuf, kind: OsLockKind, source: io::Error) -> LockError {
 pub struct NativeFsLock<S: System = RealSystem> {
     sys: Arc<S>,
     kind: OsLockKind,
+    #[cfg(feature = "defects")]
     defect: Option<Defect>,
     path: PathBuf,
     id: FileId,
@@ -479,8 +600,38 @@ impl<S: System> NativeFsLock<S> {
         self.file.is_none()
     }
 
+    /// The lock file's canonical path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Checks that the lock is still held and still protects the lock file at its path; see
+    /// the module docs for the checks and their order.
+    ///
+    /// # Errors
+    /// [`LockError::Invalidated`] with the [`InvalidReason`]: the lock was lost to another
+    /// owner, the path left the held set, the file was deleted, written to or replaced;
+    /// [`LockError::AlreadyClosed`] after [`LockHandle::close`]; [`LockError::Io`] if a check
+    /// itself failed.
+    pub fn ensure_valid(&self) -> Result<(), LockError> {
+        LockHandle::ensure_valid(self)
+    }
+
+    /// Releases the lock: `unlock` → `close` → `held_remove`, every step even if an earlier
+    /// one failed. The lock file is never deleted.
+    ///
+    /// # Errors
+    /// The first failing step's error, as [`LockError::Io`] with the path.
+    pub fn close(mut self) -> Result<(), LockError> {
+        LockHandle::close(&mut self)
+    }
+
     fn uses_held_set(&self) -> bool {
-        self.defect != Some(Defect::NoHeldSet)
+        #[cfg(feature = "defects")]
+        if self.defect == Some(Defect::NoHeldSet) {
+            return false;
+        }
+        true
     }
 
     fn invalid(&self, reason: InvalidReason) -> LockError {
@@ -556,27 +707,37 @@ impl<S: System> LockHandle for NativeFsLock<S> {
             }
         };
         keep(sys.unlock(&file, self.kind));
+        #[cfg(feature = "defects")]
         if self.defect == Some(Defect::RemoveBeforeClose) {
             sys.held_remove(&self.path);
             keep(sys.close(file));
-        } else {
-            keep(sys.close(file));
-            // (marked closed: `self.file` is None)
-            if self.uses_held_set() {
-                sys.held_remove(&self.path);
-            }
+            return finish(first, &self.path);
         }
+        keep(sys.close(file));
+        // (marked closed: `self.file` is None)
+        if self.uses_held_set() {
+            sys.held_remove(&self.path);
+        }
+        #[cfg(feature = "defects")]
         if self.defect == Some(Defect::DeleteOnRelease) {
             keep(sys.unlink(&self.path));
         }
-        match first {
-            None => Ok(()),
-            Some(source) => Err(self.io(source)),
-        }
+        finish(first, &self.path)
     }
 
     fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+/// The outcome of a release: the first error, if any.
+fn finish(first: Option<io::Error>, path: &Path) -> Result<(), LockError> {
+    match first {
+        None => Ok(()),
+        Some(source) => Err(LockError::Io {
+            path: path.to_path_buf(),
+            source,
+        }),
     }
 }
 

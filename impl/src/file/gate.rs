@@ -1,22 +1,27 @@
-//! [`RealSystem`]: the [`System`] of the running Linux/Unix process.
+//! [`RealSystem`]: the [`System`] of the running Unix process, and the crate's single gate to
+//! the operating system.
 //!
-//! This module is the crate's single gate to the operating system: it is the only code that
-//! opens lock files or calls `fcntl`, `flock`, `fstat`, `lstat` or `unlink`. `impl/clippy.toml`
-//! enforces this the way Cargo does for its `flock.rs`: the raw lock calls are
-//! `disallowed-methods` everywhere else.
+//! This module is the only code in the crate that opens lock files or calls `fcntl`, `flock`,
+//! `fstat`, `lstat`, `realpath`, `mkdir` or `unlink`. `impl/clippy.toml` enforces this the way
+//! Cargo does for its `flock.rs`: the raw lock calls, and every std call that could reach a
+//! lock file another way (`OpenOptions::open`, `remove_file`, `symlink_metadata`, ...), are
+//! `disallowed-methods` everywhere else in the crate.
 //!
 //! Lock kinds map to these calls, always whole-file (`l_whence = SEEK_SET, l_start = 0,
-//! l_len = 0`) and never blocking:
+//! l_len = 0`):
 //!
-//! | kind | lock | unlock | probe |
-//! |---|---|---|---|
-//! | [`OsLockKind::Ofd`] | `fcntl(F_OFD_SETLK, F_WRLCK)` | `fcntl(F_OFD_SETLK, F_UNLCK)` | `fcntl(F_OFD_GETLK)` |
-//! | [`OsLockKind::Posix`] | `fcntl(F_SETLK, F_WRLCK)` | `fcntl(F_SETLK, F_UNLCK)` | `fcntl(F_GETLK)` |
-//! | [`OsLockKind::Flock`] | `flock(LOCK_EX \| LOCK_NB)` | `flock(LOCK_UN)` | none ([`Probe::Unknown`]) |
+//! | kind | try | blocking | unlock | probe |
+//! |---|---|---|---|---|
+//! | [`OsLockKind::Ofd`] | `fcntl(F_OFD_SETLK, F_WRLCK)` | `fcntl(F_OFD_SETLKW, F_WRLCK)` | `fcntl(F_OFD_SETLK, F_UNLCK)` | `fcntl(F_OFD_GETLK)` |
+//! | [`OsLockKind::Posix`] | `fcntl(F_SETLK, F_WRLCK)` | `fcntl(F_SETLKW, F_WRLCK)` | `fcntl(F_SETLK, F_UNLCK)` | `fcntl(F_GETLK)` |
+//! | [`OsLockKind::Flock`] | fs4: `flock(LOCK_EX \| LOCK_NB)` | fs4: `flock(LOCK_EX)` | fs4: `flock(LOCK_UN)` | none ([`Probe::Unknown`]) |
 //!
-//! `flock` is called through `libc` directly rather than through fs4: one errno mapping for
-//! all three kinds, `EINTR` retried in one place, and no risk of std's inherent
-//! `File::try_lock` (Rust 1.89+, also `flock` on Linux) silently shadowing a trait method.
+//! `flock` goes through fs4 (what most Rust programs lock with, so lockwright's `Flock` is
+//! exactly their lock), called fully qualified: Rust 1.89's inherent `File::try_lock`,
+//! `File::lock` and `File::unlock` would shadow the trait methods in method-call syntax. The
+//! errno mapping is the same for all three kinds: `EINTR` is retried here, "would block"
+//! (`EWOULDBLOCK`/`EAGAIN`, and `EACCES` from `F_SETLK`) is [`TryLock::WouldBlock`], and every
+//! other error (`ENOLCK`, `EOPNOTSUPP`, `EIO`, ...) is returned with its raw errno intact.
 
 // This is the gate: the raw calls are allowed here and nowhere else.
 #![allow(clippy::disallowed_methods)]
@@ -27,22 +32,29 @@ use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, IntoRawFd};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, LazyLock, Mutex, MutexGuard};
 
-use crate::sys::{EntryKind, FileId, FileMeta, OsLockKind, Probe, System, TryLock};
+use super::sys::{EntryKind, FileId, FileMeta, OsLockKind, Probe, System, TryLock};
 
 /// A process's held set (Lucene's `LOCK_HELD`): the canonical paths of the lock files this
 /// process currently holds or is in the middle of obtaining.
 ///
 /// The held set is what keeps the protocol from ever opening a second descriptor on a held
 /// lock file, which under POSIX `fcntl` semantics would drop the process's lock when closed
-/// (LUCENE-5738). [`RealSystem::new`] uses one process-wide set; tests inject their own with
-/// [`RealSystem::with_held_set`] to play several processes inside one.
+/// (LUCENE-5738). [`RealSystem::new`] uses the one process-wide set. A blocking obtain that
+/// finds its path here waits on the set's condition variable until the entry goes.
+///
+/// Public only with the `unstable-system` feature, for tests that play several processes
+/// inside one (`RealSystem::with_held_set`).
 #[derive(Debug, Default)]
+#[cfg_attr(not(feature = "unstable-system"), allow(dead_code))]
 pub struct HeldSet {
     paths: Mutex<HashSet<PathBuf>>,
+    /// Signalled whenever a path leaves the set.
+    removed: Condvar,
 }
 
+#[cfg_attr(not(feature = "unstable-system"), allow(dead_code))]
 impl HeldSet {
     /// An empty held set.
     pub fn new() -> Self {
@@ -62,9 +74,27 @@ impl HeldSet {
         self.guard().insert(path.to_path_buf())
     }
 
-    /// Removes `path`; `false` if it was not there.
+    /// Waits until `path` is not in the set, then adds it (one critical section: nobody can
+    /// slip in between the check and the insert).
+    pub fn insert_wait(&self, path: &Path) {
+        let mut paths = self.guard();
+        while paths.contains(path) {
+            paths = self
+                .removed
+                .wait(paths)
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+        paths.insert(path.to_path_buf());
+    }
+
+    /// Removes `path`; `false` if it was not there. Wakes every [`HeldSet::insert_wait`]
+    /// caller (they wait for different paths, so all of them re-check).
     pub fn remove(&self, path: &Path) -> bool {
-        self.guard().remove(path)
+        let removed = self.guard().remove(path);
+        if removed {
+            self.removed.notify_all();
+        }
+        removed
     }
 
     /// Whether `path` is in the set.
@@ -85,7 +115,7 @@ impl HeldSet {
 
 static PROCESS_HELD_SET: LazyLock<Arc<HeldSet>> = LazyLock::new(|| Arc::new(HeldSet::new()));
 
-/// The real operating system, seen from this process.
+/// The real operating system, seen from this process, with the one process-wide held set.
 ///
 /// Cheap to clone: clones share the held set.
 #[derive(Clone, Debug)]
@@ -111,12 +141,14 @@ impl RealSystem {
     /// The real OS with an injected held set. Two `RealSystem`s with different held sets
     /// behave like two processes as far as the held set goes, but the kernel still sees one
     /// process: POSIX `fcntl` locks taken through them do NOT exclude each other (OFD and
-    /// `flock` locks do). For tests and tools only.
+    /// `flock` locks do). For tests and tools only: needs the `unstable-system` feature.
+    #[cfg(feature = "unstable-system")]
     pub fn with_held_set(held: Arc<HeldSet>) -> Self {
         RealSystem { held }
     }
 
-    /// The held set this system uses.
+    /// The held set this system uses. Needs the `unstable-system` feature.
+    #[cfg(feature = "unstable-system")]
     pub fn held_set(&self) -> &Arc<HeldSet> {
         &self.held
     }
@@ -157,10 +189,12 @@ fn whole_file(l_type: libc::c_int) -> libc::flock {
 }
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
-fn setlk_cmd(kind: OsLockKind) -> libc::c_int {
-    match kind {
-        OsLockKind::Ofd => libc::F_OFD_SETLK,
-        _ => libc::F_SETLK,
+fn setlk_cmd(kind: OsLockKind, wait: bool) -> libc::c_int {
+    match (kind, wait) {
+        (OsLockKind::Ofd, false) => libc::F_OFD_SETLK,
+        (OsLockKind::Ofd, true) => libc::F_OFD_SETLKW,
+        (_, false) => libc::F_SETLK,
+        (_, true) => libc::F_SETLKW,
     }
 }
 
@@ -173,10 +207,14 @@ fn getlk_cmd(kind: OsLockKind) -> libc::c_int {
 }
 
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
-fn setlk_cmd(kind: OsLockKind) -> libc::c_int {
+fn setlk_cmd(kind: OsLockKind, wait: bool) -> libc::c_int {
     // OFD locks are Linux-only; callers check `ofd_unsupported` first.
     let _ = kind;
-    libc::F_SETLK
+    if wait {
+        libc::F_SETLKW
+    } else {
+        libc::F_SETLK
+    }
 }
 
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
@@ -195,34 +233,37 @@ fn ofd_unsupported(kind: OsLockKind) -> io::Result<()> {
     Ok(())
 }
 
-/// `fcntl(fd, cmd, fl)`, retrying `EINTR`.
-fn fcntl_lock(file: &File, cmd: libc::c_int, fl: &mut libc::flock) -> io::Result<()> {
+/// Runs `call` until it does not fail with `EINTR`.
+fn retry_eintr<T>(mut call: impl FnMut() -> io::Result<T>) -> io::Result<T> {
     loop {
-        // SAFETY: `file` keeps the descriptor open for the call; `fl` is a valid `struct flock`.
-        let r = unsafe { libc::fcntl(file.as_raw_fd(), cmd, fl as *mut libc::flock) };
-        if r != -1 {
-            return Ok(());
-        }
-        let e = io::Error::last_os_error();
-        if e.raw_os_error() != Some(libc::EINTR) {
-            return Err(e);
+        match call() {
+            Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+            other => return other,
         }
     }
 }
 
-/// `flock(fd, op)`, retrying `EINTR`.
-fn flock_op(file: &File, op: libc::c_int) -> io::Result<()> {
-    loop {
-        // SAFETY: `file` keeps the descriptor open for the call.
-        let r = unsafe { libc::flock(file.as_raw_fd(), op) };
-        if r != -1 {
-            return Ok(());
+/// `fcntl(fd, cmd, fl)`, retrying `EINTR`.
+fn fcntl_lock(file: &File, cmd: libc::c_int, fl: &mut libc::flock) -> io::Result<()> {
+    retry_eintr(|| {
+        // SAFETY: `file` keeps the descriptor open for the call; `fl` is a valid `struct flock`.
+        let r = unsafe { libc::fcntl(file.as_raw_fd(), cmd, fl as *mut libc::flock) };
+        if r == -1 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(())
         }
-        let e = io::Error::last_os_error();
-        if e.raw_os_error() != Some(libc::EINTR) {
-            return Err(e);
-        }
-    }
+    })
+}
+
+/// fs4's non-blocking exclusive `flock`, retrying `EINTR`; "would block" is `Ok(WouldBlock)`.
+/// fs4 builds its errors with `io::Error::from_raw_os_error`, so the errno survives.
+fn flock_try(file: &File) -> io::Result<TryLock> {
+    retry_eintr(|| match fs4::FileExt::try_lock(file) {
+        Ok(()) => Ok(TryLock::Acquired),
+        Err(fs4::TryLockError::WouldBlock) => Ok(TryLock::WouldBlock),
+        Err(fs4::TryLockError::Error(e)) => Err(e),
+    })
 }
 
 fn is_would_block(e: &io::Error) -> bool {
@@ -251,6 +292,11 @@ impl System for RealSystem {
 
     fn held_insert(&self, path: &Path) -> bool {
         self.held.insert(path)
+    }
+
+    fn held_insert_wait(&self, path: &Path) -> io::Result<()> {
+        self.held.insert_wait(path);
+        Ok(())
     }
 
     fn held_remove(&self, path: &Path) -> bool {
@@ -282,7 +328,7 @@ impl System for RealSystem {
         }
     }
 
-    fn open_lock_file(&self, path: &Path) -> io::Result<(File, FileMeta)> {
+    fn open_lock_file(&self, path: &Path, mode: u32) -> io::Result<(File, FileMeta)> {
         // std adds O_CLOEXEC itself; O_NOFOLLOW makes a symlink at the path fail with ELOOP
         // instead of locking whatever it points to.
         let file = OpenOptions::new()
@@ -290,7 +336,7 @@ impl System for RealSystem {
             .write(true)
             .create(true)
             .truncate(false)
-            .mode(0o644)
+            .mode(mode)
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(path)?;
         match file.metadata() {
@@ -302,11 +348,11 @@ impl System for RealSystem {
         }
     }
 
-    fn create_new_file(&self, path: &Path, contents: &[u8]) -> io::Result<FileMeta> {
+    fn create_new_file(&self, path: &Path, contents: &[u8], mode: u32) -> io::Result<FileMeta> {
         let mut file = OpenOptions::new()
             .write(true)
             .create_new(true)
-            .mode(0o644)
+            .mode(mode)
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(path)?;
         let written = file.write_all(contents).and_then(|()| file.metadata());
@@ -341,25 +387,34 @@ impl System for RealSystem {
 
     fn try_lock(&self, file: &File, kind: OsLockKind) -> io::Result<TryLock> {
         ofd_unsupported(kind)?;
-        let r = match kind {
-            OsLockKind::Flock => flock_op(file, libc::LOCK_EX | libc::LOCK_NB),
+        match kind {
+            OsLockKind::Flock => flock_try(file),
             OsLockKind::Ofd | OsLockKind::Posix => {
-                fcntl_lock(file, setlk_cmd(kind), &mut whole_file(libc::F_WRLCK))
+                match fcntl_lock(file, setlk_cmd(kind, false), &mut whole_file(libc::F_WRLCK)) {
+                    Ok(()) => Ok(TryLock::Acquired),
+                    Err(e) if is_would_block(&e) => Ok(TryLock::WouldBlock),
+                    Err(e) => Err(e),
+                }
             }
-        };
-        match r {
-            Ok(()) => Ok(TryLock::Acquired),
-            Err(e) if is_would_block(&e) => Ok(TryLock::WouldBlock),
-            Err(e) => Err(e),
+        }
+    }
+
+    fn lock_blocking(&self, file: &File, kind: OsLockKind) -> io::Result<()> {
+        ofd_unsupported(kind)?;
+        match kind {
+            OsLockKind::Flock => retry_eintr(|| fs4::FileExt::lock(file)),
+            OsLockKind::Ofd | OsLockKind::Posix => {
+                fcntl_lock(file, setlk_cmd(kind, true), &mut whole_file(libc::F_WRLCK))
+            }
         }
     }
 
     fn unlock(&self, file: &File, kind: OsLockKind) -> io::Result<()> {
         ofd_unsupported(kind)?;
         match kind {
-            OsLockKind::Flock => flock_op(file, libc::LOCK_UN),
+            OsLockKind::Flock => retry_eintr(|| fs4::FileExt::unlock(file)),
             OsLockKind::Ofd | OsLockKind::Posix => {
-                fcntl_lock(file, setlk_cmd(kind), &mut whole_file(libc::F_UNLCK))
+                fcntl_lock(file, setlk_cmd(kind, false), &mut whole_file(libc::F_UNLCK))
             }
         }
     }

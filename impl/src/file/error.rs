@@ -1,11 +1,17 @@
-//! [`LockError`]: the one error type of every lock factory.
+//! [`LockError`]: the one error type of every file-lock factory.
+//!
+//! Messages follow the std convention: [`fmt::Display`] says what went wrong with which path,
+//! and the underlying OS error (or, for [`LockError::TimedOut`], the last "held" error) is
+//! [`std::error::Error::source`], never repeated in the message, so an error-chain printer
+//! (`anyhow`'s `{:#}`) prints each fact once. What to do about an error is not in the message
+//! either: [`LockError::advice`] says it, for whoever wants to show it.
 
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::sys::{EntryKind, FileId, OsLockKind};
+use super::sys::{EntryKind, FileId, OsLockKind};
 
 /// Why a lock name was refused. A lock name is a single file name inside the lock directory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,13 +117,14 @@ pub(crate) fn entry_kind_phrase(kind: EntryKind) -> &'static str {
 
 /// Everything that can go wrong obtaining, checking or releasing a lock.
 ///
-/// Every message names the path and says what to do. [`LockError::is_held`] tells "someone
-/// holds it, try later" from everything else, which is a bug or a broken environment and
-/// should not be retried.
+/// Every message names the path. [`LockError::is_held`] tells "someone holds it, try later"
+/// from everything else, which is a bug or a broken environment and should not be retried;
+/// [`LockError::advice`] says what to do.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum LockError {
-    /// This process already holds the lock (through any factory sharing the held set).
+    /// This process already holds the lock (through any factory sharing the held set), or one
+    /// of its threads is in the middle of obtaining it.
     HeldByThisProcess {
         /// The canonical lock file path.
         path: PathBuf,
@@ -189,13 +196,15 @@ pub enum LockError {
         /// The OS error.
         source: io::Error,
     },
-    /// [`crate::obtain_with_timeout`] gave up: the lock stayed held for the whole timeout.
+    /// [`crate::file::LockFactory::obtain_timeout`] gave up: the lock stayed held for the
+    /// whole timeout.
     TimedOut {
         /// The lock file path (as the last attempt reported it).
         path: PathBuf,
         /// How long we tried.
         waited: Duration,
-        /// The last "held" error, with whatever it knew about the holder.
+        /// The last "held" error, with whatever it knew about the holder (also the
+        /// [`std::error::Error::source`]).
         last: Box<LockError>,
     },
 }
@@ -262,69 +271,107 @@ impl LockError {
             _ => None,
         }
     }
+
+    /// What to do about this error, for an operator or a log line; `None` where there is
+    /// nothing general to say (an I/O error other than "permission denied").
+    ///
+    /// ```
+    /// # use lockwright::LockError;
+    /// # use std::path::PathBuf;
+    /// let e = LockError::AlreadyClosed { path: PathBuf::from("/idx/write.lock") };
+    /// assert_eq!(e.to_string(), "lock /idx/write.lock was already released");
+    /// assert_eq!(e.advice(), Some("obtain the lock again before using it"));
+    /// ```
+    pub fn advice(&self) -> Option<&'static str> {
+        Some(match self {
+            LockError::HeldByThisProcess { .. } => {
+                "release the existing lock first, or wait for it with obtain_timeout or obtain_blocking"
+            }
+            LockError::HeldByOtherProcess { .. } => {
+                "wait for the holder to release the lock or exit, then retry (obtain_timeout and \
+                 obtain_blocking wait for you); a SimpleFs lock whose holder is not running is \
+                 stale: check that nothing uses the directory, then delete the lock file by hand"
+            }
+            LockError::TimedOut { .. } => {
+                "the lock stayed held: retry later, wait longer, or find the holder (see the \
+                 source error)"
+            }
+            LockError::AlreadyClosed { .. } => "obtain the lock again before using it",
+            LockError::Invalidated { .. } => {
+                "stop writing, since another process may hold the lock now, and obtain the lock again"
+            }
+            LockError::ReleaseRefused { .. } => {
+                "check who holds the lock file now, and delete it by hand only if nobody does"
+            }
+            LockError::LockingUnsupported { .. } => {
+                "use a local filesystem or another lock kind (NFS without lockd, FUSE, or OFD \
+                 locks on a kernel older than 3.15 refuse some kinds)"
+            }
+            LockError::BadLockName { .. } => {
+                "use a single plain file name such as \"write.lock\""
+            }
+            LockError::BadLockPath { .. } => {
+                "remove what is at the lock path, or choose another lock directory"
+            }
+            LockError::NotADirectory { .. } => "choose another lock directory",
+            LockError::Io { source, .. } if source.kind() == io::ErrorKind::PermissionDenied => {
+                "check the ownership and permissions of the lock directory and the lock file"
+            }
+            LockError::Io { .. } => return None,
+        })
+    }
 }
 
 impl fmt::Display for LockError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            LockError::HeldByThisProcess { path } => write!(
-                f,
-                "lock {} is already held by this process; release the existing lock before obtaining it again",
-                path.display()
-            ),
+            LockError::HeldByThisProcess { path } => {
+                write!(f, "lock {} is already held by this process", path.display())
+            }
             LockError::HeldByOtherProcess { path, pid, holder } => {
                 write!(f, "lock {} is held by another process", path.display())?;
                 match (pid, holder) {
-                    (_, Some(h)) => write!(f, " ({h})")?,
-                    (Some(pid), None) => write!(f, " (pid {pid})")?,
-                    (None, None) => {}
+                    (_, Some(h)) => write!(f, " ({h})"),
+                    (Some(pid), None) => write!(f, " (pid {pid})"),
+                    (None, None) => Ok(()),
                 }
-                write!(f, "; wait for it to exit or release the lock, then retry")
             }
             LockError::AlreadyClosed { path } => {
-                write!(f, "lock {} was already released; obtain it again before using it", path.display())
+                write!(f, "lock {} was already released", path.display())
             }
-            LockError::Invalidated { path, reason } => write!(
-                f,
-                "lock {} is no longer valid: {reason}; stop writing, since another process may now hold it, and obtain the lock again",
-                path.display()
-            ),
+            LockError::Invalidated { path, reason } => {
+                write!(f, "lock {} is no longer valid: {reason}", path.display())
+            }
             LockError::ReleaseRefused { path, reason } => write!(
                 f,
-                "did not delete lock file {}: {reason}, so another process may own it now; check who holds it and delete it by hand only if nobody does",
+                "did not delete lock file {}: {reason}, so another process may own it now",
                 path.display()
             ),
-            LockError::LockingUnsupported { path, kind, source } => write!(
+            LockError::LockingUnsupported { path, kind, .. } => write!(
                 f,
-                "cannot take a {} lock on {}: {source}; the filesystem does not support this lock kind (NFS without lockd, FUSE, or OFD on a pre-3.15 kernel): use a local filesystem or another lock kind",
+                "cannot take a {} lock on {}: the filesystem does not support this lock kind",
                 kind.name(),
                 path.display()
             ),
             LockError::BadLockName { name, reason } => write!(
                 f,
-                "bad lock name {name:?}: {reason}; a lock name must be a single plain file name such as \"write.lock\""
+                "bad lock name {name:?}: {reason}; a lock name is a single plain file name"
             ),
             LockError::BadLockPath { path, found } => write!(
                 f,
-                "lock file path {} is {}, not a regular file; remove it or choose another lock directory",
+                "lock file path {} is {}, not a regular file",
                 path.display(),
                 entry_kind_phrase(*found)
             ),
-            LockError::NotADirectory { path, source } => write!(
+            LockError::NotADirectory { path, .. } => write!(
                 f,
-                "lock directory {} cannot be created: it or one of its parents exists and is not a directory ({source}); choose another directory",
+                "lock directory {} cannot be created: it or one of its parents exists and is not a directory",
                 path.display()
             ),
-            LockError::Io { path, source } => {
-                write!(f, "I/O error on {}: {source}", path.display())?;
-                if source.kind() == io::ErrorKind::PermissionDenied {
-                    write!(f, "; check the ownership and permissions of the lock directory")?;
-                }
-                Ok(())
-            }
-            LockError::TimedOut { path, waited, last } => write!(
+            LockError::Io { path, .. } => write!(f, "I/O error on {}", path.display()),
+            LockError::TimedOut { path, waited, .. } => write!(
                 f,
-                "timed out after {:.3}s waiting for lock {}: {last}",
+                "timed out after {:.3}s waiting for lock {}",
                 waited.as_secs_f64(),
                 path.display()
             ),
@@ -341,5 +388,36 @@ impl std::error::Error for LockError {
             LockError::TimedOut { last, .. } => Some(&**last),
             _ => None,
         }
+    }
+}
+
+/// For callers that speak `io::Result` (a `Directory` trait, a storage engine): the kind says
+/// what happened, the `LockError` stays reachable as the inner error (`get_ref`, `source`).
+///
+/// | `LockError` | `io::ErrorKind` |
+/// |---|---|
+/// | `HeldByThisProcess`, `HeldByOtherProcess` | `WouldBlock` |
+/// | `TimedOut` | `TimedOut` |
+/// | `LockingUnsupported` | `Unsupported` |
+/// | `BadLockName`, `BadLockPath` | `InvalidInput` |
+/// | `NotADirectory`, `Io` | the OS error's kind |
+/// | `AlreadyClosed`, `Invalidated`, `ReleaseRefused` | `Other` |
+impl From<LockError> for io::Error {
+    fn from(e: LockError) -> io::Error {
+        let kind = match &e {
+            LockError::HeldByThisProcess { .. } | LockError::HeldByOtherProcess { .. } => {
+                io::ErrorKind::WouldBlock
+            }
+            LockError::TimedOut { .. } => io::ErrorKind::TimedOut,
+            LockError::LockingUnsupported { .. } => io::ErrorKind::Unsupported,
+            LockError::BadLockName { .. } | LockError::BadLockPath { .. } => {
+                io::ErrorKind::InvalidInput
+            }
+            LockError::NotADirectory { source, .. } | LockError::Io { source, .. } => source.kind(),
+            LockError::AlreadyClosed { .. }
+            | LockError::Invalidated { .. }
+            | LockError::ReleaseRefused { .. } => io::ErrorKind::Other,
+        };
+        io::Error::new(kind, e)
     }
 }

@@ -25,10 +25,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::error::{InvalidReason, LockError};
-use crate::native::dir_error;
-use crate::sys::{EntryKind, FileId, RealSystem, System};
-use crate::{validate_name, Lock, LockFactory, LockHandle};
+use super::error::{InvalidReason, LockError};
+use super::native::{dir_error, open_error};
+use super::sys::{EntryKind, FileId, RealSystem, System};
+use super::{validate_name, Lock, LockFactory, LockHandle, DEFAULT_LOCK_FILE_MODE};
 
 const MAGIC: &str = "lockwright simple-fs lock v1";
 
@@ -39,15 +39,19 @@ const MAGIC: &str = "lockwright simple-fs lock v1";
 ///
 /// let dir = tempfile::tempdir().unwrap();
 /// let factory = SimpleFsLockFactory::new();
-/// let mut lock = factory.try_obtain(dir.path(), "write.lock").unwrap();
+/// let lock = factory.try_obtain(dir.path(), "write.lock").unwrap();
 /// let err = factory.try_obtain(dir.path(), "write.lock").unwrap_err();
 /// assert!(err.is_held());
 /// assert!(err.to_string().contains(&format!("pid {}", std::process::id())));
 /// lock.close().unwrap(); // deletes the file it created
 /// assert!(!dir.path().join("write.lock").exists());
 /// ```
+///
+/// [`LockFactory::obtain_blocking`] polls: a stale lock file left by a crash makes it wait
+/// until someone deletes the file.
 pub struct SimpleFsLockFactory<S: System = RealSystem> {
     sys: Arc<S>,
+    mode: u32,
 }
 
 impl Default for SimpleFsLockFactory<RealSystem> {
@@ -59,7 +63,7 @@ impl Default for SimpleFsLockFactory<RealSystem> {
 impl SimpleFsLockFactory<RealSystem> {
     /// A factory on the real OS.
     pub fn new() -> Self {
-        Self::with_system(RealSystem::new())
+        Self::on(RealSystem::new())
     }
 }
 
@@ -114,9 +118,27 @@ impl HolderRecord {
 static TOKENS: AtomicU64 = AtomicU64::new(0);
 
 impl<S: System + 'static> SimpleFsLockFactory<S> {
-    /// A factory on any [`System`].
+    fn on(sys: S) -> Self {
+        SimpleFsLockFactory {
+            sys: Arc::new(sys),
+            mode: DEFAULT_LOCK_FILE_MODE,
+        }
+    }
+
+    /// A factory on any [`System`]. Needs the `unstable-system` feature; see
+    /// [`crate::file::sys`].
+    #[cfg(feature = "unstable-system")]
     pub fn with_system(sys: S) -> Self {
-        SimpleFsLockFactory { sys: Arc::new(sys) }
+        Self::on(sys)
+    }
+
+    /// Creates lock files with permission bits `mode` (under the umask) instead of
+    /// [`DEFAULT_LOCK_FILE_MODE`]. Other processes read the holder record in the file, so keep
+    /// it readable to them.
+    #[must_use]
+    pub fn lock_file_mode(mut self, mode: u32) -> Self {
+        self.mode = mode;
+        self
     }
 
     fn new_record(&self) -> HolderRecord {
@@ -180,11 +202,11 @@ impl<S: System + 'static> SimpleFsLockFactory<S> {
     ///
     /// # Errors
     /// - [`LockError::BadLockName`], [`LockError::NotADirectory`], [`LockError::Io`] as for
-    ///   [`crate::NativeFsLockFactory::obtain_native`].
+    ///   [`crate::NativeFsLockFactory::try_obtain_native`].
     /// - [`LockError::HeldByOtherProcess`]: the lock file exists; `pid` and `holder` describe
     ///   the holder from its record. The lock is never broken automatically.
     /// - [`LockError::BadLockPath`]: a directory or symlink is at the lock path.
-    pub fn obtain_simple(&self, dir: &Path, name: &str) -> Result<SimpleFsLock<S>, LockError> {
+    pub fn try_obtain_simple(&self, dir: &Path, name: &str) -> Result<SimpleFsLock<S>, LockError> {
         validate_name(name)?;
         let sys = &*self.sys;
         sys.create_dir_all(dir)
@@ -194,7 +216,7 @@ impl<S: System + 'static> SimpleFsLockFactory<S> {
             .map_err(|source| dir_error(dir, source))?;
         let path = canonical.join(name);
         let record = self.new_record().render().into_bytes();
-        match sys.create_new_file(&path, &record) {
+        match sys.create_new_file(&path, &record, self.mode) {
             Ok(meta) => Ok(SimpleFsLock {
                 sys: Arc::clone(&self.sys),
                 path,
@@ -220,16 +242,16 @@ impl<S: System + 'static> SimpleFsLockFactory<S> {
                         ),
                     })
                 }
-                Err(source) => Err(crate::native::open_error(path, source)),
+                Err(source) => Err(open_error(path, source)),
             },
-            Err(source) => Err(crate::native::open_error(path, source)),
+            Err(source) => Err(open_error(path, source)),
         }
     }
 }
 
 impl<S: System + 'static> LockFactory for SimpleFsLockFactory<S> {
     fn try_obtain(&self, dir: &Path, name: &str) -> Result<Lock, LockError> {
-        self.obtain_simple(dir, name)
+        self.try_obtain_simple(dir, name)
             .map(|l| Lock::new(Box::new(l)))
     }
 }
@@ -237,6 +259,7 @@ impl<S: System + 'static> LockFactory for SimpleFsLockFactory<S> {
 impl<S: System> fmt::Debug for SimpleFsLockFactory<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SimpleFsLockFactory")
+            .field("mode", &format_args!("{:#o}", self.mode))
             .finish_non_exhaustive()
     }
 }
@@ -252,6 +275,30 @@ pub struct SimpleFsLock<S: System = RealSystem> {
 }
 
 impl<S: System> SimpleFsLock<S> {
+    /// The lock file's canonical path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Checks that the file at the path is still the one this lock created, with this lock's
+    /// record in it.
+    ///
+    /// # Errors
+    /// [`LockError::Invalidated`] (missing, replaced, record changed);
+    /// [`LockError::AlreadyClosed`] after [`LockHandle::close`]; [`LockError::Io`].
+    pub fn ensure_valid(&self) -> Result<(), LockError> {
+        LockHandle::ensure_valid(self)
+    }
+
+    /// Releases the lock: deletes the lock file if it is still the one this lock created.
+    ///
+    /// # Errors
+    /// [`LockError::ReleaseRefused`] if the file is missing or no longer ours (it is left
+    /// alone); [`LockError::Io`].
+    pub fn close(mut self) -> Result<(), LockError> {
+        LockHandle::close(&mut self)
+    }
+
     /// Whether the file at the path is still the one this lock created.
     fn check(&self) -> Result<(), (InvalidReason, Option<std::io::Error>)> {
         match self.sys.stat(&self.path) {

@@ -4,8 +4,8 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::error::{InvalidReason, LockError};
-use crate::{validate_name, Lock, LockFactory, LockHandle};
+use super::error::{InvalidReason, LockError};
+use super::{validate_name, Lock, LockFactory, LockHandle};
 
 type Held = Arc<Mutex<HashSet<PathBuf>>>;
 
@@ -83,6 +83,12 @@ impl LockHandle for SingleInstanceLock {
 
     fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+impl Drop for SingleInstanceLock {
+    fn drop(&mut self) {
+        let _ = self.close();
     }
 }
 
