@@ -85,6 +85,8 @@
 //! interleavings.
 
 pub mod defects;
+#[cfg(feature = "docstore")]
+pub mod docstore;
 mod error;
 mod inprocess;
 mod native;
