@@ -45,21 +45,34 @@ pub enum Op {
     LoseRequest,
 }
 
-/// One simulated thread: the client it is (for [`Op::Round`]) and what it does, in order. A
-/// thread binds to its client's incarnation at its first round: after a crash it stops, and a
-/// thread that restarts a client and then runs a round belongs to the new incarnation.
+/// One simulated thread: the client incarnation it is (for [`Op::Round`]) and what it does, in
+/// order. The incarnation is fixed by the plan, not by when the thread first runs: a thread
+/// of incarnation 0 whose client has crashed stops at its next round, and a thread that
+/// restarts a client and then runs rounds as its new incarnation names that incarnation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ThreadPlan {
     pub client: ClientId,
+    pub incarnation: u8,
     pub ops: Vec<Op>,
 }
 
 impl ThreadPlan {
-    /// A client doing `rounds` rounds of `writes` writes each.
+    /// Client `client` (first incarnation) doing `rounds` rounds of `writes` writes each.
     pub fn client(client: ClientId, rounds: usize, writes: u8) -> Self {
         ThreadPlan {
             client,
+            incarnation: 0,
             ops: vec![Op::Round { writes }; rounds],
+        }
+    }
+
+    /// A thread whose rounds run as `client` in `incarnation` (after it restarts the client
+    /// itself, in `ops`).
+    pub fn as_incarnation(client: ClientId, incarnation: u8, ops: Vec<Op>) -> Self {
+        ThreadPlan {
+            client,
+            incarnation,
+            ops,
         }
     }
 
@@ -67,6 +80,7 @@ impl ThreadPlan {
     pub fn env(ops: Vec<Op>) -> Self {
         ThreadPlan {
             client: ClientId::MAX,
+            incarnation: 0,
             ops,
         }
     }
@@ -235,9 +249,11 @@ fn run_thread<R: Runtime>(w: &Workload, store: &SimStore<R>, plan: &ThreadPlan) 
             Op::LoseReply => store.arm(Delivery::ReplyLost),
             Op::LoseRequest => store.arm(Delivery::RequestLost),
             Op::Round { writes } => {
-                let lock = lock.get_or_insert_with(|| w.lock_for(store.client(plan.client)));
+                let lock = lock.get_or_insert_with(|| {
+                    w.lock_for(store.client_at(plan.client, plan.incarnation))
+                });
                 if lock.store().is_dead() {
-                    return; // this incarnation crashed: its thread stops
+                    return; // this incarnation crashed (or never started): its thread stops
                 }
                 run_round(w, lock, writes);
             }

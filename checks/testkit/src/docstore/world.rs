@@ -159,6 +159,15 @@ impl<R: Runtime> SimStore<R> {
         }
     }
 
+    /// Client `c`'s store interface in `incarnation` (dead unless that is the current one).
+    pub fn client_at(&self, c: ClientId, incarnation: u8) -> SimClient<R> {
+        SimClient {
+            store: self.clone(),
+            c,
+            incarnation,
+        }
+    }
+
     /// The recording so far.
     pub fn trace(&self) -> Vec<Step> {
         self.with(|w| w.log.clone())

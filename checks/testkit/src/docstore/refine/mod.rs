@@ -35,6 +35,8 @@
 
 mod shadow;
 mod stepper;
+#[cfg(test)]
+mod tests;
 
 use lockwright_model::docstore::protocol::ALWAYS;
 use lockwright_model::docstore::{Faults, Scenario};
