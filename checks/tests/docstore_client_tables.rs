@@ -85,7 +85,10 @@ fn the_installed_scripts_are_the_models() {
                 expires: 1,
             },
         ),
-        (scripts::DOCUMENT_LOCK, Script::DocumentLock { process_id: o }),
+        (
+            scripts::DOCUMENT_LOCK,
+            Script::DocumentLock { process_id: o },
+        ),
         (scripts::RW_LOCK, Script::RwLock),
         (scripts::RW_UNLOCK, Script::RwUnlock),
     ];
@@ -94,7 +97,10 @@ fn the_installed_scripts_are_the_models() {
     }
     // Every recipe installs exactly the scripts its requests name.
     let installed = |r: Recipe, w| -> Vec<&str> {
-        recipe::scripts_of(r, w).into_iter().map(|(id, _)| id).collect()
+        recipe::scripts_of(r, w)
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect()
     };
     use lockwright::docstore::Writes;
     assert_eq!(

@@ -357,22 +357,21 @@ impl DocStore for HttpStore {
         if a.status != 200 {
             return Err(rejected(&line, &a));
         }
-        let token = written(
-            &line,
-            &Answer {
+        let number = |key: &str| a.body.get(key).and_then(Value::as_u64);
+        let (Some(seq_no), Some(primary_term)) = (number("_seq_no"), number("_primary_term"))
+        else {
+            return Err(StoreError::BadResponse {
+                request: line,
                 status: a.status,
-                body: json!({
-                    "result": "noop",
-                    "_seq_no": a.body.get("_seq_no"),
-                    "_primary_term": a.body.get("_primary_term"),
-                }),
-                raw: a.raw.clone(),
-            },
-        )?
-        .token;
+                detail: format!("no `_seq_no`/`_primary_term` in {}", error_text(&a.raw)),
+            });
+        };
         Ok(Some(Doc {
             source: a.body.get("_source").cloned().unwrap_or(Value::Null),
-            token,
+            token: Token {
+                primary_term,
+                seq_no,
+            },
         }))
     }
 
