@@ -77,6 +77,14 @@
 //!   `O_CLOEXEC`).
 //! - [`SimpleFsLockFactory`] cannot survive a crash by itself: a stale file needs a human.
 //!
+//! # Document stores
+//!
+//! With the `docstore` cargo feature, `lockwright::docstore` is a writer lock kept in an
+//! Elasticsearch-compatible document store: the corrected recipe of `docs/docstore.md` (an
+//! owner and a lease in the lock document, a compare-and-delete release, fencing tokens on the
+//! protected writes), over HTTP with a blocking client. It has not been run against a real
+//! Elasticsearch or OpenSearch (see its module docs).
+//!
 //! # Structure
 //!
 //! Every protocol is written once over the [`sys::System`] trait; [`RealSystem`] (module

@@ -64,8 +64,8 @@ pub mod scripts;
 pub mod store;
 
 pub use error::DocLockError;
-pub use http::HttpStore;
-pub use lock::{default_owner, LeaseGuard, LeaseLock};
+pub use http::{HttpStore, DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT};
+pub use lock::{default_owner, LeaseGuard, LeaseLock, DEFAULT_ATTEMPTS};
 #[cfg(feature = "defects")]
 pub use recipe::Defect;
 pub use recipe::{Pc, Recipe, Role, Step, Writes};

@@ -6,7 +6,7 @@
 //! Production has one recipe, [`Recipe::Leased`] with [`Writes::Fenced`]. The recipes of the
 //! blog as written (`global`, `document`, `read-write`), the broken first draft of the
 //! corrected one (`leased-noop`) and unfenced writes exist only with the test-only `defects`
-//! feature ([`Defect`]), so that the checks can show they catch each of them.
+//! feature (`Defect`), so that the checks can show they catch each of them.
 
 use serde_json::{json, Value};
 
