@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use lockwright_model::docstore::store::{Token, WriteOutcome};
+use lockwright_model::docstore::store::Token;
 use serde_json::{json, Value};
 
 use super::service::{error_parts, source_from_json, source_to_json, Answer, Op, Req, Service};
@@ -351,13 +351,5 @@ fn respond(request: tiny_http::Request, (status, body): (u16, Value), delay: Opt
             });
         }
         None => send(),
-    }
-}
-
-/// The model outcome of a write (for tests that compare the loopback's answers).
-pub fn outcome_of(a: &Answer) -> Option<&WriteOutcome> {
-    match a {
-        Answer::Model(o) => Some(o),
-        _ => None,
     }
 }

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use lockwright_model::docstore::protocol::{DATA_ID, DATA_INDEX};
 use lockwright_model::docstore::store::{
-    Doc, Owner, Script, Shard, Source, StoreError, Token, UpdateBody, WriteOutcome, WriteResult,
+    Doc, Owner, Script, Shard, Source, StoreError, Token, UpdateBody, WriteOutcome,
 };
 use serde_json::{json, Value};
 
@@ -350,11 +350,6 @@ impl Service {
         };
         Ok(Op::Update { body, upsert })
     }
-}
-
-/// The `result` name of a write result.
-pub fn result_name(r: WriteResult) -> &'static str {
-    r.name()
 }
 
 /// The Elasticsearch error type and reason of a refusal.
