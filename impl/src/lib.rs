@@ -84,6 +84,14 @@
 //!   `O_CLOEXEC`).
 //! - [`SimpleFsLockFactory`] cannot survive a crash by itself: a stale file needs a human.
 //!
+//! # Document stores
+//!
+//! With the `docstore` cargo feature, `lockwright::docstore` is a writer lock kept in an
+//! Elasticsearch-compatible document store: the corrected recipe of `docs/docstore.md` (an
+//! owner and a lease in the lock document, a compare-and-delete release, fencing tokens on the
+//! protected writes), over HTTP with a blocking client. It has not been run against a real
+//! Elasticsearch or OpenSearch (see its module docs).
+//!
 //! # Structure
 //!
 //! Lock families live in modules beside each other; file locks are [`file`](mod@file), and the types
@@ -111,6 +119,8 @@ compile_error!(
      mandatory byte-range locks with other rules, and are not modelled."
 );
 
+#[cfg(feature = "docstore")]
+pub mod docstore;
 pub mod file;
 #[cfg(feature = "replication")]
 pub mod replication;

@@ -9,8 +9,11 @@
 //! - [`refine`]: what every family's refinement replayer shares (the model cursor, the
 //!   divergence report).
 //! - [`file`]: file locks — the simulated OS, the workloads, the refinement replayer.
+//! - [`docstore`]: document-store locks — the simulated store, the workloads, the refinement
+//!   replayer, and a loopback HTTP server on the model's semantics.
 
 pub mod budget;
+pub mod docstore;
 pub mod file;
 pub mod prims;
 pub mod refine;

@@ -1,0 +1,355 @@
+//! [`LoopbackServer`]: the model's document-store semantics ([`Service`]) over HTTP on
+//! 127.0.0.1, for testing the reference client's HTTP layer (`lockwright::docstore::HttpStore`).
+//!
+//! **This is not an Elasticsearch.** No Elasticsearch or OpenSearch server can be installed
+//! where this project is developed. This server speaks the subset of the REST API the recipes
+//! use, with the request and answer shapes of the Elasticsearch reference, and answers every
+//! write with the model's semantics module — this project's reading of the documented
+//! behaviour. A test that passes against it says the client's HTTP layer agrees with that
+//! reading, nothing about a real cluster.
+//!
+//! Served: `POST /_scripts/<id>`, `PUT|POST /<index>/_create/<id>`, `POST
+//! /<index>/_update/<id>` (`script` with a stored script id and params, or `doc`; `upsert`),
+//! `DELETE /<index>/_doc/<id>[?if_seq_no=..&if_primary_term=..]`, `GET /<index>/_doc/<id>`.
+//! Anything else, a body the model has no shape for, or a script whose stored source is not
+//! the model's, is refused with a 4xx error body. Faults for the client's timeout handling:
+//! [`LoopbackServer::lose_next_reply`] (applied, answered too late) and
+//! [`LoopbackServer::lose_next_request`] (not applied, answered too late).
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use lockwright_model::docstore::store::Token;
+use serde_json::{json, Value};
+
+use super::service::{error_parts, source_from_json, source_to_json, Answer, Op, Req, Service};
+
+/// A fault for the next request.
+#[derive(Clone, Copy, Debug)]
+enum Fault {
+    /// Apply it, answer after this delay (longer than the client's timeout: the reply is
+    /// lost).
+    ReplyLost(Duration),
+    /// Do not apply it; answer 500 after this delay.
+    RequestLost(Duration),
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    service: Service,
+    requests: Vec<String>,
+    fault: Option<Fault>,
+}
+
+/// The loopback server; stops when dropped.
+pub struct LoopbackServer {
+    addr: SocketAddr,
+    server: Arc<tiny_http::Server>,
+    shared: Arc<Mutex<Shared>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for LoopbackServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "LoopbackServer({})", self.url())
+    }
+}
+
+fn lock(shared: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
+    shared.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl LoopbackServer {
+    /// Starts a server on `127.0.0.1` (a free port) with the model's initial documents (the
+    /// data document `files/1`).
+    ///
+    /// # Panics
+    /// If no loopback port can be bound.
+    pub fn start() -> LoopbackServer {
+        let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").expect("bind 127.0.0.1"));
+        let addr = server.server_addr().to_ip().expect("an IP listener");
+        let shared = Arc::new(Mutex::new(Shared {
+            service: Service::with_model_documents(),
+            ..Shared::default()
+        }));
+        let (srv, sh) = (Arc::clone(&server), Arc::clone(&shared));
+        let thread = std::thread::spawn(move || {
+            for request in srv.incoming_requests() {
+                serve(&sh, request);
+            }
+        });
+        LoopbackServer {
+            addr,
+            server,
+            shared,
+            thread: Some(thread),
+        }
+    }
+
+    /// `http://127.0.0.1:<port>`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// A copy of the store.
+    pub fn service(&self) -> Service {
+        lock(&self.shared).service.clone()
+    }
+
+    /// The requests served so far (`METHOD /path?query`).
+    pub fn requests(&self) -> Vec<String> {
+        lock(&self.shared).requests.clone()
+    }
+
+    /// The next request is applied and answered only after `delay` (a client whose timeout is
+    /// shorter sees no answer).
+    pub fn lose_next_reply(&self, delay: Duration) {
+        lock(&self.shared).fault = Some(Fault::ReplyLost(delay));
+    }
+
+    /// The next request is not applied, and answered 500 only after `delay`.
+    pub fn lose_next_request(&self, delay: Duration) {
+        lock(&self.shared).fault = Some(Fault::RequestLost(delay));
+    }
+}
+
+impl Drop for LoopbackServer {
+    fn drop(&mut self) {
+        self.server.unblock();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn decode(seg: &str) -> String {
+    let hex = |b: u8| char::from(b).to_digit(16);
+    let bytes = seg.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                out.push(u8::try_from(h * 16 + l).expect("two hex digits"));
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn query(q: &str) -> BTreeMap<String, String> {
+    q.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            (decode(k), decode(v))
+        })
+        .collect()
+}
+
+fn error(status: u16, error_type: &str, reason: &str) -> (u16, Value) {
+    (
+        status,
+        json!({"error": {"type": error_type, "reason": reason}, "status": status}),
+    )
+}
+
+fn bad_request(reason: &str) -> (u16, Value) {
+    error(400, "x_content_parse_exception", reason)
+}
+
+/// The HTTP answer to a write: Elasticsearch's document-API response shape.
+fn write_answer(index: &str, id: &str, answer: &Answer) -> (u16, Value) {
+    let status = answer.status();
+    match answer {
+        Answer::Model(Ok(w)) => (
+            status,
+            json!({
+                "_index": index,
+                "_id": id,
+                "result": w.result.name(),
+                "_seq_no": w.token.seq_no,
+                "_primary_term": w.token.primary_term,
+                "_shards": {"total": 1, "successful": 1, "failed": 0},
+            }),
+        ),
+        refused => {
+            let (error_type, reason) = error_parts(refused).expect("a refusal");
+            let mut body = json!({
+                "error": {"type": error_type, "reason": reason},
+                "status": status,
+            });
+            if let Answer::Model(Err(lockwright_model::docstore::store::StoreError::Script(e))) =
+                refused
+            {
+                body["error"]["reason"] = json!("runtime error");
+                body["error"]["caused_by"] =
+                    json!({"type": "painless_explain_error", "reason": e.to_string()});
+            }
+            (status, body)
+        }
+    }
+}
+
+fn parse_cond(q: &BTreeMap<String, String>) -> Result<Option<Token>, String> {
+    match (q.get("if_seq_no"), q.get("if_primary_term")) {
+        (None, None) => Ok(None),
+        (Some(s), Some(t)) => Ok(Some(Token {
+            seq_no: s.parse().map_err(|_| format!("bad if_seq_no {s:?}"))?,
+            primary_term: t
+                .parse()
+                .map_err(|_| format!("bad if_primary_term {t:?}"))?,
+        })),
+        _ => Err("if_seq_no and if_primary_term go together".to_owned()),
+    }
+}
+
+/// Routes one request; `None` for the store's write (executed by the caller, which may lose
+/// it).
+fn route(
+    service: &mut Service,
+    method: &tiny_http::Method,
+    path: &[String],
+    q: &BTreeMap<String, String>,
+    body: &Value,
+) -> Result<Req, (u16, Value)> {
+    use tiny_http::Method::*;
+    let seg: Vec<&str> = path.iter().map(String::as_str).collect();
+    let op = match (method, seg.as_slice()) {
+        (Put | Post, [index, "_create", id]) => {
+            let source =
+                source_from_json(body, &mut service.owners).map_err(|e| bad_request(&e))?;
+            (index, id, Op::Create(source))
+        }
+        (Post, [index, "_update", id]) => {
+            let op = service.parse_update(body).map_err(|e| bad_request(&e))?;
+            (index, id, op)
+        }
+        (Delete, [index, "_doc", id]) => {
+            let cond = parse_cond(q).map_err(|e| error(400, "illegal_argument_exception", &e))?;
+            (index, id, Op::Delete { cond })
+        }
+        _ => {
+            return Err(error(
+                405,
+                "unsupported_operation_exception",
+                "the loopback server serves only the document-store recipes' requests",
+            ))
+        }
+    };
+    Ok(Req {
+        index: (*op.0).to_owned(),
+        id: (*op.1).to_owned(),
+        op: op.2,
+    })
+}
+
+fn serve(shared: &Mutex<Shared>, mut request: tiny_http::Request) {
+    let url = request.url().to_owned();
+    let method = request.method().clone();
+    let mut raw = String::new();
+    let _ = request.as_reader().read_to_string(&mut raw);
+    let (path, q) = url.split_once('?').unwrap_or((&url, ""));
+    let path: Vec<String> = path
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(decode)
+        .collect();
+    let q = query(q);
+    let mut sh = lock(shared);
+    sh.requests.push(format!("{method} {url}"));
+    let fault = sh.fault.take();
+    let body: Value = if raw.trim().is_empty() {
+        Value::Null
+    } else {
+        match serde_json::from_str(&raw) {
+            Ok(v) => v,
+            Err(e) => {
+                drop(sh);
+                return respond(
+                    request,
+                    bad_request(&format!("body is not JSON: {e}")),
+                    None,
+                );
+            }
+        }
+    };
+    let answer: (u16, Value) = match (
+        &method,
+        path.iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .as_slice(),
+    ) {
+        (tiny_http::Method::Post | tiny_http::Method::Put, ["_scripts", id]) => {
+            match body["script"]["source"].as_str() {
+                Some(src) => {
+                    sh.service.put_script(id, src);
+                    (200, json!({"acknowledged": true}))
+                }
+                None => bad_request("expected {\"script\": {\"lang\": .., \"source\": ..}}"),
+            }
+        }
+        (tiny_http::Method::Get, [index, "_doc", id]) => match sh.service.get(index, id) {
+            Some(d) => (
+                200,
+                json!({
+                    "_index": index, "_id": id, "found": true,
+                    "_seq_no": d.seq_no, "_primary_term": d.primary_term,
+                    "_source": source_to_json(d.source, &sh.service.owners),
+                }),
+            ),
+            None => (404, json!({"_index": index, "_id": id, "found": false})),
+        },
+        _ => match route(&mut sh.service, &method, &path, &q, &body) {
+            Err(refusal) => refusal,
+            Ok(req) => {
+                if let Some(Fault::RequestLost(delay)) = fault {
+                    drop(sh);
+                    return respond(
+                        request,
+                        error(500, "simulated", "request lost"),
+                        Some(delay),
+                    );
+                }
+                let a = sh.service.execute(&req);
+                let out = write_answer(&req.index, &req.id, &a);
+                if let Some(Fault::ReplyLost(delay)) = fault {
+                    drop(sh);
+                    return respond(request, out, Some(delay));
+                }
+                out
+            }
+        },
+    };
+    drop(sh);
+    respond(request, answer, None);
+}
+
+fn respond(request: tiny_http::Request, (status, body): (u16, Value), delay: Option<Duration>) {
+    let send = move || {
+        let header = tiny_http::Header::from_bytes("Content-Type", "application/json")
+            .expect("a valid header");
+        let response = tiny_http::Response::from_string(body.to_string())
+            .with_status_code(status)
+            .with_header(header);
+        let _ = request.respond(response);
+    };
+    match delay {
+        // Answer late on another thread, so the server keeps serving meanwhile.
+        Some(d) => {
+            std::thread::spawn(move || {
+                std::thread::sleep(d);
+                send();
+            });
+        }
+        None => send(),
+    }
+}

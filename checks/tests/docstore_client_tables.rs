@@ -1,0 +1,115 @@
+//! The reference client's recipe data is the model's: its step table
+//! (`lockwright::docstore::recipe::next`) equals `lockwright_model::docstore::next` cell for
+//! cell, for every recipe the client can run (the corrected one and, behind `defects`, the
+//! broken ones), and the painless sources it installs are the model's
+//! (`Script::painless`), which the simulated store and the loopback server insist on before
+//! they run a script. (The requests each step sends are compared with the model's on every
+//! step of every shuttle run: `docstore_shuttle.rs`.)
+
+use lockwright::docstore::recipe::{self, Pc, Recipe, Role};
+use lockwright::docstore::scripts;
+use lockwright_model::docstore::store::{Owner, Script, Token};
+use lockwright_model::docstore::{self as model, Variant};
+
+fn recipe_of(v: Variant) -> Recipe {
+    match v {
+        Variant::Leased => Recipe::Leased,
+        Variant::LeasedNoop => Recipe::LeasedNoop,
+        Variant::Global => Recipe::Global,
+        Variant::Document => Recipe::Document,
+        Variant::ReadWrite => Recipe::ReadWrite,
+    }
+}
+
+#[test]
+fn the_step_table_is_the_models() {
+    let pcs = [
+        (Pc::Idle, model::Pc::Idle),
+        (Pc::Retrying, model::Pc::Retrying),
+        (Pc::Holding, model::Pc::Holding),
+        (Pc::Writing, model::Pc::Writing),
+        (Pc::Releasing, model::Pc::Releasing),
+    ];
+    let roles = [
+        (Role::Writer, model::Role::Writer),
+        (Role::Reader, model::Role::Reader),
+    ];
+    let mut cells = 0;
+    for v in Variant::ALL {
+        let r = recipe_of(v);
+        assert_eq!(r.name(), v.name());
+        assert_eq!(r.leased(), v.leased());
+        for (role, mrole) in roles {
+            for (pc, mpc) in pcs {
+                let ours: Vec<String> = recipe::next(r, role, pc)
+                    .iter()
+                    .map(|s| format!("{s:?}"))
+                    .collect();
+                let theirs: Vec<String> = model::next(v, mrole, mpc)
+                    .iter()
+                    .map(|s| format!("{s:?}"))
+                    .collect();
+                assert_eq!(ours, theirs, "{v} {role:?} at {pc:?}");
+                cells += 1;
+            }
+        }
+    }
+    assert_eq!(cells, 50);
+}
+
+#[test]
+fn the_installed_scripts_are_the_models() {
+    let o = Owner {
+        client: 0,
+        incarnation: 0,
+    };
+    let t = Token {
+        primary_term: 1,
+        seq_no: 0,
+    };
+    let pairs = [
+        (
+            scripts::LEASE_ACQUIRE,
+            Script::LeaseAcquire {
+                owner: o,
+                now: 0,
+                expires: 1,
+            },
+        ),
+        (scripts::FENCED_WRITE, Script::FencedWrite { token: t }),
+        (
+            scripts::LEASE_ACQUIRE_NOOP,
+            Script::LeaseAcquireNoop {
+                owner: o,
+                now: 0,
+                expires: 1,
+            },
+        ),
+        (
+            scripts::DOCUMENT_LOCK,
+            Script::DocumentLock { process_id: o },
+        ),
+        (scripts::RW_LOCK, Script::RwLock),
+        (scripts::RW_UNLOCK, Script::RwUnlock),
+    ];
+    for (ours, script) in pairs {
+        assert_eq!(ours, script.painless(), "{}", script.id());
+    }
+    // Every recipe installs exactly the scripts its requests name.
+    let installed = |r: Recipe, w| -> Vec<&str> {
+        recipe::scripts_of(r, w)
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect()
+    };
+    use lockwright::docstore::Writes;
+    assert_eq!(
+        installed(Recipe::Leased, Writes::Fenced),
+        ["lease-acquire", "fenced-write"]
+    );
+    assert_eq!(
+        installed(Recipe::ReadWrite, Writes::Unfenced),
+        ["rw-lock", "rw-unlock"]
+    );
+    assert!(installed(Recipe::Global, Writes::Unfenced).is_empty());
+}

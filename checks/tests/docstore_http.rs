@@ -1,0 +1,330 @@
+//! The production HTTP layer of the document-store client (`lockwright::docstore::HttpStore`,
+//! ureq) against the loopback server (`lockwright_testkit::docstore::LoopbackServer`).
+//!
+//! **The loopback server is not an Elasticsearch.** No Elasticsearch or OpenSearch server can
+//! be installed on this project's machines; the loopback server serves this project's reading
+//! of the documented REST semantics (the model's store module, verbatim) on 127.0.0.1. These
+//! tests show that the client's requests, its parsing of answers, and its handling of
+//! timeouts, refused connections and error statuses agree with that reading — nothing about a
+//! real cluster.
+
+use std::net::TcpListener;
+use std::time::{Duration, Instant};
+
+use lockwright::docstore::{Defect, DocLockError, DocStore, HttpStore, LeaseLock, WriteResult};
+use lockwright_model::docstore::store::Source;
+use lockwright_testkit::docstore::LoopbackServer;
+use serde_json::json;
+
+const LOCKS: &str = "files-lock";
+/// How late a "lost" reply comes: past the client's 1 s timeout.
+const LATE: Duration = Duration::from_millis(2_500);
+
+fn store(server: &LoopbackServer) -> HttpStore {
+    // The loopback answers at once unless a test delays it on purpose (by LATE, well past
+    // this timeout): 1 s leaves room for a loaded machine without slowing the lost-reply test
+    // much.
+    HttpStore::with_timeouts(
+        &server.url(),
+        Duration::from_millis(500),
+        Duration::from_secs(1),
+    )
+}
+
+fn lock(server: &LoopbackServer, owner: &str, lease: Duration) -> LeaseLock<HttpStore> {
+    LeaseLock::new(store(server), LOCKS, "1", lease).with_owner(owner)
+}
+
+fn lease_doc(server: &LoopbackServer) -> Option<Source> {
+    server.service().get(LOCKS, "1").map(|d| d.source)
+}
+
+#[test]
+fn acquire_write_release_send_the_recipes_requests() {
+    let server = LoopbackServer::start();
+    let a = lock(&server, "owner-a", Duration::from_secs(30));
+    a.install_scripts().unwrap();
+    let mut g = a.try_acquire().unwrap();
+    let token = g.token();
+    assert_eq!((token.primary_term, token.seq_no), (1, 0));
+    assert!(g.valid_until().is_some());
+    let w = g.fenced_write("files", "1", &json!("report.pdf")).unwrap();
+    assert_eq!(w.result, WriteResult::Updated);
+    assert!(matches!(lease_doc(&server), Some(Source::Lease { .. })));
+    assert_eq!(
+        a.holder().unwrap().map(|(owner, _)| owner),
+        Some("owner-a".to_owned())
+    );
+    g.release().unwrap();
+    assert_eq!(lease_doc(&server), None, "compare-and-delete removed it");
+    let fence = server.service().get("files", "1").unwrap().source.fence();
+    assert_eq!(
+        fence.map(|t| t.seq_no),
+        Some(0),
+        "the data document keeps the token"
+    );
+    assert_eq!(
+        server.requests(),
+        [
+            "POST /_scripts/lease-acquire",
+            "POST /_scripts/fenced-write",
+            "POST /files-lock/_update/1",
+            "POST /files/_update/1",
+            "GET /files-lock/_doc/1",
+            "DELETE /files-lock/_doc/1?if_seq_no=0&if_primary_term=1",
+        ]
+    );
+}
+
+#[test]
+fn contention_is_refused_and_a_blocking_acquire_waits_for_the_release() {
+    let server = LoopbackServer::start();
+    let a = lock(&server, "owner-a", Duration::from_secs(30));
+    let b = lock(&server, "owner-b", Duration::from_secs(30));
+    a.install_scripts().unwrap();
+    let g = a.try_acquire().unwrap();
+    let err = b.try_acquire().unwrap_err();
+    assert!(err.is_held(), "{err}");
+    let msg = err.to_string();
+    assert!(msg.contains("files-lock/1"), "{msg}");
+    assert!(
+        msg.contains(&format!("POST {}/files-lock/_update/1: 400", server.url())),
+        "{msg}"
+    );
+    assert!(msg.contains("lease held by another owner"), "{msg}");
+    // A blocking acquire gives up after its timeout, carrying the last refusal.
+    let t = Instant::now();
+    let err = b
+        .acquire(Duration::from_millis(200), Duration::from_millis(50))
+        .unwrap_err();
+    assert!(matches!(err, DocLockError::TimedOut { .. }), "{err}");
+    assert!(err.is_held());
+    // (The clock is in whole milliseconds: allow for the truncation.)
+    assert!(t.elapsed() >= Duration::from_millis(199));
+    // ... and gets the lock once the holder releases.
+    let g = std::thread::scope(|scope| {
+        scope.spawn(move || {
+            std::thread::sleep(Duration::from_millis(150));
+            g.release().unwrap();
+        });
+        b.acquire(Duration::from_secs(5), Duration::from_millis(25))
+            .unwrap()
+    });
+    assert_eq!(
+        lease_doc(&server).and_then(Source::owner).map(|o| o.client),
+        Some(101),
+        "owner-b (interned as the second owner) holds it"
+    );
+    drop(g);
+}
+
+#[test]
+fn a_409_from_create_is_held_in_the_as_written_global_lock() {
+    // The blog's global lock (test-only defect switch): `_create` of an existing id is 409.
+    let server = LoopbackServer::start();
+    let global = |owner: &str| {
+        LeaseLock::new(store(&server), LOCKS, "global", Duration::from_secs(30))
+            .with_owner(owner)
+            .with_defect(Defect::Global)
+    };
+    let (a, b) = (global("owner-a"), global("owner-b"));
+    let _g = a.try_acquire().unwrap();
+    let err = b.try_acquire().unwrap_err();
+    assert!(err.is_held(), "{err}");
+    let answer = err.store_error().unwrap();
+    assert_eq!(answer.status(), Some(409));
+    assert!(
+        answer
+            .to_string()
+            .contains("version_conflict_engine_exception"),
+        "{answer}"
+    );
+    assert!(
+        answer
+            .request()
+            .starts_with(&format!("PUT {}/files-lock/_create/global", server.url())),
+        "{answer}"
+    );
+}
+
+#[test]
+fn a_stale_token_is_refused_by_the_fence_and_its_release_is_not_the_owners() {
+    let server = LoopbackServer::start();
+    let a = lock(&server, "owner-a", Duration::from_secs(30));
+    let b = lock(&server, "owner-b", Duration::from_secs(30));
+    a.install_scripts().unwrap();
+    let mut ga = a.try_acquire().unwrap();
+    // An operator deletes the lock document: B acquires while A's lease is still running.
+    let deleted = store(&server).delete(LOCKS, "1").unwrap();
+    assert_eq!(deleted.result, WriteResult::Deleted);
+    let mut gb = b.try_acquire().unwrap();
+    assert!(gb.token() > ga.token());
+    gb.fenced_write("files", "1", &json!("from b")).unwrap();
+    // A still believes it holds the lock; the data document refuses its older token.
+    let err = ga.fenced_write("files", "1", &json!("from a")).unwrap_err();
+    assert!(matches!(err, DocLockError::Fenced { .. }), "{err}");
+    assert!(err.is_lost());
+    let msg = err.to_string();
+    assert!(msg.contains("stale fencing token"), "{msg}");
+    assert!(
+        msg.contains(&format!("POST {}/files/_update/1: 400", server.url())),
+        "{msg}"
+    );
+    // A's compare-and-delete does not free B's lock.
+    let err = ga.release().unwrap_err();
+    assert!(matches!(err, DocLockError::NotOwner { .. }), "{err}");
+    assert_eq!(err.store_error().and_then(|e| e.status()), Some(409));
+    assert_eq!(
+        lease_doc(&server).and_then(Source::owner).map(|o| o.client),
+        Some(101),
+        "B's lease document stays"
+    );
+    gb.release().unwrap();
+    assert_eq!(lease_doc(&server), None);
+}
+
+#[test]
+fn compare_and_delete_refuses_a_non_owners_release() {
+    let server = LoopbackServer::start();
+    let a = lock(&server, "owner-a", Duration::from_millis(200));
+    let b = lock(&server, "owner-b", Duration::from_secs(30));
+    a.install_scripts().unwrap();
+    let ga = a.try_acquire().unwrap();
+    std::thread::sleep(Duration::from_millis(300)); // A's lease passes; B takes it over
+    let gb = b.try_acquire().unwrap();
+    assert!(gb.token() > ga.token());
+    // A never checked its lease; its release sends compare-and-delete with its old token.
+    let err = ga.release().unwrap_err();
+    assert!(matches!(err, DocLockError::NotOwner { .. }), "{err}");
+    assert!(
+        server
+            .requests()
+            .iter()
+            .any(|r| r == "DELETE /files-lock/_doc/1?if_seq_no=0&if_primary_term=1"),
+        "{:?}",
+        server.requests()
+    );
+    assert!(lease_doc(&server).is_some(), "B's lease document stays");
+    gb.release().unwrap();
+}
+
+#[test]
+fn a_passed_lease_stops_the_writer_and_is_taken_over() {
+    let server = LoopbackServer::start();
+    // A lease long enough that the checks right after the acquire pass on a loaded machine.
+    let a = lock(&server, "owner-a", Duration::from_millis(800));
+    let b = lock(&server, "owner-b", Duration::from_secs(30));
+    a.install_scripts().unwrap();
+    let mut ga = a.try_acquire().unwrap();
+    ga.ensure_valid().unwrap();
+    assert!(b.try_acquire().unwrap_err().is_held());
+    std::thread::sleep(Duration::from_millis(900));
+    let err = ga.ensure_valid().unwrap_err();
+    assert!(matches!(err, DocLockError::LeaseExpired { .. }), "{err}");
+    // A write after the lease passed is refused before anything is sent.
+    let sent = server.requests().len();
+    assert!(ga.fenced_write("files", "1", &json!("late")).is_err());
+    assert_eq!(server.requests().len(), sent);
+    let gb = b.try_acquire().unwrap();
+    assert!(gb.token() > ga.token(), "the takeover is a fresh write");
+    drop(ga); // a lapsed guard sends nothing
+    assert_eq!(server.requests().len(), sent + 1);
+    drop(gb);
+    assert_eq!(lease_doc(&server), None);
+}
+
+#[test]
+fn a_lost_reply_is_an_unknown_outcome_and_the_acquire_is_sent_again() {
+    let server = LoopbackServer::start();
+    let a = lock(&server, "owner-a", Duration::from_secs(30));
+    a.install_scripts().unwrap();
+    // Applied, answered after the client's timeout: the client sends it again, and the
+    // lease-acquire script rewrites its own lease (a write, never a noop).
+    server.lose_next_reply(LATE);
+    let g = a.try_acquire().unwrap();
+    assert_eq!(g.token().seq_no, 1, "the second write's token");
+    let acquires = server
+        .requests()
+        .iter()
+        .filter(|r| *r == "POST /files-lock/_update/1")
+        .count();
+    assert_eq!(acquires, 2);
+    g.release().unwrap();
+    // Not applied, answered 500 late: sent again, created.
+    server.lose_next_request(LATE);
+    let g = a.try_acquire().unwrap();
+    assert_eq!(g.token().seq_no, 3);
+    drop(g);
+    // The unknown outcome itself, as the store interface reports it.
+    server.lose_next_reply(LATE);
+    let err = store(&server).delete(LOCKS, "nothing").unwrap_err();
+    assert!(err.no_answer(), "{err}");
+    let msg = err.to_string();
+    assert!(
+        msg.contains(&format!("DELETE {}/files-lock/_doc/nothing", server.url())),
+        "{msg}"
+    );
+    assert!(msg.contains("may or may not have been applied"), "{msg}");
+}
+
+#[test]
+fn an_unreachable_store_is_reported_with_its_url() {
+    // A port nothing listens on: bind one, then close it.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    let store = HttpStore::with_timeouts(&url, Duration::from_millis(300), Duration::from_secs(1));
+    let a = LeaseLock::new(store, LOCKS, "1", Duration::from_secs(30))
+        .with_owner("owner-a")
+        .with_attempts(2);
+    let err = a.install_scripts().unwrap_err();
+    assert!(
+        err.to_string().contains(&format!(
+            "POST {url}/_scripts/lease-acquire: store unreachable"
+        )),
+        "{err}"
+    );
+    let err = a.try_acquire().unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains(&format!("{url}/files-lock/_update/1")),
+        "{msg}"
+    );
+    assert!(msg.contains("unreachable"), "{msg}");
+    assert!(!err.is_held());
+    let err = a
+        .acquire(Duration::from_millis(100), Duration::from_millis(20))
+        .unwrap_err();
+    assert!(matches!(err, DocLockError::TimedOut { .. }), "{err}");
+    assert!(err.to_string().contains(&url), "{err}");
+}
+
+#[test]
+fn the_loopback_server_refuses_what_the_model_cannot_answer() {
+    let server = LoopbackServer::start();
+    let s = store(&server);
+    // A script that was never stored.
+    let a = lock(&server, "owner-a", Duration::from_secs(30));
+    let err = a.try_acquire().unwrap_err();
+    assert_eq!(
+        err.store_error().and_then(|e| e.status()),
+        Some(404),
+        "{err}"
+    );
+    assert!(err.to_string().contains("unable to find script"), "{err}");
+    // A stored script whose source is not the model's.
+    s.put_script("lease-acquire", "ctx.op = 'noop'").unwrap();
+    let err = a.try_acquire().unwrap_err();
+    assert!(
+        err.to_string().contains("not the model's painless source"),
+        "{err}"
+    );
+    // A document shape the model does not have.
+    let err = s
+        .create("files-lock", "x", &json!({"anything": 1}))
+        .unwrap_err();
+    assert_eq!(err.status(), Some(400), "{err}");
+}

@@ -1,0 +1,174 @@
+//! [`DocLockError`]: the one error type of the document-store lock.
+
+use std::fmt;
+use std::time::Duration;
+
+use super::store::{StoreError, Token};
+
+/// Everything that can go wrong acquiring, checking, writing under or releasing a document
+/// lock. Every message names the lock (`<index>/<id>`) and, where the store answered or failed
+/// to, the request (method and URL) and the status. [`DocLockError::is_held`] tells "someone
+/// else holds it, try later" from everything else.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum DocLockError {
+    /// Another owner holds the lock: the store refused the acquire (400 from the acquire
+    /// script, or 409 from `_create`).
+    Held {
+        /// `<index>/<id>` of the lock document.
+        lock: String,
+        /// The store's refusal.
+        answer: StoreError,
+    },
+    /// A blocking acquire gave up: the lock stayed held (or the store did not answer) for the
+    /// whole timeout.
+    TimedOut {
+        /// `<index>/<id>` of the lock document.
+        lock: String,
+        /// How long the acquire tried.
+        waited: Duration,
+        /// The last attempt's error.
+        last: Box<DocLockError>,
+    },
+    /// The lease has passed (or is about to): stop writing; another owner may hold the lock.
+    LeaseExpired {
+        /// `<index>/<id>` of the lock document.
+        lock: String,
+        /// The holder's deadline, milliseconds since the Unix epoch.
+        deadline_ms: u64,
+        /// The clock when checked.
+        now_ms: u64,
+    },
+    /// The data document refused a fenced write: it has accepted a write of a newer grant, so
+    /// this lock is lost. Release the guard (drop it) and acquire again.
+    Fenced {
+        /// `<index>/<id>` of the lock document.
+        lock: String,
+        /// This holder's token.
+        token: Token,
+        /// The data document's refusal.
+        answer: StoreError,
+    },
+    /// The release found the lock document no longer ours (409 from compare-and-delete, 404):
+    /// its lease passed and another owner took it, or someone deleted it. Writes made under
+    /// this lock may have interleaved with another holder's (fencing refused the stale ones).
+    NotOwner {
+        /// `<index>/<id>` of the lock document.
+        lock: String,
+        /// The store's answer to the compare-and-delete.
+        answer: StoreError,
+    },
+    /// The guard cannot do this now: a write on a reader lock, a write after the lease check
+    /// failed or after a fenced write was refused.
+    NotHolding {
+        /// `<index>/<id>` of the lock document.
+        lock: String,
+        /// What the guard is doing instead.
+        state: &'static str,
+    },
+    /// The store gave no usable answer (no answer after every attempt; an unexpected status;
+    /// an unreadable body).
+    Store {
+        /// `<index>/<id>` of the lock document.
+        lock: String,
+        /// What went wrong with the request.
+        source: StoreError,
+    },
+}
+
+impl DocLockError {
+    /// Whether someone else holds the lock (also [`DocLockError::TimedOut`] waiting for it), so
+    /// trying again later may succeed.
+    pub fn is_held(&self) -> bool {
+        match self {
+            DocLockError::Held { .. } => true,
+            DocLockError::TimedOut { last, .. } => last.is_held(),
+            _ => false,
+        }
+    }
+
+    /// Whether this lock is lost ([`DocLockError::LeaseExpired`], [`DocLockError::Fenced`],
+    /// [`DocLockError::NotOwner`]): stop writing.
+    pub fn is_lost(&self) -> bool {
+        matches!(
+            self,
+            DocLockError::LeaseExpired { .. }
+                | DocLockError::Fenced { .. }
+                | DocLockError::NotOwner { .. }
+        )
+    }
+
+    /// `<index>/<id>` of the lock document.
+    pub fn lock(&self) -> &str {
+        match self {
+            DocLockError::Held { lock, .. }
+            | DocLockError::TimedOut { lock, .. }
+            | DocLockError::LeaseExpired { lock, .. }
+            | DocLockError::Fenced { lock, .. }
+            | DocLockError::NotOwner { lock, .. }
+            | DocLockError::NotHolding { lock, .. }
+            | DocLockError::Store { lock, .. } => lock,
+        }
+    }
+
+    /// The store error underneath, if any.
+    pub fn store_error(&self) -> Option<&StoreError> {
+        match self {
+            DocLockError::Held { answer, .. }
+            | DocLockError::Fenced { answer, .. }
+            | DocLockError::NotOwner { answer, .. } => Some(answer),
+            DocLockError::Store { source, .. } => Some(source),
+            DocLockError::TimedOut { last, .. } => last.store_error(),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for DocLockError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DocLockError::Held { lock, answer } => write!(
+                f,
+                "lock {lock} is held by another owner ({answer}); retry later or acquire with a timeout"
+            ),
+            DocLockError::TimedOut { lock, waited, last } => write!(
+                f,
+                "timed out after {:.3}s waiting for lock {lock}: {last}",
+                waited.as_secs_f64()
+            ),
+            DocLockError::LeaseExpired {
+                lock,
+                deadline_ms,
+                now_ms,
+            } => write!(
+                f,
+                "lease on lock {lock} has passed (deadline {deadline_ms} ms, now {now_ms} ms since the Unix epoch); stop writing, another owner may hold it, and acquire again"
+            ),
+            DocLockError::Fenced { lock, token, answer } => write!(
+                f,
+                "fenced write under lock {lock} with token {token} was refused ({answer}): a newer holder has written, so this lock is lost; release it and acquire again"
+            ),
+            DocLockError::NotOwner { lock, answer } => write!(
+                f,
+                "lock {lock} was no longer ours at release ({answer}): its lease passed and another owner took it, or someone deleted the lock document"
+            ),
+            DocLockError::NotHolding { lock, state } => {
+                write!(f, "lock {lock} cannot be used for this: {state}")
+            }
+            DocLockError::Store { lock, source } => write!(f, "lock {lock}: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for DocLockError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            DocLockError::Held { answer, .. }
+            | DocLockError::Fenced { answer, .. }
+            | DocLockError::NotOwner { answer, .. } => Some(answer),
+            DocLockError::Store { source, .. } => Some(source),
+            DocLockError::TimedOut { last, .. } => Some(&**last),
+            _ => None,
+        }
+    }
+}

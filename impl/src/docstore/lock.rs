@@ -1,0 +1,505 @@
+//! [`LeaseLock`] (the public API and the acquire loop) and [`LeaseGuard`] (a held lock: the
+//! lease check, the fenced write, the compare-and-delete release). Every request goes through
+//! the step table ([`super::recipe::next`]) and one [`DocStore`] call.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+
+#[cfg(feature = "defects")]
+use super::recipe::Defect;
+use super::recipe::{
+    acquire_request, keeps_token, release_request, scripts_of, step_where, write_request, Pc,
+    Recipe, Role, Step, Writes,
+};
+use super::store::{DocStore, StoreError, Token, WriteResult, Written};
+use super::DocLockError;
+
+/// How many times one request is sent while it gets no answer, by default.
+pub const DEFAULT_ATTEMPTS: u32 = 5;
+
+static OWNERS: AtomicU64 = AtomicU64::new(0);
+
+/// A fresh owner id for this process: `pid<pid>-<unix nanos, hex>-<n>`. Unique per call, so a
+/// restarted process never reuses its predecessor's id (the model gives every incarnation a
+/// new owner).
+pub fn default_owner() -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
+    format!(
+        "pid{}-{nanos:x}-{}",
+        std::process::id(),
+        OWNERS.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// A lease lock on one document of a document store: the corrected recipe (module docs).
+///
+/// One value per owner: its owner id goes into the lock document. Several threads of one
+/// process that must exclude each other need one `LeaseLock` each (with distinct owners),
+/// exactly as separate processes do.
+pub struct LeaseLock<S: DocStore> {
+    store: S,
+    index: String,
+    id: String,
+    owner: String,
+    lease_ms: u64,
+    attempts: u32,
+    recipe: Recipe,
+    writes: Writes,
+    role: Role,
+}
+
+impl<S: DocStore> fmt::Debug for LeaseLock<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LeaseLock")
+            .field("lock", &self.lock_name())
+            .field("owner", &self.owner)
+            .field("lease_ms", &self.lease_ms)
+            .field("recipe", &self.recipe)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: DocStore> LeaseLock<S> {
+    /// The lock document `index/id` on `store`, with a lease of `lease` (at least 1 ms) and a
+    /// fresh owner id ([`default_owner`]).
+    pub fn new(store: S, index: &str, id: &str, lease: Duration) -> Self {
+        LeaseLock {
+            store,
+            index: index.to_owned(),
+            id: id.to_owned(),
+            owner: default_owner(),
+            lease_ms: u64::try_from(lease.as_millis()).unwrap_or(u64::MAX).max(1),
+            attempts: DEFAULT_ATTEMPTS,
+            recipe: Recipe::Leased,
+            writes: Writes::Fenced,
+            role: Role::Writer,
+        }
+    }
+
+    /// The same lock with this owner id (unique per process incarnation: never reuse an id
+    /// after a restart).
+    pub fn with_owner(mut self, owner: impl Into<String>) -> Self {
+        self.owner = owner.into();
+        self
+    }
+
+    /// How many times one request is sent while it gets no answer (at least 1; default
+    /// [`DEFAULT_ATTEMPTS`]). The model's clients send it until answered.
+    pub fn with_attempts(mut self, attempts: u32) -> Self {
+        self.attempts = attempts.max(1);
+        self
+    }
+
+    /// A deliberately broken client (test-only `defects` feature): see [`Defect`].
+    #[cfg(feature = "defects")]
+    #[doc(hidden)]
+    pub fn with_defect(mut self, defect: Defect) -> Self {
+        let (recipe, writes, role) = match defect {
+            Defect::Global => (Recipe::Global, Writes::Unfenced, Role::Writer),
+            Defect::Document => (Recipe::Document, Writes::Unfenced, Role::Writer),
+            Defect::ReadWrite(role) => (Recipe::ReadWrite, Writes::Unfenced, role),
+            Defect::LeasedNoop => (Recipe::LeasedNoop, Writes::Fenced, Role::Writer),
+            Defect::UnfencedWrites => (Recipe::Leased, Writes::Unfenced, Role::Writer),
+        };
+        self.recipe = recipe;
+        self.writes = writes;
+        self.role = role;
+        self
+    }
+
+    /// The owner id written into the lock document.
+    pub fn owner(&self) -> &str {
+        &self.owner
+    }
+
+    /// The lease, in milliseconds.
+    pub fn lease_ms(&self) -> u64 {
+        self.lease_ms
+    }
+
+    /// The store.
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    /// The recipe (always [`Recipe::Leased`] without the test-only `defects` feature).
+    pub fn recipe(&self) -> Recipe {
+        self.recipe
+    }
+
+    /// The write mode (always [`Writes::Fenced`] without the test-only `defects` feature).
+    pub fn writes(&self) -> Writes {
+        self.writes
+    }
+
+    /// The role ([`Role::Writer`] except for the test-only read/write recipe's readers).
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    /// `<index>/<id>` of the lock document, as errors name it.
+    pub fn lock_name(&self) -> String {
+        format!("{}/{}", self.index, self.id)
+    }
+
+    fn store_error(&self, source: StoreError) -> DocLockError {
+        DocLockError::Store {
+            lock: self.lock_name(),
+            source,
+        }
+    }
+
+    /// Installs the stored scripts the recipe uses (`lease-acquire`, `fenced-write`) with
+    /// `POST _scripts/<id>`. Once per cluster, before any client acquires; installing again
+    /// is harmless.
+    ///
+    /// # Errors
+    /// [`DocLockError::Store`] with the store's answer.
+    pub fn install_scripts(&self) -> Result<(), DocLockError> {
+        for (id, source) in scripts_of(self.recipe, self.writes) {
+            self.store
+                .put_script(id, source)
+                .map_err(|e| self.store_error(e))?;
+        }
+        Ok(())
+    }
+
+    /// Tries once to acquire the lock: one acquire request, sent again while it gets no
+    /// answer (up to the attempts, [`LeaseLock::with_attempts`]) or meets a concurrent update
+    /// (409). The lease deadline counts from the FIRST send.
+    ///
+    /// # Errors
+    /// [`DocLockError::Held`] if another owner holds it; [`DocLockError::Store`] if the store
+    /// never answered (the lease document may then have been written: it passes at the
+    /// deadline) or answered something unexpected.
+    pub fn try_acquire(&self) -> Result<LeaseGuard<'_, S>, DocLockError> {
+        let leased = self.recipe.leased();
+        let mut pc = Pc::Idle;
+        let mut deadline = None;
+        let mut sends = 0;
+        loop {
+            let step = step_where(self.recipe, self.role, pc, Step::acquires)
+                .expect("the step table acquires from Idle and Retrying");
+            // The clock read is part of the acquire step: `now` and `expires` go in the
+            // request, and the first send starts the deadline.
+            let now = if leased { self.store.now() } else { 0 };
+            let expires = now.saturating_add(self.lease_ms);
+            if leased && pc == Pc::Idle {
+                deadline = Some(expires);
+            }
+            let request = acquire_request(
+                self.recipe,
+                self.role,
+                &self.index,
+                &self.id,
+                &self.owner,
+                now,
+                expires,
+            );
+            sends += 1;
+            match request.send(&self.store) {
+                Ok(w) => {
+                    return Ok(LeaseGuard {
+                        lock: self,
+                        pc: Pc::Holding,
+                        token: w.token,
+                        deadline,
+                        released: false,
+                    })
+                }
+                // No answer, or (`_update` only) a concurrent update raced this one: send the
+                // same request again (model: `Retrying`).
+                Err(e) if e.no_answer() || (step == Step::UpsertLock && e.is_conflict()) => {
+                    if sends >= self.attempts {
+                        return Err(self.store_error(e));
+                    }
+                    pc = Pc::Retrying;
+                }
+                // 409 from `_create`, 400 from the acquire script: held (model: refused).
+                Err(
+                    e @ StoreError::Rejected {
+                        status: 400 | 409, ..
+                    },
+                ) => {
+                    return Err(DocLockError::Held {
+                        lock: self.lock_name(),
+                        answer: e,
+                    })
+                }
+                Err(e) => return Err(self.store_error(e)),
+            }
+        }
+    }
+
+    /// Acquires the lock, trying again every `poll` while another owner holds it (or the store
+    /// does not answer), for at most `timeout` on [`DocStore::now`]'s clock. Tries at least
+    /// once, so `Duration::ZERO` means "try once".
+    ///
+    /// # Errors
+    /// [`DocLockError::TimedOut`] carrying the last attempt's error, or the first error that
+    /// waiting cannot heal (an unexpected answer).
+    pub fn acquire(
+        &self,
+        timeout: Duration,
+        poll: Duration,
+    ) -> Result<LeaseGuard<'_, S>, DocLockError> {
+        let timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
+        let start = self.store.now();
+        loop {
+            let err = match self.try_acquire() {
+                Ok(guard) => return Ok(guard),
+                Err(e) if e.is_held() || e.store_error().is_some_and(StoreError::no_answer) => e,
+                Err(e) => return Err(e),
+            };
+            let waited = self.store.now().saturating_sub(start);
+            if waited >= timeout_ms {
+                return Err(DocLockError::TimedOut {
+                    lock: self.lock_name(),
+                    waited: Duration::from_millis(waited),
+                    last: Box::new(err),
+                });
+            }
+            self.store
+                .sleep(poll.min(Duration::from_millis(timeout_ms - waited)));
+        }
+    }
+
+    /// Who holds the lock document now (`GET`): its `owner` and `expires` (milliseconds since
+    /// the Unix epoch), or `None` if there is none. An observation for operators and error
+    /// messages; the recipe never decides on it.
+    ///
+    /// # Errors
+    /// [`DocLockError::Store`].
+    pub fn holder(&self) -> Result<Option<(String, u64)>, DocLockError> {
+        let doc = self
+            .store
+            .get(&self.index, &self.id)
+            .map_err(|e| self.store_error(e))?;
+        Ok(doc.map(|d| {
+            let owner = d.source["owner"].as_str().unwrap_or_default().to_owned();
+            let expires = d.source["expires"].as_u64().unwrap_or_default();
+            (owner, expires)
+        }))
+    }
+}
+
+/// A held lease. Write only through [`LeaseGuard::fenced_write`] (or check
+/// [`LeaseGuard::ensure_valid`] right before a write of your own that carries
+/// [`LeaseGuard::token`]); release with [`LeaseGuard::release`] or by dropping it.
+#[must_use = "the lock is released as soon as the guard is dropped"]
+pub struct LeaseGuard<'a, S: DocStore> {
+    lock: &'a LeaseLock<S>,
+    pc: Pc,
+    token: Token,
+    deadline: Option<u64>,
+    released: bool,
+}
+
+impl<S: DocStore> fmt::Debug for LeaseGuard<'_, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LeaseGuard")
+            .field("lock", &self.lock.lock_name())
+            .field("owner", &self.lock.owner)
+            .field("token", &self.token)
+            .field("deadline", &self.deadline)
+            .field("pc", &self.pc)
+            .finish()
+    }
+}
+
+impl<S: DocStore> LeaseGuard<'_, S> {
+    /// The fencing token: the `_primary_term`/`_seq_no` of the acquiring write.
+    pub fn token(&self) -> Token {
+        self.token
+    }
+
+    /// The lease deadline (milliseconds since the Unix epoch on [`DocStore::now`]'s clock):
+    /// the first send of the acquire plus the lease, never later than the document's
+    /// `expires`. `None` for the test-only recipes without a lease.
+    pub fn valid_until(&self) -> Option<u64> {
+        self.deadline
+    }
+
+    /// Where the guard is in the recipe's loop.
+    pub fn pc(&self) -> Pc {
+        self.pc
+    }
+
+    /// Checks the lease: one clock read; valid while now < the deadline. Call it right before
+    /// every write that carries the token ([`LeaseGuard::fenced_write`] does).
+    ///
+    /// # Errors
+    /// [`DocLockError::LeaseExpired`] (the guard is then lost: dropping it sends nothing,
+    /// since the lease is anyone's to take); [`DocLockError::NotHolding`] after a refused
+    /// fenced write.
+    pub fn ensure_valid(&mut self) -> Result<(), DocLockError> {
+        let lock = self.lock;
+        match self.pc {
+            Pc::Holding | Pc::Writing => {}
+            Pc::Releasing => {
+                return Err(DocLockError::NotHolding {
+                    lock: lock.lock_name(),
+                    state: "a fenced write was refused: the lock is lost, release it",
+                })
+            }
+            Pc::Idle | Pc::Retrying => {
+                return Err(DocLockError::NotHolding {
+                    lock: lock.lock_name(),
+                    state: "the lease has passed",
+                })
+            }
+        }
+        // The as-written recipes have no lease and nothing to check.
+        if step_where(lock.recipe, lock.role, Pc::Holding, |s| {
+            s == Step::CheckLease
+        })
+        .is_none()
+        {
+            return Ok(());
+        }
+        let deadline = self.deadline.expect("a leased guard has a deadline");
+        let now = lock.store.now();
+        if now < deadline {
+            self.pc = Pc::Writing;
+            Ok(())
+        } else {
+            self.pc = Pc::Idle;
+            Err(DocLockError::LeaseExpired {
+                lock: lock.lock_name(),
+                deadline_ms: deadline,
+                now_ms: now,
+            })
+        }
+    }
+
+    /// Writes `name` into the data document `index/id` under the lock: checks the lease, then
+    /// runs the `fenced-write` stored script with the token, which the data document refuses
+    /// if it has accepted a newer token.
+    ///
+    /// # Errors
+    /// [`DocLockError::LeaseExpired`] (nothing sent); [`DocLockError::Fenced`] if the data
+    /// document refused the token (the lock is lost: release it);
+    /// [`DocLockError::Store`] if the write got no answer (applied or not) or an unexpected
+    /// one; [`DocLockError::NotHolding`] on a reader lock or a lost guard.
+    pub fn fenced_write(
+        &mut self,
+        index: &str,
+        id: &str,
+        name: &Value,
+    ) -> Result<Written, DocLockError> {
+        let lock = self.lock;
+        if lock.role == Role::Reader {
+            return Err(DocLockError::NotHolding {
+                lock: lock.lock_name(),
+                state: "a reader lock does not write",
+            });
+        }
+        self.ensure_valid()?;
+        step_where(lock.recipe, lock.role, self.pc, |s| s == Step::WriteData)
+            .expect("the step table writes after a passed check");
+        let request = write_request(lock.writes, index, id, Some(self.token), name);
+        match request.send(&lock.store) {
+            Ok(w) => {
+                self.pc = Pc::Holding;
+                Ok(w)
+            }
+            // The fence refused the token: a newer holder wrote. Release (model: Releasing).
+            Err(e) if e.is_script_failure() => {
+                self.pc = Pc::Releasing;
+                Err(DocLockError::Fenced {
+                    lock: lock.lock_name(),
+                    token: self.token,
+                    answer: e,
+                })
+            }
+            Err(e) => {
+                self.pc = Pc::Holding;
+                Err(lock.store_error(e))
+            }
+        }
+    }
+
+    /// Releases the lock by compare-and-delete on the token, sending it again while it gets
+    /// no answer. A guard whose lease check failed sends nothing.
+    ///
+    /// # Errors
+    /// [`DocLockError::NotOwner`] if the lock document was no longer ours (409/404);
+    /// [`DocLockError::Store`] if the store never answered (the lease passes at the deadline
+    /// anyway) or answered unexpectedly.
+    pub fn release(mut self) -> Result<(), DocLockError> {
+        self.release_inner()
+    }
+
+    fn release_inner(&mut self) -> Result<(), DocLockError> {
+        if std::mem::replace(&mut self.released, true) {
+            return Ok(());
+        }
+        let lock = self.lock;
+        // Lease passed at the check: the model's client forgets the lock (Idle).
+        let pc = match self.pc {
+            Pc::Idle | Pc::Retrying => return Ok(()),
+            // A check passed without the write that should follow: release as from Holding.
+            Pc::Writing => Pc::Holding,
+            pc => pc,
+        };
+        let step = step_where(lock.recipe, lock.role, pc, Step::releases)
+            .expect("the step table releases from Holding and Releasing");
+        let request = release_request(step, &lock.index, &lock.id, Some(self.token));
+        let mut sends = 0;
+        loop {
+            sends += 1;
+            self.pc = Pc::Releasing;
+            match request.send(&lock.store) {
+                Ok(w) if w.result == WriteResult::NotFound => {
+                    self.pc = Pc::Idle;
+                    return Err(DocLockError::NotOwner {
+                        lock: lock.lock_name(),
+                        answer: StoreError::Rejected {
+                            request: format!("DELETE {}/_doc/{}", lock.index, lock.id),
+                            status: 404,
+                            error_type: "not_found".to_owned(),
+                            reason: "no lock document".to_owned(),
+                        },
+                    });
+                }
+                Ok(_) => {
+                    self.pc = Pc::Idle;
+                    return Ok(());
+                }
+                Err(e) if e.no_answer() || (step == Step::UpdateUnlock && e.is_conflict()) => {
+                    if sends >= lock.attempts {
+                        return Err(lock.store_error(e));
+                    }
+                }
+                Err(e @ StoreError::Rejected { .. }) => {
+                    self.pc = Pc::Idle;
+                    return Err(DocLockError::NotOwner {
+                        lock: lock.lock_name(),
+                        answer: e,
+                    });
+                }
+                Err(e) => {
+                    self.pc = Pc::Idle;
+                    return Err(lock.store_error(e));
+                }
+            }
+        }
+    }
+
+    /// Whether the recipe keeps this token as its fencing token (the model's `keeps_token`).
+    pub fn keeps_token(&self) -> bool {
+        keeps_token(self.lock.recipe, self.lock.writes, self.lock.role)
+    }
+}
+
+impl<S: DocStore> Drop for LeaseGuard<'_, S> {
+    fn drop(&mut self) {
+        let _ = self.release_inner();
+    }
+}

@@ -1,0 +1,72 @@
+//! A writer lock kept in a document store (Elasticsearch, OpenSearch): the corrected recipe of
+//! `docs/docstore.md` — an owner and a lease in the lock document, a compare-and-delete
+//! release, and fencing tokens on the protected writes — written once over a store interface.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use lockwright::docstore::{HttpStore, LeaseLock};
+//!
+//! let store = HttpStore::new("http://127.0.0.1:9200");
+//! let lock = LeaseLock::new(store, "files-lock", "1", Duration::from_secs(30));
+//! lock.install_scripts()?; // once per cluster: `lease-acquire` and `fenced-write`
+//! let mut guard = lock.acquire(Duration::from_secs(10), Duration::from_millis(200))?;
+//! // Every protected write checks the lease, then carries the fencing token: the data
+//! // document refuses a token older than one it has accepted.
+//! guard.fenced_write("files", "1", &serde_json::json!("report.pdf"))?;
+//! guard.release()?; // compare-and-delete: never frees a later holder's lock
+//! # Ok::<(), lockwright::docstore::DocLockError>(())
+//! ```
+//!
+//! # The recipe, request by request
+//!
+//! | operation | request (Elasticsearch REST) | model step (`lockwright_model::docstore`) |
+//! |---|---|---|
+//! | [`LeaseLock::install_scripts`] | `POST _scripts/lease-acquire`, `POST _scripts/fenced-write` | — (setup) |
+//! | [`LeaseLock::try_acquire`] | read the clock, then `POST files-lock/_update/1 {"script": {"id": "lease-acquire", "params": {owner, now, expires}}, "upsert": {owner, expires}}` | `UpsertLock` |
+//! | [`LeaseGuard::ensure_valid`] | read the clock: valid while now < the deadline, which counts from the first send of the acquire | `CheckLease` |
+//! | [`LeaseGuard::fenced_write`] | `ensure_valid`, then `POST files/_update/1 {"script": {"id": "fenced-write", "params": {primary_term, seq_no, name}}}` | `CheckLease`, `WriteData` |
+//! | [`LeaseGuard::release`], drop | `DELETE files-lock/_doc/1?if_seq_no=S&if_primary_term=T` (the token) | `CompareAndDelete` |
+//!
+//! A timed-out request (no answer: the model's lost reply, applied or not) is sent again, as
+//! the model's clients do; so is a 409 on an `_update` (a concurrent update raced it). The
+//! fencing token is the `_primary_term`/`_seq_no` of the acquiring write: every successful
+//! acquire writes (the `lease-acquire` script is never a `noop`, see `docs/docstore.md`,
+//! finding 1), so the token is fresh and orders grants.
+//!
+//! # Structure
+//!
+//! - [`store`]: the interface, one method per request ([`DocStore`]), its answers and errors;
+//!   the checks implement it with a simulated store built on the model's document semantics.
+//! - [`recipe`]: the step table and what each step sends — the recipe as data.
+//! - [`HttpStore`]: the production interface: HTTP/JSON to an Elasticsearch-compatible REST
+//!   endpoint with `ureq` (blocking, no async runtime).
+//! - [`LeaseLock`], [`LeaseGuard`]: the public API; [`DocLockError`]: its one error type.
+//!
+//! # Known limits
+//!
+//! - **Not tested against a real Elasticsearch or OpenSearch**: none can be installed where
+//!   this crate is developed. The HTTP layer is tested against a loopback server that serves
+//!   this project's reading of the documented semantics (`docs/docstore.md`, section 9).
+//! - One clock: [`DocStore::now`] is the wall clock of each client (milliseconds since the
+//!   Unix epoch), used both in the lease document and for the holder's own deadline. Clients
+//!   whose clocks disagree by `d` need a lease shortened by `d`; a clock stepped backwards
+//!   lengthens a deadline. Pauses longer than the lease (GC, VM) make two holders believe they
+//!   hold the lock: only the fenced writes stay exclusive.
+//! - Needs Elasticsearch 6.7 or later (`if_seq_no`/`if_primary_term`).
+//! - An operator who deletes the lock document gives two holders (fencing still protects the
+//!   data).
+
+mod error;
+mod http;
+mod lock;
+pub mod recipe;
+pub mod scripts;
+pub mod store;
+
+pub use error::DocLockError;
+pub use http::{HttpStore, DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT};
+pub use lock::{default_owner, LeaseGuard, LeaseLock, DEFAULT_ATTEMPTS};
+#[cfg(feature = "defects")]
+pub use recipe::Defect;
+pub use recipe::{Pc, Recipe, Role, Step, Writes};
+pub use store::{Doc, DocStore, StoreError, StoredScript, Token, WriteResult, Written};

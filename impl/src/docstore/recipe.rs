@@ -1,0 +1,436 @@
+//! The recipe as data: the step table (which request comes next at each program counter) and
+//! what each step sends. The same table as the model's (`lockwright_model::docstore::next`;
+//! the checks compare the two cell by cell), so the client and the model cannot disagree about
+//! the order of the requests.
+//!
+//! Production has one recipe, [`Recipe::Leased`] with [`Writes::Fenced`]. The recipes of the
+//! blog as written (`global`, `document`, `read-write`), the broken first draft of the
+//! corrected one (`leased-noop`) and unfenced writes exist only with the test-only `defects`
+//! feature (`Defect`), so that the checks can show they catch each of them.
+
+use serde_json::{json, Value};
+
+use super::scripts;
+use super::store::{DocStore, StoreError, StoredScript, Token, Written};
+
+/// A lock recipe (the model's `Variant`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Recipe {
+    /// The corrected recipe: owner and lease in the document (`lease-acquire`), release by
+    /// compare-and-delete on the acquiring write's `_seq_no`/`_primary_term`.
+    Leased,
+    /// As written: `PUT <index>/_create/global {}`; release `DELETE`. Test-only.
+    #[cfg(feature = "defects")]
+    #[doc(hidden)]
+    Global,
+    /// As written: `_update` with `upsert {process_id}` and `document-lock`; release
+    /// `DELETE`. Test-only.
+    #[cfg(feature = "defects")]
+    #[doc(hidden)]
+    Document,
+    /// As written: readers upsert `{shared, 1}` or run `rw-lock` and release with
+    /// `rw-unlock`; the writer `_create`s `{exclusive}` and releases with `DELETE`. Test-only.
+    #[cfg(feature = "defects")]
+    #[doc(hidden)]
+    ReadWrite,
+    /// The broken first draft of `leased`: `lease-acquire-noop`, a `noop` for the current
+    /// owner even after its lease passed. Test-only.
+    #[cfg(feature = "defects")]
+    #[doc(hidden)]
+    LeasedNoop,
+}
+
+impl Recipe {
+    /// The model's name (`leased`, `global`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Recipe::Leased => "leased",
+            #[cfg(feature = "defects")]
+            Recipe::Global => "global",
+            #[cfg(feature = "defects")]
+            Recipe::Document => "document",
+            #[cfg(feature = "defects")]
+            Recipe::ReadWrite => "read-write",
+            #[cfg(feature = "defects")]
+            Recipe::LeasedNoop => "leased-noop",
+        }
+    }
+
+    /// Whether the recipe is a lease (a clock read before each write).
+    pub fn leased(self) -> bool {
+        match self {
+            Recipe::Leased => true,
+            #[cfg(feature = "defects")]
+            Recipe::LeasedNoop => true,
+            #[cfg(feature = "defects")]
+            _ => false,
+        }
+    }
+}
+
+/// How the holder writes the protected document.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Writes {
+    /// The `fenced-write` script with the holder's token: the data document refuses a token
+    /// lower than the highest it accepted.
+    Fenced,
+    /// `{"doc": {"name": ..}}`, accepted whatever the token (the blog's). Test-only.
+    #[cfg(feature = "defects")]
+    #[doc(hidden)]
+    Unfenced,
+}
+
+/// What a client does with the lock (only the `read-write` recipe has readers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// Takes the exclusive lock and writes the protected document.
+    Writer,
+    /// Takes the shared lock of the read/write recipe and only reads.
+    Reader,
+}
+
+/// A deliberately broken variant of the client, one per recipe the model shows broken
+/// (`docs/docstore.md`, section 5): [`crate::docstore::LeaseLock::with_defect`]. Test-only;
+/// never enable the `defects` feature in production.
+#[cfg(feature = "defects")]
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Defect {
+    /// The blog's global lock, with its unfenced writes (model `global × unfenced`).
+    Global,
+    /// The blog's document lock, with its unfenced writes (model `document × unfenced`).
+    Document,
+    /// The blog's read/write lock in this role (model `read-write × unfenced`).
+    ReadWrite(Role),
+    /// The broken first draft of the lease script (model `leased-noop × fenced`).
+    LeasedNoop,
+    /// The corrected recipe with the blog's unfenced writes (model `leased × unfenced`).
+    UnfencedWrites,
+}
+
+/// Where a client is in its loop (the model's `Pc`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Pc {
+    /// Not holding: the next step acquires.
+    Idle = 0,
+    /// An acquire got no answer: the next step sends it again.
+    Retrying = 1,
+    /// The acquire succeeded.
+    Holding = 2,
+    /// Leased: the lease check passed; the next step is the write.
+    Writing = 3,
+    /// A release got no answer, or a fenced write was refused: the next step releases.
+    Releasing = 4,
+}
+
+/// A client step: one request (or, `CheckLease`, one clock read). Names as in the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Step {
+    /// `PUT <index>/_create/<id>`.
+    CreateLock,
+    /// `POST <index>/_update/<id>` with an `upsert` and the acquire script.
+    UpsertLock,
+    /// `POST <index>/_update/<id>` with `rw-unlock`.
+    UpdateUnlock,
+    /// `DELETE <index>/_doc/<id>`.
+    DeleteLock,
+    /// `DELETE <index>/_doc/<id>?if_seq_no=..&if_primary_term=..`.
+    CompareAndDelete,
+    /// Read the clock: the lease check passes if now < deadline.
+    CheckLease,
+    /// `POST <data index>/_update/<data id>`, fenced or not.
+    WriteData,
+}
+
+impl Step {
+    /// Whether the step acquires.
+    pub fn acquires(self) -> bool {
+        matches!(self, Step::CreateLock | Step::UpsertLock)
+    }
+
+    /// Whether the step releases.
+    pub fn releases(self) -> bool {
+        matches!(
+            self,
+            Step::UpdateUnlock | Step::DeleteLock | Step::CompareAndDelete
+        )
+    }
+}
+
+/// The step table: which steps a client of `role` may take at `pc`. The model's
+/// `docstore::next`, cell for cell.
+///
+/// | recipe / role | `Idle` | `Retrying` | `Holding` | `Writing` | `Releasing` |
+/// |---|---|---|---|---|---|
+/// | `global` | `CreateLock` | `CreateLock` | `WriteData`, `DeleteLock` | — | `DeleteLock` |
+/// | `document` | `UpsertLock` | `UpsertLock` | `WriteData`, `DeleteLock` | — | `DeleteLock` |
+/// | `read-write`, reader | `UpsertLock` | `UpsertLock` | `UpdateUnlock` | — | `UpdateUnlock` |
+/// | `read-write`, writer | `CreateLock` | `CreateLock` | `WriteData`, `DeleteLock` | — | `DeleteLock` |
+/// | `leased`, `leased-noop` | `UpsertLock` | `UpsertLock` | `CheckLease`, `CompareAndDelete` | `WriteData` | `CompareAndDelete` |
+pub fn next(recipe: Recipe, role: Role, pc: Pc) -> &'static [Step] {
+    use Step::*;
+    // Columns: Idle, Retrying, Holding, Writing, Releasing.
+    let row: [&'static [Step]; 5] = match (recipe, role) {
+        (Recipe::Leased, _) => [
+            &[UpsertLock],
+            &[UpsertLock],
+            &[CheckLease, CompareAndDelete],
+            &[WriteData],
+            &[CompareAndDelete],
+        ],
+        #[cfg(feature = "defects")]
+        (Recipe::LeasedNoop, _) => [
+            &[UpsertLock],
+            &[UpsertLock],
+            &[CheckLease, CompareAndDelete],
+            &[WriteData],
+            &[CompareAndDelete],
+        ],
+        #[cfg(feature = "defects")]
+        (Recipe::Global, _) | (Recipe::ReadWrite, Role::Writer) => [
+            &[CreateLock],
+            &[CreateLock],
+            &[WriteData, DeleteLock],
+            &[],
+            &[DeleteLock],
+        ],
+        #[cfg(feature = "defects")]
+        (Recipe::Document, _) => [
+            &[UpsertLock],
+            &[UpsertLock],
+            &[WriteData, DeleteLock],
+            &[],
+            &[DeleteLock],
+        ],
+        #[cfg(feature = "defects")]
+        (Recipe::ReadWrite, Role::Reader) => [
+            &[UpsertLock],
+            &[UpsertLock],
+            &[UpdateUnlock],
+            &[],
+            &[UpdateUnlock],
+        ],
+    };
+    row[pc as usize]
+}
+
+/// The one step of `next(recipe, role, pc)` that `wanted` accepts, if any.
+pub fn step_where(
+    recipe: Recipe,
+    role: Role,
+    pc: Pc,
+    wanted: impl Fn(Step) -> bool,
+) -> Option<Step> {
+    next(recipe, role, pc).iter().copied().find(|&s| wanted(s))
+}
+
+/// One request, as a client sends it: each variant is one [`DocStore`] method, its fields that
+/// method's arguments (`index`, `id` of the document; the body's parts).
+#[derive(Clone, Debug, PartialEq)]
+#[allow(missing_docs)] // the fields are the DocStore methods' arguments, named alike
+pub enum Request<'a> {
+    Create {
+        index: &'a str,
+        id: &'a str,
+        source: Value,
+    },
+    Upsert {
+        index: &'a str,
+        id: &'a str,
+        script: StoredScript,
+        upsert: Value,
+    },
+    Update {
+        index: &'a str,
+        id: &'a str,
+        script: StoredScript,
+    },
+    UpdateDoc {
+        index: &'a str,
+        id: &'a str,
+        doc: Value,
+    },
+    DeleteIfSeqNo {
+        index: &'a str,
+        id: &'a str,
+        token: Token,
+    },
+    Delete {
+        index: &'a str,
+        id: &'a str,
+    },
+}
+
+impl Request<'_> {
+    /// Sends the request through its one interface method.
+    ///
+    /// # Errors
+    /// The store's.
+    pub fn send<S: DocStore + ?Sized>(&self, store: &S) -> Result<Written, StoreError> {
+        match self {
+            Request::Create { index, id, source } => store.create(index, id, source),
+            Request::Upsert {
+                index,
+                id,
+                script,
+                upsert,
+            } => store.upsert_with_script(index, id, script, upsert),
+            Request::Update { index, id, script } => store.update_with_script(index, id, script),
+            Request::UpdateDoc { index, id, doc } => store.update_doc(index, id, doc),
+            Request::DeleteIfSeqNo { index, id, token } => {
+                store.delete_if_seq_no(index, id, *token)
+            }
+            Request::Delete { index, id } => store.delete(index, id),
+        }
+    }
+}
+
+/// The stored scripts a recipe needs (`(id, painless source)`), installed once with
+/// `put_script` before any client runs.
+pub fn scripts_of(recipe: Recipe, writes: Writes) -> Vec<(&'static str, &'static str)> {
+    let mut v = Vec::new();
+    match recipe {
+        Recipe::Leased => v.push(("lease-acquire", scripts::LEASE_ACQUIRE)),
+        #[cfg(feature = "defects")]
+        Recipe::LeasedNoop => v.push(("lease-acquire-noop", scripts::LEASE_ACQUIRE_NOOP)),
+        #[cfg(feature = "defects")]
+        Recipe::Document => v.push(("document-lock", scripts::DOCUMENT_LOCK)),
+        #[cfg(feature = "defects")]
+        Recipe::ReadWrite => {
+            v.push(("rw-lock", scripts::RW_LOCK));
+            v.push(("rw-unlock", scripts::RW_UNLOCK));
+        }
+        #[cfg(feature = "defects")]
+        Recipe::Global => {}
+    }
+    if writes == Writes::Fenced {
+        v.push(("fenced-write", scripts::FENCED_WRITE));
+    }
+    v
+}
+
+/// The acquire request of `recipe` for `role`: `owner` is the caller's owner id, `now` the
+/// clock read just before sending (leased), `expires` = `now` + lease.
+pub fn acquire_request<'a>(
+    recipe: Recipe,
+    role: Role,
+    index: &'a str,
+    id: &'a str,
+    owner: &str,
+    now: u64,
+    expires: u64,
+) -> Request<'a> {
+    let _ = role;
+    match recipe {
+        Recipe::Leased => Request::Upsert {
+            index,
+            id,
+            script: StoredScript {
+                id: "lease-acquire",
+                params: json!({"owner": owner, "now": now, "expires": expires}),
+            },
+            upsert: json!({"owner": owner, "expires": expires}),
+        },
+        #[cfg(feature = "defects")]
+        Recipe::LeasedNoop => Request::Upsert {
+            index,
+            id,
+            script: StoredScript {
+                id: "lease-acquire-noop",
+                params: json!({"owner": owner, "now": now, "expires": expires}),
+            },
+            upsert: json!({"owner": owner, "expires": expires}),
+        },
+        #[cfg(feature = "defects")]
+        Recipe::Global => Request::Create {
+            index,
+            id,
+            source: json!({}),
+        },
+        #[cfg(feature = "defects")]
+        Recipe::Document => Request::Upsert {
+            index,
+            id,
+            script: StoredScript {
+                id: "document-lock",
+                params: json!({"process_id": owner}),
+            },
+            upsert: json!({"process_id": owner}),
+        },
+        #[cfg(feature = "defects")]
+        Recipe::ReadWrite => match role {
+            Role::Reader => Request::Upsert {
+                index,
+                id,
+                script: StoredScript {
+                    id: "rw-lock",
+                    params: json!({}),
+                },
+                upsert: json!({"lock_type": "shared", "lock_count": 1}),
+            },
+            Role::Writer => Request::Create {
+                index,
+                id,
+                source: json!({"lock_type": "exclusive"}),
+            },
+        },
+    }
+}
+
+/// The release request for `step` (`token`: the acquiring write's, for compare-and-delete).
+pub fn release_request<'a>(
+    step: Step,
+    index: &'a str,
+    id: &'a str,
+    token: Option<Token>,
+) -> Request<'a> {
+    match (step, token) {
+        (Step::CompareAndDelete, Some(token)) => Request::DeleteIfSeqNo { index, id, token },
+        (Step::UpdateUnlock, _) => Request::Update {
+            index,
+            id,
+            script: StoredScript {
+                id: "rw-unlock",
+                params: json!({}),
+            },
+        },
+        _ => Request::Delete { index, id },
+    }
+}
+
+/// The data write: fenced with `token`, or (defect) the blog's partial-document update.
+pub fn write_request<'a>(
+    writes: Writes,
+    index: &'a str,
+    id: &'a str,
+    token: Option<Token>,
+    name: &Value,
+) -> Request<'a> {
+    match (writes, token) {
+        (Writes::Fenced, Some(t)) => Request::Update {
+            index,
+            id,
+            script: StoredScript {
+                id: "fenced-write",
+                params: json!({
+                    "primary_term": t.primary_term,
+                    "seq_no": t.seq_no,
+                    "name": name,
+                }),
+            },
+        },
+        _ => Request::UpdateDoc {
+            index,
+            id,
+            doc: json!({ "name": name }),
+        },
+    }
+}
+
+/// Whether a client of `role` keeps its acquiring write's token (the model's `keeps_token`):
+/// as its fencing token and (leased) its compare-and-delete guard.
+pub fn keeps_token(recipe: Recipe, writes: Writes, role: Role) -> bool {
+    recipe.leased() || (writes == Writes::Fenced && role == Role::Writer)
+}

@@ -1,0 +1,327 @@
+//! The store interface the recipe is written over: one method per request, each ONE atomic
+//! step of the model (`lockwright_model::docstore::Action`), plus the clock.
+//!
+//! Production is [`crate::docstore::HttpStore`]; the checks plug in a simulated store on the
+//! model's document semantics (`lockwright_model::docstore::store`) and drive the same recipe
+//! code through shuttle's schedules. Contract: a recipe never combines two of these calls into
+//! what the model treats as one step, and never talks to the store except through them.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// The `_primary_term` and `_seq_no` of a write: what `if_primary_term`/`if_seq_no` compare,
+/// and the fencing token of the lock grant that made it. Ordered term first (a later primary's
+/// writes are newer whatever their sequence numbers), then sequence number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Token {
+    /// `_primary_term`: raised when another shard copy becomes primary.
+    pub primary_term: u64,
+    /// `_seq_no`: raised by every write to the shard.
+    pub seq_no: u64,
+}
+
+impl fmt::Display for Token {
+    /// `seq 3/term 1`, as the model's traces print it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "seq {}/term {}", self.seq_no, self.primary_term)
+    }
+}
+
+/// The `result` of a write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WriteResult {
+    /// `created`: the document did not exist (a `_create`, or an upsert's insert).
+    Created,
+    /// `updated`: an existing document was replaced (a script ran).
+    Updated,
+    /// `deleted`.
+    Deleted,
+    /// A script set `ctx.op = 'noop'`: nothing changed (the token is the document's).
+    Noop,
+    /// A `DELETE` without `if_seq_no` found nothing (HTTP 404 with `"result": "not_found"`).
+    NotFound,
+}
+
+impl WriteResult {
+    /// Parses the `result` field.
+    pub fn from_name(s: &str) -> Option<WriteResult> {
+        Some(match s {
+            "created" => WriteResult::Created,
+            "updated" => WriteResult::Updated,
+            "deleted" => WriteResult::Deleted,
+            "noop" => WriteResult::Noop,
+            "not_found" => WriteResult::NotFound,
+            _ => return None,
+        })
+    }
+
+    /// The `result` field.
+    pub fn name(self) -> &'static str {
+        match self {
+            WriteResult::Created => "created",
+            WriteResult::Updated => "updated",
+            WriteResult::Deleted => "deleted",
+            WriteResult::Noop => "noop",
+            WriteResult::NotFound => "not_found",
+        }
+    }
+}
+
+/// A write's answer: its `result` and the `_seq_no`/`_primary_term` it reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Written {
+    /// What the write did.
+    pub result: WriteResult,
+    /// The `_seq_no`/`_primary_term` the answer reports.
+    pub token: Token,
+}
+
+/// A document as `GET <index>/_doc/<id>` returns it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Doc {
+    /// `_source`.
+    pub source: Value,
+    /// `_seq_no`/`_primary_term`.
+    pub token: Token,
+}
+
+/// A stored script call: `{"id": .., "params": ..}`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredScript {
+    /// The stored script's id (`lease-acquire`).
+    pub id: &'static str,
+    /// Its `params`.
+    pub params: Value,
+}
+
+/// Why a request did not give an answer of the recipe's kind. `request` names the method and
+/// URL (`POST http://127.0.0.1:9200/files-lock/_update/1`) in every case.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The store answered with an error status: 409 `version_conflict_engine_exception`, 404
+    /// `document_missing_exception`, 400 from a script that threw, ...
+    Rejected {
+        /// Method and URL.
+        request: String,
+        /// The HTTP status.
+        status: u16,
+        /// `error.type` of the answer.
+        error_type: String,
+        /// `error.reason` (a script's `Debug.explain` text is in its `caused_by`).
+        reason: String,
+    },
+    /// The request was (or may have been) sent and no answer came: a timeout, a connection
+    /// reset, a 5xx from a proxy. Applied or not, nobody knows — the model's lost reply. The
+    /// recipe sends the same request again.
+    OutcomeUnknown {
+        /// Method and URL.
+        request: String,
+        /// What happened (the transport's error).
+        detail: String,
+    },
+    /// The request could not be sent (connection refused, unknown host, connect timeout): not
+    /// applied. The recipe treats it like a timeout.
+    Unreachable {
+        /// Method and URL.
+        request: String,
+        /// What happened (the transport's error).
+        detail: String,
+    },
+    /// An answer this client cannot read (not JSON, missing `_seq_no`, an unexpected status).
+    BadResponse {
+        /// Method and URL.
+        request: String,
+        /// The HTTP status.
+        status: u16,
+        /// What could not be read.
+        detail: String,
+    },
+}
+
+impl StoreError {
+    /// The HTTP status of an answer (`None`: no answer).
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            StoreError::Rejected { status, .. } | StoreError::BadResponse { status, .. } => {
+                Some(*status)
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether no answer came ([`StoreError::OutcomeUnknown`], [`StoreError::Unreachable`]):
+    /// the recipe sends the request again.
+    pub fn no_answer(&self) -> bool {
+        matches!(
+            self,
+            StoreError::OutcomeUnknown { .. } | StoreError::Unreachable { .. }
+        )
+    }
+
+    /// 409 `version_conflict_engine_exception`.
+    pub fn is_conflict(&self) -> bool {
+        self.status() == Some(409)
+    }
+
+    /// 400: a script threw (`Debug.explain`, or a runtime error).
+    pub fn is_script_failure(&self) -> bool {
+        matches!(self, StoreError::Rejected { status: 400, .. })
+    }
+
+    /// The request line (`POST http://…/files-lock/_update/1`).
+    pub fn request(&self) -> &str {
+        match self {
+            StoreError::Rejected { request, .. }
+            | StoreError::OutcomeUnknown { request, .. }
+            | StoreError::Unreachable { request, .. }
+            | StoreError::BadResponse { request, .. } => request,
+        }
+    }
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StoreError::Rejected {
+                request,
+                status,
+                error_type,
+                reason,
+            } => write!(f, "{request}: {status} {error_type}: {reason}"),
+            StoreError::OutcomeUnknown { request, detail } => write!(
+                f,
+                "{request}: no answer ({detail}); the request may or may not have been applied"
+            ),
+            StoreError::Unreachable { request, detail } => {
+                write!(f, "{request}: store unreachable ({detail}); not sent")
+            }
+            StoreError::BadResponse {
+                request,
+                status,
+                detail,
+            } => write!(f, "{request}: unexpected answer (HTTP {status}): {detail}"),
+        }
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+/// The requests the recipes send, one method each. Each call is one atomic step of the model;
+/// see the module docs for the contract.
+pub trait DocStore: Send + Sync {
+    /// `POST _scripts/<id> {"script": {"lang": "painless", "source": ..}}`.
+    ///
+    /// # Errors
+    /// The store's refusal, or no answer.
+    fn put_script(&self, id: &str, source: &str) -> Result<(), StoreError>;
+
+    /// `PUT <index>/_create/<id>` with `source`: put-if-absent (409 if present).
+    ///
+    /// # Errors
+    /// [`StoreError::Rejected`] 409 if the document exists; no answer.
+    fn create(&self, index: &str, id: &str, source: &Value) -> Result<Written, StoreError>;
+
+    /// `POST <index>/_update/<id> {"script": .., "upsert": ..}`: inserts `upsert` (without
+    /// running the script) if the document is absent, runs the stored script otherwise.
+    ///
+    /// # Errors
+    /// 400 if the script threw; 409 if a concurrent write raced the update; no answer.
+    fn upsert_with_script(
+        &self,
+        index: &str,
+        id: &str,
+        script: &StoredScript,
+        upsert: &Value,
+    ) -> Result<Written, StoreError>;
+
+    /// `POST <index>/_update/<id> {"script": ..}`: runs the stored script on the document.
+    ///
+    /// # Errors
+    /// 404 `document_missing_exception`; 400 if the script threw; 409; no answer.
+    fn update_with_script(
+        &self,
+        index: &str,
+        id: &str,
+        script: &StoredScript,
+    ) -> Result<Written, StoreError>;
+
+    /// `POST <index>/_update/<id> {"doc": ..}`: merges a partial document (the blog's unfenced
+    /// data write; only the deliberately broken `Writes::Unfenced` sends it).
+    ///
+    /// # Errors
+    /// 404 `document_missing_exception`; 409; no answer.
+    fn update_doc(&self, index: &str, id: &str, doc: &Value) -> Result<Written, StoreError>;
+
+    /// `DELETE <index>/_doc/<id>?if_seq_no=S&if_primary_term=T`: compare-and-delete.
+    ///
+    /// # Errors
+    /// 409 unless the document exists with exactly this token; no answer.
+    fn delete_if_seq_no(&self, index: &str, id: &str, token: Token) -> Result<Written, StoreError>;
+
+    /// `DELETE <index>/_doc/<id>`: 200 `deleted`, or 404 `not_found` (an answer, not an error).
+    ///
+    /// # Errors
+    /// No answer; another refusal.
+    fn delete(&self, index: &str, id: &str) -> Result<Written, StoreError>;
+
+    /// `GET <index>/_doc/<id>` (realtime): the document, or `None` (404).
+    ///
+    /// # Errors
+    /// No answer; another refusal.
+    fn get(&self, index: &str, id: &str) -> Result<Option<Doc>, StoreError>;
+
+    /// The clock leases are measured on: milliseconds since the Unix epoch (production: the
+    /// system clock; the checks: a simulated clock that faults advance).
+    fn now(&self) -> u64;
+
+    /// Waits `d` before the next attempt of a blocking acquire (production: the thread sleeps;
+    /// the checks: a scheduling point, no time passes).
+    fn sleep(&self, d: Duration);
+}
+
+impl<S: DocStore + ?Sized> DocStore for std::sync::Arc<S> {
+    fn put_script(&self, id: &str, source: &str) -> Result<(), StoreError> {
+        (**self).put_script(id, source)
+    }
+    fn create(&self, index: &str, id: &str, source: &Value) -> Result<Written, StoreError> {
+        (**self).create(index, id, source)
+    }
+    fn upsert_with_script(
+        &self,
+        index: &str,
+        id: &str,
+        script: &StoredScript,
+        upsert: &Value,
+    ) -> Result<Written, StoreError> {
+        (**self).upsert_with_script(index, id, script, upsert)
+    }
+    fn update_with_script(
+        &self,
+        index: &str,
+        id: &str,
+        script: &StoredScript,
+    ) -> Result<Written, StoreError> {
+        (**self).update_with_script(index, id, script)
+    }
+    fn update_doc(&self, index: &str, id: &str, doc: &Value) -> Result<Written, StoreError> {
+        (**self).update_doc(index, id, doc)
+    }
+    fn delete_if_seq_no(&self, index: &str, id: &str, token: Token) -> Result<Written, StoreError> {
+        (**self).delete_if_seq_no(index, id, token)
+    }
+    fn delete(&self, index: &str, id: &str) -> Result<Written, StoreError> {
+        (**self).delete(index, id)
+    }
+    fn get(&self, index: &str, id: &str) -> Result<Option<Doc>, StoreError> {
+        (**self).get(index, id)
+    }
+    fn now(&self) -> u64 {
+        (**self).now()
+    }
+    fn sleep(&self, d: Duration) {
+        (**self).sleep(d)
+    }
+}
