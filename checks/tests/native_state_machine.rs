@@ -152,6 +152,7 @@ impl RefState {
                 unlink: u8::MAX,
                 replace: u8::MAX,
                 foreign: u8::MAX,
+                ..Faults::NONE
             });
         let state = scenario.init_states().remove(0);
         RefState {

@@ -132,7 +132,8 @@ pub struct ScenarioArgs {
     /// fenced-by-sequence, guarded. docstore: unfenced, fenced.
     #[arg(long)]
     pub writes: Option<String>,
-    /// Fault budgets, or `none`. file: crash, restart, unlink, replace, foreign (e.g.
+    /// Fault budgets, or `none`. file: crash, restart, unlink, replace, foreign, lose-lock,
+    /// lock-error, unlock-error, close-error, write (e.g.
     /// `crash=2,restart=2,unlink=1,replace=1,foreign=1`). zk: expire, lose-reply,
     /// restart, recreate-parent. docstore: crash, restart, stray-delete, lose-reply, pause,
     /// failover. replication: crash (of the copier).

@@ -41,6 +41,7 @@ fn fault_sets() -> Vec<(&'static str, Faults)> {
         unlink,
         replace,
         foreign,
+        ..Faults::NONE
     };
     vec![
         ("none", Faults::NONE),
@@ -70,6 +71,17 @@ fn faults_detail(f: Faults) -> String {
         f.foreign,
         "foreign open-close (other code in a process opens and closes the lock file)",
     );
+    add(
+        f.lose_lock,
+        "lose-lock (a process's locks vanish: a lost lease)",
+    );
+    add(
+        f.lock_error,
+        "lock-error (a lock call fails with ENOLCK/EIO)",
+    );
+    add(f.unlock_error, "unlock-error (unlock fails with EIO)");
+    add(f.close_error, "close-error (close fails with EIO)");
+    add(f.write, "write (someone writes into the lock file)");
     if parts.is_empty() {
         "nothing (no faults)".to_string()
     } else {
@@ -141,10 +153,13 @@ fn slug(s: &str) -> String {
 
 fn actor(a: Action) -> Actor {
     match a {
-        Action::Crash(p) | Action::Restart(p) | Action::ForeignOpenClose(p) => {
-            Actor::Process { pid: p }
+        Action::Crash(p)
+        | Action::Restart(p)
+        | Action::ForeignOpenClose(p)
+        | Action::LoseLock(p) => Actor::Process { pid: p },
+        Action::UnlinkLockFile | Action::ReplaceLockFile | Action::WriteLockFile => {
+            Actor::Filesystem
         }
-        Action::UnlinkLockFile | Action::ReplaceLockFile => Actor::Filesystem,
         a => {
             let (pid, tid) = a.thread().expect("protocol steps have a thread");
             Actor::Thread { pid, tid }
@@ -167,6 +182,11 @@ fn os_call(a: Action) -> bool {
             | Action::ForeignOpenClose(_)
             | Action::UnlinkLockFile
             | Action::ReplaceLockFile
+            | Action::LockFails(..)
+            | Action::UnlockFails(..)
+            | Action::CloseFails(..)
+            | Action::LoseLock(_)
+            | Action::WriteLockFile
     )
 }
 

@@ -5,6 +5,11 @@
 //! same real protocol code on top of it) runs under loom's exhaustive explorer, under
 //! shuttle's randomized schedulers, and on plain threads. Every [`Runtime::with`] is one lock
 //! acquisition, which both loom and shuttle treat as a scheduling point.
+//!
+//! A simulated blocking call waits by retrying: [`Runtime::with`], and if it cannot complete
+//! yet, [`Runtime::yield_now`] (loom and shuttle then run another thread; a loom spin loop
+//! needs the yield to stay finite). [`Runtime::current`] names the running thread, so one
+//! simulated system shared by several threads can tell which thread calls it.
 
 /// Primitives of one concurrency runtime. Sealed: implemented by [`Loom`], [`Shuttle`] and
 /// [`Std`] only.
@@ -13,6 +18,8 @@ pub trait Runtime: sealed::Sealed + Send + Sync + 'static {
     type Mutex<T: Send + 'static>: Send + Sync + 'static;
     /// The runtime's join handle.
     type JoinHandle<T: Send + 'static>;
+    /// The runtime's thread id.
+    type ThreadId: Copy + Eq + std::hash::Hash + std::fmt::Debug + Send + Sync + 'static;
     /// The runtime's name, for messages (`loom`, `shuttle`, `std`).
     const NAME: &'static str;
 
@@ -26,6 +33,10 @@ pub trait Runtime: sealed::Sealed + Send + Sync + 'static {
     fn spawn<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Self::JoinHandle<T>;
     /// Joins a thread; `Err` carries its panic.
     fn join<T: Send + 'static>(h: Self::JoinHandle<T>) -> std::thread::Result<T>;
+    /// Lets other threads run (a waiting thread between two retries).
+    fn yield_now();
+    /// The id of the calling thread.
+    fn current() -> Self::ThreadId;
 }
 
 mod sealed {
@@ -50,6 +61,7 @@ pub struct Std;
 impl Runtime for Loom {
     type Mutex<T: Send + 'static> = loom::sync::Mutex<T>;
     type JoinHandle<T: Send + 'static> = loom::thread::JoinHandle<T>;
+    type ThreadId = loom::thread::ThreadId;
     const NAME: &'static str = "loom";
 
     fn mutex<T: Send + 'static>(value: T) -> Self::Mutex<T> {
@@ -65,11 +77,18 @@ impl Runtime for Loom {
     fn join<T: Send + 'static>(h: Self::JoinHandle<T>) -> std::thread::Result<T> {
         h.join()
     }
+    fn yield_now() {
+        loom::thread::yield_now();
+    }
+    fn current() -> Self::ThreadId {
+        loom::thread::current().id()
+    }
 }
 
 impl Runtime for Shuttle {
     type Mutex<T: Send + 'static> = shuttle::sync::Mutex<T>;
     type JoinHandle<T: Send + 'static> = shuttle::thread::JoinHandle<T>;
+    type ThreadId = shuttle::thread::ThreadId;
     const NAME: &'static str = "shuttle";
 
     fn mutex<T: Send + 'static>(value: T) -> Self::Mutex<T> {
@@ -85,11 +104,18 @@ impl Runtime for Shuttle {
     fn join<T: Send + 'static>(h: Self::JoinHandle<T>) -> std::thread::Result<T> {
         h.join()
     }
+    fn yield_now() {
+        shuttle::thread::yield_now();
+    }
+    fn current() -> Self::ThreadId {
+        shuttle::thread::current().id()
+    }
 }
 
 impl Runtime for Std {
     type Mutex<T: Send + 'static> = std::sync::Mutex<T>;
     type JoinHandle<T: Send + 'static> = std::thread::JoinHandle<T>;
+    type ThreadId = std::thread::ThreadId;
     const NAME: &'static str = "std";
 
     fn mutex<T: Send + 'static>(value: T) -> Self::Mutex<T> {
@@ -104,5 +130,11 @@ impl Runtime for Std {
     }
     fn join<T: Send + 'static>(h: Self::JoinHandle<T>) -> std::thread::Result<T> {
         h.join()
+    }
+    fn yield_now() {
+        std::thread::yield_now();
+    }
+    fn current() -> Self::ThreadId {
+        std::thread::current().id()
     }
 }

@@ -22,4 +22,26 @@ pub enum Defect {
     /// closed (release: `unlock → held_remove → close`; failed obtain: `held_remove → close`).
     /// Between the two, another thread can obtain; the late `close` then drops its POSIX lock.
     RemoveBeforeClose,
+    /// This project's first `ensure_valid` order (found by shuttle's refinement replay):
+    /// `held_contains → fstat → stat → probe`, the probe LAST. The probe's condition is the
+    /// only one that can turn from false back to true, so the checks can each pass at a
+    /// different moment, at none of which the lock was valid: breaks "at most one valid
+    /// writer" once a lock can be lost (POSIX foreign close, a lost lease) and the file
+    /// unlinked. Model variant `native-probe-last`.
+    ProbeLast,
+    /// `ensure_valid` skips its inode checks (`fstat`: link count and length; `stat`: the path
+    /// still names our inode): an unlinked or replaced lock file goes unnoticed, so a holder
+    /// of the orphan and a newcomer on the fresh file both pass. Breaks "at most one valid
+    /// writer" under the unlink or replace fault. Model variant `native-skip-inode-check`.
+    SkipInodeCheck,
+    /// `ensure_valid` skips `held_contains`. Undetectable: only the thread that inserted the
+    /// entry removes it, so a writer's entry is always there and the check never fails (the
+    /// model variant `native-skip-held-contains` has `native`'s state space exactly;
+    /// `docs/incidents.md`). Kept so that the suites show it, rather than assume it.
+    SkipHeldContains,
+    /// An OS error from the lock call (`ENOLCK`, `EIO`, ...) is treated as "acquired": the
+    /// obtain returns a lock that holds no OS lock ("carry on unlocked"). Breaks "at most one
+    /// writer" under the `lock-error` fault. Model variant
+    /// `native-carry-on-after-lock-error`.
+    CarryOnAfterLockError,
 }

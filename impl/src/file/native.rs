@@ -42,10 +42,11 @@
 //!
 //! See [`NativeFsLockFactory`] ("Resolved directories") for what the cache means.
 //!
-//! **ensure_valid**: closed → [`LockError::AlreadyClosed`]; `held_contains(path)` →
-//! `fstat(file)` (link count 0: deleted; length ≠ 0: written to) → `stat(path)` (absent,
-//! another inode, not a regular file) → `probe(file, kind)` (a conflicting owner: the lock was
-//! lost). `flock` cannot be probed, so that last check is skipped for it.
+//! **ensure_valid**: closed → [`LockError::AlreadyClosed`]; `probe(file, kind)` (a
+//! conflicting owner: the lock was lost; `flock` answers "unknown", which passes) →
+//! `held_contains(path)` → `fstat(file)` (link count 0: deleted; length ≠ 0: written to) →
+//! `stat(path)` (absent, another inode, not a regular file). The probe comes first: see
+//! [`NativeFsLock::ensure_valid`].
 //!
 //! **close** (idempotent; dropping the [`Lock`] closes): `unlock(file, kind)` → `close(file)` →
 //! mark closed → `held_remove(path)`. Every step runs even if an earlier one failed; the first
@@ -278,6 +279,14 @@ impl<S: System + 'static> NativeFsLockFactory<S> {
         true
     }
 
+    fn carries_on_after_lock_error(&self) -> bool {
+        #[cfg(feature = "defects")]
+        if self.defect == Some(Defect::CarryOnAfterLockError) {
+            return true;
+        }
+        false
+    }
+
     fn removes_before_close(&self) -> bool {
         #[cfg(feature = "defects")]
         if self.defect == Some(Defect::RemoveBeforeClose) {
@@ -431,6 +440,7 @@ impl<S: System + 'static> NativeFsLockFactory<S> {
                     holder: None,
                 })
             }
+            Err(_) if self.carries_on_after_lock_error() => Ok(self.held(path, meta, file)),
             Err(source) => {
                 self.abandon(file, &path);
                 Err(lock_error(path, self.kind, source))
@@ -471,6 +481,7 @@ impl<S: System + 'static> NativeFsLockFactory<S> {
         let (file, meta) = self.open_held(&path, remember)?;
         match sys.lock_blocking(&file, self.kind) {
             Ok(()) => Ok(self.held(path, meta, file)),
+            Err(_) if self.carries_on_after_lock_error() => Ok(self.held(path, meta, file)),
             Err(source) => {
                 self.abandon(file, &path);
                 Err(lock_error(path, self.kind, source))
@@ -649,29 +660,26 @@ impl<S: System> NativeFsLock<S> {
     }
 }
 
-impl<S: System> LockHandle for NativeFsLock<S> {
-    fn ensure_valid(&self) -> Result<(), LockError> {
-        let Some(file) = self.file.as_ref() else {
-            return Err(LockError::AlreadyClosed {
-                path: self.path.clone(),
-            });
-        };
-        let sys = &*self.sys;
-        // Order matters: the checks are separate system calls, so a fault can land between
-        // them. "No other owner holds a conflicting lock" is the one condition that can turn
-        // from false back to true (the other holder crashes or releases), so it is checked
-        // FIRST; every later check (held-set entry, link count, path still names our inode)
-        // can only turn from true to false. If all pass, all held at the moment of the probe:
-        // a passing ensure_valid is equivalent to the model's atomic EnsureValid at that
-        // moment. Probing last let a lock dropped by a foreign close and an unlink, followed
-        // by the new holder's crash, pass every check at a different moment (found by
-        // shuttle's refinement replay in `checks/tests/shuttle_three_processes.rs`).
-        if let Probe::Conflict { pid } = sys.probe(file, self.kind).map_err(|e| self.io(e))? {
+impl<S: System> NativeFsLock<S> {
+    /// `probe`: no other owner holds a conflicting lock (`flock`: unknown, which passes).
+    fn check_probe(&self, file: &S::File) -> Result<(), LockError> {
+        if let Probe::Conflict { pid } = self.sys.probe(file, self.kind).map_err(|e| self.io(e))? {
             return Err(self.invalid(InvalidReason::LockLost { pid }));
         }
-        if self.uses_held_set() && !sys.held_contains(&self.path) {
+        Ok(())
+    }
+
+    /// `held_contains`: the path is still in this process's held set.
+    fn check_held(&self) -> Result<(), LockError> {
+        if self.uses_held_set() && !self.sys.held_contains(&self.path) {
             return Err(self.invalid(InvalidReason::NotInHeldSet));
         }
+        Ok(())
+    }
+
+    /// `fstat` then `stat`: the file is linked and empty, and the path still names it.
+    fn check_inode(&self, file: &S::File) -> Result<(), LockError> {
+        let sys = &*self.sys;
         let meta = sys.fstat(file).map_err(|e| self.io(e))?;
         if meta.nlink == 0 {
             return Err(self.invalid(InvalidReason::Unlinked));
@@ -680,19 +688,71 @@ impl<S: System> LockHandle for NativeFsLock<S> {
             return Err(self.invalid(InvalidReason::NotEmpty { len: meta.len }));
         }
         match sys.stat(&self.path).map_err(|e| self.io(e))? {
-            None => return Err(self.invalid(InvalidReason::Missing)),
-            Some(now) if now.id != self.id => {
-                return Err(self.invalid(InvalidReason::Replaced {
-                    old: self.id,
-                    new: now.id,
-                }));
-            }
+            None => Err(self.invalid(InvalidReason::Missing)),
+            Some(now) if now.id != self.id => Err(self.invalid(InvalidReason::Replaced {
+                old: self.id,
+                new: now.id,
+            })),
             Some(now) if now.kind != EntryKind::Regular => {
-                return Err(self.invalid(InvalidReason::NotRegular { found: now.kind }));
+                Err(self.invalid(InvalidReason::NotRegular { found: now.kind }))
             }
-            Some(_) => {}
+            Some(_) => Ok(()),
         }
-        Ok(())
+    }
+
+    /// The injected `ensure_valid` defects: the broken check order or a skipped check.
+    #[cfg(feature = "defects")]
+    fn ensure_valid_defect(&self, file: &S::File) -> Option<Result<(), LockError>> {
+        let checks = || -> Result<(), LockError> {
+            match self.defect {
+                Some(Defect::ProbeLast) => {
+                    self.check_held()?;
+                    self.check_inode(file)?;
+                    self.check_probe(file)
+                }
+                Some(Defect::SkipInodeCheck) => {
+                    self.check_probe(file)?;
+                    self.check_held()
+                }
+                Some(Defect::SkipHeldContains) => {
+                    self.check_probe(file)?;
+                    self.check_inode(file)
+                }
+                _ => unreachable!("not an ensure_valid defect"),
+            }
+        };
+        matches!(
+            self.defect,
+            Some(Defect::ProbeLast | Defect::SkipInodeCheck | Defect::SkipHeldContains)
+        )
+        .then(checks)
+    }
+}
+
+impl<S: System> LockHandle for NativeFsLock<S> {
+    fn ensure_valid(&self) -> Result<(), LockError> {
+        let Some(file) = self.file.as_ref() else {
+            return Err(LockError::AlreadyClosed {
+                path: self.path.clone(),
+            });
+        };
+        #[cfg(feature = "defects")]
+        if let Some(result) = self.ensure_valid_defect(file) {
+            return result;
+        }
+        // Order matters: the checks are separate system calls, so a fault can land between
+        // them. "No other owner holds a conflicting lock" is the one condition that can turn
+        // from false back to true (the other holder crashes or releases), so it is checked
+        // FIRST; every later check (held-set entry, link count, path still names our inode)
+        // can only turn from true to false. If all pass, all held at the moment of the probe:
+        // a passing ensure_valid is equivalent to the model's atomic EnsureValid at that
+        // moment. Probing last let a lock dropped by a foreign close and an unlink, followed
+        // by the new holder's crash, pass every check at a different moment (found by
+        // shuttle's refinement replay in `checks/tests/shuttle_three_processes.rs`; the
+        // `ProbeLast` defect and the model variant `native-probe-last` keep that order).
+        self.check_probe(file)?;
+        self.check_held()?;
+        self.check_inode(file)
     }
 
     fn close(&mut self) -> Result<(), LockError> {

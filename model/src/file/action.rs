@@ -23,6 +23,15 @@ use super::Tid;
 /// [`Scenario::observe_stat`], [`Scenario::observe_fstat`], [`Scenario::observe_probe`],
 /// [`Scenario::observe_held_contains`] in the state at that moment.
 ///
+/// Failing calls are their own actions, each spending a fault budget: `LockFails` (the lock
+/// call, `try_lock` or `lock_blocking`, returned `ENOLCK`/`EIO`), `UnlockFails`, `CloseFails`
+/// (`EIO`). The replayer maps a recorded call that returned such an error to them.
+///
+/// `native-probe-last` splits `ensure_valid` into its observations: each of `held_contains`,
+/// `fstat`, `stat` and `probe` made by a holder inside `ensure_valid` is one `Check(p, t)`
+/// step, whose outcome (the check passed: next check or `Writing`; failed: back to
+/// `Holding`) is readable from the thread.
+///
 /// Steps that make no OS call: `EnsureValid` (one atomic evaluation of everything the real
 /// `ensure_valid` checks; only enabled when it passes — a failing `ensure_valid` changes
 /// nothing, see [`Scenario::observe_ensure_valid`]), `Write` (the end of the write that
@@ -56,6 +65,17 @@ pub enum Action {
     EnsureValid(Pid, Tid),
     /// The write that followed a passed `EnsureValid` ends.
     Write(Pid, Tid),
+    /// The lock call (`try_lock`, or `lock_blocking` in `native-blocking`) fails with an OS
+    /// error (`ENOLCK`, `EIO`): no lock is taken. Fault budget `lock-error`.
+    LockFails(Pid, Tid),
+    /// `unlock` fails with `EIO`: the lock stays as it was. Fault budget `unlock-error`.
+    UnlockFails(Pid, Tid),
+    /// `close` fails with `EIO`: the descriptor and its locks are released anyway. Fault
+    /// budget `close-error`.
+    CloseFails(Pid, Tid),
+    /// `native-probe-last`: one of `ensure_valid`'s checks (held set, `fstat`, `stat`, probe,
+    /// in that order).
+    Check(Pid, Tid),
     /// Process `p` dies: the kernel closes its descriptors and drops its locks; its held set
     /// is gone.
     Crash(Pid),
@@ -67,6 +87,10 @@ pub enum Action {
     ReplaceLockFile,
     /// Other code inside process `p` opens and closes the lock file.
     ForeignOpenClose(Pid),
+    /// Process `p`'s locks vanish with no call of its own (an NFSv4 lease lost).
+    LoseLock(Pid),
+    /// Someone writes into the lock file: it is no longer empty.
+    WriteLockFile,
 }
 
 impl Action {
@@ -86,8 +110,13 @@ impl Action {
             | Obtain(p, t)
             | Release(p, t)
             | EnsureValid(p, t)
-            | Write(p, t) => Some((p, t)),
-            Crash(_) | Restart(_) | UnlinkLockFile | ReplaceLockFile | ForeignOpenClose(_) => None,
+            | Write(p, t)
+            | LockFails(p, t)
+            | UnlockFails(p, t)
+            | CloseFails(p, t)
+            | Check(p, t) => Some((p, t)),
+            Crash(_) | Restart(_) | UnlinkLockFile | ReplaceLockFile | ForeignOpenClose(_)
+            | LoseLock(_) | WriteLockFile => None,
         }
     }
 
@@ -108,11 +137,17 @@ impl Action {
             Release(..) => "Release",
             EnsureValid(..) => "EnsureValid",
             Write(..) => "Write",
+            LockFails(..) => "LockFails",
+            UnlockFails(..) => "UnlockFails",
+            CloseFails(..) => "CloseFails",
+            Check(..) => "Check",
             Crash(_) => "Crash",
             Restart(_) => "Restart",
             UnlinkLockFile => "UnlinkLockFile",
             ReplaceLockFile => "ReplaceLockFile",
             ForeignOpenClose(_) => "ForeignOpenClose",
+            LoseLock(_) => "LoseLock",
+            WriteLockFile => "WriteLockFile",
         }
     }
 }
@@ -122,7 +157,13 @@ impl fmt::Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (self.thread(), *self) {
             (Some((p, t)), a) => write!(f, "{}(p{p}, t{t})", a.name()),
-            (None, Action::Crash(p) | Action::Restart(p) | Action::ForeignOpenClose(p)) => {
+            (
+                None,
+                Action::Crash(p)
+                | Action::Restart(p)
+                | Action::ForeignOpenClose(p)
+                | Action::LoseLock(p),
+            ) => {
                 write!(f, "{}(p{p})", self.name())
             }
             (None, a) => f.write_str(a.name()),

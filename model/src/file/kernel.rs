@@ -20,6 +20,17 @@
 //!
 //! Only exclusive whole-file locks are modelled (shared locks have extra upgrade semantics —
 //! a failed non-blocking `flock` upgrade drops the shared lock — that no protocol here uses).
+//!
+//! Two faults act on the kernel state directly: [`Os::lose_locks`] (a process's locks vanish
+//! with no local action: an NFSv4 client whose lease expired, or a server that lost its lock
+//! state; Linux then answers later calls on those locks with `EIO`) and [`Os::write_path`]
+//! (someone writes into the lock file, so its length is no longer 0). File contents are
+//! abstracted to "empty or not" ([`DescStat::written`]). Failing calls (`EIO`, `ENOLCK` from a
+//! lock call, `EIO` from `unlock` or `close`) are outcomes the callers choose; their effect on
+//! the kernel is stated where the model and the simulator apply them: a failed lock call takes
+//! no lock, a failed `unlock` leaves the lock as it was (the caller cannot know better), a
+//! failed `close` still releases the descriptor and its locks (close(2): the descriptor is
+//! freed whatever the error).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -163,6 +174,8 @@ pub enum ProbeResult {
 pub struct DescStat {
     pub inode: Inode,
     pub nlink: u8,
+    /// Whether someone wrote into the file (`st_size > 0`; a lock file is always empty).
+    pub written: bool,
 }
 
 /// The filesystem (one lock path in one directory) and the kernel's lock table.
@@ -178,6 +191,8 @@ pub struct Os {
     locks: BTreeSet<LockRec>,
     /// Next fresh inode generation.
     next_inode: Inode,
+    /// Inodes someone wrote into (no longer empty). Always empty without the `write` fault.
+    written: BTreeSet<Inode>,
 }
 
 impl Os {
@@ -204,7 +219,26 @@ impl Os {
         Some(DescStat {
             inode,
             nlink: self.inodes.get(&inode).copied().unwrap_or(0),
+            written: self.written.contains(&inode),
         })
+    }
+
+    /// Whether someone wrote into `inode` (its length is not 0).
+    pub fn is_written(&self, inode: Inode) -> bool {
+        self.written.contains(&inode)
+    }
+
+    /// Whether process `pid` owns a granted lock (through any of its descriptions, or as a
+    /// POSIX owner), on any inode.
+    pub fn owns_lock(&self, pid: Pid) -> bool {
+        self.locks.iter().any(|&l| Self::owner_pid(l) == pid)
+    }
+
+    fn owner_pid(l: LockRec) -> Pid {
+        match l {
+            LockRec::Flock { desc, .. } | LockRec::Ofd { desc, .. } => desc.pid,
+            LockRec::Posix { pid, .. } => pid,
+        }
     }
 
     /// Open descriptions, in order.
@@ -271,6 +305,15 @@ impl Os {
             None => ProbeResult::NoConflict,
             Some(LockRec::Posix { pid, .. }) => ProbeResult::Conflict { pid: Some(pid) },
             Some(_) => ProbeResult::Conflict { pid: None },
+        }
+    }
+
+    /// Whether a lock of `kind` through `desc` would be granted now: what a blocking lock call
+    /// (`F_SETLKW`, `F_OFD_SETLKW`, `flock` without `LOCK_NB`) waits for.
+    pub fn lock_would_succeed(&self, desc: Desc, kind: LockKind) -> bool {
+        match self.desc_inode(desc) {
+            Some(inode) => self.conflicting(Self::rec(desc, inode, kind)).is_none(),
+            None => false,
         }
     }
 
@@ -369,6 +412,29 @@ impl Os {
         }
     }
 
+    /// Process `pid`'s locks vanish without any call of its own: an NFSv4 lease that expired
+    /// (the server gave the locks away), a lock server restart with no reclaim. Every lock the
+    /// process owns goes, of every kind; its descriptions stay open. Returns whether a lock
+    /// was dropped.
+    pub fn lose_locks(&mut self, pid: Pid) -> bool {
+        let before = self.locks.len();
+        self.locks.retain(|&l| Self::owner_pid(l) != pid);
+        self.locks.len() != before
+    }
+
+    /// Someone writes into the file at the lock path (a tool that "fills in" the lock file, a
+    /// misdirected log): its length is no longer 0. Locks are unaffected. Returns `false` if
+    /// there is no file.
+    pub fn write_path(&mut self) -> bool {
+        match self.path {
+            Some(inode) => {
+                self.written.insert(inode);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// `unlink(path)`.
     pub fn unlink(&mut self) -> Result<(), FsError> {
         let inode = self.path.take().ok_or(FsError::NotFound)?;
@@ -415,6 +481,7 @@ impl Os {
         if !linked && !open {
             self.inodes.remove(&inode);
             self.locks.retain(|l| l.inode() != inode);
+            self.written.remove(&inode);
         }
     }
 
@@ -425,6 +492,7 @@ impl Os {
         self.path.hash(h);
         self.inodes.hash(h);
         self.next_inode.hash(h);
+        self.written.hash(h);
     }
 
     /// Renames the owners of descriptions and locks (symmetry reduction: the same kernel
@@ -483,6 +551,7 @@ impl Os {
         self.inodes = self.inodes.iter().map(|(&i, &n)| (m(i), n)).collect();
         self.descs = self.descs.iter().map(|(&d, &i)| (d, m(i))).collect();
         self.locks = self.locks.iter().map(|&l| l.map_inode(m)).collect();
+        self.written = self.written.iter().map(|&i| m(i)).collect();
         self.next_inode = map.len() as Inode;
         map
     }
@@ -663,6 +732,64 @@ mod tests {
         assert_eq!(os, before, "compact changes nothing when is_compact");
         os.compact(&BTreeSet::new());
         assert!(os.is_compact([]));
+    }
+
+    #[test]
+    fn lose_locks_drops_every_lock_of_the_process_and_nothing_else() {
+        for kind in LockKind::ALL {
+            let mut os = opened(&[A, B]);
+            assert_eq!(os.try_lock(A, kind), TryLockResult::Acquired);
+            assert!(!os.lose_locks(1), "{kind}: p1 owns nothing");
+            assert!(os.owns_lock(0));
+            assert!(os.lose_locks(0), "{kind}");
+            assert!(!os.holds(A, kind) && !os.owns_lock(0), "{kind}");
+            assert_eq!(
+                os.desc_inode(A),
+                Some(0),
+                "{kind}: the descriptor stays open"
+            );
+            assert_eq!(
+                os.probe(A, kind) == ProbeResult::Unknown,
+                kind == LockKind::Flock
+            );
+            assert!(os.lock_would_succeed(B, kind), "{kind}");
+            assert_eq!(os.try_lock(B, kind), TryLockResult::Acquired, "{kind}");
+        }
+    }
+
+    #[test]
+    fn a_written_file_is_reported_by_fstat_until_it_is_gone() {
+        let mut os = opened(&[A]);
+        assert!(!os.fstat(A).unwrap().written);
+        assert!(os.write_path());
+        assert!(os.fstat(A).unwrap().written);
+        os.try_lock(A, LockKind::Ofd);
+        assert!(os.holds(A, LockKind::Ofd), "writing does not touch locks");
+        os.replace();
+        assert!(os.fstat(A).unwrap().written, "still the old, written inode");
+        os.open(B, OpenMode::Create).unwrap();
+        assert!(!os.fstat(B).unwrap().written, "the fresh file is empty");
+        os.close(A);
+        assert!(
+            !os.is_written(0),
+            "a forgotten inode is forgotten with its contents"
+        );
+        os.compact(&BTreeSet::new());
+        assert!(!os.fstat(B).unwrap().written);
+        let mut empty = Os::new();
+        assert!(!empty.write_path(), "no file to write");
+    }
+
+    #[test]
+    fn blocking_lock_waits_for_exactly_the_conflicts_try_lock_refuses() {
+        for kind in LockKind::ALL {
+            let mut os = opened(&[A, A2, B]);
+            assert!(os.lock_would_succeed(A, kind));
+            os.try_lock(A, kind);
+            let same_process = matches!(kind, LockKind::Posix | LockKind::NfsFlock);
+            assert_eq!(os.lock_would_succeed(A2, kind), same_process, "{kind}");
+            assert!(!os.lock_would_succeed(B, kind), "{kind}");
+        }
     }
 
     #[test]

@@ -48,6 +48,7 @@ impl Model for Scenario {
                 Proc {
                     alive: true,
                     held: false,
+                    held2: false,
                 };
                 self.processes as usize
             ],
@@ -88,7 +89,7 @@ impl Model for Scenario {
             Property::always(AT_MOST_ONE_WRITER, |_, s: &State| s.writers().count() <= 1),
             Property::always(AT_MOST_ONE_VALID_WRITER, |m: &Scenario, s: &State| {
                 s.writers()
-                    .filter(|&(p, t)| m.observe_ensure_valid(s, p, t))
+                    .filter(|&(p, t)| m.counts_as_valid(s, p, t))
                     .count()
                     <= 1
             }),
@@ -106,7 +107,12 @@ impl Model for Scenario {
             Property::sometimes(WRITER_AFTER_CRASH, |_, s: &State| {
                 s.last == Event::ObtainedAfterCrash
             }),
-            Property::sometimes(CONTENTION_SEEN, |_, s: &State| s.last == Event::Refused),
+            // A blocking obtain is never refused: there, contention is a thread that waits.
+            Property::sometimes(CONTENTION_SEEN, |m: &Scenario, s: &State| {
+                s.last == Event::Refused
+                    || (m.variant.blocks()
+                        && s.live_threads().any(|(p, t, _)| m.is_waiting(s, p, t)))
+            }),
         ]
     }
 }
@@ -121,19 +127,18 @@ impl Family for Scenario {
     }
 
     fn parameters(&self) -> serde_json::Map<String, serde_json::Value> {
-        let f = self.faults;
+        let faults: serde_json::Map<String, serde_json::Value> = self
+            .faults
+            .named()
+            .iter()
+            .map(|&(name, n)| (name.to_owned(), n.into()))
+            .collect();
         let json = serde_json::json!({
             "variant": self.variant.name(),
             "os": self.os.name(),
             "processes": self.processes,
             "threads": self.threads,
-            "faults": {
-                "crash": f.crash,
-                "restart": f.restart,
-                "unlink": f.unlink,
-                "replace": f.replace,
-                "foreign": f.foreign,
-            },
+            "faults": faults,
         });
         match json {
             serde_json::Value::Object(map) => map,
@@ -144,9 +149,13 @@ impl Family for Scenario {
     fn actor(action: &Action) -> serde_json::Map<String, serde_json::Value> {
         let (process, thread) = match (action.thread(), action) {
             (Some((p, t)), _) => (Some(p), Some(t)),
-            (None, Action::Crash(p) | Action::Restart(p) | Action::ForeignOpenClose(p)) => {
-                (Some(*p), None)
-            }
+            (
+                None,
+                Action::Crash(p)
+                | Action::Restart(p)
+                | Action::ForeignOpenClose(p)
+                | Action::LoseLock(p),
+            ) => (Some(*p), None),
             (None, _) => (None, None),
         };
         let mut m = serde_json::Map::new();

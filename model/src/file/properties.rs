@@ -49,16 +49,41 @@ impl Scenario {
         }
     }
 
-    /// `held_contains(path)` in process `p`.
+    /// `held_contains(path)` in process `p` (its first held set; see
+    /// [`Scenario::observe_held_contains_of`]).
     pub fn observe_held_contains(&self, s: &State, p: Pid) -> bool {
         s.procs[p as usize].held
     }
 
+    /// `held_contains(path)` made by thread `(p, t)`: in the held set it uses (the second one
+    /// for odd tids in `native-two-held-sets`).
+    pub fn observe_held_contains_of(&self, s: &State, p: Pid, t: Tid) -> bool {
+        s.held_of(p, t, self.variant.held_sets())
+    }
+
+    /// `native-probe-last`: whether thread `(p, t)`'s `ensure_valid` check number `n` passes
+    /// in `s` (0: the held set contains the path; 1: `fstat` shows a linked, empty file; 2:
+    /// `stat` finds our inode at the path; 3: the probe shows no conflicting owner). All four
+    /// together at one moment are [`Scenario::observe_ensure_valid`].
+    pub fn observe_check(&self, s: &State, p: Pid, t: Tid, n: u8) -> bool {
+        let stat = s.os.fstat(Self::desc(p, t));
+        match n {
+            0 => self.observe_held_contains_of(s, p, t),
+            1 => stat.is_some_and(|st| st.nlink > 0 && !st.written),
+            2 => stat.is_some_and(|st| s.os.path_inode() == Some(st.inode)),
+            _ => matches!(
+                self.observe_probe(s, p, t),
+                ProbeResult::NoConflict | ProbeResult::Unknown
+            ),
+        }
+    }
+
     /// Whether thread `(p, t)`'s `ensure_valid` would pass now (false if it holds nothing).
     ///
-    /// - native variants: the held set contains the path (not `native-no-held-set`); the
-    ///   descriptor's inode is still linked and is the inode at the path; for POSIX and OFD,
-    ///   `probe` shows no conflicting owner.
+    /// - native variants: the held set contains the path (not `native-no-held-set`,
+    ///   `native-skip-held-contains`); the descriptor's inode is still linked, empty, and is
+    ///   the inode at the path (not `native-skip-inode-check`); for POSIX and OFD, `probe`
+    ///   shows no conflicting owner.
     /// - simple: the path still names the inode this thread created.
     /// - single-instance: the in-memory set contains the path. no-lock: always.
     pub fn observe_ensure_valid(&self, s: &State, p: Pid, t: Tid) -> bool {
@@ -74,14 +99,17 @@ impl Scenario {
             Variant::SingleInstance => s.procs[p as usize].held,
             Variant::NoLock => true,
             v => {
-                if v.uses_held_set() && !s.procs[p as usize].held {
+                if v.uses_held_set()
+                    && v != Variant::NativeSkipHeldContains
+                    && !self.observe_held_contains_of(s, p, t)
+                {
                     return false;
                 }
                 let Some(stat) = s.os.fstat(Self::desc(p, t)) else {
                     return false;
                 };
-                stat.nlink > 0
-                    && s.os.path_inode() == Some(stat.inode)
+                (v == Variant::NativeSkipInodeCheck
+                    || stat.nlink > 0 && !stat.written && s.os.path_inode() == Some(stat.inode))
                     && matches!(
                         self.observe_probe(s, p, t),
                         ProbeResult::NoConflict | ProbeResult::Unknown
@@ -97,10 +125,27 @@ impl Scenario {
             Variant::SingleInstance => !s.procs[p as usize].held,
             Variant::NoLock => true,
             v => {
-                !(v.uses_held_set() && s.procs[p as usize].held)
+                let proc = s.procs[p as usize];
+                !(v.uses_held_set() && (proc.held || proc.held2))
                     && s.os.fresh_lock_would_succeed(p, self.kind_of(p))
             }
         }
+    }
+
+    /// Whether writer `(p, t)` counts for "at most one valid writer": its `ensure_valid` would
+    /// pass now, or (`native-probe-last`) it is writing on a pass that never saw the lock
+    /// valid ([`crate::file::Thread::blind`]): it was told "valid" and nothing justifies it.
+    pub fn counts_as_valid(&self, s: &State, p: Pid, t: Tid) -> bool {
+        let th = s.thread(p, t);
+        (th.blind && th.pc == super::Pc::Writing) || self.observe_ensure_valid(s, p, t)
+    }
+
+    /// Whether thread `(p, t)` of a live process is waiting in a blocking call
+    /// (`native-blocking`): for the held set (`Idle`, the path in its held set) or for the OS
+    /// lock (`Opened`, another owner holds a conflicting lock).
+    pub fn is_waiting(&self, s: &State, p: Pid, t: Tid) -> bool {
+        let kind = super::steps::step(self.variant, s.thread(p, t).pc).kind;
+        self.waits(s, p, t, kind)
     }
 
     /// The names of the `always` properties that `s` violates (the replayer checks every

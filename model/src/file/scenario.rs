@@ -25,10 +25,33 @@ pub enum Variant {
     NoLock,
     /// `native`, but even pids lock with `flock` and odd pids with POSIX `fcntl`.
     Mixed,
+    /// `native`'s blocking obtain (`obtain_blocking`): `HeldInsert` waits (is enabled only)
+    /// while the path is not in the held set, `TryLock` waits (is enabled only) while it would
+    /// be acquired. Never refused; fails only on an OS error (`lock-error`).
+    NativeBlocking,
+    /// Two copies of the crate in one process (two semver-incompatible versions, each with
+    /// its own static held set): threads with an even tid use the first copy's held set,
+    /// threads with an odd tid the second's. Under POSIX rules that is LUCENE-5738 again.
+    NativeTwoHeldSets,
+    /// Defect `ProbeLast`: `ensure_valid` probes LAST (held set → `fstat` → `stat` →
+    /// probe), the order of this project's first version. Its four checks are separate steps
+    /// (`Check`), so a pass can rest on checks that each held at a different moment, at none
+    /// of which the lock was valid (found by shuttle's refinement replay).
+    NativeProbeLast,
+    /// Defect `SkipInodeCheck`: `ensure_valid` makes no `fstat`/`stat` checks (link count,
+    /// length, the path still names our inode): only the probe and the held set.
+    NativeSkipInodeCheck,
+    /// Defect `SkipHeldContains`: `ensure_valid` does not check the held set. Its state
+    /// space is `native`'s, state for state (`docs/model.md`: only the holder removes its
+    /// entry, so the check never fails for a writer).
+    NativeSkipHeldContains,
+    /// Defect `CarryOnAfterLockError`: an OS error from the lock call (`ENOLCK`, `EIO`) is
+    /// taken as "acquired": the thread carries on as a writer without a lock.
+    NativeCarryOnAfterLockError,
 }
 
 impl Variant {
-    pub const ALL: [Variant; 8] = [
+    pub const ALL: [Variant; 14] = [
         Variant::Native,
         Variant::Native410,
         Variant::NativeDeleteOnRelease,
@@ -37,6 +60,12 @@ impl Variant {
         Variant::SingleInstance,
         Variant::NoLock,
         Variant::Mixed,
+        Variant::NativeBlocking,
+        Variant::NativeTwoHeldSets,
+        Variant::NativeProbeLast,
+        Variant::NativeSkipInodeCheck,
+        Variant::NativeSkipHeldContains,
+        Variant::NativeCarryOnAfterLockError,
     ];
 
     /// The command-line / docs name.
@@ -50,6 +79,12 @@ impl Variant {
             Variant::SingleInstance => "single-instance",
             Variant::NoLock => "no-lock",
             Variant::Mixed => "mixed",
+            Variant::NativeBlocking => "native-blocking",
+            Variant::NativeTwoHeldSets => "native-two-held-sets",
+            Variant::NativeProbeLast => "native-probe-last",
+            Variant::NativeSkipInodeCheck => "native-skip-inode-check",
+            Variant::NativeSkipHeldContains => "native-skip-held-contains",
+            Variant::NativeCarryOnAfterLockError => "native-carry-on-after-lock-error",
         }
     }
 
@@ -60,14 +95,32 @@ impl Variant {
 
     /// Whether the variant takes an OS advisory lock (and so depends on the lock kind).
     pub fn uses_os_lock(self) -> bool {
-        matches!(
+        !matches!(
             self,
-            Variant::Native
-                | Variant::Native410
-                | Variant::NativeDeleteOnRelease
-                | Variant::NativeNoHeldSet
-                | Variant::Mixed
+            Variant::Simple | Variant::SingleInstance | Variant::NoLock
         )
+    }
+
+    /// Whether the obtain waits instead of being refused (`native-blocking`).
+    pub fn blocks(self) -> bool {
+        self == Variant::NativeBlocking
+    }
+
+    /// Whether `ensure_valid`'s checks are separate steps (`Check`) rather than one atomic
+    /// `EnsureValid`: only the broken order, `native-probe-last`. The correct order is atomic
+    /// by linearization (see `docs/protocol.md`, "Why the probe comes first").
+    pub fn splits_ensure_valid(self) -> bool {
+        self == Variant::NativeProbeLast
+    }
+
+    /// How many held sets a process has: 2 for `native-two-held-sets` (thread `t` uses
+    /// number `t % 2`), else 1.
+    pub fn held_sets(self) -> u8 {
+        if self == Variant::NativeTwoHeldSets {
+            2
+        } else {
+            1
+        }
     }
 
     /// Whether the variant keeps a per-process held set.
@@ -96,6 +149,16 @@ pub struct Faults {
     pub replace: u8,
     /// `ForeignOpenClose(p)`.
     pub foreign: u8,
+    /// `lose-lock`: `LoseLock(p)`, a process's locks vanish (an NFSv4 lease lost).
+    pub lose_lock: u8,
+    /// `lock-error`: `LockFails(p, t)`, the lock call fails with `ENOLCK` or `EIO`.
+    pub lock_error: u8,
+    /// `unlock-error`: `UnlockFails(p, t)`, `unlock` fails with `EIO` (the lock stays).
+    pub unlock_error: u8,
+    /// `close-error`: `CloseFails(p, t)`, `close` fails with `EIO` (the descriptor goes anyway).
+    pub close_error: u8,
+    /// `write`: `WriteLockFile`, someone writes into the lock file.
+    pub write: u8,
 }
 
 impl Faults {
@@ -106,10 +169,32 @@ impl Faults {
         unlink: 0,
         replace: 0,
         foreign: 0,
+        lose_lock: 0,
+        lock_error: 0,
+        unlock_error: 0,
+        close_error: 0,
+        write: 0,
     };
 
+    /// The command-line names of the budgets, in display order, with their values.
+    pub fn named(&self) -> [(&'static str, u8); 10] {
+        [
+            ("crash", self.crash),
+            ("restart", self.restart),
+            ("unlink", self.unlink),
+            ("replace", self.replace),
+            ("foreign", self.foreign),
+            ("lose-lock", self.lose_lock),
+            ("lock-error", self.lock_error),
+            ("unlock-error", self.unlock_error),
+            ("close-error", self.close_error),
+            ("write", self.write),
+        ]
+    }
+
     /// Parses `crash=2,restart=2,unlink=1,replace=1,foreign=1` (any subset, any order; `none`
-    /// or the empty string for no faults).
+    /// or the empty string for no faults). The other budgets: `lose-lock`, `lock-error`,
+    /// `unlock-error`, `close-error`, `write`.
     ///
     /// # Errors
     /// A message naming the bad item.
@@ -132,10 +217,16 @@ impl Faults {
                 "unlink" => f.unlink = n,
                 "replace" => f.replace = n,
                 "foreign" => f.foreign = n,
+                "lose-lock" => f.lose_lock = n,
+                "lock-error" => f.lock_error = n,
+                "unlock-error" => f.unlock_error = n,
+                "close-error" => f.close_error = n,
+                "write" => f.write = n,
                 other => {
                     return Err(format!(
-                    "unknown fault `{other}` (expected crash, restart, unlink, replace, foreign)"
-                ))
+                        "unknown fault `{other}` (expected crash, restart, unlink, replace, \
+                         foreign, lose-lock, lock-error, unlock-error, close-error, write)"
+                    ))
                 }
             }
         }
@@ -146,17 +237,12 @@ impl Faults {
 impl fmt::Display for Faults {
     /// The [`Faults::parse`] syntax, listing only non-zero budgets (`none` if all are zero).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let items: Vec<String> = [
-            ("crash", self.crash),
-            ("restart", self.restart),
-            ("unlink", self.unlink),
-            ("replace", self.replace),
-            ("foreign", self.foreign),
-        ]
-        .iter()
-        .filter(|(_, n)| *n > 0)
-        .map(|(k, n)| format!("{k}={n}"))
-        .collect();
+        let items: Vec<String> = self
+            .named()
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(k, n)| format!("{k}={n}"))
+            .collect();
         if items.is_empty() {
             f.write_str("none")
         } else {
@@ -241,6 +327,7 @@ impl Scenario {
                 unlink: 1,
                 replace: 1,
                 foreign: 1,
+                ..Faults::NONE
             })
             .with_symmetry(true)
     }
@@ -258,6 +345,7 @@ impl Scenario {
                 unlink: 1,
                 replace: 1,
                 foreign: 2,
+                ..Faults::NONE
             })
             .with_symmetry(true)
     }

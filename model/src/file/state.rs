@@ -32,6 +32,9 @@ pub enum Pc {
     Holding,
     /// Between a passed `EnsureValid` and the end of its `Write`.
     Writing,
+    /// `native-probe-last` only: inside `ensure_valid`, the first `n` of its checks passed
+    /// (each a `Check` step); the next check is number `n`. Still a writer.
+    Checking(u8),
     /// Release: unlocked; next `Close` (`HeldRemove` in `native-4.10`).
     Unlocked,
     /// Release: unlocked and closed; next `HeldRemove`.
@@ -45,7 +48,7 @@ impl Pc {
     /// Whether the thread's obtain succeeded and it has not started to release: what an
     /// index writer believes ("at most one writer").
     pub fn is_writer(self) -> bool {
-        matches!(self, Pc::Holding | Pc::Writing)
+        matches!(self, Pc::Holding | Pc::Writing | Pc::Checking(_))
     }
 }
 
@@ -56,12 +59,19 @@ pub struct Thread {
     /// The inode identity the thread recorded when it opened (native: `open_lock_file`'s
     /// `fstat`) or created (simple: `create_new_file`) the lock file; `None` when it has none.
     pub inode: Option<Inode>,
+    /// `native-probe-last` only (always `false` elsewhere): the `ensure_valid` in progress
+    /// (`Checking`), or the one that let this write begin (`Writing`), has not seen a single
+    /// state in which the lock was valid. A blind pass is a writer that was told "valid" with
+    /// nothing to justify it; "at most one valid writer" counts it as valid until its write
+    /// ends.
+    pub blind: bool,
 }
 
 impl Thread {
     pub(super) const IDLE: Thread = Thread {
         pc: Pc::Idle,
         inode: None,
+        blind: false,
     };
 }
 
@@ -70,8 +80,12 @@ impl Thread {
 pub struct Proc {
     pub alive: bool,
     /// Whether the lock path is in this process's held set (Lucene's `LOCK_HELD`; the
-    /// in-memory set of `single-instance`).
+    /// in-memory set of `single-instance`). In `native-two-held-sets`: the first copy's set,
+    /// used by threads with an even tid.
     pub held: bool,
+    /// `native-two-held-sets` only (always `false` elsewhere): whether the lock path is in
+    /// the second copy's held set, used by threads with an odd tid.
+    pub held2: bool,
 }
 
 /// What the last step's outcome was, when a `sometimes` property needs to see it.
@@ -120,6 +134,26 @@ impl State {
     pub(super) fn thread_mut(&mut self, p: Pid, t: Tid) -> &mut Thread {
         let i = self.idx(p, t);
         &mut self.threads[i]
+    }
+
+    /// The held set thread `(p, t)` uses: number `t % sets` of its process (`sets` is
+    /// [`super::Variant::held_sets`]).
+    pub fn held_of(&self, p: Pid, t: Tid, sets: u8) -> bool {
+        let proc = self.procs[p as usize];
+        if sets > 1 && t % 2 == 1 {
+            proc.held2
+        } else {
+            proc.held
+        }
+    }
+
+    pub(super) fn held_of_mut(&mut self, p: Pid, t: Tid, sets: u8) -> &mut bool {
+        let proc = &mut self.procs[p as usize];
+        if sets > 1 && t % 2 == 1 {
+            &mut proc.held2
+        } else {
+            &mut proc.held
+        }
     }
 
     /// `(pid, tid, thread)` of every thread of a live process.
@@ -176,6 +210,7 @@ impl fmt::Debug for State {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use super::kernel::LockRec;
         match self.os.path_inode() {
+            Some(i) if self.os.is_written(i) => writeln!(f, "path → inode {i} (written to)")?,
             Some(i) => writeln!(f, "path → inode {i}")?,
             None => writeln!(f, "path → (no file)")?,
         }
@@ -223,14 +258,22 @@ impl fmt::Debug for State {
             let threads: Vec<String> = self.threads[p * n..(p + 1) * n]
                 .iter()
                 .enumerate()
-                .map(|(t, th)| match th.inode {
-                    Some(i) => format!("t{t} {:?} [inode {i}]", th.pc),
-                    None => format!("t{t} {:?}", th.pc),
+                .map(|(t, th)| {
+                    let blind = if th.blind { " blind" } else { "" };
+                    match th.inode {
+                        Some(i) => format!("t{t} {:?}{blind} [inode {i}]", th.pc),
+                        None => format!("t{t} {:?}{blind}", th.pc),
+                    }
                 })
                 .collect();
+            let second = if proc.held2 {
+                ", second held set: path"
+            } else {
+                ""
+            };
             writeln!(
                 f,
-                "p{p} {} (held set: {}): {}",
+                "p{p} {} (held set: {}{second}): {}",
                 if proc.alive { "alive" } else { "crashed" },
                 if proc.held { "path" } else { "-" },
                 threads.join(", ")

@@ -13,9 +13,22 @@
 //! | `simple` | CreateExclusive | — | Unlink if ours, else ReleaseRefused |
 //! | `single-instance` | HeldInsert | — | HeldRemove |
 //! | `no-lock` | Obtain | — | Release |
+//! | `native-blocking` | HeldInsert **waits** → Open → TryLock **waits** | never refused | as `native` |
+//! | `native-two-held-sets` | as `native`, odd tids in a **second held set** | as `native` | as `native` |
+//! | `native-carry-on-after-lock-error` | as `native`; a **failed TryLock → Holding** | as `native` | as `native` |
+//! | `native-probe-last`, `native-skip-inode-check`, `native-skip-held-contains` | as `native` | as `native` | as `native` (they differ in `ensure_valid`, below) |
 //!
 //! A holder may, any number of times before releasing, pass `EnsureValid` (enabled only when
-//! the real `ensure_valid` would pass) and then `Write`.
+//! the real `ensure_valid` would pass) and then `Write`. In `native-probe-last` the checks are
+//! steps of their own: `Holding` → `Check` (held set) → `Checking(1)` → `Check` (`fstat`) →
+//! `Checking(2)` → `Check` (`stat`) → `Checking(3)` → `Check` (probe) → `Writing`; a check
+//! that fails goes back to `Holding`.
+//!
+//! Failing calls (fault budgets `lock-error`, `unlock-error`, `close-error`) are enabled next
+//! to the step they fail: `LockFails` goes to [`Step::failed`] (`native`: the refused path,
+//! close then leave the held set; `native-carry-on-after-lock-error`: `Holding`),
+//! `UnlockFails` and `CloseFails` go on as the call's success would (the error-tolerant
+//! release: every step runs).
 
 use super::{Action, Pc, Pid, Scenario, State, Tid, Variant};
 
@@ -36,7 +49,13 @@ pub enum StepKind {
     Obtain,
     Release,
     Write,
+    /// `native-probe-last`: the next of `ensure_valid`'s checks.
+    Check,
 }
+
+/// How many checks `native-probe-last`'s `ensure_valid` makes: held set, `fstat`, `stat`,
+/// probe.
+pub const CHECKS: u8 = 4;
 
 /// The next step of a thread and where it leads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,6 +66,25 @@ pub struct Step {
     /// The program counter after the step is refused ("held by this process", would block,
     /// the file exists); equal to `then` for steps that cannot be refused.
     pub refused: Pc,
+    /// The program counter after the lock call fails with an OS error (`LockFails`); equal to
+    /// `refused` except in `native-carry-on-after-lock-error`.
+    pub failed: Pc,
+}
+
+/// `native-probe-last`'s check number `n` (0: held set, 1: `fstat`, 2: `stat`, 3: probe):
+/// passed → the next check, or `Writing` after the last; failed → `Holding`.
+pub fn check_step(n: u8) -> Step {
+    let then = if n + 1 < CHECKS {
+        Pc::Checking(n + 1)
+    } else {
+        Pc::Writing
+    };
+    Step {
+        kind: StepKind::Check,
+        then,
+        refused: Pc::Holding,
+        failed: Pc::Holding,
+    }
 }
 
 /// The step table.
@@ -55,8 +93,9 @@ pub fn step(v: Variant, pc: Pc) -> Step {
     use Pc::*;
     use StepKind::*;
     use Variant::*;
-    let go = |kind, then| Step { kind, then, refused: then };
-    let attempt = |kind, then, refused| Step { kind, then, refused };
+    let go = |kind, then| Step { kind, then, refused: then, failed: then };
+    let attempt = |kind, then, refused| Step { kind, then, refused, failed: refused };
+    let lock = |then, refused, failed| Step { kind: TryLock, then, refused, failed };
     match (pc, v) {
         // Obtain.
         (Idle, Simple)                           => attempt(CreateExclusive, Holding, Idle),
@@ -65,6 +104,7 @@ pub fn step(v: Variant, pc: Pc) -> Step {
         (Idle, NativeNoHeldSet)                  => go(Open, Opened),
         (Idle, _)                                => attempt(HeldInsert, Inserted, Idle),
         (Inserted, _)                            => go(Open, Opened),
+        (Opened, NativeCarryOnAfterLockError)    => lock(Holding, Blocked, Holding),
         (Opened, _)                              => attempt(TryLock, Holding, Blocked),
         // A refused obtain undoes what it did.
         (Blocked, Native410)                     => go(HeldRemove, BlockedRemoved),
@@ -86,6 +126,8 @@ pub fn step(v: Variant, pc: Pc) -> Step {
         (ReleasedRemoved, _)                     => go(Close, Idle),
         // The end of a write that followed a passed `EnsureValid`.
         (Writing, _)                             => go(Write, Holding),
+        // `native-probe-last`: inside `ensure_valid`.
+        (Checking(n), _)                         => check_step(n),
     }
 }
 
@@ -112,19 +154,50 @@ impl StepKind {
             StepKind::Obtain => Action::Obtain(p, t),
             StepKind::Release => Action::Release(p, t),
             StepKind::Write => Action::Write(p, t),
+            StepKind::Check => Action::Check(p, t),
         }
     }
 }
 
 impl Scenario {
     /// The enabled protocol steps of thread `(p, t)` (its process must be alive): the table's
-    /// step, and for a holder also `EnsureValid` when it would pass.
+    /// step (`native-blocking`: only once it would not be refused), its failing twin while the
+    /// fault budget lasts, and for a holder also `EnsureValid` when it would pass (the first
+    /// `Check` in `native-probe-last`).
     pub fn thread_actions(&self, s: &State, p: Pid, t: Tid, out: &mut Vec<Action>) {
         let pc = s.thread(p, t).pc;
-        if pc == Pc::Holding && self.observe_ensure_valid(s, p, t) {
-            out.push(Action::EnsureValid(p, t));
+        if pc == Pc::Holding {
+            if self.variant.splits_ensure_valid() {
+                out.push(Action::Check(p, t));
+            } else if self.observe_ensure_valid(s, p, t) {
+                out.push(Action::EnsureValid(p, t));
+            }
         }
-        out.push(step(self.variant, pc).kind.action(s, p, t));
+        let kind = step(self.variant, pc).kind;
+        if !self.waits(s, p, t, kind) {
+            out.push(kind.action(s, p, t));
+        }
+        let fails = match kind {
+            StepKind::TryLock if s.budget.lock_error > 0 => Some(Action::LockFails(p, t)),
+            StepKind::Unlock if s.budget.unlock_error > 0 => Some(Action::UnlockFails(p, t)),
+            StepKind::Close if s.budget.close_error > 0 => Some(Action::CloseFails(p, t)),
+            _ => None,
+        };
+        out.extend(fails);
+    }
+
+    /// Whether thread `(p, t)`'s next step `kind` is a blocking call that has to wait in `s`
+    /// (`native-blocking`): `held_insert_wait` while the path is in its held set,
+    /// `lock_blocking` while another owner holds a conflicting lock.
+    pub fn waits(&self, s: &State, p: Pid, t: Tid, kind: StepKind) -> bool {
+        if !self.variant.blocks() {
+            return false;
+        }
+        match kind {
+            StepKind::HeldInsert => s.held_of(p, t, self.variant.held_sets()),
+            StepKind::TryLock => !s.os.lock_would_succeed(Self::desc(p, t), self.kind_of(p)),
+            _ => false,
+        }
     }
 
     /// Whether `action` is enabled in `s`.
@@ -165,6 +238,16 @@ impl Scenario {
                     out.push(Action::ForeignOpenClose(p));
                 }
             }
+        }
+        if s.budget.lose_lock > 0 {
+            for p in 0..self.processes {
+                if s.procs[p as usize].alive && s.os.owns_lock(p) {
+                    out.push(Action::LoseLock(p));
+                }
+            }
+        }
+        if s.budget.write > 0 && s.os.path_inode().is_some_and(|i| !s.os.is_written(i)) {
+            out.push(Action::WriteLockFile);
         }
     }
 

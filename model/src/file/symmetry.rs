@@ -10,7 +10,12 @@
 //! every member of a class: a canonical form, not just a cheaper fingerprint.
 //!
 //! `mixed` locks with `flock` on even pids and POSIX on odd ones: there only processes of the
-//! same parity are interchangeable, and each keeps its parity.
+//! same parity are interchangeable, and each keeps its parity. `native-two-held-sets` gives
+//! even and odd tids different held sets: there only threads of the same parity are
+//! interchangeable inside a process, and each keeps its parity.
+//!
+//! Everything a thread owns is in its key, `Thread::blind` (`native-probe-last`) included; the
+//! written-to inodes are shared kernel state (`Os::hash_shared`).
 //!
 //! Sound because every property counts or quantifies over all processes and threads alike.
 //! Inode generations are global (creation order), so renaming pids leaves them as they are.
@@ -18,8 +23,10 @@
 use super::kernel::{Desc, Inode, LockRec, Pid};
 use super::{Pc, Proc, Scenario, State, Tid, Variant};
 
-/// Everything about one thread, in the order it is sorted by.
-type ThreadKey = (Pc, Option<Inode>, Option<Inode>, bool, bool);
+/// Everything about one thread, in the order it is sorted by: the parity class of its slot
+/// (`native-two-held-sets`; 0 elsewhere), pc, remembered inode, open description, `flock`
+/// and OFD locks on it, `blind`.
+type ThreadKey = (u8, Pc, Option<Inode>, Option<Inode>, bool, bool, bool);
 /// Everything about one process, in the order it is sorted by.
 type ProcKey = (Proc, Vec<ThreadKey>, Vec<Inode>);
 
@@ -50,7 +57,7 @@ impl Scenario {
                 LockRec::Posix { inode, pid } => posix[pid as usize] |= 1 << inode,
             }
         }
-        let none: ThreadKey = (Pc::Idle, None, None, false, false);
+        let none: ThreadKey = (0, Pc::Idle, None, None, false, false, false);
         let mut threads = [[none; MAX]; MAX];
         for p in 0..np {
             for t in 0..n {
@@ -60,13 +67,16 @@ impl Scenario {
                     slot: t as Tid,
                 };
                 threads[p][t] = (
+                    self.slot_class(t as Tid),
                     th.pc,
                     th.inode,
                     s.os.desc_inode(desc),
                     flock[p][t],
                     ofd[p][t],
+                    th.blind,
                 );
             }
+            // Sorted by class first: each class's keys, in order, at the class's place.
             threads[p][..n].sort_unstable();
         }
         let key = |p: usize| (s.procs[p], &threads[p][..n], posix[p]);
@@ -91,6 +101,16 @@ impl Scenario {
         h.finish()
     }
 
+    /// Which slots a thread may be renamed to: those of the same class (the parity of the
+    /// slot in `native-two-held-sets`, where it picks the held set; one class elsewhere).
+    fn slot_class(&self, t: Tid) -> u8 {
+        if self.variant.held_sets() > 1 {
+            t % 2
+        } else {
+            0
+        }
+    }
+
     /// The canonical member of `s`'s symmetry class; `None` if `s` is canonical already (or
     /// symmetry reduction is off).
     pub fn canonical(&self, s: &State) -> Option<State> {
@@ -110,7 +130,15 @@ impl Scenario {
                     _ => {}
                 }
             }
-            (th.pc, th.inode, s.os.desc_inode(desc), flock, ofd)
+            (
+                self.slot_class(t),
+                th.pc,
+                th.inode,
+                s.os.desc_inode(desc),
+                flock,
+                ofd,
+                th.blind,
+            )
         };
         // Per process: the new order of its thread slots (new slot → old slot) and its key.
         let mut slot_order: Vec<Vec<Tid>> = Vec::with_capacity(s.procs.len());
@@ -119,6 +147,22 @@ impl Scenario {
             let mut threads: Vec<(ThreadKey, Tid)> =
                 (0..n as Tid).map(|t| (thread_key(p, t), t)).collect();
             threads.sort();
+            if self.variant.held_sets() > 1 {
+                // Each parity class of slots keeps its slots: the class's sorted threads go
+                // to the class's slots, in order.
+                let mut by_class: Vec<Vec<(ThreadKey, Tid)>> = vec![Vec::new(); 2];
+                for entry in threads {
+                    by_class[usize::from(entry.0 .0)].push(entry);
+                }
+                let mut next = [0usize; 2];
+                threads = (0..n as Tid)
+                    .map(|slot| {
+                        let c = usize::from(self.slot_class(slot));
+                        next[c] += 1;
+                        by_class[c][next[c] - 1]
+                    })
+                    .collect();
+            }
             let posix: Vec<Inode> =
                 s.os.locks()
                     .filter_map(|l| match l {

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use super::kernel::{Inode, OpenMode, TryLockResult};
-use super::steps::step;
+use super::steps::{check_step, step};
 use super::{Action, Event, Pc, Pid, Scenario, State, Thread, Tid};
 
 impl Scenario {
@@ -15,16 +15,36 @@ impl Scenario {
     fn thread_step(&self, s: &mut State, p: Pid, t: Tid, action: Action) {
         use Action::*;
         let pc = s.thread(p, t).pc;
-        if let EnsureValid(..) = action {
-            s.thread_mut(p, t).pc = Pc::Writing; // enabled only when it passes
-            return;
+        let sets = self.variant.held_sets();
+        match action {
+            EnsureValid(..) => {
+                s.thread_mut(p, t).pc = Pc::Writing; // enabled only when it passes
+                return;
+            }
+            Check(..) => {
+                self.check(s, p, t);
+                return;
+            }
+            LockFails(..) => {
+                // No lock is taken; the thread takes the failure path of its variant. Not
+                // contention: nobody holds the lock because of it.
+                s.budget.lock_error -= 1;
+                let to = step(self.variant, pc).failed;
+                s.thread_mut(p, t).pc = to;
+                if to == Pc::Holding && s.orphaned {
+                    s.orphaned = false;
+                    s.last = Event::ObtainedAfterCrash;
+                }
+                return;
+            }
+            _ => {}
         }
         let next = step(self.variant, pc);
         let desc = Self::desc(p, t);
         let ok = match action {
             HeldInsert(..) => {
-                let proc = &mut s.procs[p as usize];
-                !std::mem::replace(&mut proc.held, true) // refused: "held by this process"
+                // refused: "held by this process"
+                !std::mem::replace(s.held_of_mut(p, t, sets), true)
             }
             Open(..) => {
                 let inode =
@@ -38,13 +58,22 @@ impl Scenario {
                 s.os.unlock(desc, self.kind_of(p));
                 true
             }
-            Close(..) => {
+            UnlockFails(..) => {
+                // EIO: the lock stays as it was; the release goes on (`close` drops it).
+                s.budget.unlock_error -= 1;
+                true
+            }
+            Close(..) | CloseFails(..) => {
+                // A failing close(2) still frees the descriptor, and with it its locks.
+                if let CloseFails(..) = action {
+                    s.budget.close_error -= 1;
+                }
                 s.os.close(desc);
                 s.thread_mut(p, t).inode = None;
                 true
             }
             HeldRemove(..) => {
-                s.procs[p as usize].held = false;
+                *s.held_of_mut(p, t, sets) = false;
                 true
             }
             Unlink(..) => {
@@ -64,7 +93,11 @@ impl Scenario {
                 s.thread_mut(p, t).inode = None;
                 true
             }
-            Obtain(..) | Write(..) => true,
+            Write(..) => {
+                s.thread_mut(p, t).blind = false;
+                true
+            }
+            Obtain(..) => true,
             _ => unreachable!("{action} is not a protocol step"),
         };
         let to = if ok { next.then } else { next.refused };
@@ -76,6 +109,52 @@ impl Scenario {
             if s.orphaned {
                 s.orphaned = false;
                 s.last = Event::ObtainedAfterCrash;
+            }
+        }
+    }
+
+    /// `native-probe-last`: thread `(p, t)` makes its next `ensure_valid` check (number 0 from
+    /// `Holding`, `n` from `Checking(n)`): passed → the next check or `Writing`, failed →
+    /// `Holding`. Tracks whether the call has seen a state in which the lock is valid
+    /// (`Thread::blind`; see [`Scenario::track_blind_checks`] for the states after the step).
+    fn check(&self, s: &mut State, p: Pid, t: Tid) {
+        let n = match s.thread(p, t).pc {
+            Pc::Holding => {
+                // The call begins: the state before its first check is in its window.
+                let blind = !self.observe_ensure_valid(s, p, t);
+                s.thread_mut(p, t).blind = blind;
+                0
+            }
+            Pc::Checking(n) => n,
+            pc => unreachable!("Check at {pc:?}"),
+        };
+        let next = check_step(n);
+        let passed = self.observe_check(s, p, t, n);
+        let th = s.thread_mut(p, t);
+        th.pc = if passed { next.then } else { next.refused };
+        if !passed {
+            th.blind = false; // a failed ensure_valid tells nobody anything
+        }
+    }
+
+    /// `native-probe-last`: after every step, each `ensure_valid` in progress (and one that
+    /// just passed its last check) whose window has not yet contained a valid state looks at
+    /// the new state. What is left `blind` when the write begins was never valid.
+    fn track_blind_checks(&self, s: &mut State, action: Action) {
+        let n = s.threads_per_process();
+        for i in 0..s.threads.len() {
+            let (p, t) = ((i / n) as Pid, (i % n) as Tid);
+            let th = s.threads[i];
+            if !th.blind || !s.procs[p as usize].alive {
+                continue;
+            }
+            let in_window = match th.pc {
+                Pc::Checking(_) => true,
+                Pc::Writing => action == Action::Check(p, t),
+                _ => false,
+            };
+            if in_window && self.observe_ensure_valid(s, p, t) {
+                s.threads[i].blind = false;
             }
         }
     }
@@ -100,7 +179,8 @@ impl Scenario {
         match action {
             HeldInsert(..) | Open(..) | TryLock(..) | Unlock(..) | Close(..) | HeldRemove(..)
             | Unlink(..) | CreateExclusive(..) | ReleaseRefused(..) | Obtain(..) | Release(..)
-            | EnsureValid(..) | Write(..) => {}
+            | EnsureValid(..) | Write(..) | LockFails(..) | UnlockFails(..) | CloseFails(..)
+            | Check(..) => {}
             Crash(p) => {
                 s.budget.crash -= 1;
                 s.os.crash(p);
@@ -113,6 +193,7 @@ impl Scenario {
                 let proc = &mut s.procs[p as usize];
                 proc.alive = false;
                 proc.held = false;
+                proc.held2 = false;
             }
             Restart(p) => {
                 s.budget.restart -= 1;
@@ -132,6 +213,17 @@ impl Scenario {
                 s.budget.foreign -= 1;
                 s.os.foreign_open_close(p);
             }
+            LoseLock(p) => {
+                s.budget.lose_lock -= 1;
+                s.os.lose_locks(p);
+            }
+            WriteLockFile => {
+                s.budget.write -= 1;
+                s.os.write_path();
+            }
+        }
+        if self.variant.splits_ensure_valid() {
+            self.track_blind_checks(s, action);
         }
         // Keep inode generations dense so repeated creates do not grow the space.
         // Only these steps create, drop or forget an inode.
@@ -139,6 +231,7 @@ impl Scenario {
             action,
             Open(..)
                 | Close(..)
+                | CloseFails(..)
                 | Unlink(..)
                 | CreateExclusive(..)
                 | ReleaseRefused(..)

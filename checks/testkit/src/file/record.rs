@@ -12,8 +12,12 @@ use lockwright_model::file::kernel::{
 /// A thread index inside a simulated process (the model's `Tid`; also the descriptor slot).
 pub type Tid = u8;
 
-/// The lock directory every simulated run uses.
+/// The lock directory every simulated run uses (its canonical spelling).
 pub const LOCK_DIR: &str = "/sim/index";
+/// A second spelling of [`LOCK_DIR`]: a symlink to it. `canonicalize_dir` resolves it to
+/// `LOCK_DIR`, so it names the same lock file and the same held-set entry; a factory never
+/// remembers it (it is not canonical) and resolves it on every obtain.
+pub const LOCK_LINK: &str = "/sim/link";
 /// The lock file name every simulated run uses.
 pub const LOCK_NAME: &str = "write.lock";
 /// The host name every simulated process reports.
@@ -68,10 +72,14 @@ pub enum Call {
     ReadFile,
     // mutating system calls
     HeldInsert,
+    /// `held_insert_wait`: recorded once, when it returns (it waited until then).
+    HeldInsertWait,
     HeldRemove,
     Open,
     CreateExclusive,
     TryLock(LockKind),
+    /// `lock_blocking`: recorded once, when it returns.
+    LockBlocking(LockKind),
     Unlock(LockKind),
     Close,
     Unlink,
@@ -81,6 +89,15 @@ pub enum Call {
     UnlinkLockFile,
     ReplaceLockFile,
     ForeignOpenClose(Pid),
+    /// Process `pid`'s locks vanish (a lost NFSv4 lease). Outcome `Bool(lost)`.
+    LoseLock(Pid),
+    /// Someone writes into the lock file. Outcome `Bool(changed)`: false when there is no
+    /// file or it was written to already.
+    WriteLockFile,
+    /// The environment arms an OS error: the next call of that kind, by any thread, fails
+    /// with it. No effect of its own (the failing call is the model step); recorded so that
+    /// a replay makes the same choice at the same point.
+    Inject(Injection),
     // harness events (no OS effect)
     /// `obtain` returned (`ok`: a lock).
     Obtained {
@@ -100,6 +117,18 @@ pub enum Call {
     Closed {
         ok: bool,
     },
+}
+
+/// An OS error the environment makes the next matching call return.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Injection {
+    /// `try_lock` or `lock_blocking` fails with this errno (`ENOLCK`, `EIO`): the model's
+    /// `LockFails`.
+    Lock(i32),
+    /// `unlock` fails with `EIO`; the lock stays: `UnlockFails`.
+    Unlock,
+    /// `close` fails with `EIO`; the descriptor is gone anyway: `CloseFails`.
+    Close,
 }
 
 impl Call {
@@ -149,6 +178,8 @@ pub enum Outcome {
     Probe(ProbeResult),
     /// An OS error.
     Failed(FsError),
+    /// An injected OS error (an errno: `ENOLCK`, `EIO`) from a lock, unlock or close call.
+    Errno(i32),
     /// `EBADF`-like: the descriptor was not open (a harness or protocol bug, never expected).
     BadDesc,
     /// The caller's process incarnation is dead: the call had no effect.

@@ -1,6 +1,14 @@
 //! [`SimSystem`]: one simulated thread's `lockwright::file::sys::System`, every call one step
-//! of the [`SimOs`] world.
+//! of the [`SimOs`] world (or one process's, shared by its threads: [`SimOs::process`]).
+//!
+//! The two blocking calls wait by retrying: each attempt takes the world mutex once (one
+//! scheduling point) and, when the call cannot complete yet (the path is in the held set;
+//! another owner holds a conflicting lock), releases it and yields. Nothing is recorded until
+//! the attempt that completes, which is the call's one step: the model's `HeldInsert`
+//! (enabled only while the path is absent) or `TryLock` (enabled only while it would be
+//! acquired). A thread of a crashed process stops waiting (`Dead`).
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -29,14 +37,19 @@ impl SimFile {
     }
 }
 
-/// One simulated thread's view of the system: what the real protocol code runs on.
+/// One simulated thread's view of the system (or one process's, shared by its threads):
+/// what the real protocol code runs on.
 pub struct SimSystem<R: Runtime> {
     pub(crate) os: SimOs<R>,
     pub(crate) pid: Pid,
-    pub(crate) tid: Tid,
+    /// `None`: shared by the process's threads; each call is made as the thread the calling
+    /// runtime thread is bound to ([`SimOs::bind`]).
+    pub(crate) tid: Option<Tid>,
+    /// Which of the process's two held sets this thread's copy of the crate uses.
+    pub(crate) copy: u8,
     pub(crate) incarnation: u32,
-    /// Constant observations not yet logged; see [`SimSystem::constant_step`].
-    pub(crate) pending: Arc<std::sync::Mutex<Vec<Call>>>,
+    /// Constant observations not yet logged, per thread; see [`SimSystem::constant_step`].
+    pub(crate) pending: Arc<std::sync::Mutex<BTreeMap<Tid, Vec<Call>>>>,
 }
 
 impl<R: Runtime> Clone for SimSystem<R> {
@@ -45,6 +58,7 @@ impl<R: Runtime> Clone for SimSystem<R> {
             os: self.os.clone(),
             pid: self.pid,
             tid: self.tid,
+            copy: self.copy,
             incarnation: self.incarnation,
             pending: Arc::clone(&self.pending),
         }
@@ -53,12 +67,13 @@ impl<R: Runtime> Clone for SimSystem<R> {
 
 impl<R: Runtime> fmt::Debug for SimSystem<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let tid = self.tid.map_or_else(|| "*".to_owned(), |t| t.to_string());
         write!(
             f,
-            "SimSystem<{}>(p{}.t{} incarnation {})",
+            "SimSystem<{}>(p{}.t{tid} copy {} incarnation {})",
             R::NAME,
             self.pid,
-            self.tid,
+            self.copy,
             self.incarnation
         )
     }
@@ -73,18 +88,6 @@ fn fs_error(e: FsError) -> io::Error {
         FsError::NotFound => io::Error::from_raw_os_error(libc::ENOENT),
         FsError::AlreadyExists => io::Error::from_raw_os_error(libc::EEXIST),
     }
-}
-
-/// The blocking obtain's two waiting steps are not in the model yet, so the simulator refuses
-/// them rather than invent semantics the replayer could not check.
-fn no_blocking_steps(call: &str, path: &Path) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::Unsupported,
-        format!(
-            "{}: `{call}` is not simulated: the model has no blocking obtain steps yet",
-            path.display()
-        ),
-    )
 }
 
 fn bad_desc() -> io::Error {
@@ -119,8 +122,15 @@ fn lock_meta(st: DescStat) -> FileMeta {
         id: file_id(st.inode),
         kind: EntryKind::Regular,
         nlink: u64::from(st.nlink),
-        len: 0,
+        // The model knows "empty or written to"; a written file reports one byte.
+        len: u64::from(st.written),
     }
+}
+
+/// The canonical form of a simulated directory spelling: [`LOCK_DIR`] itself, or
+/// [`LOCK_LINK`], a symlink to it.
+fn resolve(dir: &Path) -> Option<PathBuf> {
+    (dir == Path::new(LOCK_DIR) || dir == Path::new(LOCK_LINK)).then(|| PathBuf::from(LOCK_DIR))
 }
 
 impl<R: Runtime> SimSystem<R> {
@@ -129,9 +139,21 @@ impl<R: Runtime> SimSystem<R> {
         self.pid
     }
 
-    /// The simulated thread.
+    /// The simulated thread making the current call: this system's own, or (shared by the
+    /// process's threads) the one the calling runtime thread is bound to.
     pub fn tid(&self) -> Tid {
-        self.tid
+        match self.tid {
+            Some(tid) => tid,
+            None => {
+                let (pid, tid) = self.os.bound();
+                assert_eq!(
+                    pid, self.pid,
+                    "a thread of p{pid} called p{}'s system",
+                    self.pid
+                );
+                tid
+            }
+        }
     }
 
     /// The simulated OS.
@@ -142,8 +164,24 @@ impl<R: Runtime> SimSystem<R> {
     fn actor(&self) -> Actor {
         Actor::Thread {
             pid: self.pid,
-            tid: self.tid,
+            tid: self.tid(),
         }
+    }
+
+    fn desc(&self) -> Desc {
+        Desc {
+            pid: self.pid,
+            slot: self.tid(),
+        }
+    }
+
+    fn take_pending(&self) -> Vec<Call> {
+        let tid = self.tid();
+        self.pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&tid)
+            .unwrap_or_default()
     }
 
     /// One step: if our incarnation is dead, record `Dead` and return `dead`; otherwise run
@@ -155,7 +193,7 @@ impl<R: Runtime> SimSystem<R> {
         f: impl FnOnce(&mut World) -> (Outcome, T),
     ) -> T {
         let actor = self.actor();
-        let pending = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|p| p.into_inner()));
+        let pending = self.take_pending();
         self.os.turn(actor, |w| {
             for call in pending {
                 w.record(actor, call, Outcome::Done);
@@ -177,11 +215,46 @@ impl<R: Runtime> SimSystem<R> {
     /// extra interleavings for nothing: 2 threads × 1 round took 1,035,836 loom executions
     /// with it, 42,196 without.)
     fn constant_step<T>(&self, call: Call, value: T) -> T {
+        let tid = self.tid();
         self.pending
             .lock()
             .unwrap_or_else(|p| p.into_inner())
+            .entry(tid)
+            .or_default()
             .push(call);
         value
+    }
+
+    /// A blocking call: attempts `attempt` (one world step each: `None` = cannot complete
+    /// yet, nothing recorded) until it completes, yielding between attempts. The attempt that
+    /// completes records `call` with its outcome. A thread of a dead incarnation stops
+    /// waiting: `Dead`.
+    fn wait_step<T>(
+        &self,
+        call: Call,
+        attempt: impl Fn(&mut World) -> Option<(Outcome, io::Result<T>)>,
+    ) -> io::Result<T> {
+        let actor = self.actor();
+        let pending = self.take_pending();
+        let mut pending = Some(pending);
+        loop {
+            let done = self.os.turn(actor, |w| {
+                for call in pending.take().unwrap_or_default() {
+                    w.record(actor, call, Outcome::Done);
+                }
+                if !w.alive(self.pid, self.incarnation) {
+                    w.record(actor, call, Outcome::Dead);
+                    return Some(Err(dead_error(self.pid)));
+                }
+                let (outcome, value) = attempt(w)?;
+                w.record(actor, call, outcome);
+                Some(value)
+            });
+            if let Some(value) = done {
+                return value;
+            }
+            R::yield_now();
+        }
     }
 
     fn io_step<T>(
@@ -209,7 +282,7 @@ impl<R: Runtime> SimSystem<R> {
     }
 
     fn note_obtained_inner(&self, ok: bool, message: Option<String>) -> Option<Violation> {
-        let me = (self.pid, self.tid);
+        let me = (self.pid, self.tid());
         let incarnation = self.incarnation;
         self.step(
             Call::Obtained { ok },
@@ -266,7 +339,7 @@ impl<R: Runtime> SimSystem<R> {
 
     /// The test program is about to release: it is no longer a writer.
     pub fn note_release(&self) {
-        let me = (self.pid, self.tid);
+        let me = (self.pid, self.tid());
         self.step(
             Call::Release,
             || (),
@@ -282,60 +355,65 @@ impl<R: Runtime> System for SimSystem<R> {
     type File = SimFile;
 
     fn held_insert(&self, path: &Path) -> bool {
-        let pid = self.pid;
+        let (pid, copy) = (self.pid, usize::from(self.copy));
         self.step(
             Call::HeldInsert,
             || false,
             |w| {
-                let added = w.procs[usize::from(pid)].held.insert(path.to_path_buf());
+                let added = w.procs[usize::from(pid)].held[copy].insert(path.to_path_buf());
                 (Outcome::Bool(added), added)
             },
         )
     }
 
-    /// Not simulated yet: the model has no blocking steps (a thread that waits until the path
-    /// leaves the held set). Fails without taking a step, so no recording contains it.
+    /// Waits (retrying, see the module docs) until `path` is not in this thread's held set,
+    /// then adds it: one step, recorded when it returns.
     fn held_insert_wait(&self, path: &Path) -> io::Result<()> {
-        Err(no_blocking_steps("held_insert_wait", path))
+        let (pid, copy) = (self.pid, usize::from(self.copy));
+        self.wait_step(Call::HeldInsertWait, |w| {
+            let held = &mut w.procs[usize::from(pid)].held[copy];
+            held.insert(path.to_path_buf())
+                .then_some((Outcome::Done, Ok(())))
+        })
     }
 
     fn held_remove(&self, path: &Path) -> bool {
-        let pid = self.pid;
+        let (pid, copy) = (self.pid, usize::from(self.copy));
         self.step(
             Call::HeldRemove,
             || false,
             |w| {
-                let removed = w.procs[usize::from(pid)].held.remove(path);
+                let removed = w.procs[usize::from(pid)].held[copy].remove(path);
                 (Outcome::Bool(removed), removed)
             },
         )
     }
 
     fn held_contains(&self, path: &Path) -> bool {
-        let pid = self.pid;
+        let (pid, copy) = (self.pid, usize::from(self.copy));
         self.step(
             Call::HeldContains,
             || false,
             |w| {
-                let there = w.procs[usize::from(pid)].held.contains(path);
+                let there = w.procs[usize::from(pid)].held[copy].contains(path);
                 (Outcome::Bool(there), there)
             },
         )
     }
 
     fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
-        if Path::new(LOCK_DIR).starts_with(dir) {
+        if Path::new(LOCK_DIR).starts_with(dir) || dir == Path::new(LOCK_LINK) {
             self.constant_step(Call::CreateDirAll, Ok(()))
         } else {
             Err(unsimulated(dir))
         }
     }
 
+    /// [`LOCK_DIR`] is canonical; [`LOCK_LINK`] is a symlink to it.
     fn canonicalize_dir(&self, dir: &Path) -> io::Result<PathBuf> {
-        if dir == Path::new(LOCK_DIR) {
-            self.constant_step(Call::CanonicalizeDir, Ok(dir.to_path_buf()))
-        } else {
-            Err(unsimulated(dir))
+        match resolve(dir) {
+            Some(canonical) => self.constant_step(Call::CanonicalizeDir, Ok(canonical)),
+            None => Err(unsimulated(dir)),
         }
     }
 
@@ -343,7 +421,13 @@ impl<R: Runtime> System for SimSystem<R> {
         self.io_step(Call::Stat, |w| {
             if path == lock_path() {
                 let inode = w.os.path_inode();
-                let meta = inode.map(|inode| lock_meta(DescStat { inode, nlink: 1 }));
+                let meta = inode.map(|inode| {
+                    lock_meta(DescStat {
+                        inode,
+                        nlink: 1,
+                        written: w.os.is_written(inode),
+                    })
+                });
                 (Outcome::Stat(inode), Ok(meta))
             } else if Path::new(LOCK_DIR).starts_with(path) {
                 (Outcome::Stat(None), Ok(Some(dir_meta())))
@@ -355,10 +439,7 @@ impl<R: Runtime> System for SimSystem<R> {
 
     /// `mode` is ignored: the model has no permission bits.
     fn open_lock_file(&self, path: &Path, _mode: u32) -> io::Result<(SimFile, FileMeta)> {
-        let desc = Desc {
-            pid: self.pid,
-            slot: self.tid,
-        };
+        let desc = self.desc();
         self.io_step(Call::Open, |w| {
             if path != lock_path() {
                 return (Outcome::Done, Err(unsimulated(path)));
@@ -399,7 +480,11 @@ impl<R: Runtime> System for SimSystem<R> {
                     w.contents.insert(inode, contents.to_vec());
                     (
                         Outcome::Opened(inode),
-                        Ok(lock_meta(DescStat { inode, nlink: 1 })),
+                        Ok(lock_meta(DescStat {
+                            inode,
+                            nlink: 1,
+                            written: false,
+                        })),
                     )
                 }
                 Err(e) => (Outcome::Failed(e), Err(fs_error(e))),
@@ -450,6 +535,14 @@ impl<R: Runtime> System for SimSystem<R> {
             if w.os.desc_inode(desc).is_none() {
                 return (Outcome::BadDesc, Err(bad_desc()));
             }
+            if let Some(Injection::Lock(errno)) = w.take_armed(|j| matches!(j, Injection::Lock(_)))
+            {
+                // No lock is taken: the model's `LockFails`.
+                return (
+                    Outcome::Errno(errno),
+                    Err(io::Error::from_raw_os_error(errno)),
+                );
+            }
             let r = w.os.try_lock(desc, kind);
             let out = match r {
                 TryLockResult::Acquired => TryLock::Acquired,
@@ -459,18 +552,45 @@ impl<R: Runtime> System for SimSystem<R> {
         })
     }
 
-    /// Not simulated yet: the model has no blocking steps (a thread that waits until no other
-    /// owner holds a conflicting lock). Fails without taking a step.
-    fn lock_blocking(&self, _file: &SimFile, _kind: OsLockKind) -> io::Result<()> {
-        Err(no_blocking_steps("lock_blocking", &lock_path()))
+    /// Waits (retrying, see the module docs) until no other owner holds a conflicting lock,
+    /// then takes it: one step, recorded when it returns. An armed lock error ends the wait
+    /// with that error (as `EDEADLK` or `ENOLCK` would).
+    fn lock_blocking(&self, file: &SimFile, kind: OsLockKind) -> io::Result<()> {
+        let desc = file.desc;
+        let kind = self.os.lock_kind(kind);
+        self.wait_step(Call::LockBlocking(kind), |w| {
+            if w.os.desc_inode(desc).is_none() {
+                return Some((Outcome::BadDesc, Err(bad_desc())));
+            }
+            if let Some(Injection::Lock(errno)) = w.take_armed(|j| matches!(j, Injection::Lock(_)))
+            {
+                return Some((
+                    Outcome::Errno(errno),
+                    Err(io::Error::from_raw_os_error(errno)),
+                ));
+            }
+            if !w.os.lock_would_succeed(desc, kind) {
+                return None;
+            }
+            let r = w.os.try_lock(desc, kind);
+            debug_assert_eq!(r, TryLockResult::Acquired);
+            Some((Outcome::Done, Ok(())))
+        })
     }
 
+    /// An armed unlock error: `EIO`, and the lock stays (the model's `UnlockFails`).
     fn unlock(&self, file: &SimFile, kind: OsLockKind) -> io::Result<()> {
         let desc = file.desc;
         let kind = self.os.lock_kind(kind);
         self.io_step(Call::Unlock(kind), |w| {
             if w.os.desc_inode(desc).is_none() {
                 return (Outcome::BadDesc, Err(bad_desc()));
+            }
+            if w.take_armed(|j| j == Injection::Unlock).is_some() {
+                return (
+                    Outcome::Errno(libc::EIO),
+                    Err(io::Error::from_raw_os_error(libc::EIO)),
+                );
             }
             w.os.unlock(desc, kind);
             (Outcome::Done, Ok(()))
@@ -510,6 +630,8 @@ impl<R: Runtime> System for SimSystem<R> {
         })
     }
 
+    /// An armed close error: `EIO`, and the descriptor is gone anyway, with its locks
+    /// (close(2); the model's `CloseFails`).
     fn close(&self, file: SimFile) -> io::Result<()> {
         let desc = file.desc;
         self.io_step(Call::Close, |w| {
@@ -518,6 +640,12 @@ impl<R: Runtime> System for SimSystem<R> {
             }
             w.os.close(desc);
             w.forget_dead_contents();
+            if w.take_armed(|j| j == Injection::Close).is_some() {
+                return (
+                    Outcome::Errno(libc::EIO),
+                    Err(io::Error::from_raw_os_error(libc::EIO)),
+                );
+            }
             (Outcome::Done, Ok(()))
         })
     }

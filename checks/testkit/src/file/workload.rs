@@ -17,7 +17,7 @@ use lockwright::{NativeFsLockFactory, SimpleFsLockFactory};
 use lockwright_model::file::kernel::{LockKind, Pid};
 use lockwright_model::file::Variant;
 
-use super::record::{format_trace, Step, LOCK_DIR, LOCK_NAME};
+use super::record::{format_trace, Injection, Step, LOCK_DIR, LOCK_NAME};
 use super::refine::Refinement;
 use super::system::SimSystem;
 use super::world::{SimOs, Violation};
@@ -29,6 +29,11 @@ use crate::prims::{Runtime, Std};
 pub enum Op {
     /// As thread `(pid, tid)` of the plan: obtain → ensure_valid → write → release.
     Round,
+    /// A round whose obtain is `obtain_blocking` (waits instead of failing when held).
+    BlockingRound,
+    /// A round (`try_obtain`) through another spelling of the lock directory, e.g.
+    /// [`super::record::LOCK_LINK`].
+    RoundVia(&'static str),
     /// Fault: process `pid` is killed.
     Crash(Pid),
     /// Fault: process `pid` starts again (new incarnation).
@@ -39,6 +44,12 @@ pub enum Op {
     ReplaceLockFile,
     /// Fault: foreign code in process `pid` opens and closes the lock file.
     ForeignOpenClose(Pid),
+    /// Fault: process `pid`'s locks vanish (a lost NFSv4 lease).
+    LoseLock(Pid),
+    /// Fault: someone writes into the lock file.
+    WriteLockFile,
+    /// Fault: the next matching OS call (by any thread) fails with this error.
+    Inject(Injection),
 }
 
 /// One simulated thread: its identity (used by [`Op::Round`]) and what it does, in order. A
@@ -83,6 +94,14 @@ pub struct Workload {
     /// `LockKind::NfsFlock` simulates an NFS mount for `OsLockKind::Flock`.
     pub flock_as: LockKind,
     pub threads: Vec<ThreadPlan>,
+    /// Threads with an odd tid run a second copy of the crate, with its own held set (model
+    /// variant `native-two-held-sets`). Default `false`.
+    pub two_copies: bool,
+    /// One factory per process, shared by all its threads (on [`SimOs::process`]), instead
+    /// of one per thread: the factory's resolved-directory cache is shared as in a program
+    /// that keeps one factory. Threads that restart a process are not supported with it (the
+    /// shared factory is bound to the first incarnation). Default `false`.
+    pub shared_factory: bool,
 }
 
 impl Workload {
@@ -115,6 +134,8 @@ impl Workload {
             kind,
             flock_as: LockKind::Flock,
             threads,
+            two_copies: false,
+            shared_factory: false,
         }
     }
 }
@@ -140,53 +161,98 @@ fn record_violation(name: &'static str, v: &Violation) {
         .or_insert_with(|| v.clone());
 }
 
+/// The factories of a run: one per process when the workload shares them.
+type Shared<R> = Arc<Vec<Option<Arc<NativeFsLockFactory<SimSystem<R>>>>>>;
+
 fn run_thread<R: Runtime>(
     name: &'static str,
     sim: &SimOs<R>,
     plan: &ThreadPlan,
-    kind: OsLockKind,
+    scenario: &Workload,
     make: &MakeFactory<R>,
+    shared: &Shared<R>,
 ) {
-    let mut me: Option<(SimSystem<R>, NativeFsLockFactory<SimSystem<R>>)> = None;
+    type Factory<R> = Arc<NativeFsLockFactory<SimSystem<R>>>;
+    let kind = scenario.kind;
+    let mut me: Option<(SimSystem<R>, Factory<R>)> = None;
     for op in &plan.ops {
-        match *op {
-            Op::Crash(p) => sim.crash(p),
-            Op::Restart(p) => sim.restart(p),
-            Op::UnlinkLockFile => sim.unlink_lock_file(),
-            Op::ReplaceLockFile => sim.replace_lock_file(),
-            Op::ForeignOpenClose(p) => sim.foreign_open_close(p),
-            Op::Round => {
-                // One system value and one factory per thread, kept across rounds: the second
-                // round takes the factory's "resolved before" path (one `stat`).
-                let (sys, factory) = me.get_or_insert_with(|| {
-                    let sys = sim.thread(plan.pid, plan.tid);
-                    let factory = make(sys.clone(), kind);
-                    (sys, factory)
-                });
-                let got = factory.try_obtain_native(Path::new(LOCK_DIR), LOCK_NAME);
-                if let Some(v) = sys.note_obtained(got.is_ok()) {
-                    record_violation(name, &v);
-                    // Stop here: releasing the lock while unwinding would add scheduling
-                    // points after the failure and make the failing schedule longer than the
-                    // one the panic hook records.
-                    std::mem::forget(got);
-                    panic!(
-                        "{} [{name}, {}]\nrecording:\n{}",
-                        v.message,
-                        R::NAME,
-                        format_trace(&v.trace)
-                    );
-                }
-                if let Ok(lock) = got {
-                    let valid = lock.ensure_valid().is_ok();
-                    sys.note_validated(valid);
-                    if valid {
-                        sys.note_write();
-                    }
-                    sys.note_release();
-                    let _ = lock.close();
-                }
+        let (dir, blocking) = match *op {
+            Op::Crash(p) => {
+                sim.crash(p);
+                continue;
             }
+            Op::Restart(p) => {
+                sim.restart(p);
+                continue;
+            }
+            Op::UnlinkLockFile => {
+                sim.unlink_lock_file();
+                continue;
+            }
+            Op::ReplaceLockFile => {
+                sim.replace_lock_file();
+                continue;
+            }
+            Op::ForeignOpenClose(p) => {
+                sim.foreign_open_close(p);
+                continue;
+            }
+            Op::LoseLock(p) => {
+                sim.lose_locks(p);
+                continue;
+            }
+            Op::WriteLockFile => {
+                sim.write_lock_file();
+                continue;
+            }
+            Op::Inject(injection) => {
+                sim.inject(injection);
+                continue;
+            }
+            Op::Round => (LOCK_DIR, false),
+            Op::BlockingRound => (LOCK_DIR, true),
+            Op::RoundVia(dir) => (dir, false),
+        };
+        // One system value and one factory per thread (or per process, shared), kept across
+        // rounds: a later round takes the factory's "resolved before" path (one `stat`).
+        let (sys, factory) = me.get_or_insert_with(|| {
+            let copy = u8::from(scenario.two_copies && plan.tid % 2 == 1);
+            let sys = sim.thread_in_copy(plan.pid, plan.tid, copy);
+            let factory = match &shared[usize::from(plan.pid)] {
+                Some(f) => {
+                    sim.bind(plan.pid, plan.tid);
+                    Arc::clone(f)
+                }
+                None => Arc::new(make(sys.clone(), kind)),
+            };
+            (sys, factory)
+        });
+        let got = if blocking {
+            factory.obtain_blocking_native(Path::new(dir), LOCK_NAME)
+        } else {
+            factory.try_obtain_native(Path::new(dir), LOCK_NAME)
+        };
+        if let Some(v) = sys.note_obtained(got.is_ok()) {
+            record_violation(name, &v);
+            // Stop here: releasing the lock while unwinding would add scheduling points
+            // after the failure and make the failing schedule longer than the one the panic
+            // hook records.
+            std::mem::forget(got);
+            panic!(
+                "{} [{name}, {}]\nrecording:\n{}",
+                v.message,
+                R::NAME,
+                format_trace(&v.trace)
+            );
+        }
+        if let Ok(lock) = got {
+            let valid = lock.ensure_valid().is_ok();
+            sys.note_validated(valid);
+            if valid {
+                sys.note_write();
+            }
+            sys.note_release();
+            let _ = lock.close();
         }
     }
 }
@@ -222,9 +288,18 @@ fn run_on<R: Runtime>(
     make: &MakeFactory<R>,
     check: Option<&Checker>,
 ) -> Vec<Step> {
-    let (make, kind) = (Arc::clone(make), scenario.kind);
+    let shared: Shared<R> = Arc::new(
+        (0..scenario.processes)
+            .map(|pid| {
+                scenario
+                    .shared_factory
+                    .then(|| Arc::new(make(sim.process(pid), scenario.kind)))
+            })
+            .collect(),
+    );
+    let (make, sc) = (Arc::clone(make), scenario.clone());
     run_threads(sim, scenario, check, move |name, sim, plan| {
-        run_thread(name, sim, plan, kind, &make);
+        run_thread(name, sim, plan, &sc, &make, &shared);
     })
 }
 
@@ -307,6 +382,12 @@ fn run_simple_thread<R: Runtime>(name: &'static str, sim: &SimOs<R>, plan: &Thre
             Op::UnlinkLockFile => sim.unlink_lock_file(),
             Op::ReplaceLockFile => sim.replace_lock_file(),
             Op::ForeignOpenClose(p) => sim.foreign_open_close(p),
+            Op::LoseLock(p) => sim.lose_locks(p),
+            Op::WriteLockFile => sim.write_lock_file(),
+            Op::Inject(injection) => sim.inject(injection),
+            Op::BlockingRound | Op::RoundVia(_) => {
+                panic!("{op:?}: the SimpleFs runner does plain rounds only")
+            }
             Op::Round => {
                 let (sys, factory) = me.get_or_insert_with(|| {
                     let sys = sim.thread(plan.pid, plan.tid);

@@ -17,8 +17,16 @@
 //!   incarnation fails with an `io::Error` (held-set calls answer `false`) WITHOUT effect, and is
 //!   recorded with [`Outcome::Dead`]. [`SimOs::restart`] starts a new incarnation; threads bound
 //!   to the old one stay dead.
+//! - Two held sets per process: a simulated thread uses the first (copy 0) unless it plays
+//!   the second copy of the crate in its process ([`SimOs::thread_in_copy`], model variant
+//!   `native-two-held-sets`).
+//! - Other faults, each one step with the model's semantics: [`SimOs::lose_locks`] (a lost
+//!   lease: `Os::lose_locks`), [`SimOs::write_lock_file`] (`Os::write_path`), and
+//!   [`SimOs::inject`], which arms an OS error for the next lock, unlock or close call.
+//! - One system shared by a process's threads ([`SimOs::process`]): the calling thread is
+//!   named by the runtime's thread id, registered by [`SimOs::bind`].
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -35,7 +43,9 @@ use crate::prims::{Runtime, Std};
 pub(crate) struct Proc {
     pub(crate) incarnation: u32,
     pub(crate) alive: bool,
-    pub(crate) held: BTreeSet<PathBuf>,
+    /// The held sets of the two copies of the crate a process may load (copy 0 is the one
+    /// every thread uses unless told otherwise).
+    pub(crate) held: [BTreeSet<PathBuf>; 2],
 }
 
 /// A thread the harness counts as a writer: its obtain returned `Ok` and it has not started
@@ -69,6 +79,8 @@ pub(crate) struct World {
     /// The error message of every failed obtain the runner reported with
     /// [`SimSystem::note_obtain_failed`], keyed by the index of its `Obtained` step.
     pub(crate) obtain_errors: BTreeMap<usize, String>,
+    /// OS errors armed by [`SimOs::inject`], not yet returned, oldest first.
+    pub(crate) armed: Vec<Injection>,
 }
 
 impl World {
@@ -112,6 +124,12 @@ impl World {
         }
     }
 
+    /// Takes the oldest armed injection `want` accepts.
+    pub(crate) fn take_armed(&mut self, want: impl Fn(Injection) -> bool) -> Option<Injection> {
+        let i = self.armed.iter().position(|&j| want(j))?;
+        Some(self.armed.remove(i))
+    }
+
     pub(crate) fn live_writers(&self) -> Vec<(Pid, Tid)> {
         self.writers
             .iter()
@@ -121,12 +139,18 @@ impl World {
     }
 }
 
+/// Which simulated thread each runtime thread is (for systems shared by a process's threads).
+type Registry<R> = HashMap<<R as Runtime>::ThreadId, (Pid, Tid)>;
+
 /// The simulated OS shared by all simulated processes of one run. Cheap to clone.
 pub struct SimOs<R: Runtime> {
     pub(crate) world: Arc<R::Mutex<World>>,
     /// How an `OsLockKind::Flock` call is executed: `LockKind::Flock` on a local filesystem,
     /// `LockKind::NfsFlock` to simulate an NFS mount.
     pub(crate) flock_as: LockKind,
+    /// Runtime thread → simulated thread. Read without the world mutex (a thread looks up
+    /// only itself, registered before its first call), so it adds no scheduling point.
+    pub(crate) registry: Arc<std::sync::Mutex<Registry<R>>>,
 }
 
 impl<R: Runtime> Clone for SimOs<R> {
@@ -134,6 +158,7 @@ impl<R: Runtime> Clone for SimOs<R> {
         SimOs {
             world: Arc::clone(&self.world),
             flock_as: self.flock_as,
+            registry: Arc::clone(&self.registry),
         }
     }
 }
@@ -165,7 +190,7 @@ impl<R: Runtime> SimOs<R> {
             .map(|_| Proc {
                 incarnation: 0,
                 alive: true,
-                held: BTreeSet::new(),
+                held: Default::default(),
             })
             .collect();
         let world = World {
@@ -177,10 +202,12 @@ impl<R: Runtime> SimOs<R> {
             unpreventable_fault: false,
             contents: BTreeMap::new(),
             obtain_errors: BTreeMap::new(),
+            armed: Vec::new(),
         };
         SimOs {
             world: Arc::new(R::mutex(world)),
             flock_as,
+            registry: Arc::default(),
         }
     }
 
@@ -216,14 +243,58 @@ impl<R: Runtime> SimOs<R> {
     /// The `System` of thread `tid` of process `pid`, bound to the process's current
     /// incarnation (a thread of a crashed incarnation stays dead after a restart).
     pub fn thread(&self, pid: Pid, tid: Tid) -> SimSystem<R> {
+        self.thread_in_copy(pid, tid, 0)
+    }
+
+    /// Like [`SimOs::thread`], for a thread that runs copy `copy` (0 or 1) of the crate: its
+    /// held-set calls use that copy's held set (two semver-incompatible versions of
+    /// lockwright in one process, each with its own static held set).
+    pub fn thread_in_copy(&self, pid: Pid, tid: Tid, copy: u8) -> SimSystem<R> {
+        assert!(copy < 2, "a process has two held sets");
         let incarnation = self.with(|w| w.procs[usize::from(pid)].incarnation);
         SimSystem {
             os: self.clone(),
             pid,
-            tid,
+            tid: Some(tid),
+            copy,
             incarnation,
             pending: Arc::default(),
         }
+    }
+
+    /// One `System` for all threads of process `pid` (copy 0), bound to its current
+    /// incarnation: each call is made as the simulated thread the calling runtime thread was
+    /// [bound](SimOs::bind) to. A factory built on it is shared by the process's threads, as a
+    /// program shares one factory, so its resolved-directory cache is shared too.
+    pub fn process(&self, pid: Pid) -> SimSystem<R> {
+        let incarnation = self.with(|w| w.procs[usize::from(pid)].incarnation);
+        SimSystem {
+            os: self.clone(),
+            pid,
+            tid: None,
+            copy: 0,
+            incarnation,
+            pending: Arc::default(),
+        }
+    }
+
+    /// Registers the calling runtime thread as simulated thread `(pid, tid)` (for the
+    /// systems [`SimOs::process`] returns). No step.
+    pub fn bind(&self, pid: Pid, tid: Tid) {
+        self.registry
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(R::current(), (pid, tid));
+    }
+
+    /// The simulated thread the calling runtime thread was bound to.
+    pub(crate) fn bound(&self) -> (Pid, Tid) {
+        *self
+            .registry
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&R::current())
+            .expect("a thread calling a shared system must be bound first (SimOs::bind)")
     }
 
     /// The recording so far.
@@ -266,7 +337,7 @@ impl<R: Runtime> SimOs<R> {
             w.forget_dead_contents();
             let p = &mut w.procs[usize::from(pid)];
             p.alive = false;
-            p.held.clear();
+            p.held = Default::default();
             w.record(Actor::Env, Call::Crash(pid), Outcome::Done);
         });
     }
@@ -279,7 +350,7 @@ impl<R: Runtime> SimOs<R> {
             if !p.alive {
                 p.alive = true;
                 p.incarnation += 1;
-                p.held.clear();
+                p.held = Default::default();
             }
             w.record(Actor::Env, Call::Restart(pid), Outcome::Done);
         });
@@ -325,6 +396,43 @@ impl<R: Runtime> SimOs<R> {
                 w.unpreventable_fault = true;
             }
             w.record(Actor::Env, Call::ForeignOpenClose(pid), Outcome::Done);
+        });
+    }
+
+    /// Process `pid`'s locks vanish with no call of its own (`Os::lose_locks`: an NFSv4 lease
+    /// lost). A no-op step if it owns none or is dead.
+    pub fn lose_locks(&self, pid: Pid) {
+        self.turn(Actor::Env, |w| {
+            if !w.procs[usize::from(pid)].alive {
+                w.record(Actor::Env, Call::LoseLock(pid), Outcome::Dead);
+                return;
+            }
+            let lost = w.os.lose_locks(pid);
+            if lost {
+                w.unpreventable_fault = true;
+            }
+            w.record(Actor::Env, Call::LoseLock(pid), Outcome::Bool(lost));
+        });
+    }
+
+    /// Someone writes into the lock file (`Os::write_path`): it is no longer empty. A no-op
+    /// step without a file or when it was written to already.
+    pub fn write_lock_file(&self) {
+        self.turn(Actor::Env, |w| {
+            let changed = w.os.path_inode().is_some_and(|i| !w.os.is_written(i));
+            if changed {
+                w.os.write_path();
+            }
+            w.record(Actor::Env, Call::WriteLockFile, Outcome::Bool(changed));
+        });
+    }
+
+    /// Arms an OS error: the next call it matches, by any thread, fails with it (the model's
+    /// `LockFails`, `UnlockFails`, `CloseFails`). Recorded; no effect until a call takes it.
+    pub fn inject(&self, injection: Injection) {
+        self.turn(Actor::Env, |w| {
+            w.armed.push(injection);
+            w.record(Actor::Env, Call::Inject(injection), Outcome::Done);
         });
     }
 }

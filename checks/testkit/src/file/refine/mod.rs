@@ -21,6 +21,21 @@
 //!   write that follows; none → divergence), and its write ends at the recorded `Write`. A
 //!   call that returned an error must have seen a state in which the model says "invalid".
 //!
+//! Blocking calls (`native-blocking`): `held_insert_wait` is `HeldInsert` and `lock_blocking`
+//! is `TryLock`; the model enables them only when they complete (the path absent; the lock
+//! would be acquired), so a recorded return at a state where they would wait is a divergence.
+//!
+//! Failing calls: a recorded `try_lock`/`lock_blocking`, `unlock` or `close` that returned an
+//! injected errno is `LockFails`, `UnlockFails` or `CloseFails` (its budget is the number of
+//! such calls in the recording); the armed injection itself is no step. `LoseLock(p)` and
+//! `WriteLockFile` are the model's faults of the same name (a no-op one is no step).
+//!
+//! `native-probe-last` splits `ensure_valid`: a holder's `held_contains`, `fstat`, `stat` and
+//! `probe`, in that order, are its `Check` steps (each compared with the model's observation
+//! first); the call's result must be the model thread's (`Ok` ⇔ `Writing`), and no
+//! linearization is needed. The model's "at most one valid writer" counts a write that began
+//! on a pass that never saw a valid state (`Thread::blind`).
+//!
 //! SimpleFs (`Variant::Simple`): `create_new_file` → `CreateExclusive` (`Ok` → `Holding`,
 //! `AlreadyExists` → stays `Idle`); `stat`/`read_file` are observations (`read_file` records
 //! the inode it read: contents are per inode, and every create writes a fresh record, so "the
@@ -55,7 +70,7 @@ use lockwright_model::file::{Action, Faults, Scenario, State, Variant, ALWAYS};
 
 pub use crate::refine::{Divergence, Summary};
 
-use super::record::{format_trace, Actor, Call, Step};
+use super::record::{format_trace, Actor, Call, Outcome, Step};
 use linearize::linearization_points;
 use stepper::Replay;
 
@@ -113,6 +128,17 @@ impl Refinement {
                 Call::UnlinkLockFile => &mut faults.unlink,
                 Call::ReplaceLockFile => &mut faults.replace,
                 Call::ForeignOpenClose(_) => &mut faults.foreign,
+                Call::LoseLock(_) => &mut faults.lose_lock,
+                Call::WriteLockFile => &mut faults.write,
+                Call::TryLock(_) | Call::LockBlocking(_)
+                    if matches!(s.outcome, Outcome::Errno(_)) =>
+                {
+                    &mut faults.lock_error
+                }
+                Call::Unlock(_) if matches!(s.outcome, Outcome::Errno(_)) => {
+                    &mut faults.unlock_error
+                }
+                Call::Close if matches!(s.outcome, Outcome::Errno(_)) => &mut faults.close_error,
                 _ => continue,
             };
             *slot = slot.saturating_add(1);
@@ -137,6 +163,8 @@ impl Refinement {
         // Pass 1: states without the EnsureValid/Write steps (they change only the acting
         // thread's pc, which no other action or observation reads), to place each passed
         // ensure_valid at its linearization point.
+        // (`native-probe-last` has no linearization to find: its checks are steps, taken in
+        // both passes.)
         let mut pass1 = Replay::new(self, scenario);
         let mut states: Vec<State> = vec![pass1.cur.state.clone()];
         for (i, step) in trace.iter().enumerate() {
@@ -152,7 +180,11 @@ impl Refinement {
             }
             states.push(pass1.cur.state.clone());
         }
-        let insert_at = linearization_points(&scenario, &states, trace)?;
+        let insert_at = if scenario.variant.splits_ensure_valid() {
+            Default::default()
+        } else {
+            linearization_points(&scenario, &states, trace)?
+        };
         // Pass 2: the full path, with properties checked on every state.
         let mut replay = Replay::new(self, scenario);
         replay.check_properties(None)?;

@@ -16,7 +16,8 @@ pub(super) struct Shadow {
     /// Whether each process has crashed at least once (a later call of an old thread of it
     /// fails as dead).
     pub(super) crashed: Vec<bool>,
-    pub(super) held: Vec<bool>,
+    /// Per process, its held sets (the second only in `native-two-held-sets`).
+    pub(super) held: Vec<[bool; 2]>,
     /// Inode each thread remembers (mirrors the model's `Thread::inode`).
     pub(super) remembered: BTreeMap<(Pid, Tid), Inode>,
     /// SimpleFs threads between their `Release` event and the end of their release (model
@@ -92,10 +93,11 @@ impl Shadow {
                     self.alive[p], proc.alive
                 ));
             }
-            if proc.held != self.held[p] {
+            if [proc.held, proc.held2] != self.held[p] {
                 return Err(format!(
-                    "held set of p{p}: simulation {}, model {}",
-                    self.held[p], proc.held
+                    "held sets of p{p}: simulation {:?}, model {:?}",
+                    self.held[p],
+                    [proc.held, proc.held2]
                 ));
             }
         }

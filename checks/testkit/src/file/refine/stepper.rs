@@ -26,12 +26,45 @@ impl Replay {
                 os: Os::new(),
                 alive: vec![true; n],
                 crashed: vec![false; n],
-                held: vec![false; n],
+                held: vec![[false; 2]; n],
                 remembered: BTreeMap::new(),
                 releasing: BTreeMap::new(),
                 released: BTreeMap::new(),
             },
         }
+    }
+
+    /// Which of its process's held sets thread `t` uses.
+    fn copy(&self, t: u8) -> usize {
+        if self.cur.model.variant.held_sets() > 1 {
+            usize::from(t % 2)
+        } else {
+            0
+        }
+    }
+
+    /// `native-probe-last`: if thread `(p, t)` is inside `ensure_valid` and its next check is
+    /// number `n` (the one this recorded observation makes), take that `Check` step.
+    fn split_check(&mut self, i: usize, step: &Step, n: u8) -> Result<(), Divergence> {
+        let Actor::Thread { pid: p, tid: t } = step.actor else {
+            return Ok(());
+        };
+        if !self.cur.model.variant.splits_ensure_valid() {
+            return Ok(());
+        }
+        let at = match self.cur.state.thread(p, t).pc {
+            Pc::Holding => 0,
+            Pc::Checking(k) => k,
+            _ => return Ok(()), // not inside ensure_valid (obtain's setup, a refused obtain)
+        };
+        if at != n {
+            return Err(self.fail(
+                i,
+                step,
+                format!("ensure_valid's check #{n} made where the model expects check #{at}"),
+            ));
+        }
+        self.act(i, step, Action::Check(p, t))
     }
 
     fn fail(&self, i: usize, step: &Step, reason: String) -> Divergence {
@@ -137,18 +170,22 @@ impl Replay {
             // ---- observations ----
             (Call::Stat, Outcome::Stat(x)) => {
                 self.path_observation(i, step, "stat", x)?;
-                self.release_observation(i, step, x, |c| &mut c.stat)
+                self.release_observation(i, step, x, |c| &mut c.stat)?;
+                self.split_check(i, step, 2)
             }
             (Call::HeldContains, Outcome::Bool(b)) => {
                 self.cur.summary.observations += 1;
-                let model = self.cur.model.observe_held_contains(&self.cur.state, p);
+                let model = self
+                    .cur
+                    .model
+                    .observe_held_contains_of(&self.cur.state, p, t);
                 if b != model {
                     return err(
                         self,
                         format!("held_contains returned {b}, the model says {model}"),
                     );
                 }
-                Ok(())
+                self.split_check(i, step, 0)
             }
             (Call::Fstat, Outcome::Fstat(st)) => {
                 self.cur.summary.observations += 1;
@@ -159,6 +196,7 @@ impl Replay {
                 let ours = DescStat {
                     inode,
                     nlink: st.nlink,
+                    written: st.written,
                 };
                 let model = self.cur.model.observe_fstat(&self.cur.state, p, t);
                 if Some(ours) != model {
@@ -169,7 +207,7 @@ impl Replay {
                         ),
                     );
                 }
-                Ok(())
+                self.split_check(i, step, 1)
             }
             (Call::Probe(kind), Outcome::Probe(r)) => {
                 self.cur.summary.observations += 1;
@@ -189,7 +227,7 @@ impl Replay {
                         format!("probe returned {r:?}, the model says {model:?}"),
                     );
                 }
-                Ok(())
+                self.split_check(i, step, 3)
             }
             (Call::ReadFile, Outcome::Stat(Some(_)) | Outcome::Failed(FsError::NotFound)) => {
                 let x = match step.outcome {
@@ -201,14 +239,15 @@ impl Replay {
             }
             // ---- mutating calls ----
             (Call::HeldInsert, Outcome::Bool(added)) => {
-                if added == self.shadow.held[usize::from(p)] {
+                let copy = self.copy(t);
+                if added == self.shadow.held[usize::from(p)][copy] {
                     return err(
                         self,
                         "recorded held_insert result is not what the calls before it produce"
                             .to_owned(),
                     );
                 }
-                self.shadow.held[usize::from(p)] = true;
+                self.shadow.held[usize::from(p)][copy] = true;
                 self.act(i, step, Action::HeldInsert(p, t))?;
                 let pc = self.cur.state.thread(p, t).pc;
                 let model_added = pc != Pc::Idle;
@@ -220,9 +259,82 @@ impl Replay {
                 }
                 Ok(())
             }
+            (Call::HeldInsertWait, Outcome::Done) => {
+                let copy = self.copy(t);
+                if self.shadow.held[usize::from(p)][copy] {
+                    return err(
+                        self,
+                        "held_insert_wait returned while the calls before it leave the path held"
+                            .to_owned(),
+                    );
+                }
+                self.shadow.held[usize::from(p)][copy] = true;
+                // Enabled in the model only while the path is absent: the wait is over.
+                self.act(i, step, Action::HeldInsert(p, t))?;
+                let pc = self.cur.state.thread(p, t).pc;
+                if pc == Pc::Idle {
+                    return err(
+                        self,
+                        format!("held_insert_wait returned, the model thread went to {pc:?}"),
+                    );
+                }
+                Ok(())
+            }
             (Call::HeldRemove, Outcome::Bool(_)) => {
-                self.shadow.held[usize::from(p)] = false;
+                let copy = self.copy(t);
+                self.shadow.held[usize::from(p)][copy] = false;
                 self.act(i, step, Action::HeldRemove(p, t))
+            }
+            (Call::TryLock(kind) | Call::LockBlocking(kind), Outcome::Errno(_)) => {
+                if kind != self.cur.model.kind_of(p) {
+                    return err(
+                        self,
+                        format!(
+                            "lock call with {kind}, the model's p{p} uses {}",
+                            self.cur.model.kind_of(p)
+                        ),
+                    );
+                }
+                // No lock taken: the model's failing lock call (its budget: the recording's
+                // failed lock calls).
+                self.act(i, step, Action::LockFails(p, t))
+            }
+            (Call::LockBlocking(kind), Outcome::Done) => {
+                if kind != self.cur.model.kind_of(p) {
+                    return err(
+                        self,
+                        format!(
+                            "lock_blocking with {kind}, the model's p{p} uses {}",
+                            self.cur.model.kind_of(p)
+                        ),
+                    );
+                }
+                let got = self.shadow.os.try_lock(desc, kind);
+                if got != lockwright_model::file::kernel::TryLockResult::Acquired {
+                    return err(
+                        self,
+                        format!("lock_blocking returned, but the calls before it give {got:?}"),
+                    );
+                }
+                // Enabled in the model only while it would be acquired: the wait is over.
+                self.act(i, step, Action::TryLock(p, t))?;
+                let pc = self.cur.state.thread(p, t).pc;
+                if pc != Pc::Holding {
+                    return err(
+                        self,
+                        format!("lock_blocking returned, the model thread went to {pc:?}"),
+                    );
+                }
+                Ok(())
+            }
+            (Call::Unlock(_), Outcome::Errno(_)) => {
+                // EIO: the lock stays (in the shadow kernel too).
+                self.act(i, step, Action::UnlockFails(p, t))
+            }
+            (Call::Close, Outcome::Errno(_)) => {
+                // EIO, but the descriptor and its locks are gone.
+                self.shadow.os.close(desc);
+                self.act(i, step, Action::CloseFails(p, t))
             }
             (Call::Open, Outcome::Opened(x)) => {
                 let got = self.shadow.os.open(desc, OpenMode::Create);
@@ -362,9 +474,26 @@ impl Replay {
                 }
                 Ok(())
             }
-            (Call::Validated { .. }, _) => Ok(()),
+            (Call::Validated { ok }, _) => {
+                if !self.cur.model.variant.splits_ensure_valid() {
+                    return Ok(()); // placed by the linearization (see the module docs)
+                }
+                let pc = self.cur.state.thread(p, t).pc;
+                let want = if ok { Pc::Writing } else { Pc::Holding };
+                if pc != want {
+                    return err(
+                        self,
+                        format!(
+                            "ensure_valid returned {}, but the model thread is at {pc:?}",
+                            if ok { "Ok" } else { "an error" }
+                        ),
+                    );
+                }
+                Ok(())
+            }
             (Call::Write, _) => {
-                if full {
+                // `native-probe-last`'s checks are steps in both passes, so its writes are too.
+                if full || self.cur.model.variant.splits_ensure_valid() {
                     self.act(i, step, Action::Write(p, t))
                 } else {
                     Ok(())
@@ -518,7 +647,7 @@ impl Replay {
                 self.shadow.os.crash(p);
                 self.shadow.alive[usize::from(p)] = false;
                 self.shadow.crashed[usize::from(p)] = true;
-                self.shadow.held[usize::from(p)] = false;
+                self.shadow.held[usize::from(p)] = [false; 2];
                 self.shadow.releasing.retain(|&(q, _), _| q != p);
                 self.act(i, step, Action::Crash(p))
             }
@@ -553,6 +682,51 @@ impl Replay {
                 self.shadow.os.foreign_open_close(p);
                 self.act(i, step, Action::ForeignOpenClose(p))
             }
+            Call::LoseLock(p) => {
+                if step.outcome == Outcome::Dead {
+                    return Ok(()); // a dead process owns no locks: nothing happens
+                }
+                let lost = self.shadow.os.lose_locks(p);
+                if step.outcome != Outcome::Bool(lost) {
+                    return Err(self.fail(
+                        i,
+                        step,
+                        format!(
+                            "recorded {:?} but the calls before it lose {lost}",
+                            step.outcome
+                        ),
+                    ));
+                }
+                if !lost {
+                    return Ok(()); // owned nothing: no step
+                }
+                self.act(i, step, Action::LoseLock(p))
+            }
+            Call::WriteLockFile => {
+                let changed = self
+                    .shadow
+                    .os
+                    .path_inode()
+                    .is_some_and(|x| !self.shadow.os.is_written(x));
+                if step.outcome != Outcome::Bool(changed) {
+                    return Err(self.fail(
+                        i,
+                        step,
+                        format!(
+                            "recorded {:?} but the calls before it give {changed}",
+                            step.outcome
+                        ),
+                    ));
+                }
+                if !changed {
+                    return Ok(()); // no file, or written already: no step
+                }
+                self.shadow.os.write_path();
+                self.act(i, step, Action::WriteLockFile)
+            }
+            // Arming an error is the environment's choice, not a step: the call that returns
+            // the error is.
+            Call::Inject(_) => Ok(()),
             call => Err(self.fail(i, step, format!("{call:?} by the environment"))),
         }
     }

@@ -175,3 +175,208 @@ fn a_wrong_observation_diverges() {
     // sees no contradiction: the recorded call still returned Ok.)
     assert_eq!(err.step, i, "{err}");
 }
+
+/// One thread's plan on the real native factory (std, deterministic).
+fn run_plan(
+    ops: Vec<workload::Op>,
+    defect: Option<lockwright::file::defects::Defect>,
+) -> (Workload, Vec<Step>) {
+    let sc = Workload::new(
+        "refine unit plan",
+        1,
+        OsLockKind::Ofd,
+        vec![ThreadPlan {
+            pid: 0,
+            tid: 0,
+            ops,
+        }],
+    );
+    let make: workload::MakeFactory<Std> = match defect {
+        None => workload::correct(),
+        Some(d) => std::sync::Arc::new(move |sys, kind| {
+            lockwright::NativeFsLockFactory::with_system(sys, kind).with_defect(d)
+        }),
+    };
+    let trace = workload::run::<Std>(&sc, &make, None);
+    (sc, trace)
+}
+
+#[test]
+fn injected_os_errors_are_the_models_failing_calls() {
+    use crate::file::record::Injection;
+    use workload::Op::{Inject, Round};
+    let (sc, trace) = run_plan(
+        vec![
+            Inject(Injection::Lock(libc::ENOLCK)),
+            Round,
+            Inject(Injection::Unlock),
+            Inject(Injection::Close),
+            Round,
+        ],
+        None,
+    );
+    // Round 1: the lock call fails, the obtain closes, leaves the held set and fails.
+    assert!(trace.contains(&Step {
+        actor: Actor::Thread { pid: 0, tid: 0 },
+        call: Call::Obtained { ok: false },
+        outcome: Outcome::Done,
+    }));
+    let r = sc.refinement(Variant::Native);
+    let scenario = r.scenario(&trace);
+    assert_eq!(
+        (
+            scenario.faults.lock_error,
+            scenario.faults.unlock_error,
+            scenario.faults.close_error
+        ),
+        (1, 1, 1)
+    );
+    let summary = r.check(&trace).expect("refines");
+    // Round 1: HeldInsert, Open, LockFails, Close, HeldRemove. Round 2: HeldInsert, Open,
+    // TryLock, EnsureValid, Write, UnlockFails, CloseFails, HeldRemove.
+    assert_eq!(summary.actions, 13, "{summary:?}");
+    // The broken variant that carries on after the error is not this run.
+    let err = sc
+        .refinement(Variant::NativeCarryOnAfterLockError)
+        .check(&trace)
+        .unwrap_err();
+    assert!(err.reason.contains("does not allow Close(p0, t0)"), "{err}");
+    // And the defect's own run is the broken variant's path, not native's.
+    let (sc, broken) = run_plan(
+        vec![Inject(Injection::Lock(libc::EIO)), Round],
+        Some(lockwright::file::defects::Defect::CarryOnAfterLockError),
+    );
+    sc.refinement(Variant::NativeCarryOnAfterLockError)
+        .check(&broken)
+        .expect("the broken variant's path");
+    let err = sc.refinement(Variant::Native).check(&broken).unwrap_err();
+    assert_eq!(
+        err.step,
+        index_of(&broken, Call::Obtained { ok: true }),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_blocking_obtain_is_the_blocking_variants_path() {
+    let (sc, trace) = run_plan(vec![workload::Op::BlockingRound; 2], None);
+    assert_eq!(
+        trace
+            .iter()
+            .filter(|s| s.call == Call::HeldInsertWait)
+            .count(),
+        2
+    );
+    let summary = sc
+        .refinement(Variant::NativeBlocking)
+        .check(&trace)
+        .expect("refines");
+    assert_eq!(summary.actions, 16, "{summary:?}");
+}
+
+#[test]
+fn lost_locks_and_written_files_are_the_models_faults() {
+    use workload::Op::{LoseLock, Round, WriteLockFile};
+    // Nothing held: both faults are no-op steps the first time round.
+    let (sc, trace) = run_plan(vec![LoseLock(0), Round, WriteLockFile, Round], None);
+    let r = sc.refinement(Variant::Native);
+    let summary = r.check(&trace).expect("refines");
+    // The second round's ensure_valid fails: the lock file is not empty.
+    let validated: Vec<Call> = trace
+        .iter()
+        .map(|s| s.call)
+        .filter(|c| matches!(c, Call::Validated { .. }))
+        .collect();
+    assert_eq!(
+        validated,
+        [Call::Validated { ok: true }, Call::Validated { ok: false }]
+    );
+    // 2 × (HeldInsert, Open, TryLock, Unlock, Close, HeldRemove), one EnsureValid + Write,
+    // WriteLockFile (the LoseLock found nothing to lose: no step).
+    assert_eq!(summary.actions, 15, "{summary:?}");
+}
+
+#[test]
+fn probe_last_checks_are_steps_of_the_probe_last_variant() {
+    let (sc, trace) = run_plan(
+        vec![workload::Op::Round; 2],
+        Some(lockwright::file::defects::Defect::ProbeLast),
+    );
+    let order: Vec<Call> = trace
+        .iter()
+        .map(|s| s.call)
+        .skip_while(|c| *c != Call::Obtained { ok: true })
+        .skip(1)
+        .take(4)
+        .collect();
+    assert_eq!(
+        order,
+        [
+            Call::HeldContains,
+            Call::Fstat,
+            Call::Stat,
+            Call::Probe(LockKind::Ofd)
+        ]
+    );
+    let summary = sc
+        .refinement(Variant::NativeProbeLast)
+        .check(&trace)
+        .expect("refines");
+    // 2 × (HeldInsert, Open, TryLock, 4 × Check, Write, Unlock, Close, HeldRemove)
+    assert_eq!(summary.actions, 22, "{summary:?}");
+    // The correct order is not this variant's: its probe comes first.
+    let (sc, correct) = run_plan(vec![workload::Op::Round], None);
+    let err = sc
+        .refinement(Variant::NativeProbeLast)
+        .check(&correct)
+        .unwrap_err();
+    assert!(
+        err.reason
+            .contains("check #3 made where the model expects check #0"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_shared_factory_and_a_second_spelling_refine() {
+    use crate::file::record::LOCK_LINK;
+    use workload::Op::{Round, RoundVia};
+    let mut sc = Workload::new(
+        "refine unit shared",
+        1,
+        OsLockKind::Posix,
+        vec![ThreadPlan {
+            pid: 0,
+            tid: 0,
+            ops: vec![Round, RoundVia(LOCK_LINK), Round],
+        }],
+    );
+    sc.shared_factory = true;
+    let trace = workload::run::<Std>(&sc, &workload::correct(), None);
+    // Round 1 resolves; round 2 resolves the link; round 3 takes the cached canonical path.
+    let resolved = trace
+        .iter()
+        .filter(|s| s.call == Call::CanonicalizeDir)
+        .count();
+    assert_eq!(resolved, 2, "{}", crate::file::format_trace(&trace));
+    sc.refinement(Variant::Native)
+        .check(&trace)
+        .expect("refines");
+}
+
+#[test]
+fn two_copies_of_the_crate_are_two_held_sets() {
+    let mut sc = Workload::new(
+        "refine unit two copies",
+        1,
+        OsLockKind::Ofd,
+        vec![ThreadPlan::worker(0, 0, 1), ThreadPlan::worker(0, 1, 1)],
+    );
+    sc.two_copies = true;
+    // On std threads the interleaving is whatever it is; with OFD locks every one refines
+    // (the second copy's thread is refused by the kernel, not by a held set).
+    let trace = workload::run::<Std>(&sc, &workload::correct(), None);
+    sc.refinement(Variant::NativeTwoHeldSets)
+        .check(&trace)
+        .expect("refines");
+}
