@@ -211,3 +211,105 @@ fn all_faults_nfs_flock() {
         ],
     );
 }
+
+fn faults(s: &str) -> lockwright_model::file::Faults {
+    lockwright_model::file::Faults::parse(s).expect("valid fault list")
+}
+
+/// OS errors from every lock, unlock and close call, and a written lock file, on top of the
+/// standard crashes: the obtain error path, the error-tolerant release and ensure_valid's
+/// length check break nothing (issue #10 §3).
+#[test]
+fn os_errors_and_a_written_lock_file_ofd() {
+    use lockwright_model::file::Variant;
+    let sc = Scenario::new(Variant::Native, LockKind::Ofd)
+        .with_parties(3, 2)
+        .with_faults(faults(
+            "crash=2,restart=2,lock-error=1,unlock-error=1,close-error=1,write=1",
+        ))
+        .with_symmetry(true);
+    row(sc, 12236, &[]);
+}
+
+/// The blocking obtain under POSIX with crashes: waiting on the held set, then in the kernel,
+/// never makes a second writer (`docs/model.md`, "Why waiting is safe").
+#[test]
+fn blocking_obtain_posix() {
+    use lockwright_model::file::Variant;
+    let sc = Scenario::new(Variant::NativeBlocking, LockKind::Posix)
+        .with_parties(3, 2)
+        .with_faults(faults("crash=2,restart=2"))
+        .with_symmetry(true);
+    row(sc, 369, &[]);
+}
+
+/// Defect ProbeLast in the scenario where shuttle's refinement replay found it (POSIX, a
+/// crash, an unlink, a foreign open-close): p0's passes each come at a different moment, at
+/// none of which its lock was valid, while p2 becomes the valid writer of the fresh file.
+#[test]
+fn probe_last_posix_found_where_shuttle_found_it() {
+    use lockwright_model::file::Variant;
+    let sc = Scenario::new(Variant::NativeProbeLast, LockKind::Posix)
+        .with_parties(3, 2)
+        .with_faults(faults("crash=1,restart=1,unlink=1,foreign=1"))
+        .with_symmetry(true);
+    row(
+        sc,
+        18184,
+        &[
+            (
+                "at most one writer",
+                &[
+                    "HeldInsert(p0, t0)",
+                    "Open(p0, t0)",
+                    "TryLock(p0, t0)",
+                    "HeldInsert(p1, t0)",
+                    "Open(p1, t0)",
+                    "ForeignOpenClose(p0)",
+                    "TryLock(p1, t0)",
+                ],
+            ),
+            (
+                "at most one valid writer",
+                &[
+                    "HeldInsert(p0, t0)",
+                    "Open(p0, t0)",
+                    "TryLock(p0, t0)",
+                    "HeldInsert(p1, t0)",
+                    "Open(p1, t0)",
+                    "HeldInsert(p2, t0)",
+                    "ForeignOpenClose(p0)",
+                    "TryLock(p1, t0)",
+                    "Check(p0, t0)",
+                    "Check(p0, t0)",
+                    "Check(p0, t0)",
+                    "UnlinkLockFile",
+                    "Unlock(p1, t0)",
+                    "Check(p0, t0)",
+                    "Open(p2, t0)",
+                    "TryLock(p2, t0)",
+                ],
+            ),
+            (
+                "writes are exclusive",
+                &[
+                    "HeldInsert(p0, t0)",
+                    "Open(p0, t0)",
+                    "TryLock(p0, t0)",
+                    "Check(p0, t0)",
+                    "Check(p0, t0)",
+                    "Check(p0, t0)",
+                    "Check(p0, t0)",
+                    "HeldInsert(p1, t0)",
+                    "Open(p1, t0)",
+                    "ForeignOpenClose(p0)",
+                    "TryLock(p1, t0)",
+                    "Check(p1, t0)",
+                    "Check(p1, t0)",
+                    "Check(p1, t0)",
+                    "Check(p1, t0)",
+                ],
+            ),
+        ],
+    );
+}

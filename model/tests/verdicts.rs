@@ -886,3 +886,722 @@ fn mixed_flock_and_posix_do_not_exclude() {
         ],
     });
 }
+
+// ---- Faults, variants and defects of issue #10 §3-4 (and the blocking obtain of #9) ----
+
+/// A writer whose ensure_valid fails only because someone wrote into the lock file: its probe,
+/// held set, link count and inode are all fine.
+fn written_invalidates_a_holder(sc: &Scenario, s: &State) -> bool {
+    s.writers().any(|(p, t)| {
+        let Some(st) = sc.observe_fstat(s, p, t) else {
+            return false;
+        };
+        st.written
+            && st.nlink > 0
+            && sc.observe_stat(s) == Some(st.inode)
+            && sc.observe_held_contains_of(s, p, t)
+            && !sc.observe_ensure_valid(s, p, t)
+    })
+}
+
+/// An NFSv4 lease lost (`lose-lock`): the holder's OFD lock vanishes and a newcomer obtains. The
+/// probe in ensure_valid sees the newcomer, so only "at most one valid writer" survives: the
+/// OFD twin of POSIX's foreign open-close (same space, 3,754 states).
+#[test]
+fn native_ofd_lost_lease_gives_two_writers_but_one_valid() {
+    expect(Expected {
+        scenario: Scenario::new(Variant::Native, LockKind::Ofd)
+            .with_parties(2, 2)
+            .with_faults(faults("crash=1,restart=1,lose-lock=1")),
+        unique_states: 3754,
+        verdicts: [
+            ("at most one writer", "VIOLATED"),
+            ("at most one valid writer", "holds"),
+            ("writes are exclusive", "VIOLATED"),
+            ("no stale lock", "holds"),
+            ("writer exists", "holds"),
+            ("writer after crash", "holds"),
+            ("contention seen", "holds"),
+        ],
+        counterexamples: &[
+            (
+                "at most one writer",
+                &[
+                    "HeldInsert(p0, t0)",
+                    "Open(p0, t0)",
+                    "TryLock(p0, t0)",
+                    "HeldInsert(p1, t0)",
+                    "Open(p1, t0)",
+                    "LoseLock(p0)",
+                    "TryLock(p1, t0)",
+                ],
+            ),
+            (
+                "writes are exclusive",
+                &[
+                    "HeldInsert(p0, t0)",
+                    "Open(p0, t0)",
+                    "TryLock(p0, t0)",
+                    "EnsureValid(p0, t0)",
+                    "HeldInsert(p1, t0)",
+                    "Open(p1, t0)",
+                    "LoseLock(p0)",
+                    "TryLock(p1, t0)",
+                    "EnsureValid(p1, t0)",
+                ],
+            ),
+        ],
+    });
+}
+
+/// Two lost leases: the second holder loses its lock too, neither probe sees a conflict, and
+/// both pass ensure_valid (as two foreign closes do under POSIX).
+#[test]
+fn native_ofd_two_lost_leases_give_two_valid_writers() {
+    expect(Expected {
+        scenario: Scenario::new(Variant::Native, LockKind::Ofd)
+            .with_parties(2, 2)
+            .with_faults(faults("lose-lock=2")),
+        unique_states: 2132,
+        verdicts: [
+            ("at most one writer", "VIOLATED"),
+            ("at most one valid writer", "VIOLATED"),
+            ("writes are exclusive", "VIOLATED"),
+            ("no stale lock", "holds"),
+            ("writer exists", "holds"),
+            ("writer after crash", "NOT FOUND"),
+            ("contention seen", "holds"),
+        ],
+        counterexamples: &[
+            (
+                "at most one writer",
+                &[
+                    "HeldInsert(p0, t0)",
+                    "Open(p0, t0)",
+                    "TryLock(p0, t0)",
+                    "HeldInsert(p1, t0)",
+                    "Open(p1, t0)",
+                    "LoseLock(p0)",
+                    "TryLock(p1, t0)",
+                ],
+            ),
+            (
+                "at most one valid writer",
+                &[
+                    "HeldInsert(p0, t0)",
+                    "Open(p0, t0)",
+                    "TryLock(p0, t0)",
+                    "HeldInsert(p1, t0)",
+                    "Open(p1, t0)",
+                    "LoseLock(p0)",
+                    "TryLock(p1, t0)",
+                    "LoseLock(p1)",
+                ],
+            ),
+            (
+                "writes are exclusive",
+                &[
+                    "HeldInsert(p0, t0)",
+                    "Open(p0, t0)",
+                    "TryLock(p0, t0)",
+                    "EnsureValid(p0, t0)",
+                    "HeldInsert(p1, t0)",
+                    "Open(p1, t0)",
+                    "LoseLock(p0)",
+                    "TryLock(p1, t0)",
+                    "EnsureValid(p1, t0)",
+                ],
+            ),
+        ],
+    });
+}
+
+/// flock cannot be probed: one lost lock already gives two valid writers.
+#[test]
+fn native_flock_lost_lock_goes_unnoticed() {
+    expect(Expected {
+        scenario: Scenario::new(Variant::Native, LockKind::Flock)
+            .with_parties(2, 2)
+            .with_faults(faults("lose-lock=1")),
+        unique_states: 1315,
+        verdicts: [
+            ("at most one writer", "VIOLATED"),
+            ("at most one valid writer", "VIOLATED"),
+            ("writes are exclusive", "VIOLATED"),
+            ("no stale lock", "holds"),
+            ("writer exists", "holds"),
+            ("writer after crash", "NOT FOUND"),
+            ("contention seen", "holds"),
+        ],
+        counterexamples: &[
+            (
+                "at most one writer",
+                &[
+                    "HeldInsert(p0, t0)",
+                    "Open(p0, t0)",
+                    "TryLock(p0, t0)",
+                    "HeldInsert(p1, t0)",
+                    "Open(p1, t0)",
+                    "LoseLock(p0)",
+                    "TryLock(p1, t0)",
+                ],
+            ),
+            (
+                "at most one valid writer",
+                &[
+                    "HeldInsert(p0, t0)",
+                    "Open(p0, t0)",
+                    "TryLock(p0, t0)",
+                    "HeldInsert(p1, t0)",
+                    "Open(p1, t0)",
+                    "LoseLock(p0)",
+                    "TryLock(p1, t0)",
+                ],
+            ),
+            (
+                "writes are exclusive",
+                &[
+                    "HeldInsert(p0, t0)",
+                    "Open(p0, t0)",
+                    "TryLock(p0, t0)",
+                    "EnsureValid(p0, t0)",
+                    "HeldInsert(p1, t0)",
+                    "Open(p1, t0)",
+                    "LoseLock(p0)",
+                    "TryLock(p1, t0)",
+                    "EnsureValid(p1, t0)",
+                ],
+            ),
+        ],
+    });
+}
+
+/// ENOLCK/EIO from try_lock, EIO from unlock and close: the obtain error path (close, then
+/// leave the held set, fail) and the error-tolerant release (every step runs) keep every
+/// property. Twin: `carry_on_after_lock_error_gives_two_writers`.
+#[test]
+fn native_posix_os_errors_fail_closed_and_release_fully() {
+    let e = Expected {
+        scenario: Scenario::new(Variant::Native, LockKind::Posix)
+            .with_parties(2, 2)
+            .with_faults(faults(
+                "crash=1,restart=1,lock-error=1,unlock-error=1,close-error=1",
+            )),
+        unique_states: 12804,
+        verdicts: [
+            ("at most one writer", "holds"),
+            ("at most one valid writer", "holds"),
+            ("writes are exclusive", "holds"),
+            ("no stale lock", "holds"),
+            ("writer exists", "holds"),
+            ("writer after crash", "holds"),
+            ("contention seen", "holds"),
+        ],
+        counterexamples: &[],
+    };
+    let sc = e.scenario;
+    expect(e);
+    // The error paths are taken, and the lock is obtained again after each.
+    assert!(reachable(&sc, |s| s.budget.lock_error == 0
+        && s.writers().next().is_some()));
+    assert!(reachable(&sc, |s| s.budget.unlock_error == 0
+        && s.budget.close_error == 0
+        && s.writers().next().is_some()));
+}
+
+/// Defect CarryOnAfterLockError: a failed lock call taken as "acquired" makes an unlocked
+/// writer; the next obtain elsewhere succeeds. The probe still sees the real holder, so "at
+/// most one valid writer" holds with OFD (with flock it does not).
+#[test]
+fn carry_on_after_lock_error_gives_two_writers() {
+    expect(Expected {
+        scenario: Scenario::new(Variant::NativeCarryOnAfterLockError, LockKind::Ofd)
+            .with_parties(2, 2)
+            .with_faults(faults("lock-error=1")),
+        unique_states: 1315,
+        verdicts: [
+            ("at most one writer", "VIOLATED"),
+            ("at most one valid writer", "holds"),
+            ("writes are exclusive", "VIOLATED"),
+            ("no stale lock", "holds"),
+            ("writer exists", "holds"),
+            ("writer after crash", "NOT FOUND"),
+            ("contention seen", "holds"),
+        ],
+        counterexamples: &[
+            (
+                "at most one writer",
+                &[
+                    "HeldInsert(p0, t0)",
+                    "Open(p0, t0)",
+                    "TryLock(p0, t0)",
+                    "HeldInsert(p1, t0)",
+                    "Open(p1, t0)",
+                    "LockFails(p1, t0)",
+                ],
+            ),
+            (
+                "writes are exclusive",
+                &[
+                    "HeldInsert(p0, t0)",
+                    "Open(p0, t0)",
+                    "LockFails(p0, t0)",
+                    "EnsureValid(p0, t0)",
+                    "HeldInsert(p1, t0)",
+                    "Open(p1, t0)",
+                    "TryLock(p1, t0)",
+                    "EnsureValid(p1, t0)",
+                ],
+            ),
+        ],
+    });
+}
+
+/// Someone writes into the lock file (`write`): no second writer, but ensure_valid's length
+/// check refuses every holder of that file from then on (until it is deleted or replaced).
+#[test]
+fn native_ofd_written_lock_file_invalidates_the_holder() {
+    let e = Expected {
+        scenario: Scenario::new(Variant::Native, LockKind::Ofd)
+            .with_parties(2, 2)
+            .with_faults(faults("crash=1,restart=1,write=1")),
+        unique_states: 2858,
+        verdicts: [
+            ("at most one writer", "holds"),
+            ("at most one valid writer", "holds"),
+            ("writes are exclusive", "holds"),
+            ("no stale lock", "holds"),
+            ("writer exists", "holds"),
+            ("writer after crash", "holds"),
+            ("contention seen", "holds"),
+        ],
+        counterexamples: &[],
+    };
+    let sc = e.scenario;
+    expect(e);
+    assert!(reachable(&sc, |s| written_invalidates_a_holder(&sc, s)));
+}
+
+/// Twin of the written lock file: without the inode checks no holder is ever refused for it
+/// (the same states, other transitions: a holder passes ensure_valid on a written file).
+#[test]
+fn skip_inode_check_misses_a_written_lock_file() {
+    let e = Expected {
+        scenario: Scenario::new(Variant::NativeSkipInodeCheck, LockKind::Ofd)
+            .with_parties(2, 2)
+            .with_faults(faults("crash=1,restart=1,write=1")),
+        unique_states: 2858,
+        verdicts: [
+            ("at most one writer", "holds"),
+            ("at most one valid writer", "holds"),
+            ("writes are exclusive", "holds"),
+            ("no stale lock", "holds"),
+            ("writer exists", "holds"),
+            ("writer after crash", "holds"),
+            ("contention seen", "holds"),
+        ],
+        counterexamples: &[],
+    };
+    let sc = e.scenario;
+    expect(e);
+    assert!(!reachable(&sc, |s| written_invalidates_a_holder(&sc, s)));
+}
+
+/// Defect SkipInodeCheck: after an unlink the orphan's holder and the newcomer on the fresh
+/// file both pass (their probes look at different inodes). Twin: the same faults with the
+/// inode checks, `native_ofd_unlink_gives_two_writers_but_one_valid`, hold "at most one
+/// valid writer".
+#[test]
+fn skip_inode_check_unlink_gives_two_valid_writers() {
+    expect(Expected {
+        scenario: Scenario::new(Variant::NativeSkipInodeCheck, LockKind::Ofd)
+            .with_parties(2, 2)
+            .with_faults(faults("crash=1,restart=1,unlink=1,foreign=1")),
+        unique_states: 11702,
+        verdicts: [
+            ("at most one writer", "VIOLATED"),
+            ("at most one valid writer", "VIOLATED"),
+            ("writes are exclusive", "VIOLATED"),
+            ("no stale lock", "holds"),
+            ("writer exists", "holds"),
+            ("writer after crash", "holds"),
+            ("contention seen", "holds"),
+        ],
+        counterexamples: &[
+            (
+                "at most one writer",
+                &[
+                    "HeldInsert(p0, t0)",
+                    "Open(p0, t0)",
+                    "TryLock(p0, t0)",
+                    "HeldInsert(p1, t0)",
+                    "UnlinkLockFile",
+                    "Open(p1, t0)",
+                    "TryLock(p1, t0)",
+                ],
+            ),
+            (
+                "at most one valid writer",
+                &[
+                    "HeldInsert(p0, t0)",
+                    "Open(p0, t0)",
+                    "TryLock(p0, t0)",
+                    "HeldInsert(p1, t0)",
+                    "UnlinkLockFile",
+                    "Open(p1, t0)",
+                    "TryLock(p1, t0)",
+                ],
+            ),
+            (
+                "writes are exclusive",
+                &[
+                    "HeldInsert(p0, t0)",
+                    "Open(p0, t0)",
+                    "TryLock(p0, t0)",
+                    "EnsureValid(p0, t0)",
+                    "HeldInsert(p1, t0)",
+                    "UnlinkLockFile",
+                    "Open(p1, t0)",
+                    "TryLock(p1, t0)",
+                    "EnsureValid(p1, t0)",
+                ],
+            ),
+        ],
+    });
+}
+
+/// Two copies of the crate in one process, each with its own static held set: the second
+/// copy's thread opens a second descriptor and, under POSIX rules, its F_SETLK is granted.
+#[test]
+fn two_held_sets_posix_is_lucene_5738_again() {
+    expect(Expected {
+        scenario: Scenario::new(Variant::NativeTwoHeldSets, LockKind::Posix)
+            .with_parties(2, 2)
+            .with_faults(faults("crash=1,restart=1")),
+        unique_states: 31387,
+        verdicts: [
+            ("at most one writer", "VIOLATED"),
+            ("at most one valid writer", "VIOLATED"),
+            ("writes are exclusive", "VIOLATED"),
+            ("no stale lock", "holds"),
+            ("writer exists", "holds"),
+            ("writer after crash", "holds"),
+            ("contention seen", "holds"),
+        ],
+        counterexamples: &[
+            (
+                "at most one writer",
+                &[
+                    "HeldInsert(p0, t0)",
+                    "Open(p0, t0)",
+                    "TryLock(p0, t0)",
+                    "HeldInsert(p0, t1)",
+                    "Open(p0, t1)",
+                    "TryLock(p0, t1)",
+                ],
+            ),
+            (
+                "at most one valid writer",
+                &[
+                    "HeldInsert(p0, t0)",
+                    "Open(p0, t0)",
+                    "TryLock(p0, t0)",
+                    "HeldInsert(p0, t1)",
+                    "Open(p0, t1)",
+                    "TryLock(p0, t1)",
+                ],
+            ),
+            (
+                "writes are exclusive",
+                &[
+                    "HeldInsert(p0, t0)",
+                    "Open(p0, t0)",
+                    "TryLock(p0, t0)",
+                    "EnsureValid(p0, t0)",
+                    "HeldInsert(p0, t1)",
+                    "Open(p0, t1)",
+                    "TryLock(p0, t1)",
+                    "EnsureValid(p0, t1)",
+                ],
+            ),
+        ],
+    });
+}
+
+/// Twin: with OFD locks the second copy's descriptor conflicts in the kernel.
+#[test]
+fn two_held_sets_ofd_is_safe() {
+    expect(Expected {
+        scenario: Scenario::new(Variant::NativeTwoHeldSets, LockKind::Ofd)
+            .with_parties(2, 2)
+            .with_faults(faults("crash=1,restart=1")),
+        unique_states: 14151,
+        verdicts: [
+            ("at most one writer", "holds"),
+            ("at most one valid writer", "holds"),
+            ("writes are exclusive", "holds"),
+            ("no stale lock", "holds"),
+            ("writer exists", "holds"),
+            ("writer after crash", "holds"),
+            ("contention seen", "holds"),
+        ],
+        counterexamples: &[],
+    });
+}
+
+/// The blocking obtain: HeldInsert waits while the path is in the held set, TryLock waits
+/// until it would be acquired. Safe under POSIX because the wait for a holder of the same
+/// process is on the held set, with no descriptor open (reachable below), and a kernel wait
+/// is for another process (reachable too).
+#[test]
+fn native_blocking_posix_waits_on_the_held_set() {
+    let e = Expected {
+        scenario: Scenario::new(Variant::NativeBlocking, LockKind::Posix)
+            .with_parties(2, 2)
+            .with_faults(faults("crash=2,restart=2")),
+        unique_states: 799,
+        verdicts: [
+            ("at most one writer", "holds"),
+            ("at most one valid writer", "holds"),
+            ("writes are exclusive", "holds"),
+            ("no stale lock", "holds"),
+            ("writer exists", "holds"),
+            ("writer after crash", "holds"),
+            ("contention seen", "holds"),
+        ],
+        counterexamples: &[],
+    };
+    let sc = e.scenario;
+    expect(e);
+    // A thread waits on the held set while its process holds the POSIX lock (where a
+    // second descriptor's F_SETLKW would be granted at once), and one waits in the kernel
+    // for another process.
+    assert!(reachable(&sc, |s| (0..2).any(|p| (0..2).any(|t| {
+        sc.is_waiting(s, p, t) && s.thread(p, t).pc == Pc::Idle && s.os.owns_lock(p)
+    }))));
+    assert!(reachable(&sc, |s| (0..2).any(|p| (0..2).any(|t| {
+        sc.is_waiting(s, p, t) && s.thread(p, t).pc == Pc::Opened
+    }))));
+}
+
+/// The blocking obtain's error path (EDEADLK/ENOLCK/EIO from the waiting lock call) and the
+/// error-tolerant release.
+#[test]
+fn native_blocking_ofd_survives_os_errors() {
+    expect(Expected {
+        scenario: Scenario::new(Variant::NativeBlocking, LockKind::Ofd)
+            .with_parties(2, 2)
+            .with_faults(faults(
+                "crash=1,restart=1,lock-error=1,unlock-error=1,close-error=1",
+            )),
+        unique_states: 5280,
+        verdicts: [
+            ("at most one writer", "holds"),
+            ("at most one valid writer", "holds"),
+            ("writes are exclusive", "holds"),
+            ("no stale lock", "holds"),
+            ("writer exists", "holds"),
+            ("writer after crash", "holds"),
+            ("contention seen", "holds"),
+        ],
+        counterexamples: &[],
+    });
+}
+
+/// Defect ProbeLast (this project's first ensure_valid order, found by shuttle's refinement
+/// replay): p0's lock is dropped (a foreign close) and p1 holds; p0's held-set, fstat and
+/// stat checks pass; the file is unlinked; p1 releases; p0's probe finds no conflict and
+/// ensure_valid returns Ok, the lock valid at no moment of the call; p1 obtains the fresh
+/// file. Twin: `native_posix_lost_lock_and_unlink_one_valid_writer`.
+#[test]
+fn probe_last_posix_lost_lock_and_unlink_two_valid_writers() {
+    let e = Expected {
+        scenario: Scenario::new(Variant::NativeProbeLast, LockKind::Posix)
+            .with_parties(2, 2)
+            .with_faults(faults("unlink=1,foreign=1")),
+        unique_states: 13879,
+        verdicts: [
+            ("at most one writer", "VIOLATED"),
+            ("at most one valid writer", "VIOLATED"),
+            ("writes are exclusive", "VIOLATED"),
+            ("no stale lock", "holds"),
+            ("writer exists", "holds"),
+            ("writer after crash", "NOT FOUND"),
+            ("contention seen", "holds"),
+        ],
+        counterexamples: &[
+            (
+                "at most one writer",
+                &[
+                    "HeldInsert(p0, t0)",
+                    "Open(p0, t0)",
+                    "TryLock(p0, t0)",
+                    "HeldInsert(p1, t0)",
+                    "Open(p1, t0)",
+                    "ForeignOpenClose(p0)",
+                    "TryLock(p1, t0)",
+                ],
+            ),
+            (
+                "at most one valid writer",
+                &[
+                    "HeldInsert(p0, t0)",
+                    "Open(p0, t0)",
+                    "TryLock(p0, t0)",
+                    "HeldInsert(p1, t0)",
+                    "Open(p1, t0)",
+                    "ForeignOpenClose(p0)",
+                    "TryLock(p1, t0)",
+                    "Check(p0, t0)",
+                    "Check(p0, t0)",
+                    "Check(p0, t0)",
+                    "UnlinkLockFile",
+                    "Unlock(p1, t0)",
+                    "Check(p0, t0)",
+                    "Close(p1, t0)",
+                    "HeldRemove(p1, t0)",
+                    "HeldInsert(p1, t0)",
+                    "Open(p1, t0)",
+                    "TryLock(p1, t0)",
+                ],
+            ),
+            (
+                "writes are exclusive",
+                &[
+                    "HeldInsert(p0, t0)",
+                    "Open(p0, t0)",
+                    "TryLock(p0, t0)",
+                    "Check(p0, t0)",
+                    "Check(p0, t0)",
+                    "Check(p0, t0)",
+                    "Check(p0, t0)",
+                    "HeldInsert(p1, t0)",
+                    "Open(p1, t0)",
+                    "ForeignOpenClose(p0)",
+                    "TryLock(p1, t0)",
+                    "Check(p1, t0)",
+                    "Check(p1, t0)",
+                    "Check(p1, t0)",
+                    "Check(p1, t0)",
+                ],
+            ),
+        ],
+    };
+    let sc = e.scenario;
+    expect(e);
+    assert!(reachable(&sc, |s| s
+        .live_threads()
+        .any(|(_, _, th)| th.blind && th.pc == Pc::Writing)));
+}
+
+/// Twin of ProbeLast: with the probe first, the same faults keep "at most one valid writer".
+#[test]
+fn native_posix_lost_lock_and_unlink_one_valid_writer() {
+    expect(Expected {
+        scenario: Scenario::new(Variant::Native, LockKind::Posix)
+            .with_parties(2, 2)
+            .with_faults(faults("unlink=1,foreign=1")),
+        unique_states: 5319,
+        verdicts: [
+            ("at most one writer", "VIOLATED"),
+            ("at most one valid writer", "holds"),
+            ("writes are exclusive", "VIOLATED"),
+            ("no stale lock", "holds"),
+            ("writer exists", "holds"),
+            ("writer after crash", "NOT FOUND"),
+            ("contention seen", "holds"),
+        ],
+        counterexamples: &[
+            (
+                "at most one writer",
+                &[
+                    "HeldInsert(p0, t0)",
+                    "Open(p0, t0)",
+                    "TryLock(p0, t0)",
+                    "HeldInsert(p1, t0)",
+                    "Open(p1, t0)",
+                    "ForeignOpenClose(p0)",
+                    "TryLock(p1, t0)",
+                ],
+            ),
+            (
+                "writes are exclusive",
+                &[
+                    "HeldInsert(p0, t0)",
+                    "Open(p0, t0)",
+                    "TryLock(p0, t0)",
+                    "EnsureValid(p0, t0)",
+                    "HeldInsert(p1, t0)",
+                    "Open(p1, t0)",
+                    "ForeignOpenClose(p0)",
+                    "TryLock(p1, t0)",
+                    "EnsureValid(p1, t0)",
+                ],
+            ),
+        ],
+    });
+}
+
+/// ProbeLast needs a lost lock: with only unlink and replace every check that can fail late
+/// is monotone, so each pass has a moment at which the lock was valid (no blind pass).
+#[test]
+fn probe_last_without_lost_locks_is_linearizable() {
+    let e = Expected {
+        scenario: Scenario::new(Variant::NativeProbeLast, LockKind::Ofd)
+            .with_parties(2, 2)
+            .with_faults(faults("unlink=1,replace=1")),
+        unique_states: 12543,
+        verdicts: [
+            ("at most one writer", "VIOLATED"),
+            ("at most one valid writer", "holds"),
+            ("writes are exclusive", "VIOLATED"),
+            ("no stale lock", "holds"),
+            ("writer exists", "holds"),
+            ("writer after crash", "NOT FOUND"),
+            ("contention seen", "holds"),
+        ],
+        counterexamples: &[
+            (
+                "at most one writer",
+                &[
+                    "HeldInsert(p0, t0)",
+                    "Open(p0, t0)",
+                    "TryLock(p0, t0)",
+                    "HeldInsert(p1, t0)",
+                    "UnlinkLockFile",
+                    "Open(p1, t0)",
+                    "TryLock(p1, t0)",
+                ],
+            ),
+            (
+                "writes are exclusive",
+                &[
+                    "HeldInsert(p0, t0)",
+                    "Open(p0, t0)",
+                    "TryLock(p0, t0)",
+                    "Check(p0, t0)",
+                    "Check(p0, t0)",
+                    "Check(p0, t0)",
+                    "Check(p0, t0)",
+                    "HeldInsert(p1, t0)",
+                    "UnlinkLockFile",
+                    "Open(p1, t0)",
+                    "TryLock(p1, t0)",
+                    "Check(p1, t0)",
+                    "Check(p1, t0)",
+                    "Check(p1, t0)",
+                    "Check(p1, t0)",
+                ],
+            ),
+        ],
+    };
+    let sc = e.scenario;
+    expect(e);
+    assert!(!reachable(&sc, |s| s
+        .live_threads()
+        .any(|(_, _, th)| th.blind && th.pc == Pc::Writing)));
+    // The checks are split, and one can pass while the lock is already invalid.
+    assert!(reachable(&sc, |s| s.live_threads().any(|(p, t, th)| {
+        matches!(th.pc, Pc::Checking(_)) && !sc.observe_ensure_valid(s, p, t)
+    })));
+}
