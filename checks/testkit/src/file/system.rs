@@ -246,7 +246,10 @@ impl<R: Runtime> SimSystem<R> {
                     w.record(actor, call, Outcome::Dead);
                     return Some(Err(dead_error(self.pid)));
                 }
-                let (outcome, value) = attempt(w)?;
+                let Some((outcome, value)) = attempt(w) else {
+                    w.retries += 1;
+                    return None;
+                };
                 w.record(actor, call, outcome);
                 Some(value)
             });

@@ -282,7 +282,8 @@ pub fn replay_std(scenario: &Workload, make: &MakeFactory<Std>, recording: &[Ste
     run_on(&sim, scenario, make, None)
 }
 
-fn run_on<R: Runtime>(
+/// [`run`] on a world the caller made (and can inspect afterwards: [`SimOs::retries`], ...).
+pub fn run_on<R: Runtime>(
     sim: &SimOs<R>,
     scenario: &Workload,
     make: &MakeFactory<R>,

@@ -81,6 +81,9 @@ pub(crate) struct World {
     pub(crate) obtain_errors: BTreeMap<usize, String>,
     /// OS errors armed by [`SimOs::inject`], not yet returned, oldest first.
     pub(crate) armed: Vec<Injection>,
+    /// Attempts of blocking calls that could not complete yet (each a retry: not recorded in
+    /// the log, which holds model steps only). For suites that must show a wait happened.
+    pub(crate) retries: usize,
 }
 
 impl World {
@@ -203,6 +206,7 @@ impl<R: Runtime> SimOs<R> {
             contents: BTreeMap::new(),
             obtain_errors: BTreeMap::new(),
             armed: Vec::new(),
+            retries: 0,
         };
         SimOs {
             world: Arc::new(R::mutex(world)),
@@ -316,6 +320,11 @@ impl<R: Runtime> SimOs<R> {
             w.os.path_inode()
                 .map(|i| w.contents.get(&i).cloned().unwrap_or_default())
         })
+    }
+
+    /// How many attempts of blocking calls found they had to wait (and retried).
+    pub fn retries(&self) -> usize {
+        self.with(|w| w.retries)
     }
 
     /// A copy of the OS state (for assertions at the end of a run).
