@@ -1,7 +1,9 @@
 //! Teeth, shuttle: shuttle's PCT scheduler must find two writers in each deliberately broken
-//! variant of `NativeFsLockFactory` (lockwright's `defects` feature), the failing schedule must
-//! replay to the same failure, and every schedule found is pinned below as a `replay`
-//! regression test naming its incident.
+//! variant of `NativeFsLockFactory` (lockwright's `defects` feature) that breaks "at most one
+//! writer" (the three Lucene incidents, and CarryOnAfterLockError with an injected `ENOLCK`),
+//! the failing schedule must replay to the same failure, and every schedule found is pinned
+//! below as a `replay` regression test naming its incident. (The defects that break "at most
+//! one valid writer" instead are in `shuttle_valid_writer_defects.rs`.)
 //!
 //! Why shuttle (as well as loom, `loom_defects.rs`): its failures are replayable from a short
 //! string, which is what a regression test pins; and PCT (probabilistic concurrency testing)
@@ -24,7 +26,8 @@ use lockwright::file::defects::Defect;
 use lockwright::file::sys::OsLockKind;
 use lockwright::NativeFsLockFactory;
 use lockwright_model::file::{Variant, AT_MOST_ONE_WRITER};
-use lockwright_testkit::file::workload::{self, MakeFactory, ThreadPlan, Workload};
+use lockwright_testkit::file::record::Injection;
+use lockwright_testkit::file::workload::{self, MakeFactory, Op, ThreadPlan, Workload};
 use lockwright_testkit::Shuttle;
 use shuttle::scheduler::{PctScheduler, ReplayScheduler};
 use shuttle::{Config, FailurePersistence, Runner};
@@ -44,8 +47,8 @@ fn depth_of(incident: &str) -> usize {
     }
 }
 /// Executions per defect before giving up. Measured at this seed: LUCENE-5738 is found after
-/// 2 executions, LUCENE-6507 after 295, LUCENE-5612 after 30; 2,000 bounds a miss at about a
-/// second.
+/// 2 executions, LUCENE-6507 after 295, LUCENE-5612 after 30, CarryOnAfterLockError after 7;
+/// 2,000 bounds a miss at about a second.
 const ITERATIONS: usize = 2_000;
 
 static SCHEDULE_DIR: LazyLock<PathBuf> = LazyLock::new(|| {
@@ -118,6 +121,25 @@ fn incidents() -> Vec<(&'static str, Workload, Defect, Variant)> {
             ),
             Defect::DeleteOnRelease,
             Variant::NativeDeleteOnRelease,
+        ),
+        (
+            "lock error",
+            Workload::new(
+                "shuttle carry on after lock error",
+                2,
+                OsLockKind::Ofd,
+                vec![
+                    ThreadPlan::worker(0, 0, 1),
+                    ThreadPlan::worker(1, 0, 1),
+                    ThreadPlan {
+                        pid: 0,
+                        tid: 1,
+                        ops: vec![Op::Inject(Injection::Lock(libc::ENOLCK))],
+                    },
+                ],
+            ),
+            Defect::CarryOnAfterLockError,
+            Variant::NativeCarryOnAfterLockError,
         ),
     ]
 }
@@ -247,11 +269,19 @@ fn replay_lucene_5612_delete_on_release() {
     replay_pinned("LUCENE-5612", PINNED_5612);
 }
 
+/// CarryOnAfterLockError: an ENOLCK from the lock call taken as "acquired" (never carry on
+/// unlocked): the unlocked "holder" and the other process are two writers.
+#[test]
+fn replay_carry_on_after_lock_error() {
+    replay_pinned("lock error", PINNED_LOCK_ERROR);
+}
+
 // Found by `shuttle_catches_every_broken_variant` (PCT, seed 0x10c3_5612). If the protocol's
 // call sequence changes, these stop replaying ("schedule ended early" or a different
 // failure): rerun that test with `--nocapture` and pin the schedules it prints.
 const PINNED_5738: &str = "91021fcbdbeb8ee4d3cbc91c802449924092244992244909";
 const PINNED_6507: &str =
     "91024dabd7b2d0b9d3ab92a701802449922449922449922449202cdbb62d9324499224499224\n6d4ab06d";
+const PINNED_LOCK_ERROR: &str = "910229ffe4f9a4ffd7f4bfb30180244980299b24499224499224254902";
 const PINNED_5612: &str =
     "910249a5e5c3c48782a5f3150024499224499224499224491249922449922449922425499224\n4902";

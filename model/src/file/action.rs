@@ -27,9 +27,11 @@ use super::Tid;
 /// call, `try_lock` or `lock_blocking`, returned `ENOLCK`/`EIO`), `UnlockFails`, `CloseFails`
 /// (`EIO`). The replayer maps a recorded call that returned such an error to them.
 ///
-/// `native-probe-last` splits `ensure_valid` into its observations: each of `held_contains`,
-/// `fstat`, `stat` and `probe` made by a holder inside `ensure_valid` is one `Check(p, t)`
-/// step, whose outcome (the check passed: next check or `Writing`; failed: back to
+/// `native-probe-last` splits `ensure_valid` into its call and its observations:
+/// `BeginCheck(p, t)` is the call (no OS call yet; the replayer takes it where the
+/// linearization window of the other variants starts, right after the thread's previous
+/// harness event), then each of `held_contains`, `fstat`, `stat` and `probe` is one
+/// `Check(p, t)` step, whose outcome (passed: the next check or `Writing`; failed: back to
 /// `Holding`) is readable from the thread.
 ///
 /// Steps that make no OS call: `EnsureValid` (one atomic evaluation of everything the real
@@ -73,6 +75,8 @@ pub enum Action {
     /// `close` fails with `EIO`: the descriptor and its locks are released anyway. Fault
     /// budget `close-error`.
     CloseFails(Pid, Tid),
+    /// `native-probe-last`: `ensure_valid` is called (its checks follow).
+    BeginCheck(Pid, Tid),
     /// `native-probe-last`: one of `ensure_valid`'s checks (held set, `fstat`, `stat`, probe,
     /// in that order).
     Check(Pid, Tid),
@@ -114,6 +118,7 @@ impl Action {
             | LockFails(p, t)
             | UnlockFails(p, t)
             | CloseFails(p, t)
+            | BeginCheck(p, t)
             | Check(p, t) => Some((p, t)),
             Crash(_) | Restart(_) | UnlinkLockFile | ReplaceLockFile | ForeignOpenClose(_)
             | LoseLock(_) | WriteLockFile => None,
@@ -140,6 +145,7 @@ impl Action {
             LockFails(..) => "LockFails",
             UnlockFails(..) => "UnlockFails",
             CloseFails(..) => "CloseFails",
+            BeginCheck(..) => "BeginCheck",
             Check(..) => "Check",
             Crash(_) => "Crash",
             Restart(_) => "Restart",

@@ -107,6 +107,15 @@ impl Scenario {
                 who(p, t),
                 fd_inode(p, t)
             ),
+            BeginCheck(p, t) => format!(
+                "{} BeginCheck: ensure_valid() is called (lock {} now)",
+                who(p, t),
+                if self.observe_ensure_valid(before, p, t) {
+                    "valid"
+                } else {
+                    "invalid"
+                }
+            ),
             Check(p, t) => {
                 let n = match before.thread(p, t).pc {
                     Pc::Checking(n) => n,

@@ -32,8 +32,8 @@ pub enum Pc {
     Holding,
     /// Between a passed `EnsureValid` and the end of its `Write`.
     Writing,
-    /// `native-probe-last` only: inside `ensure_valid`, the first `n` of its checks passed
-    /// (each a `Check` step); the next check is number `n`. Still a writer.
+    /// `native-probe-last` only: inside `ensure_valid` (after `BeginCheck`), the first `n` of
+    /// its checks passed (each a `Check` step); the next check is number `n`. Still a writer.
     Checking(u8),
     /// Release: unlocked; next `Close` (`HeldRemove` in `native-4.10`).
     Unlocked,

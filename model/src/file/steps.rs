@@ -19,10 +19,10 @@
 //! | `native-probe-last`, `native-skip-inode-check`, `native-skip-held-contains` | as `native` | as `native` | as `native` (they differ in `ensure_valid`, below) |
 //!
 //! A holder may, any number of times before releasing, pass `EnsureValid` (enabled only when
-//! the real `ensure_valid` would pass) and then `Write`. In `native-probe-last` the checks are
-//! steps of their own: `Holding` → `Check` (held set) → `Checking(1)` → `Check` (`fstat`) →
-//! `Checking(2)` → `Check` (`stat`) → `Checking(3)` → `Check` (probe) → `Writing`; a check
-//! that fails goes back to `Holding`.
+//! the real `ensure_valid` would pass) and then `Write`. In `native-probe-last` the call and
+//! its checks are steps of their own: `Holding` → `BeginCheck` → `Checking(0)` → `Check`
+//! (held set) → `Checking(1)` → `Check` (`fstat`) → `Checking(2)` → `Check` (`stat`) →
+//! `Checking(3)` → `Check` (probe) → `Writing`; a check that fails goes back to `Holding`.
 //!
 //! Failing calls (fault budgets `lock-error`, `unlock-error`, `close-error`) are enabled next
 //! to the step they fail: `LockFails` goes to [`Step::failed`] (`native`: the refused path,
@@ -163,12 +163,12 @@ impl Scenario {
     /// The enabled protocol steps of thread `(p, t)` (its process must be alive): the table's
     /// step (`native-blocking`: only once it would not be refused), its failing twin while the
     /// fault budget lasts, and for a holder also `EnsureValid` when it would pass (the first
-    /// `Check` in `native-probe-last`).
+    /// `BeginCheck` in `native-probe-last`).
     pub fn thread_actions(&self, s: &State, p: Pid, t: Tid, out: &mut Vec<Action>) {
         let pc = s.thread(p, t).pc;
         if pc == Pc::Holding {
             if self.variant.splits_ensure_valid() {
-                out.push(Action::Check(p, t));
+                out.push(Action::BeginCheck(p, t));
             } else if self.observe_ensure_valid(s, p, t) {
                 out.push(Action::EnsureValid(p, t));
             }

@@ -21,6 +21,14 @@ impl Scenario {
                 s.thread_mut(p, t).pc = Pc::Writing; // enabled only when it passes
                 return;
             }
+            BeginCheck(..) => {
+                // The call's window starts here: it is blind until it sees a valid state.
+                let blind = !self.observe_ensure_valid(s, p, t);
+                let th = s.thread_mut(p, t);
+                th.pc = Pc::Checking(0);
+                th.blind = blind;
+                return;
+            }
             Check(..) => {
                 self.check(s, p, t);
                 return;
@@ -113,18 +121,12 @@ impl Scenario {
         }
     }
 
-    /// `native-probe-last`: thread `(p, t)` makes its next `ensure_valid` check (number 0 from
-    /// `Holding`, `n` from `Checking(n)`): passed → the next check or `Writing`, failed →
-    /// `Holding`. Tracks whether the call has seen a state in which the lock is valid
-    /// (`Thread::blind`; see [`Scenario::track_blind_checks`] for the states after the step).
+    /// `native-probe-last`: thread `(p, t)` makes its next `ensure_valid` check (number `n`
+    /// from `Checking(n)`): passed → the next check or `Writing`, failed → `Holding`. Whether
+    /// the call has seen a state in which the lock is valid (`Thread::blind`) is tracked from
+    /// its `BeginCheck` on (see [`Scenario::track_blind_checks`]).
     fn check(&self, s: &mut State, p: Pid, t: Tid) {
         let n = match s.thread(p, t).pc {
-            Pc::Holding => {
-                // The call begins: the state before its first check is in its window.
-                let blind = !self.observe_ensure_valid(s, p, t);
-                s.thread_mut(p, t).blind = blind;
-                0
-            }
             Pc::Checking(n) => n,
             pc => unreachable!("Check at {pc:?}"),
         };
@@ -180,7 +182,7 @@ impl Scenario {
             HeldInsert(..) | Open(..) | TryLock(..) | Unlock(..) | Close(..) | HeldRemove(..)
             | Unlink(..) | CreateExclusive(..) | ReleaseRefused(..) | Obtain(..) | Release(..)
             | EnsureValid(..) | Write(..) | LockFails(..) | UnlockFails(..) | CloseFails(..)
-            | Check(..) => {}
+            | BeginCheck(..) | Check(..) => {}
             Crash(p) => {
                 s.budget.crash -= 1;
                 s.os.crash(p);

@@ -19,5 +19,5 @@ pub mod world;
 pub use lockwright_model::file::Tid;
 pub use record::{format_trace, Actor, Call, Outcome, Step};
 pub use system::{SimFile, SimSystem};
-pub use workload::{MakeFactory, Op, ThreadPlan, Workload};
+pub use workload::{Fault, MakeFactory, Op, ThreadPlan, Workload};
 pub use world::{SimOs, Violation};

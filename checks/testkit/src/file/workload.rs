@@ -34,6 +34,10 @@ pub enum Op {
     /// A round (`try_obtain`) through another spelling of the lock directory, e.g.
     /// [`super::record::LOCK_LINK`].
     RoundVia(&'static str),
+    /// A round in which the environment's fault lands while this thread holds the lock: after
+    /// its write, before its release (the fault is the environment's, recorded as such; this
+    /// thread only carries it, which saves the scheduler a preemption).
+    RoundThen(Fault),
     /// Fault: process `pid` is killed.
     Crash(Pid),
     /// Fault: process `pid` starts again (new incarnation).
@@ -50,6 +54,28 @@ pub enum Op {
     WriteLockFile,
     /// Fault: the next matching OS call (by any thread) fails with this error.
     Inject(Injection),
+}
+
+/// A fault an [`Op::RoundThen`] carries (the same as the ops of that name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    UnlinkLockFile,
+    ReplaceLockFile,
+    ForeignOpenClose(Pid),
+    LoseLock(Pid),
+    WriteLockFile,
+}
+
+impl Fault {
+    fn inject<R: Runtime>(self, sim: &SimOs<R>) {
+        match self {
+            Fault::UnlinkLockFile => sim.unlink_lock_file(),
+            Fault::ReplaceLockFile => sim.replace_lock_file(),
+            Fault::ForeignOpenClose(p) => sim.foreign_open_close(p),
+            Fault::LoseLock(p) => sim.lose_locks(p),
+            Fault::WriteLockFile => sim.write_lock_file(),
+        }
+    }
 }
 
 /// One simulated thread: its identity (used by [`Op::Round`]) and what it does, in order. A
@@ -209,9 +235,13 @@ fn run_thread<R: Runtime>(
                 sim.inject(injection);
                 continue;
             }
-            Op::Round => (LOCK_DIR, false),
+            Op::Round | Op::RoundThen(_) => (LOCK_DIR, false),
             Op::BlockingRound => (LOCK_DIR, true),
             Op::RoundVia(dir) => (dir, false),
+        };
+        let while_holding = match *op {
+            Op::RoundThen(fault) => Some(fault),
+            _ => None,
         };
         // One system value and one factory per thread (or per process, shared), kept across
         // rounds: a later round takes the factory's "resolved before" path (one `stat`).
@@ -250,6 +280,9 @@ fn run_thread<R: Runtime>(
             sys.note_validated(valid);
             if valid {
                 sys.note_write();
+            }
+            if let Some(fault) = while_holding {
+                fault.inject(sim);
             }
             sys.note_release();
             let _ = lock.close();
@@ -386,7 +419,7 @@ fn run_simple_thread<R: Runtime>(name: &'static str, sim: &SimOs<R>, plan: &Thre
             Op::LoseLock(p) => sim.lose_locks(p),
             Op::WriteLockFile => sim.write_lock_file(),
             Op::Inject(injection) => sim.inject(injection),
-            Op::BlockingRound | Op::RoundVia(_) => {
+            Op::BlockingRound | Op::RoundVia(_) | Op::RoundThen(_) => {
                 panic!("{op:?}: the SimpleFs runner does plain rounds only")
             }
             Op::Round => {

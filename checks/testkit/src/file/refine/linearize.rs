@@ -56,6 +56,18 @@ fn validation_windows(trace: &[Step]) -> Vec<Window> {
     out
 }
 
+/// `native-probe-last`: for each step index `k`, the threads whose `ensure_valid` call begins
+/// right before step `k` (its model `BeginCheck`): where the linearization window of a call
+/// that returned starts, right after the thread's previous harness event. (A call cut short
+/// by a crash has no `Validated` event; its call begins at its first check, see the stepper.)
+pub(super) fn call_starts(trace: &[Step]) -> BTreeMap<usize, Vec<(Pid, Tid)>> {
+    let mut out: BTreeMap<usize, Vec<(Pid, Tid)>> = BTreeMap::new();
+    for w in validation_windows(trace) {
+        out.entry(w.first).or_default().push((w.pid, w.tid));
+    }
+    out
+}
+
 /// For each step index `k`, the threads whose `EnsureValid` is placed right before step `k`
 /// (in state `states[k]`). `states[k]` is the model state after the first `k` steps of
 /// `trace` without any `EnsureValid`/`Write` steps.

@@ -30,11 +30,15 @@
 //! such calls in the recording); the armed injection itself is no step. `LoseLock(p)` and
 //! `WriteLockFile` are the model's faults of the same name (a no-op one is no step).
 //!
-//! `native-probe-last` splits `ensure_valid`: a holder's `held_contains`, `fstat`, `stat` and
-//! `probe`, in that order, are its `Check` steps (each compared with the model's observation
-//! first); the call's result must be the model thread's (`Ok` ⇔ `Writing`), and no
-//! linearization is needed. The model's "at most one valid writer" counts a write that began
-//! on a pass that never saw a valid state (`Thread::blind`).
+//! `native-probe-last` splits `ensure_valid`: the call is the model's `BeginCheck`, taken where
+//! the other variants' linearization window starts (right after the thread's previous harness
+//! event), and a holder's `held_contains`, `fstat`, `stat` and `probe`, in that order, are its
+//! `Check` steps (each compared with the model's observation first); the call's result must
+//! be the model thread's (`Ok` ⇔ `Writing`), and no linearization is needed. The model's "at
+//! most one valid writer" counts a write that began on a pass that never saw a valid state
+//! (`Thread::blind`): exactly a call that the linearization of the correct variant would
+//! reject ("returned Ok, but the model says the lock was invalid in every state during the
+//! call"), since both look at the same states.
 //!
 //! SimpleFs (`Variant::Simple`): `create_new_file` → `CreateExclusive` (`Ok` → `Holding`,
 //! `AlreadyExists` → stays `Idle`); `stat`/`read_file` are observations (`read_file` records
@@ -71,7 +75,7 @@ use lockwright_model::file::{Action, Faults, Scenario, State, Variant, ALWAYS};
 pub use crate::refine::{Divergence, Summary};
 
 use super::record::{format_trace, Actor, Call, Outcome, Step};
-use linearize::linearization_points;
+use linearize::{call_starts, linearization_points};
 use stepper::Replay;
 
 /// The name of the divergence of a SimpleFs release whose check (`stat`, `read_file`) saw its
@@ -165,10 +169,20 @@ impl Refinement {
         // ensure_valid at its linearization point.
         // (`native-probe-last` has no linearization to find: its checks are steps, taken in
         // both passes.)
+        let begins = if scenario.variant.splits_ensure_valid() {
+            call_starts(trace)
+        } else {
+            Default::default()
+        };
         let mut pass1 = Replay::new(self, scenario);
         let mut states: Vec<State> = vec![pass1.cur.state.clone()];
         for (i, step) in trace.iter().enumerate() {
-            if let Err(d) = pass1.step(i, step, false) {
+            let begun = begins.get(&i).map_or(Ok(()), |threads| {
+                threads
+                    .iter()
+                    .try_for_each(|&(p, t)| pass1.act(i, step, Action::BeginCheck(p, t)))
+            });
+            if let Err(d) = begun.and_then(|()| pass1.step(i, step, false)) {
                 // Report the first problem in linearization order: a property the model
                 // violates before the step that leaves it (e.g. SimpleFs's two writers
                 // before its check-then-unlink window) comes first. The prefix is a model
@@ -192,6 +206,11 @@ impl Refinement {
             if let Some(threads) = insert_at.get(&i) {
                 for &(p, t) in threads {
                     replay.act(i, step, Action::EnsureValid(p, t))?;
+                }
+            }
+            if let Some(threads) = begins.get(&i) {
+                for &(p, t) in threads {
+                    replay.act(i, step, Action::BeginCheck(p, t))?;
                 }
             }
             replay.step(i, step, true)?;

@@ -53,8 +53,14 @@ impl Replay {
             return Ok(());
         }
         let at = match self.cur.state.thread(p, t).pc {
-            Pc::Holding => 0,
             Pc::Checking(k) => k,
+            Pc::Holding => {
+                // A call that never returned (its thread crashed before its `Validated`) has
+                // no window: it begins at its first check. (It never passes, so where its
+                // window starts does not matter.)
+                self.act(i, step, Action::BeginCheck(p, t))?;
+                0
+            }
             _ => return Ok(()), // not inside ensure_valid (obtain's setup, a refused obtain)
         };
         if at != n {

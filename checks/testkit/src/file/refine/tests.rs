@@ -322,8 +322,8 @@ fn probe_last_checks_are_steps_of_the_probe_last_variant() {
         .refinement(Variant::NativeProbeLast)
         .check(&trace)
         .expect("refines");
-    // 2 × (HeldInsert, Open, TryLock, 4 × Check, Write, Unlock, Close, HeldRemove)
-    assert_eq!(summary.actions, 22, "{summary:?}");
+    // 2 × (HeldInsert, Open, TryLock, BeginCheck, 4 × Check, Write, Unlock, Close, HeldRemove)
+    assert_eq!(summary.actions, 24, "{summary:?}");
     // The correct order is not this variant's: its probe comes first.
     let (sc, correct) = run_plan(vec![workload::Op::Round], None);
     let err = sc
