@@ -255,7 +255,7 @@ fn probe_last_posix_found_where_shuttle_found_it() {
         .with_symmetry(true);
     row(
         sc,
-        18184,
+        24891,
         &[
             (
                 "at most one writer",
@@ -280,6 +280,7 @@ fn probe_last_posix_found_where_shuttle_found_it() {
                     "HeldInsert(p2, t0)",
                     "ForeignOpenClose(p0)",
                     "TryLock(p1, t0)",
+                    "BeginCheck(p0, t0)",
                     "Check(p0, t0)",
                     "Check(p0, t0)",
                     "Check(p0, t0)",
@@ -296,6 +297,7 @@ fn probe_last_posix_found_where_shuttle_found_it() {
                     "HeldInsert(p0, t0)",
                     "Open(p0, t0)",
                     "TryLock(p0, t0)",
+                    "BeginCheck(p0, t0)",
                     "Check(p0, t0)",
                     "Check(p0, t0)",
                     "Check(p0, t0)",
@@ -304,6 +306,7 @@ fn probe_last_posix_found_where_shuttle_found_it() {
                     "Open(p1, t0)",
                     "ForeignOpenClose(p0)",
                     "TryLock(p1, t0)",
+                    "BeginCheck(p1, t0)",
                     "Check(p1, t0)",
                     "Check(p1, t0)",
                     "Check(p1, t0)",

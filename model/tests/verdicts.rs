@@ -1419,7 +1419,7 @@ fn probe_last_posix_lost_lock_and_unlink_two_valid_writers() {
         scenario: Scenario::new(Variant::NativeProbeLast, LockKind::Posix)
             .with_parties(2, 2)
             .with_faults(faults("unlink=1,foreign=1")),
-        unique_states: 13879,
+        unique_states: 18055,
         verdicts: [
             ("at most one writer", "VIOLATED"),
             ("at most one valid writer", "VIOLATED"),
@@ -1452,6 +1452,7 @@ fn probe_last_posix_lost_lock_and_unlink_two_valid_writers() {
                     "Open(p1, t0)",
                     "ForeignOpenClose(p0)",
                     "TryLock(p1, t0)",
+                    "BeginCheck(p0, t0)",
                     "Check(p0, t0)",
                     "Check(p0, t0)",
                     "Check(p0, t0)",
@@ -1471,6 +1472,7 @@ fn probe_last_posix_lost_lock_and_unlink_two_valid_writers() {
                     "HeldInsert(p0, t0)",
                     "Open(p0, t0)",
                     "TryLock(p0, t0)",
+                    "BeginCheck(p0, t0)",
                     "Check(p0, t0)",
                     "Check(p0, t0)",
                     "Check(p0, t0)",
@@ -1479,6 +1481,7 @@ fn probe_last_posix_lost_lock_and_unlink_two_valid_writers() {
                     "Open(p1, t0)",
                     "ForeignOpenClose(p0)",
                     "TryLock(p1, t0)",
+                    "BeginCheck(p1, t0)",
                     "Check(p1, t0)",
                     "Check(p1, t0)",
                     "Check(p1, t0)",
@@ -1550,7 +1553,7 @@ fn probe_last_without_lost_locks_is_linearizable() {
         scenario: Scenario::new(Variant::NativeProbeLast, LockKind::Ofd)
             .with_parties(2, 2)
             .with_faults(faults("unlink=1,replace=1")),
-        unique_states: 12543,
+        unique_states: 16287,
         verdicts: [
             ("at most one writer", "VIOLATED"),
             ("at most one valid writer", "holds"),
@@ -1579,6 +1582,7 @@ fn probe_last_without_lost_locks_is_linearizable() {
                     "HeldInsert(p0, t0)",
                     "Open(p0, t0)",
                     "TryLock(p0, t0)",
+                    "BeginCheck(p0, t0)",
                     "Check(p0, t0)",
                     "Check(p0, t0)",
                     "Check(p0, t0)",
@@ -1587,6 +1591,7 @@ fn probe_last_without_lost_locks_is_linearizable() {
                     "UnlinkLockFile",
                     "Open(p1, t0)",
                     "TryLock(p1, t0)",
+                    "BeginCheck(p1, t0)",
                     "Check(p1, t0)",
                     "Check(p1, t0)",
                     "Check(p1, t0)",
