@@ -3,7 +3,8 @@
 //! writer" (the three Lucene incidents, and CarryOnAfterLockError with an injected `ENOLCK`),
 //! the failing schedule must replay to the same failure, and every schedule found is pinned
 //! below as a `replay` regression test naming its incident. (The defects that break "at most
-//! one valid writer" instead are in `shuttle_valid_writer_defects.rs`.)
+//! one valid writer" instead are in `shuttle_skip_inode_check_two_valid_writers.rs` and
+//! `loom_probe_last_two_valid_writers.rs`.)
 //!
 //! Why shuttle (as well as loom, `loom_defects.rs`): its failures are replayable from a short
 //! string, which is what a regression test pins; and PCT (probabilistic concurrency testing)
