@@ -15,9 +15,10 @@ use stateright::Expectation;
 
 const EXIT_CODES: &str = "\
 Scenario: options not given take the standard scenario's values: --variant native --os ofd
---processes 2 --threads 2 --faults crash=2,restart=2,foreign=2 (with --deep: --processes 3
---faults crash=3,restart=3,foreign=2). The checker visits every reachable state (single
-thread, breadth first) and reports the first, shortest counterexample of each violation.
+--processes 3 --threads 2 --faults crash=2,restart=2,foreign=2 --symmetry on (with --deep:
+--processes 4 --faults crash=3,restart=3,unlink=1,replace=1,foreign=2). The checker visits
+every reachable state (single thread, breadth first) and reports the first, shortest
+counterexample of each violation.
 
 Exit status:
   0  every verdict is as expected: by default every `always` property holds and every
