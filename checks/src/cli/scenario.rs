@@ -3,6 +3,25 @@
 //! family's standard scenario's value; an option of another family is an error).
 
 use anyhow::bail;
+
+/// The one of `all` whose command-line name is `given`.
+///
+/// # Errors
+/// `unknown <what> `given` (one of: …)`.
+fn pick<T: Copy>(
+    given: &str,
+    all: &[T],
+    name: impl Fn(T) -> &'static str,
+    what: &str,
+) -> anyhow::Result<T> {
+    all.iter()
+        .copied()
+        .find(|&x| name(x) == given)
+        .ok_or_else(|| {
+            let names: Vec<&str> = all.iter().map(|&x| name(x)).collect();
+            anyhow::anyhow!("unknown {what} `{given}` (one of: {})", names.join(", "))
+        })
+}
 use lockwright_model::file::{self, Faults, LockKind, Variant};
 use lockwright_model::{docstore, replication, zk};
 
@@ -157,22 +176,13 @@ impl ScenarioArgs {
             zk::Scenario::standard()
         };
         if let Some(v) = &self.variant {
-            sc = sc.with_variant(Variant::from_name(v).ok_or_else(|| {
-                let names: Vec<&str> = Variant::ALL.iter().map(|v| v.name()).collect();
-                anyhow::anyhow!("unknown variant `{v}` (one of: {})", names.join(", "))
-            })?);
+            sc = sc.with_variant(pick(v, &Variant::ALL, |x| x.name(), "variant")?);
         }
         if let Some(w) = &self.writes {
-            sc = sc.with_writes(WriteMode::from_name(w).ok_or_else(|| {
-                let names: Vec<&str> = WriteMode::ALL.iter().map(|w| w.name()).collect();
-                anyhow::anyhow!("unknown write mode `{w}` (one of: {})", names.join(", "))
-            })?);
+            sc = sc.with_writes(pick(w, &WriteMode::ALL, |x| x.name(), "write mode")?);
         }
         if let Some(g) = &self.guard {
-            sc = sc.with_guard(Guard::from_name(g).ok_or_else(|| {
-                let names: Vec<&str> = Guard::ALL.iter().map(|g| g.name()).collect();
-                anyhow::anyhow!("unknown guard `{g}` (one of: {})", names.join(", "))
-            })?);
+            sc = sc.with_guard(pick(g, &Guard::ALL, |x| x.name(), "guard")?);
         }
         if let Some(c) = self.clients {
             sc = sc.with_clients(c);
@@ -203,23 +213,14 @@ impl ScenarioArgs {
             replication::Scenario::standard()
         };
         if let Some(v) = &self.variant {
-            let variant = Variant::from_name(v).ok_or_else(|| {
-                let names: Vec<&str> = Variant::ALL.iter().map(|v| v.name()).collect();
-                anyhow::anyhow!("unknown variant `{v}` (one of: {})", names.join(", "))
-            })?;
+            let variant = pick(v, &Variant::ALL, |x| x.name(), "variant")?;
             sc = replication::Scenario { variant, ..sc };
         }
         if let Some(r) = &self.reader {
-            sc = sc.with_reader(ReaderKind::from_name(r).ok_or_else(|| {
-                let names: Vec<&str> = ReaderKind::ALL.iter().map(|r| r.name()).collect();
-                anyhow::anyhow!("unknown reader kind `{r}` (one of: {})", names.join(", "))
-            })?);
+            sc = sc.with_reader(pick(r, &ReaderKind::ALL, |x| x.name(), "reader kind")?);
         }
         if let Some(p) = &self.pace {
-            sc = sc.with_pace(Pace::from_name(p).ok_or_else(|| {
-                let names: Vec<&str> = Pace::ALL.iter().map(|p| p.name()).collect();
-                anyhow::anyhow!("unknown pace `{p}` (one of: {})", names.join(", "))
-            })?);
+            sc = sc.with_pace(pick(p, &Pace::ALL, |x| x.name(), "pace")?);
         }
         if let Some(n) = self.readers {
             if !(1..=4).contains(&n) {
@@ -254,17 +255,11 @@ impl ScenarioArgs {
             docstore::Scenario::standard()
         };
         let variant = match &self.variant {
-            Some(v) => Variant::from_name(v).ok_or_else(|| {
-                let names: Vec<&str> = Variant::ALL.iter().map(|v| v.name()).collect();
-                anyhow::anyhow!("unknown variant `{v}` (one of: {})", names.join(", "))
-            })?,
+            Some(v) => pick(v, &Variant::ALL, |x| x.name(), "variant")?,
             None => base.variant,
         };
         let writes = match &self.writes {
-            Some(w) => Writes::from_name(w).ok_or_else(|| {
-                let names: Vec<&str> = Writes::ALL.iter().map(|w| w.name()).collect();
-                anyhow::anyhow!("unknown write mode `{w}` (one of: {})", names.join(", "))
-            })?,
+            Some(w) => pick(w, &Writes::ALL, |x| x.name(), "write mode")?,
             None => base.writes,
         };
         let faults = match &self.faults {
@@ -306,17 +301,11 @@ impl ScenarioArgs {
             file::Scenario::standard()
         };
         let variant = match &self.variant {
-            Some(v) => Variant::from_name(v).ok_or_else(|| {
-                let names: Vec<&str> = Variant::ALL.iter().map(|v| v.name()).collect();
-                anyhow::anyhow!("unknown variant `{v}` (one of: {})", names.join(", "))
-            })?,
+            Some(v) => pick(v, &Variant::ALL, |x| x.name(), "variant")?,
             None => base.variant,
         };
         let os = match &self.os {
-            Some(k) => LockKind::from_name(k).ok_or_else(|| {
-                let names: Vec<&str> = LockKind::ALL.iter().map(|k| k.name()).collect();
-                anyhow::anyhow!("unknown lock kind `{k}` (one of: {})", names.join(", "))
-            })?,
+            Some(k) => pick(k, &LockKind::ALL, |x| x.name(), "lock kind")?,
             None => base.os,
         };
         let faults = match &self.faults {
