@@ -14,6 +14,7 @@
 //! assert that Stateright's BFS counts exactly the same unique states.
 
 mod fingerprint;
+pub mod pinned;
 mod report;
 
 use std::collections::HashSet;
