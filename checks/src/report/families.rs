@@ -26,7 +26,7 @@ use stateright::Expectation;
 
 use super::render::{group_thousands, verdict_cell, HEADER};
 use super::trace::{md_esc, Actor, LaneId, Lanes, Step, Trace, Words};
-use super::{PropertyResult, Verdict, MODEL_VERSION};
+use super::{Finding, PropertyResult, MODEL_VERSION};
 
 /// The command that regenerates the family pages (the same as every generated page's).
 pub use super::REGENERATE;
@@ -295,14 +295,14 @@ pub fn run<P: Presenter>() -> anyhow::Result<FamilyReport> {
         for name in P::ALWAYS.iter().chain(P::SOMETIMES.iter()) {
             let v = rep.verdict(name);
             let verdict = match (&v.expectation, v.holds()) {
-                (Expectation::Sometimes, true) => Verdict::Reached,
-                (Expectation::Sometimes, false) if !sc.applies(name) => Verdict::NotApplicable,
-                (Expectation::Sometimes, false) => Verdict::NotReached,
-                (_, true) => Verdict::Holds,
-                (_, false) => Verdict::Violated,
+                (Expectation::Sometimes, true) => Finding::Reached,
+                (Expectation::Sometimes, false) if !sc.applies(name) => Finding::NotApplicable,
+                (Expectation::Sometimes, false) => Finding::NotReached,
+                (_, true) => Finding::Holds,
+                (_, false) => Finding::Violated,
             };
             let mut trace = None;
-            if verdict == Verdict::Violated {
+            if verdict == Finding::Violated {
                 let path = v.path.as_deref().expect("a violation has a path");
                 let id = format!("{}/{}.{}", P::NAME, sc.slug(), slug(name));
                 let t = trace_for(&sc, &config, id.clone(), name, path, command.clone())?;

@@ -41,7 +41,7 @@ pub use runs::{run_all, sizes, FileRuns, GRID, MODEL_VERSION};
 /// What the checker concluded about one property in one configuration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Verdict {
+pub enum Finding {
     /// An `always` property with no counterexample in the whole state space.
     Holds,
     /// An `always` property with a counterexample.
@@ -55,22 +55,22 @@ pub enum Verdict {
     NotApplicable,
 }
 
-impl Verdict {
+impl Finding {
     /// Whether this verdict is the one the property asks for.
     pub fn is_ok(self) -> bool {
         matches!(
             self,
-            Verdict::Holds | Verdict::Reached | Verdict::NotApplicable
+            Finding::Holds | Finding::Reached | Finding::NotApplicable
         )
     }
 
     pub fn word(self) -> &'static str {
         match self {
-            Verdict::Holds => "holds",
-            Verdict::Violated => "violated",
-            Verdict::Reached => "reached",
-            Verdict::NotReached => "not reached",
-            Verdict::NotApplicable => "not applicable",
+            Finding::Holds => "holds",
+            Finding::Violated => "violated",
+            Finding::Reached => "reached",
+            Finding::NotReached => "not reached",
+            Finding::NotApplicable => "not applicable",
         }
     }
 }
@@ -82,7 +82,7 @@ pub struct PropertyResult {
     pub name: String,
     /// `always` or `sometimes`.
     pub expectation: String,
-    pub verdict: Verdict,
+    pub verdict: Finding,
     /// The counterexample's id under `traces/` (violations only).
     pub trace: Option<String>,
     /// Number of steps of the counterexample or example path.

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use super::runs::NATIVE;
 use super::trace::md_esc;
-use super::{PropertyResult, Report, RunResult, Verdict, REGENERATE};
+use super::{Finding, PropertyResult, Report, RunResult, REGENERATE};
 
 /// The first line of every generated page; it names [`REGENERATE`] (a test keeps the two
 /// equal).
@@ -30,18 +30,18 @@ fn cell(run: &RunResult, name: &str) -> String {
     verdict_cell(run.property(name), "– (no crash)")
 }
 
-/// A verdict as a table cell; `not_applicable` is the text for [`Verdict::NotApplicable`].
+/// A verdict as a table cell; `not_applicable` is the text for [`Finding::NotApplicable`].
 pub(super) fn verdict_cell(p: Option<&PropertyResult>, not_applicable: &str) -> String {
     let Some(p) = p else {
         return "n/a".to_string();
     };
     match (p.verdict, &p.trace) {
-        (Verdict::Holds, _) => "✅ holds".to_string(),
-        (Verdict::Reached, _) => "✅ reached".to_string(),
-        (Verdict::NotReached, _) => "⚠️ not reached".to_string(),
-        (Verdict::NotApplicable, _) => not_applicable.to_string(),
-        (Verdict::Violated, Some(id)) => format!("❌ [violated](traces/{id}.md)"),
-        (Verdict::Violated, None) => "❌ violated".to_string(),
+        (Finding::Holds, _) => "✅ holds".to_string(),
+        (Finding::Reached, _) => "✅ reached".to_string(),
+        (Finding::NotReached, _) => "⚠️ not reached".to_string(),
+        (Finding::NotApplicable, _) => not_applicable.to_string(),
+        (Finding::Violated, Some(id)) => format!("❌ [violated](traces/{id}.md)"),
+        (Finding::Violated, None) => "❌ violated".to_string(),
     }
 }
 
@@ -175,7 +175,7 @@ pub(super) fn results_md(report: &Report) -> String {
                 .iter()
                 .filter(|r| r.kind == *k && r.faults == *f)
                 .flat_map(|r| r.properties.iter())
-                .filter(|p| p.verdict == Verdict::Violated)
+                .filter(|p| p.verdict == Finding::Violated)
                 .map(|p| p.name.as_str())
                 .collect();
             if failed.is_empty() {
@@ -512,7 +512,7 @@ pub(super) fn citing_md(report: &Report) -> String {
     let _ = writeln!(s, "## The sentence, filled in for the standard scenario\n");
     let std_run = super::runs::standard_run(&report.three_processes);
     match std_run.and_then(|r| r.property("at most one writer").map(|p| (r, p))) {
-        Some((r, p)) if p.verdict == Verdict::Holds => {
+        Some((r, p)) if p.verdict == Finding::Holds => {
             let scen = super::runs::scenario_name(r);
             let _ = writeln!(
                 s,
@@ -558,7 +558,7 @@ pub(super) fn citing_md(report: &Report) -> String {
                     s,
                     "- {}: {}",
                     q.name,
-                    if q.verdict == Verdict::Holds {
+                    if q.verdict == Finding::Holds {
                         format!(
                             "“{}.”",
                             cite_sentence(&report.model_version, &scen, &q.name, r.unique_states)
@@ -622,7 +622,7 @@ pub(super) fn citing_md(report: &Report) -> String {
     {
         let ok = r
             .property("at most one writer")
-            .is_some_and(|p| p.verdict == Verdict::Holds)
+            .is_some_and(|p| p.verdict == Finding::Holds)
             && r.properties
                 .iter()
                 .filter(|q| q.expectation == "sometimes")

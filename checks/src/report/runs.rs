@@ -13,7 +13,7 @@ use lockwright_model::{check, checker};
 use stateright::Expectation;
 
 use super::trace::{Actor, LaneId, Lanes, Step, Trace, FILE_WORDS};
-use super::{PropertyResult, RunResult, Verdict};
+use super::{Finding, PropertyResult, RunResult};
 
 /// The model version a citation names (bumped by the model's owner whenever a state count,
 /// verdict or counterexample changes).
@@ -446,18 +446,18 @@ fn run_one(
     for name in ALWAYS.iter().chain(SOMETIMES.iter()) {
         let v = rep.verdict(name);
         let verdict = match (&v.expectation, v.holds()) {
-            (Expectation::Sometimes, true) => Verdict::Reached,
+            (Expectation::Sometimes, true) => Finding::Reached,
             (Expectation::Sometimes, false)
                 if *name == WRITER_AFTER_CRASH && sc.faults.crash == 0 =>
             {
-                Verdict::NotApplicable
+                Finding::NotApplicable
             }
-            (Expectation::Sometimes, false) => Verdict::NotReached,
-            (_, true) => Verdict::Holds,
-            (_, false) => Verdict::Violated,
+            (Expectation::Sometimes, false) => Finding::NotReached,
+            (_, true) => Finding::Holds,
+            (_, false) => Finding::Violated,
         };
         let mut trace = None;
-        if verdict == Verdict::Violated {
+        if verdict == Finding::Violated {
             let path = v.path.as_deref().expect("a violation has a path");
             let prefix = format!("{}.{}.", sc.variant.name(), slug(kind_name));
             let id = format!("{prefix}{fname}{sizes_slug}.{}", slug(name));
