@@ -1,14 +1,16 @@
 //! The claims the hand-written pages make (`docs/protocol.md`, `docs/incidents.md`,
-//! `docs/zookeeper.md`, `docs/docstore.md`), checked against the model. `report_fresh.rs` keeps
+//! `docs/model.md`, `docs/zookeeper.md`, `docs/docstore.md`, `docs/replication.md`), checked
+//! against the model. `report_fresh.rs` keeps
 //! the generated pages fresh; this keeps the prose true: if a model change moves one of these
 //! verdicts or paths, the page that states it must be revised together with this test.
 //!
-//! The verdict tables of `zookeeper.md` and `docstore.md` are compared row by row with the
-//! committed `results-zk.json` and `results-docstore.json` (which `report_fresh.rs` keeps equal
-//! to what the model gives), so the prose tables cannot drift without a model run here.
+//! The verdict tables of `zookeeper.md`, `docstore.md` and `replication.md` are compared row
+//! by row with the committed `results-zk.json`, `results-docstore.json` and
+//! `results-replication.json` (which `report_fresh.rs` keeps equal to what the model gives), so
+//! the prose tables cannot drift without a model run here.
 
 use lockwright_model::file::{Faults, LockKind, Scenario, Variant};
-use lockwright_model::{check, docstore, zk, Report};
+use lockwright_model::{check, docstore, replication, zk, Report};
 use stateright::Expectation;
 
 const AMOW: &str = "at most one writer";
@@ -27,12 +29,15 @@ fn faults(s: &str) -> Faults {
     Faults::parse(s).expect("fault list")
 }
 
+/// A row of the verdict grid (`results.md`, `model.md` §5): 2 processes × 2 threads, the
+/// full state space, as the pages' counterexamples are drawn.
 fn run(v: Variant, k: LockKind, f: &str) -> Report<Scenario> {
-    let std = Scenario::standard();
+    let (processes, threads) = lockwright_checks::report::GRID;
     check(
         &Scenario::new(v, k)
-            .with_parties(std.processes, std.threads)
-            .with_faults(faults(f)),
+            .with_parties(processes, threads)
+            .with_faults(faults(f))
+            .with_symmetry(false),
     )
 }
 
@@ -89,11 +94,28 @@ fn native_protocol_claims() {
             }
         }
     }
+    // model.md §5 and citing.md: the standard scenario (3 processes × 2 threads, symmetry
+    // reduction) holds over 2,096 states; its fault set at 2 × 2 (model.md row 1) over 6,981.
     let std = check(&Scenario::standard());
     assert!(
         std.all_hold(),
         "the standard scenario: {:?}",
         std.violated()
+    );
+    assert_eq!(
+        (std.model.processes, std.model.threads, std.model.symmetry),
+        (3, 2, true)
+    );
+    assert_eq!(std.unique_states, 2_096, "the standard scenario");
+    let r = run(
+        Variant::Native,
+        LockKind::Ofd,
+        "crash=2,restart=2,foreign=2",
+    );
+    assert!(r.all_hold(), "native × ofd × standard faults at 2 × 2");
+    assert_eq!(
+        r.unique_states, 6_981,
+        "native × ofd × standard faults at 2 × 2"
     );
     // Two foreign open-closes (one per process) defeat the POSIX probe: two valid writers.
     let r = run(
@@ -319,6 +341,45 @@ fn docstore_standard_scenario_claims() {
     assert!(r.verdict("fenced writes are exclusive").holds());
 }
 
+/// replication.md §5–§6: the standard scenario (row 1, `lockwright × open-handles × keep-up`,
+/// a copier crash) has 1,541 states and every `always` property holds, while "a file in use is
+/// deleted" is never reached (the point of the retention rule). Row 6
+/// (`lucene-replicator × reopen-by-name`) violates only "a reader never loses a file it is
+/// using": the previous generation's `_0` is deleted right after the directory sync that
+/// completes the round, under readers still searching commit 1.
+#[test]
+fn replication_claims() {
+    use replication::{Faults, ReaderKind, Variant, IN_USE_DELETED, NO_LOST_FILE};
+    let r = check(&replication::Scenario::standard());
+    assert_eq!(r.unique_states, 1_541, "replication standard scenario");
+    assert!(r.violated().is_empty(), "{:?}", r.violated());
+    assert!(!r.verdict(IN_USE_DELETED).holds());
+    assert!(r
+        .verdicts
+        .iter()
+        .filter(|v| v.expectation == Expectation::Sometimes && v.name != IN_USE_DELETED)
+        .all(|v| v.holds()));
+
+    let r = check(
+        &replication::Scenario::new(Variant::LuceneReplicator, ReaderKind::ReopenByName)
+            .with_faults(Faults::NONE),
+    );
+    assert_eq!(r.violated(), [NO_LOST_FILE]);
+    assert_eq!(
+        steps(&r.verdict(NO_LOST_FILE).path),
+        [
+            "CopyToTemp(_2)",
+            "Fsync(_2)",
+            "Rename(_2)",
+            "CopyToTemp(segments_2)",
+            "Fsync(segments_2)",
+            "Rename(segments_2)",
+            "SyncDir",
+            "Delete(_0)",
+        ]
+    );
+}
+
 /// The rows of a hand-written verdict table: `(row, scenario cells, verdict cells, states)`;
 /// the verdict cells are the `properties` columns just before the state count.
 fn table_rows(page: &str, properties: usize) -> Vec<(usize, Vec<String>, Vec<String>, usize)> {
@@ -414,4 +475,10 @@ fn zookeeper_page_table_is_the_generated_one() {
 #[test]
 fn docstore_page_table_is_the_generated_one() {
     page_table_matches_generated("docstore.md", "results-docstore.json");
+}
+
+/// replication.md §5 agrees with `results-replication.json`.
+#[test]
+fn replication_page_table_is_the_generated_one() {
+    page_table_matches_generated("replication.md", "results-replication.json");
 }

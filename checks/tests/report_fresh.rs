@@ -3,10 +3,11 @@
 //!
 //! Regenerates everything into a temporary folder and compares it with `docs/`:
 //! `results.md`, `citing.md`, each other family's `results-<family>.md` (ZooKeeper, document
-//! store) and every file under `docs/traces/` and its family folders byte for byte (and no
-//! missing or left-over files); `results.json` and `results-<family>.json` as parsed JSON with
-//! the wall-clock `time_ms` members removed. Any change to the model that moves a state count, a verdict or a
-//! counterexample step therefore fails here until the docs are regenerated. The shuttle
+//! store, replication) and every file under `docs/traces/` and its family folders byte for
+//! byte (and no missing or left-over files); `results.json` and `results-<family>.json` as
+//! parsed JSON with the wall-clock `time_ms` members removed. Any change to the model that
+//! moves a state count, a verdict or a counterexample step therefore fails here until the docs
+//! are regenerated. The shuttle
 //! section (the real factories, fixed seeds) is compared the same way, so the same seeds must
 //! give the same counts, and every one of its executions must refine.
 
@@ -36,7 +37,7 @@ fn committed_docs_are_fresh() {
         );
     }
     // Every family contributes its rows and, where something is violated, its traces.
-    for name in ["zk", "docstore"] {
+    for name in ["zk", "docstore", "replication"] {
         let f = rep
             .family(name)
             .unwrap_or_else(|| panic!("no {name} family"));
@@ -68,6 +69,7 @@ fn hand_written_pages_link_to_existing_files() {
         "incidents.md",
         "zookeeper.md",
         "docstore.md",
+        "replication.md",
     ] {
         let path = docs.join(page);
         let Ok(text) = std::fs::read_to_string(&path) else {
@@ -97,6 +99,7 @@ fn family_pages_link_to_their_generated_tables() {
     for (page, generated) in [
         ("zookeeper.md", "results-zk.md"),
         ("docstore.md", "results-docstore.md"),
+        ("replication.md", "results-replication.md"),
     ] {
         let target = format!("]({generated})");
         assert!(

@@ -32,15 +32,19 @@ fn deep_rows() -> Vec<(Scenario, usize, Vec<&'static str>)> {
                 .with_parties(4, 2)
                 .with_faults(f("crash=3,restart=3,foreign=2"))
                 .with_symmetry(true),
-            0,
-            vec![],
+            15_375,
+            vec![
+                "at most one writer",
+                "at most one valid writer",
+                "writes are exclusive",
+            ],
         ),
         (
             Scenario::new(Variant::Native410, LockKind::Posix)
                 .with_parties(4, 2)
                 .with_faults(f("crash=2,restart=2"))
                 .with_symmetry(true),
-            0,
+            96_748,
             vec![
                 "at most one writer",
                 "at most one valid writer",
@@ -52,7 +56,7 @@ fn deep_rows() -> Vec<(Scenario, usize, Vec<&'static str>)> {
                 .with_parties(5, 2)
                 .with_faults(f("crash=2,restart=2,unlink=1,replace=1,foreign=1"))
                 .with_symmetry(true),
-            0,
+            400_938,
             vec!["at most one writer", "writes are exclusive"],
         ),
     ]

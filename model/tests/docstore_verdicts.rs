@@ -8,12 +8,8 @@
 //!
 //! `cargo test -p lockwright-model --test docstore_verdicts`
 
-use std::collections::{HashSet, VecDeque};
-
-use lockwright_model::check;
-use lockwright_model::checker::replay;
-use lockwright_model::docstore::{Faults, Scenario, State, Variant, Writes};
-use stateright::{Expectation, Model};
+use lockwright_model::checker::pinned::{assert_pinned, reachable, Pinned};
+use lockwright_model::docstore::{Faults, Scenario, Variant, Writes};
 
 struct Expected {
     scenario: Scenario,
@@ -29,74 +25,23 @@ fn faults(s: &str) -> Faults {
     Faults::parse(s).expect("valid fault list")
 }
 
-/// Whether some reachable state satisfies `pred` (plain BFS over the `Model` interface).
-fn reachable(sc: &Scenario, pred: impl Fn(&State) -> bool) -> bool {
-    let mut seen: HashSet<State> = sc.init_states().into_iter().collect();
-    let mut queue: VecDeque<State> = seen.iter().cloned().collect();
-    while let Some(s) = queue.pop_front() {
-        if pred(&s) {
-            return true;
-        }
-        for next in sc.next_states(&s) {
-            if seen.insert(next.clone()) {
-                queue.push_back(next);
-            }
-        }
-    }
-    false
-}
-
 fn expect(e: Expected) {
     let sc = e.scenario;
     let label = sc.label();
-    let report = check(&sc);
-
     // Not vacuous: in every row the data document accepts some write.
     assert!(
         reachable(&sc, |s| s.written.is_some()),
         "{label}: no write is ever accepted"
     );
-
-    let got: Vec<(&str, &str)> = report.verdicts.iter().map(|v| (v.name, v.word())).collect();
-    assert_eq!(got, e.verdicts.to_vec(), "verdicts of {label}");
-    assert_eq!(
-        report.unique_states, e.unique_states,
-        "unique states of {label}"
+    assert_pinned(
+        &sc,
+        &label,
+        &Pinned {
+            unique_states: e.unique_states,
+            verdicts: &e.verdicts,
+            counterexamples: e.counterexamples,
+        },
     );
-
-    let got: Vec<(&str, Vec<String>)> = report
-        .verdicts
-        .iter()
-        .filter(|v| v.expectation == Expectation::Always && !v.holds())
-        .map(|v| {
-            let path = v.path.as_ref().expect("a violation has a path");
-            (v.name, path.iter().map(ToString::to_string).collect())
-        })
-        .collect();
-    let want: Vec<(&str, Vec<String>)> = e
-        .counterexamples
-        .iter()
-        .map(|(name, path)| (*name, path.iter().map(|s| s.to_string()).collect()))
-        .collect();
-    assert_eq!(got, want, "counterexamples of {label}");
-
-    // Every discovery replays through `Scenario::step`: a counterexample ends in the first
-    // state that violates its property; an example ends where it holds.
-    for v in &report.verdicts {
-        let Some(path) = &v.path else { continue };
-        let states = replay(&sc, path).unwrap_or_else(|| panic!("{} replays", v.name));
-        let last = states.last().expect("non-empty");
-        let property = sc.property(v.name);
-        match v.expectation {
-            Expectation::Always => {
-                assert!(sc.violated(last).contains(&v.name), "{label}: {}", v.name);
-                for s in &states[..states.len() - 1] {
-                    assert!((property.condition)(&sc, s), "{label}: {} earlier", v.name);
-                }
-            }
-            _ => assert!((property.condition)(&sc, last), "{label}: {}", v.name),
-        }
-    }
 }
 
 /// 1. The global lock as written, no faults: it excludes. Twins: 2, 3, 4.

@@ -4,40 +4,34 @@
 //! pins its full (unreduced) count. `model/tests/file_symmetry.rs` shows that reduction
 //! changes no verdict and no counterexample length.
 
-use lockwright_model::check;
-use lockwright_model::checker::replay;
-use lockwright_model::file::{LockKind, Scenario};
+use lockwright_model::checker::pinned::{assert_pinned, Pinned};
+use lockwright_model::file::{LockKind, Scenario, ALWAYS, SOMETIMES};
 
+/// Pins a row: every `sometimes` property is reached, every `always` property holds except
+/// those in `violated`, whose counterexamples are exactly these; and the state count
+/// (`checker::pinned`, which also replays every discovery).
 fn row(sc: Scenario, unique_states: usize, violated: &[(&str, &[&str])]) {
     let label = sc.label();
-    let report = check(&sc);
-    assert!(
-        report
-            .verdicts
-            .iter()
-            .filter(|v| v.kind() == "sometimes")
-            .all(|v| v.holds()),
-        "{label}: a sometimes property is not reached: {:?}",
-        report.verdicts
-    );
-    let got: Vec<(&str, Vec<String>)> = report
-        .verdicts
+    let verdicts: Vec<(&str, &str)> = ALWAYS
         .iter()
-        .filter(|v| v.kind() == "always" && !v.holds())
-        .map(|v| {
-            let path = v.path.as_ref().expect("a violation has a path");
-            assert!(replay(&sc, path).is_some(), "{label}: {} replays", v.name);
-            (v.name, path.iter().map(ToString::to_string).collect())
+        .map(|&p| {
+            let word = if violated.iter().any(|(n, _)| *n == p) {
+                "VIOLATED"
+            } else {
+                "holds"
+            };
+            (p, word)
         })
+        .chain(SOMETIMES.iter().map(|&p| (p, "holds")))
         .collect();
-    let want: Vec<(&str, Vec<String>)> = violated
-        .iter()
-        .map(|(n, p)| (*n, p.iter().map(ToString::to_string).collect()))
-        .collect();
-    assert_eq!(got, want, "counterexamples of {label}");
-    assert_eq!(
-        report.unique_states, unique_states,
-        "unique states of {label}"
+    assert_pinned(
+        &sc,
+        &label,
+        &Pinned {
+            unique_states,
+            verdicts: &verdicts,
+            counterexamples: violated,
+        },
     );
 }
 

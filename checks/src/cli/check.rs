@@ -1,5 +1,8 @@
 //! `lockwright check`: model-check one scenario exhaustively and print every property's
-//! verdict, the number of unique states, the time, and each violation's counterexample.
+//! verdict, the number of unique states, the time, and each violation's counterexample. Which
+//! scenario: [`super::scenario`].
+
+pub use super::scenario::{FamilyName, ScenarioArgs, Switch};
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -7,17 +10,18 @@ use std::time::Duration;
 
 use anyhow::bail;
 use lockwright_model::checker::{self, describe_path, Options, Report};
-use lockwright_model::file::{self, Faults, LockKind, Variant};
 use lockwright_model::Family;
-use lockwright_model::{docstore, replication, zk};
 use serde_json::json;
 use stateright::Expectation;
 
 const EXIT_CODES: &str = "\
-Scenario: options not given take the standard scenario's values: --variant native --os ofd
---processes 2 --threads 2 --faults crash=2,restart=2,foreign=2 (with --deep: --processes 3
---faults crash=3,restart=3,foreign=2). The checker visits every reachable state (single
-thread, breadth first) and reports the first, shortest counterexample of each violation.
+Scenario: options not given take the family's standard scenario's values; for --family file
+(the default): --variant native --os ofd --processes 3 --threads 2
+--faults crash=2,restart=2,foreign=2 --symmetry on (with --deep: --processes 4
+--faults crash=3,restart=3,unlink=1,replace=1,foreign=2). `lockwright check --family F` prints
+F's standard scenario on its first line. The checker visits every reachable state (breadth
+first, level by level, on every core) and reports the first, shortest counterexample of each
+violation; the result does not depend on --workers.
 
 Exit status:
   0  every verdict is as expected: by default every `always` property holds and every
@@ -27,7 +31,8 @@ Exit status:
   1  some verdict differs from what was expected (the report says which)
   2  bad arguments or an internal error
 
-Properties (names used verbatim everywhere):
+Properties of --family file (names used verbatim everywhere; each family's are in its docs
+page and in the report):
   always    \"at most one writer\", \"at most one valid writer\", \"writes are exclusive\",
             \"no stale lock\"
   sometimes \"writer exists\", \"writer after crash\", \"contention seen\"
@@ -36,336 +41,10 @@ Examples:
   lockwright check                                  # the standard scenario
   lockwright check --variant native-4.10 --os posix --expect-violated 'at most one writer' \\
       --expect-violated 'at most one valid writer' --expect-violated 'writes are exclusive'
-  lockwright check --variant simple --faults crash=1,restart=1 --json";
-
-/// `on` or `off`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Switch {
-    On,
-    Off,
-}
-
-impl ScenarioArgs {
-    /// `--symmetry` if given, else `default`.
-    fn symmetry_or(&self, default: bool) -> bool {
-        self.symmetry.map_or(default, |s| s == Switch::On)
-    }
-}
-
-/// The lock families `--family` accepts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum FamilyName {
-    /// File locks: held set + OS advisory lock (Lucene's `write.lock`).
-    File,
-    /// The ZooKeeper mutex: Curator's `InterProcessMutex` and its broken variants.
-    Zk,
-    /// Document-store locks: the Elasticsearch recipes and a corrected (leased, fenced) one.
-    Docstore,
-    /// Index replication by generations: copy orders against readers of the replica.
-    Replication,
-}
-
-impl FamilyName {
-    /// The command-line name.
-    pub fn name(self) -> &'static str {
-        match self {
-            FamilyName::File => "file",
-            FamilyName::Zk => "zk",
-            FamilyName::Docstore => "docstore",
-            FamilyName::Replication => "replication",
-        }
-    }
-}
-
-/// Which family and scenario to check (shared with `lockwright explore`). Every option not
-/// given takes its value from the family's standard scenario; options of another family are
-/// refused.
-#[derive(clap::Args, Debug, Clone)]
-pub struct ScenarioArgs {
-    /// Lock family.
-    #[arg(long, value_enum, default_value = "file")]
-    pub family: FamilyName,
-    /// Protocol variant. file: native, native-4.10, native-delete-on-release,
-    /// native-no-held-set, simple, single-instance, no-lock, mixed. zk: curator,
-    /// no-protection, release-forgets, adopt-old-session, delete-by-name-retry. docstore:
-    /// global, document, read-write, leased, leased-noop. replication: segments-first,
-    /// any-order, seed-rule, lucene-replicator, lockwright.
-    #[arg(long)]
-    pub variant: Option<String>,
-    /// file: OS lock kind of the native variants: flock, posix, ofd, nfs-flock (`mixed` always
-    /// uses flock for even pids and posix for odd ones).
-    #[arg(long, alias = "kind")]
-    pub os: Option<String>,
-    /// file: number of processes (1..=8).
-    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=8))]
-    pub processes: Option<u8>,
-    /// file: threads per process (1..=8).
-    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=8))]
-    pub threads: Option<u8>,
-    /// zk, docstore: number of clients (zk 1..=4, client c0 re-enters; docstore 1..=4).
-    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=4))]
-    pub clients: Option<u8>,
-    /// zk: what a holder does when it learns its session expired: lockwright (reports the
-    /// lock lost) or curator (`InterProcessMutex`: keeps believing it holds).
-    #[arg(long)]
-    pub guard: Option<String>,
-    /// docstore `read-write`: how many of the clients are readers. replication: reader
-    /// threads on the replica (1..=4).
-    #[arg(long)]
-    pub readers: Option<u8>,
-    /// replication: how readers use files: open-handles, reopen-by-name (NFS-like).
-    #[arg(long)]
-    pub reader: Option<String>,
-    /// replication: keep-up (every reader reopens between two syncs) or unbounded.
-    #[arg(long)]
-    pub pace: Option<String>,
-    /// replication: commits the copier replicates (1..=6).
-    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=6))]
-    pub rounds: Option<u8>,
-    /// replication: data files per commit (1..=4).
-    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=4))]
-    pub data_files: Option<u8>,
-    /// docstore `leased`: the lease length in clock ticks (1..=3).
-    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=3))]
-    pub lease: Option<u8>,
-    /// How the protected resource is written. zk: unfenced, check-then-write, fenced,
-    /// fenced-by-sequence, guarded. docstore: unfenced, fenced.
-    #[arg(long)]
-    pub writes: Option<String>,
-    /// Fault budgets, or `none`. file: crash, restart, unlink, replace, foreign, lose-lock,
-    /// lock-error, unlock-error, close-error, write (e.g.
-    /// `crash=2,restart=2,unlink=1,replace=1,foreign=1`). zk: expire, lose-reply,
-    /// restart, recreate-parent. docstore: crash, restart, stray-delete, lose-reply, pause,
-    /// failover. replication: crash (of the copier).
-    #[arg(long)]
-    pub faults: Option<String>,
-    /// Symmetry reduction: `on` merges states that differ only by renaming interchangeable
-    /// parties (processes and threads, clients, readers); `off` explores the full space.
-    /// Verdicts and counterexample lengths are the same; counts and the exact paths differ.
-    /// Default: the family's standard scenario's setting.
-    #[arg(long, value_enum)]
-    pub symmetry: Option<Switch>,
-    /// Start from the family's deep scenario (what `LOCKWRIGHT_DEEP=1` tests) instead of the
-    /// standard one.
-    #[arg(long)]
-    pub deep: bool,
-}
-
-impl ScenarioArgs {
-    /// The options given that `family` does not take, by their flag names.
-    fn refuse(&self, takes: &[&str]) -> anyhow::Result<()> {
-        let given = [
-            ("--os", self.os.is_some()),
-            ("--processes", self.processes.is_some()),
-            ("--threads", self.threads.is_some()),
-            ("--clients", self.clients.is_some()),
-            ("--readers", self.readers.is_some()),
-            ("--lease", self.lease.is_some()),
-            ("--writes", self.writes.is_some()),
-            ("--guard", self.guard.is_some()),
-            ("--reader", self.reader.is_some()),
-            ("--pace", self.pace.is_some()),
-            ("--rounds", self.rounds.is_some()),
-            ("--data-files", self.data_files.is_some()),
-        ];
-        for (flag, set) in given {
-            if set && !takes.contains(&flag) {
-                bail!("{flag} does not apply to --family {}", self.family.name());
-            }
-        }
-        Ok(())
-    }
-
-    /// The ZooKeeper family's scenario: the standard (or deep) one with the given options
-    /// applied.
-    ///
-    /// # Errors
-    /// An unknown variant, write mode, guard or fault, or an option of another family.
-    pub fn zk(&self) -> anyhow::Result<zk::Scenario> {
-        use zk::{Guard, Variant, WriteMode};
-        self.refuse(&["--clients", "--writes", "--guard"])?;
-        let mut sc = if self.deep {
-            zk::Scenario::deep()
-        } else {
-            zk::Scenario::standard()
-        };
-        if let Some(v) = &self.variant {
-            sc = sc.with_variant(Variant::from_name(v).ok_or_else(|| {
-                let names: Vec<&str> = Variant::ALL.iter().map(|v| v.name()).collect();
-                anyhow::anyhow!("unknown variant `{v}` (one of: {})", names.join(", "))
-            })?);
-        }
-        if let Some(w) = &self.writes {
-            sc = sc.with_writes(WriteMode::from_name(w).ok_or_else(|| {
-                let names: Vec<&str> = WriteMode::ALL.iter().map(|w| w.name()).collect();
-                anyhow::anyhow!("unknown write mode `{w}` (one of: {})", names.join(", "))
-            })?);
-        }
-        if let Some(g) = &self.guard {
-            sc = sc.with_guard(Guard::from_name(g).ok_or_else(|| {
-                let names: Vec<&str> = Guard::ALL.iter().map(|g| g.name()).collect();
-                anyhow::anyhow!("unknown guard `{g}` (one of: {})", names.join(", "))
-            })?);
-        }
-        if let Some(c) = self.clients {
-            sc = sc.with_clients(c);
-        }
-        if let Some(f) = &self.faults {
-            sc = sc.with_faults(zk::Faults::parse(f).map_err(anyhow::Error::msg)?);
-        }
-        Ok(sc.with_symmetry(self.symmetry_or(sc.symmetry)))
-    }
-
-    /// The replication family's scenario: the standard (or deep) one with the given options
-    /// applied.
-    ///
-    /// # Errors
-    /// An unknown variant, reader kind, pace or fault, or an option of another family.
-    pub fn replication(&self) -> anyhow::Result<replication::Scenario> {
-        use replication::{Pace, ReaderKind, Variant};
-        self.refuse(&[
-            "--readers",
-            "--reader",
-            "--pace",
-            "--rounds",
-            "--data-files",
-        ])?;
-        let mut sc = if self.deep {
-            replication::Scenario::deep()
-        } else {
-            replication::Scenario::standard()
-        };
-        if let Some(v) = &self.variant {
-            let variant = Variant::from_name(v).ok_or_else(|| {
-                let names: Vec<&str> = Variant::ALL.iter().map(|v| v.name()).collect();
-                anyhow::anyhow!("unknown variant `{v}` (one of: {})", names.join(", "))
-            })?;
-            sc = replication::Scenario { variant, ..sc };
-        }
-        if let Some(r) = &self.reader {
-            sc = sc.with_reader(ReaderKind::from_name(r).ok_or_else(|| {
-                let names: Vec<&str> = ReaderKind::ALL.iter().map(|r| r.name()).collect();
-                anyhow::anyhow!("unknown reader kind `{r}` (one of: {})", names.join(", "))
-            })?);
-        }
-        if let Some(p) = &self.pace {
-            sc = sc.with_pace(Pace::from_name(p).ok_or_else(|| {
-                let names: Vec<&str> = Pace::ALL.iter().map(|p| p.name()).collect();
-                anyhow::anyhow!("unknown pace `{p}` (one of: {})", names.join(", "))
-            })?);
-        }
-        if let Some(n) = self.readers {
-            if !(1..=4).contains(&n) {
-                bail!("--readers must be 1..=4 for --family replication");
-            }
-            sc = sc.with_readers(n);
-        }
-        if let Some(n) = self.rounds {
-            sc = sc.with_rounds(n);
-        }
-        if let Some(n) = self.data_files {
-            sc = sc.with_data_files(n);
-        }
-        if let Some(f) = &self.faults {
-            sc = sc.with_faults(replication::Faults::parse(f).map_err(anyhow::Error::msg)?);
-        }
-        let symmetry = self.symmetry_or(sc.symmetry);
-        Ok(replication::Scenario { symmetry, ..sc })
-    }
-
-    /// The document-store family's scenario: the standard (or deep) one with the given
-    /// options applied.
-    ///
-    /// # Errors
-    /// An unknown variant, write mode or fault, or an option of another family.
-    pub fn docstore(&self) -> anyhow::Result<docstore::Scenario> {
-        use docstore::{Variant, Writes};
-        self.refuse(&["--clients", "--readers", "--lease", "--writes"])?;
-        let base = if self.deep {
-            docstore::Scenario::deep()
-        } else {
-            docstore::Scenario::standard()
-        };
-        let variant = match &self.variant {
-            Some(v) => Variant::from_name(v).ok_or_else(|| {
-                let names: Vec<&str> = Variant::ALL.iter().map(|v| v.name()).collect();
-                anyhow::anyhow!("unknown variant `{v}` (one of: {})", names.join(", "))
-            })?,
-            None => base.variant,
-        };
-        let writes = match &self.writes {
-            Some(w) => Writes::from_name(w).ok_or_else(|| {
-                let names: Vec<&str> = Writes::ALL.iter().map(|w| w.name()).collect();
-                anyhow::anyhow!("unknown write mode `{w}` (one of: {})", names.join(", "))
-            })?,
-            None => base.writes,
-        };
-        let faults = match &self.faults {
-            Some(f) => docstore::Faults::parse(f).map_err(anyhow::Error::msg)?,
-            None => base.faults,
-        };
-        // A different variant starts from its own defaults (clients, readers).
-        let mut sc = if variant == base.variant {
-            base
-        } else {
-            docstore::Scenario::new(variant, writes)
-        }
-        .with_writes(writes)
-        .with_faults(faults);
-        if let Some(c) = self.clients {
-            sc = sc.with_clients(c);
-        }
-        if let Some(r) = self.readers {
-            if variant != Variant::ReadWrite {
-                bail!("--readers applies to --variant read-write only");
-            }
-            sc = sc.with_readers(r);
-        }
-        if let Some(l) = self.lease {
-            sc = sc.with_lease(u64::from(l));
-        }
-        Ok(sc.with_symmetry(self.symmetry_or(sc.symmetry)))
-    }
-
-    /// The file family's scenario: the standard (or deep) one with the given options applied.
-    ///
-    /// # Errors
-    /// An unknown variant, lock kind or fault, or an option of another family.
-    pub fn file(&self) -> anyhow::Result<file::Scenario> {
-        self.refuse(&["--os", "--processes", "--threads"])?;
-        let base = if self.deep {
-            file::Scenario::deep()
-        } else {
-            file::Scenario::standard()
-        };
-        let variant = match &self.variant {
-            Some(v) => Variant::from_name(v).ok_or_else(|| {
-                let names: Vec<&str> = Variant::ALL.iter().map(|v| v.name()).collect();
-                anyhow::anyhow!("unknown variant `{v}` (one of: {})", names.join(", "))
-            })?,
-            None => base.variant,
-        };
-        let os = match &self.os {
-            Some(k) => LockKind::from_name(k).ok_or_else(|| {
-                let names: Vec<&str> = LockKind::ALL.iter().map(|k| k.name()).collect();
-                anyhow::anyhow!("unknown lock kind `{k}` (one of: {})", names.join(", "))
-            })?,
-            None => base.os,
-        };
-        let faults = match &self.faults {
-            Some(f) => Faults::parse(f).map_err(anyhow::Error::msg)?,
-            None => base.faults,
-        };
-        Ok(file::Scenario {
-            variant,
-            os,
-            processes: self.processes.unwrap_or(base.processes),
-            threads: self.threads.unwrap_or(base.threads),
-            faults,
-            symmetry: self.symmetry_or(base.symmetry),
-        })
-    }
-}
+  lockwright check --variant simple --faults crash=1,restart=1 --json
+  lockwright check --family zk --variant adopt-old-session --clients 2
+  lockwright check --family docstore --variant global --faults crash=1,restart=1
+  lockwright check --engine stateright --symmetry off   # Stateright's own BFS, full space";
 
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = EXIT_CODES)]

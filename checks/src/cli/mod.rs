@@ -3,4 +3,5 @@
 pub mod check;
 pub mod explore;
 pub mod report;
+pub mod scenario;
 pub mod stress;

@@ -84,10 +84,12 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let executions: usize = rep.shuttle.iter().map(|r| r.executions).sum();
     let refined: usize = rep.shuttle.iter().map(|r| r.refined).sum();
     println!(
-        "wrote {}: {} runs, {} counterexamples, model v{}; real factories under shuttle: \
-         {refined} of {executions} executions refined; {} ({:.1} s)",
+        "wrote {}: {} runs (+ {} at 3 processes × 2 threads), {} counterexamples, model v{}; \
+         real factories under shuttle: {refined} of {executions} executions refined; {} \
+         ({:.1} s)",
         out.display(),
         rep.runs.len(),
+        rep.three_processes.len(),
         violations,
         rep.model_version,
         families.join("; "),

@@ -14,6 +14,7 @@
 //! `traces/F/<id>.md|svg`.
 
 pub mod docstore;
+pub mod replication;
 pub mod zk;
 
 use std::fmt::Write as _;
@@ -25,10 +26,10 @@ use stateright::Expectation;
 
 use super::render::{group_thousands, verdict_cell, HEADER};
 use super::trace::{md_esc, Actor, LaneId, Lanes, Step, Trace, Words};
-use super::{PropertyResult, Verdict, MODEL_VERSION};
+use super::{Finding, PropertyResult, MODEL_VERSION};
 
-/// The command that regenerates the family pages (the `report` feature is needed).
-pub const REGENERATE: &str = "cargo run -p lockwright-checks --features report -- report";
+/// The command that regenerates the family pages (the same as every generated page's).
+pub use super::REGENERATE;
 
 /// What the report needs of a family beyond [`Family`].
 pub trait Presenter: Family {
@@ -169,6 +170,7 @@ pub fn run_all() -> anyhow::Result<Vec<FamilyReport>> {
     Ok(vec![
         run::<lockwright_model::zk::Scenario>()?,
         run::<lockwright_model::docstore::Scenario>()?,
+        run::<lockwright_model::replication::Scenario>()?,
     ])
 }
 
@@ -293,14 +295,14 @@ pub fn run<P: Presenter>() -> anyhow::Result<FamilyReport> {
         for name in P::ALWAYS.iter().chain(P::SOMETIMES.iter()) {
             let v = rep.verdict(name);
             let verdict = match (&v.expectation, v.holds()) {
-                (Expectation::Sometimes, true) => Verdict::Reached,
-                (Expectation::Sometimes, false) if !sc.applies(name) => Verdict::NotApplicable,
-                (Expectation::Sometimes, false) => Verdict::NotReached,
-                (_, true) => Verdict::Holds,
-                (_, false) => Verdict::Violated,
+                (Expectation::Sometimes, true) => Finding::Reached,
+                (Expectation::Sometimes, false) if !sc.applies(name) => Finding::NotApplicable,
+                (Expectation::Sometimes, false) => Finding::NotReached,
+                (_, true) => Finding::Holds,
+                (_, false) => Finding::Violated,
             };
             let mut trace = None;
-            if verdict == Verdict::Violated {
+            if verdict == Finding::Violated {
                 let path = v.path.as_deref().expect("a violation has a path");
                 let id = format!("{}/{}.{}", P::NAME, sc.slug(), slug(name));
                 let t = trace_for(&sc, &config, id.clone(), name, path, command.clone())?;
@@ -372,7 +374,7 @@ pub fn run<P: Presenter>() -> anyhow::Result<FamilyReport> {
 pub fn results_md(f: &FamilyReport) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "# Model-checking results: {}\n", f.title);
-    let _ = writeln!(s, "{}\n", HEADER.replace(super::REGENERATE, REGENERATE));
+    let _ = writeln!(s, "{}\n", HEADER);
     let _ = writeln!(
         s,
         "Every verdict, state count and counterexample on this page comes from one run of \
@@ -397,10 +399,12 @@ pub fn results_md(f: &FamilyReport) -> String {
         "How to read the table: ✅ is the outcome the property asks for (an `always` property \
          holds in every reachable state; a `sometimes` property is reached in at least one). \
          ❌ links to the shortest counterexample (numbered steps and a sequence diagram). \
-         ⚠️ means a `sometimes` property was never reached: either the row's faults cannot \
-         produce it (no handoff after an expiry without `expire`) or the row's `always` \
-         verdicts may hold only vacuously; [{}]({}) says which. – means the scenario cannot \
-         exercise the property at all (a reader property without readers). *Unique states* \
+         ⚠️ means a `sometimes` property was never reached although the scenario could \
+         exercise it, so the row's `always` verdicts may hold only vacuously, or the row shows \
+         that the situation never arises; [{}]({}) says which. – means the scenario cannot \
+         exercise the property at all (`Family::applies`: a reader property without readers, \
+         a handoff after an expiry without expiry or restart, a recovery without a crash). \
+         *Unique states* \
          counts distinct states in the whole state space (with the family's symmetry \
          reduction); *depth* is the longest shortest path from the initial state.\n",
         f.page, f.page

@@ -13,9 +13,9 @@
 //! - `traces/<id>.md` and `traces/<id>.svg`: each counterexample as numbered steps and as a
 //!   sequence diagram.
 //!
-//! The other lock families ([`families`]: ZooKeeper, document store) contribute their curated
-//! rows (the scenarios their `model/tests/<family>_verdicts.rs` pins), the same way:
-//! `results-<family>.md`, `results-<family>.json` and `traces/<family>/<id>.md|svg`.
+//! The other families ([`families`]: ZooKeeper, document store, replication) contribute
+//! their curated rows (the scenarios their `model/tests/<family>_verdicts.rs` pins), the same
+//! way: `results-<family>.md`, `results-<family>.json` and `traces/<family>/<id>.md|svg`.
 //!
 //! It also runs the REAL lock factories under shuttle for a small fixed set of correct
 //! configurations, with fixed seeds, replaying every execution through the model
@@ -36,12 +36,12 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-pub use runs::{run_all, sizes, MODEL_VERSION};
+pub use runs::{run_all, sizes, FileRuns, GRID, MODEL_VERSION};
 
 /// What the checker concluded about one property in one configuration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Verdict {
+pub enum Finding {
     /// An `always` property with no counterexample in the whole state space.
     Holds,
     /// An `always` property with a counterexample.
@@ -55,22 +55,22 @@ pub enum Verdict {
     NotApplicable,
 }
 
-impl Verdict {
+impl Finding {
     /// Whether this verdict is the one the property asks for.
     pub fn is_ok(self) -> bool {
         matches!(
             self,
-            Verdict::Holds | Verdict::Reached | Verdict::NotApplicable
+            Finding::Holds | Finding::Reached | Finding::NotApplicable
         )
     }
 
     pub fn word(self) -> &'static str {
         match self {
-            Verdict::Holds => "holds",
-            Verdict::Violated => "violated",
-            Verdict::Reached => "reached",
-            Verdict::NotReached => "not reached",
-            Verdict::NotApplicable => "not applicable",
+            Finding::Holds => "holds",
+            Finding::Violated => "violated",
+            Finding::Reached => "reached",
+            Finding::NotReached => "not reached",
+            Finding::NotApplicable => "not applicable",
         }
     }
 }
@@ -82,7 +82,7 @@ pub struct PropertyResult {
     pub name: String,
     /// `always` or `sometimes`.
     pub expectation: String,
-    pub verdict: Verdict,
+    pub verdict: Finding,
     /// The counterexample's id under `traces/` (violations only).
     pub trace: Option<String>,
     /// Number of steps of the counterexample or example path.
@@ -102,6 +102,12 @@ pub struct RunResult {
     pub faults_detail: String,
     /// The scenario (processes × threads, budgets).
     pub scenario: String,
+    pub processes: u8,
+    /// Threads per process.
+    pub threads: u8,
+    /// Whether the checker merged states that differ only by renaming processes (and
+    /// threads): `unique_states` then counts those classes.
+    pub symmetry: bool,
     pub properties: Vec<PropertyResult>,
     /// Distinct states explored.
     pub unique_states: usize,
@@ -110,6 +116,9 @@ pub struct RunResult {
     pub max_depth: usize,
     /// Whether the whole state space was explored (always true: the report never stops early).
     pub complete: bool,
+    /// The `lockwright check` command that reruns the row, prints its counterexamples and
+    /// exits 0 exactly when every verdict is the one reported.
+    pub command: String,
     /// Wall-clock time of the run, in milliseconds (ignored by the staleness check).
     pub time_ms: u64,
 }
@@ -131,9 +140,14 @@ pub struct Report {
     pub model_version: String,
     pub generator: String,
     pub checker: String,
-    /// The sizes every run uses (processes × threads, what each thread does).
+    /// The sizes every run of the verdict grid uses (processes × threads, what each thread
+    /// does).
     pub sizes: String,
+    /// The verdict grid: every variant × lock kind × fault set at [`runs::GRID`] sizes.
     pub runs: Vec<RunResult>,
+    /// The standard scenario and every fault together per lock kind, at 3 processes × 2
+    /// threads with symmetry reduction (`model/tests/three_processes.rs`).
+    pub three_processes: Vec<RunResult>,
     /// The real factories under shuttle, replayed through the model ([`shuttle_runs`]).
     pub shuttle: Vec<shuttle_runs::ShuttleResult>,
     #[serde(skip)]
@@ -144,7 +158,7 @@ pub struct Report {
 }
 
 impl Report {
-    /// The family named `name` (`zk`, `docstore`).
+    /// The family named `name` (`zk`, `docstore`, `replication`).
     pub fn family(&self, name: &str) -> Option<&families::FamilyReport> {
         self.families.iter().find(|f| f.family == name)
     }
@@ -167,7 +181,11 @@ pub fn build() -> anyhow::Result<Report> {
         let families = scope.spawn(families::run_all);
         (run_all(), families.join())
     });
-    let (runs, traces) = file?;
+    let runs::FileRuns {
+        runs,
+        three_processes,
+        traces,
+    } = file?;
     let families = families.map_err(|_| anyhow::anyhow!("a family's run panicked"))??;
     let mut shuttle = shuttle_runs::run_all();
     for s in &mut shuttle {
@@ -182,6 +200,7 @@ pub fn build() -> anyhow::Result<Report> {
         checker: CHECKER.to_string(),
         sizes: sizes(),
         runs,
+        three_processes,
         shuttle,
         traces,
         families,
@@ -261,5 +280,6 @@ pub fn default_docs_dir() -> PathBuf {
     p.canonicalize().unwrap_or(p)
 }
 
-/// The command that regenerates the docs, as the staleness messages print it.
-pub const REGENERATE: &str = "cargo run -p lockwright-checks -- report";
+/// The command that regenerates the docs, as the staleness messages and every generated page
+/// print it (the `report` feature is needed: it pulls in the shuttle runs).
+pub const REGENERATE: &str = "cargo run -p lockwright-checks --features report -- report";

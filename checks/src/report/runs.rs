@@ -13,7 +13,7 @@ use lockwright_model::{check, checker};
 use stateright::Expectation;
 
 use super::trace::{Actor, LaneId, Lanes, Step, Trace, FILE_WORDS};
-use super::{PropertyResult, RunResult, Verdict};
+use super::{Finding, PropertyResult, RunResult};
 
 /// The model version a citation names (bumped by the model's owner whenever a state count,
 /// verdict or counterexample changes).
@@ -22,13 +22,27 @@ pub use lockwright_model::MODEL_VERSION;
 /// The variant of the protocol `docs/protocol.md` describes.
 pub const NATIVE: &str = "native";
 
-/// The sizes every run uses: those of [`Scenario::standard`].
+/// Processes and threads of every row of the verdict grid: the sizes of the rows of
+/// `model/tests/verdicts.rs`, explored without symmetry reduction, so that the counts and
+/// the counterexamples are the ones that test pins (those of the full state space).
+pub const GRID: (u8, u8) = (2, 2);
+
+/// The sizes every grid row uses ([`GRID`]), in words.
 pub fn sizes() -> String {
-    let sc = Scenario::standard();
     format!(
         "{} processes × {} threads, every thread looping obtain → (ensure_valid → write)* → \
-         release",
-        sc.processes, sc.threads
+         release; the full state space (no symmetry reduction)",
+        GRID.0, GRID.1
+    )
+}
+
+/// `2 processes × 2 threads`, `3 processes × 2 threads, symmetry-reduced`.
+pub(super) fn size_words(r: &RunResult) -> String {
+    format!(
+        "{} processes × {} threads{}",
+        r.processes,
+        r.threads,
+        if r.symmetry { ", symmetry-reduced" } else { "" }
     )
 }
 
@@ -115,10 +129,10 @@ pub fn configurations() -> Vec<(Scenario, &'static str, &'static str)> {
     for v in Variant::ALL {
         for (kind, kind_name) in kinds(v) {
             for (fname, faults) in fault_sets() {
-                let std = Scenario::standard();
                 let sc = Scenario::new(v, kind)
-                    .with_parties(std.processes, std.threads)
-                    .with_faults(faults);
+                    .with_parties(GRID.0, GRID.1)
+                    .with_faults(faults)
+                    .with_symmetry(false);
                 out.push((sc, kind_name, fname));
             }
         }
@@ -126,17 +140,44 @@ pub fn configurations() -> Vec<(Scenario, &'static str, &'static str)> {
     out
 }
 
-/// The row `citing.md` fills the sentence from: [`Scenario::standard`].
+/// The rows of the section "3 processes × 2 threads", as `model/tests/three_processes.rs`
+/// pins them: the standard scenario ([`Scenario::standard`], what `lockwright check` runs
+/// without arguments and what a design review cites), symmetry-reduced and then its full
+/// state space, and every fault together for each OS lock kind ([`Scenario::all_faults`]),
+/// symmetry-reduced.
+pub fn three_processes_configurations() -> Vec<(Scenario, &'static str, &'static str)> {
+    let std = Scenario::standard();
+    let mut out = vec![
+        (std, std.os.name(), "standard"),
+        (std.with_symmetry(false), std.os.name(), "standard"),
+    ];
+    for kind in [
+        LockKind::Ofd,
+        LockKind::Posix,
+        LockKind::Flock,
+        LockKind::NfsFlock,
+    ] {
+        out.push((Scenario::all_faults(kind), kind.name(), "all"));
+    }
+    out
+}
+
+/// The row `citing.md` fills the sentence from: [`Scenario::standard`] (the first row of
+/// [`three_processes_configurations`]).
 pub(super) fn standard_run(runs: &[RunResult]) -> Option<&RunResult> {
     let std = Scenario::standard();
     runs.iter().find(|r| {
-        r.variant == std.variant.name() && r.kind == std.os.name() && r.faults == "standard"
+        r.variant == std.variant.name()
+            && r.kind == std.os.name()
+            && r.faults == "standard"
+            && (r.processes, r.threads, r.symmetry) == (std.processes, std.threads, std.symmetry)
     })
 }
 
-/// The scenario name a citation uses: `variant/kind/faults`.
+/// The scenario name a citation uses: `variant/kind/faults (sizes)`, e.g. `native/ofd/none
+/// (2 processes × 2 threads)`.
 pub(super) fn scenario_name(r: &RunResult) -> String {
-    format!("{}/{}/{}", r.variant, r.kind, r.faults)
+    format!("{}/{}/{} ({})", r.variant, r.kind, r.faults, size_words(r))
 }
 
 fn slug(s: &str) -> String {
@@ -291,13 +332,15 @@ fn reproduce(rep: &lockwright_model::Report<Scenario>) -> String {
     } else {
         String::new()
     };
+    // `--symmetry` spelled out: `lockwright check` defaults to the standard scenario's (on).
     let mut cmd = format!(
         "cargo run -p lockwright-checks -- check --variant {}{os} --processes {} --threads {} \
-         --faults {}",
+         --faults {} --symmetry {}",
         sc.variant.name(),
         sc.processes,
         sc.threads,
-        sc.faults
+        sc.faults,
+        if sc.symmetry { "on" } else { "off" }
     );
     for v in rep.verdicts.iter().filter(|v| !v.holds()) {
         let flag = match v.expectation {
@@ -356,82 +399,131 @@ fn trace_for(
     })
 }
 
+/// Everything the file family's runs produced.
+pub struct FileRuns {
+    /// The verdict grid ([`configurations`]).
+    pub runs: Vec<RunResult>,
+    /// The section "3 processes × 2 threads" ([`three_processes_configurations`]).
+    pub three_processes: Vec<RunResult>,
+    /// The counterexamples of both.
+    pub traces: Vec<Trace>,
+}
+
 /// Runs every configuration: the rows of `results.md` and the counterexamples.
 ///
 /// # Errors
 /// A counterexample that does not replay (a model bug).
-pub fn run_all() -> anyhow::Result<(Vec<RunResult>, Vec<Trace>)> {
-    let mut runs = Vec::new();
+pub fn run_all() -> anyhow::Result<FileRuns> {
     let mut traces = Vec::new();
-    for (sc, kind_name, fname) in configurations() {
-        let started = Instant::now();
-        let rep = check(&sc);
-        let time_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let config = format!("`{}` × `{kind_name}`, faults `{fname}`", sc.variant.name());
-        let mut properties = Vec::new();
-        // Report order: the model's `always` then `sometimes` lists.
-        for name in ALWAYS.iter().chain(SOMETIMES.iter()) {
-            let v = rep.verdict(name);
-            let verdict = match (&v.expectation, v.holds()) {
-                (Expectation::Sometimes, true) => Verdict::Reached,
-                (Expectation::Sometimes, false)
-                    if *name == WRITER_AFTER_CRASH && sc.faults.crash == 0 =>
-                {
-                    Verdict::NotApplicable
+    let runs = configurations()
+        .into_iter()
+        .map(|(sc, kind_name, fname)| run_one(sc, kind_name, fname, &mut traces))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let three_processes = three_processes_configurations()
+        .into_iter()
+        .map(|(sc, kind_name, fname)| run_one(sc, kind_name, fname, &mut traces))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    Ok(FileRuns {
+        runs,
+        three_processes,
+        traces,
+    })
+}
+
+/// Checks one configuration; its counterexamples go to `traces` (or, where an earlier row of
+/// the same variant, kind and sizes has the same path, that row's trace lists this one too).
+fn run_one(
+    sc: Scenario,
+    kind_name: &str,
+    fname: &str,
+    traces: &mut Vec<Trace>,
+) -> anyhow::Result<RunResult> {
+    let grid = (sc.processes, sc.threads) == GRID && !sc.symmetry;
+    // Rows outside the grid name their sizes (`native.ofd.all.3x2.<property>`).
+    let sizes_slug = match (grid, sc.symmetry) {
+        (true, _) => String::new(),
+        (false, true) => format!(".{}x{}", sc.processes, sc.threads),
+        (false, false) => format!(".{}x{}.full", sc.processes, sc.threads),
+    };
+    let started = Instant::now();
+    let rep = check(&sc);
+    let time_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let mut config = format!("`{}` × `{kind_name}`, faults `{fname}`", sc.variant.name());
+    if !grid {
+        config.push_str(&format!(
+            ", {} processes × {} threads{}",
+            sc.processes,
+            sc.threads,
+            if sc.symmetry {
+                ", symmetry-reduced"
+            } else {
+                ""
+            }
+        ));
+    }
+    let mut properties = Vec::new();
+    // Report order: the model's `always` then `sometimes` lists.
+    for name in ALWAYS.iter().chain(SOMETIMES.iter()) {
+        let v = rep.verdict(name);
+        let verdict = match (&v.expectation, v.holds()) {
+            (Expectation::Sometimes, true) => Finding::Reached,
+            (Expectation::Sometimes, false)
+                if *name == WRITER_AFTER_CRASH && sc.faults.crash == 0 =>
+            {
+                Finding::NotApplicable
+            }
+            (Expectation::Sometimes, false) => Finding::NotReached,
+            (_, true) => Finding::Holds,
+            (_, false) => Finding::Violated,
+        };
+        let mut trace = None;
+        if verdict == Finding::Violated {
+            let path = v.path.as_deref().expect("a violation has a path");
+            let prefix = format!("{}.{}.", sc.variant.name(), slug(kind_name));
+            let id = format!("{prefix}{fname}{sizes_slug}.{}", slug(name));
+            let t = trace_for(&sc, &config, id.clone(), name, path, reproduce(&rep))?;
+            // Same variant, kind, lanes and property, same path: link to the first one.
+            let same = traces.iter_mut().find(|u: &&mut Trace| {
+                u.id.starts_with(&prefix)
+                    && u.property == t.property
+                    && u.lanes == t.lanes
+                    && u.steps == t.steps
+            });
+            match same {
+                Some(u) => {
+                    u.also.push(config.clone());
+                    trace = Some(u.id.clone());
                 }
-                (Expectation::Sometimes, false) => Verdict::NotReached,
-                (_, true) => Verdict::Holds,
-                (_, false) => Verdict::Violated,
-            };
-            let mut trace = None;
-            if verdict == Verdict::Violated {
-                let path = v.path.as_deref().expect("a violation has a path");
-                let id = format!(
-                    "{}.{}.{}.{}",
-                    sc.variant.name(),
-                    slug(kind_name),
-                    fname,
-                    slug(name)
-                );
-                let t = trace_for(&sc, &config, id.clone(), name, path, reproduce(&rep))?;
-                // Same variant, kind and property, same path: link to the first one.
-                let prefix = format!("{}.{}.", sc.variant.name(), slug(kind_name));
-                let same = traces.iter_mut().find(|u: &&mut Trace| {
-                    u.id.starts_with(&prefix) && u.property == t.property && u.steps == t.steps
-                });
-                match same {
-                    Some(u) => {
-                        u.also.push(config.clone());
-                        trace = Some(u.id.clone());
-                    }
-                    None => {
-                        traces.push(t);
-                        trace = Some(id);
-                    }
+                None => {
+                    traces.push(t);
+                    trace = Some(id);
                 }
             }
-            properties.push(PropertyResult {
-                name: (*name).to_string(),
-                expectation: v.kind().to_string(),
-                verdict,
-                trace,
-                path_len: v.path.as_ref().map(Vec::len),
-            });
         }
-        runs.push(RunResult {
-            variant: sc.variant.name().to_string(),
-            kind: kind_name.to_string(),
-            faults: fname.to_string(),
-            budgets: sc.faults.to_string(),
-            faults_detail: faults_detail(sc.faults),
-            scenario: sc.label(),
-            properties,
-            unique_states: rep.unique_states,
-            transitions: rep.transitions,
-            max_depth: rep.max_depth,
-            complete: true,
-            time_ms,
+        properties.push(PropertyResult {
+            name: (*name).to_string(),
+            expectation: v.kind().to_string(),
+            verdict,
+            trace,
+            path_len: v.path.as_ref().map(Vec::len),
         });
     }
-    Ok((runs, traces))
+    Ok(RunResult {
+        command: reproduce(&rep),
+        variant: sc.variant.name().to_string(),
+        kind: kind_name.to_string(),
+        faults: fname.to_string(),
+        budgets: sc.faults.to_string(),
+        faults_detail: faults_detail(sc.faults),
+        scenario: sc.label(),
+        processes: sc.processes,
+        threads: sc.threads,
+        symmetry: sc.symmetry,
+        properties,
+        unique_states: rep.unique_states,
+        transitions: rep.transitions,
+        max_depth: rep.max_depth,
+        complete: true,
+        time_ms,
+    })
 }

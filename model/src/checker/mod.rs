@@ -14,6 +14,8 @@
 //! assert that Stateright's BFS counts exactly the same unique states.
 
 mod fingerprint;
+pub mod pinned;
+mod report;
 
 use std::collections::HashSet;
 use std::fmt;
@@ -24,6 +26,7 @@ use stateright::{Expectation, Model, Property};
 
 use fingerprint::PassThrough;
 pub use fingerprint::{fingerprint, Fingerprinter};
+pub use report::{Memory, Progress, Report, Verdict};
 
 /// What the checker needs of a model beyond [`Model`]: both methods have defaults.
 pub trait Checkable: Model<State: Hash + Clone, Action: Clone + fmt::Debug> {
@@ -98,153 +101,6 @@ pub trait Checkable: Model<State: Hash + Clone, Action: Clone + fmt::Debug> {
                 .collect(),
         )
     }
-}
-
-/// What the run concluded about one property.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Verdict<A> {
-    pub name: &'static str,
-    /// `Always` or `Sometimes`.
-    pub expectation: Expectation,
-    /// For `always`: a shortest counterexample; for `sometimes`: a shortest example.
-    pub path: Option<Vec<A>>,
-}
-
-impl<A> Verdict<A> {
-    /// Whether the property holds: an `always` with no counterexample, a `sometimes` with an
-    /// example.
-    pub fn holds(&self) -> bool {
-        match self.expectation {
-            Expectation::Sometimes => self.path.is_some(),
-            _ => self.path.is_none(),
-        }
-    }
-
-    /// `"holds"`, `"VIOLATED"` (always) or `"NOT FOUND"` (sometimes).
-    pub fn word(&self) -> &'static str {
-        match (self.holds(), &self.expectation) {
-            (true, _) => "holds",
-            (false, Expectation::Sometimes) => "NOT FOUND",
-            (false, _) => "VIOLATED",
-        }
-    }
-
-    /// `"always"` or `"sometimes"`.
-    pub fn kind(&self) -> &'static str {
-        match self.expectation {
-            Expectation::Sometimes => "sometimes",
-            Expectation::Eventually => "eventually",
-            Expectation::Always => "always",
-        }
-    }
-}
-
-/// The result of an exhaustive run.
-pub struct Report<M: Model> {
-    /// The model that was checked.
-    pub model: M,
-    /// Distinct reachable states (the whole space: the run never stops early); with
-    /// symmetry reduction, distinct representatives.
-    pub unique_states: usize,
-    /// Transitions generated (including ones to already-seen states).
-    pub transitions: u64,
-    /// Length of the longest shortest path from the initial state.
-    pub max_depth: usize,
-    pub elapsed: Duration,
-    /// One per property, in [`Model::properties`] order.
-    pub verdicts: Vec<Verdict<M::Action>>,
-    /// Bytes the visited set (64-bit fingerprints in a hash set) and the parent table (one
-    /// `(parent id, action)` per state, for counterexamples) held at the end.
-    pub memory: Memory,
-}
-
-/// What the checker's two per-state tables cost.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Memory {
-    /// The visited set's allocation: its buckets of 8-byte fingerprints plus one control byte
-    /// each (hashbrown's layout).
-    pub visited_set_bytes: usize,
-    /// The parent table's allocation.
-    pub parents_bytes: usize,
-}
-
-impl Memory {
-    /// Visited-set bytes per unique state.
-    pub fn visited_bytes_per_state(&self, states: usize) -> f64 {
-        self.visited_set_bytes as f64 / states.max(1) as f64
-    }
-}
-
-impl<M: Model + Clone> Clone for Report<M>
-where
-    M::Action: Clone,
-{
-    fn clone(&self) -> Self {
-        Report {
-            model: self.model.clone(),
-            unique_states: self.unique_states,
-            transitions: self.transitions,
-            max_depth: self.max_depth,
-            elapsed: self.elapsed,
-            verdicts: self.verdicts.clone(),
-            memory: self.memory,
-        }
-    }
-}
-
-impl<M: Model + fmt::Debug> fmt::Debug for Report<M>
-where
-    M::Action: fmt::Debug,
-{
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Report")
-            .field("model", &self.model)
-            .field("unique_states", &self.unique_states)
-            .field("transitions", &self.transitions)
-            .field("max_depth", &self.max_depth)
-            .field("elapsed", &self.elapsed)
-            .field("verdicts", &self.verdicts)
-            .field("memory", &self.memory)
-            .finish()
-    }
-}
-
-impl<M: Model> Report<M> {
-    /// The verdict for `name`. Panics on an unknown property name.
-    pub fn verdict(&self, name: &str) -> &Verdict<M::Action> {
-        self.verdicts
-            .iter()
-            .find(|v| v.name == name)
-            .unwrap_or_else(|| panic!("no property named {name:?}"))
-    }
-
-    /// The names of the `always` properties that were violated.
-    pub fn violated(&self) -> Vec<&'static str> {
-        self.verdicts
-            .iter()
-            .filter(|v| v.expectation == Expectation::Always && !v.holds())
-            .map(|v| v.name)
-            .collect()
-    }
-
-    /// Whether every `always` holds and every `sometimes` has an example.
-    pub fn all_hold(&self) -> bool {
-        self.verdicts.iter().all(Verdict::holds)
-    }
-
-    /// Unique states per second.
-    pub fn states_per_second(&self) -> f64 {
-        self.unique_states as f64 / self.elapsed.as_secs_f64().max(1e-9)
-    }
-}
-
-/// Progress of a running check.
-#[derive(Clone, Copy, Debug)]
-pub struct Progress {
-    pub unique_states: usize,
-    pub queued: usize,
-    pub depth: usize,
-    pub elapsed: Duration,
 }
 
 /// How to run a check.
@@ -329,11 +185,96 @@ struct Chunk<S, A> {
     transitions: u64,
 }
 
+/// The visited set: 64-bit keys, split into shards by the key's high bits so that one thread
+/// per shard can insert a level's candidates at once (the keys of different shards are
+/// disjoint, and each shard sees its keys in merge order, so the outcome is the sequential
+/// one).
+struct Visited {
+    shards: Vec<HashSet<u64, BuildHasherDefault<PassThrough>>>,
+}
+
+impl Visited {
+    /// `shards` must be a power of two.
+    fn new(shards: usize) -> Visited {
+        Visited {
+            shards: (0..shards).map(|_| HashSet::default()).collect(),
+        }
+    }
+
+    fn shard(&self, key: u64) -> usize {
+        (key >> 40) as usize & (self.shards.len() - 1)
+    }
+
+    fn contains(&self, key: u64) -> bool {
+        self.shards[self.shard(key)].contains(&key)
+    }
+
+    fn insert(&mut self, key: u64) -> bool {
+        let i = self.shard(key);
+        self.shards[i].insert(key)
+    }
+
+    /// Inserts `keys` (those marked `true`) in order and returns, per position, whether the key
+    /// was new — one thread per shard.
+    fn insert_all(&mut self, keys: &[(u64, bool)]) -> Vec<bool> {
+        let n = self.shards.len();
+        if n == 1 {
+            let shard = &mut self.shards[0];
+            return keys
+                .iter()
+                .map(|&(k, try_it)| try_it && shard.insert(k))
+                .collect();
+        }
+        let shard_of = |k: u64| (k >> 40) as usize & (n - 1);
+        let new_per_shard: Vec<Vec<u32>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = self
+                .shards
+                .iter_mut()
+                .enumerate()
+                .map(|(i, shard)| {
+                    scope.spawn(move || {
+                        keys.iter()
+                            .enumerate()
+                            .filter(|&(_, &(k, try_it))| try_it && shard_of(k) == i)
+                            .filter(|&(_, &(k, _))| shard.insert(k))
+                            .map(|(at, _)| at as u32)
+                            .collect::<Vec<u32>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("no shard thread panics"))
+                .collect()
+        });
+        let mut new = vec![false; keys.len()];
+        for at in new_per_shard.into_iter().flatten() {
+            new[at as usize] = true;
+        }
+        new
+    }
+
+    fn len(&self) -> usize {
+        self.shards.iter().map(HashSet::len).sum()
+    }
+
+    /// The allocation: hashbrown keeps its load at most 7/8 in a power-of-two number of
+    /// buckets, each an 8-byte key plus one control byte.
+    fn bytes(&self) -> usize {
+        self.shards
+            .iter()
+            .map(|s| {
+                (s.capacity() * 8 / 7 + 1).next_power_of_two() * (std::mem::size_of::<u64>() + 1)
+            })
+            .sum()
+    }
+}
+
 /// Where a worker leaves the chunk it expanded.
 type Slot<S, A> = std::sync::Mutex<Option<Chunk<S, A>>>;
 
 /// States of the frontier handed to a worker at a time.
-const CHUNK: usize = 512;
+const CHUNK: usize = 2048;
 
 /// Checks `model` exhaustively with `options`, calling `progress` about every `every`.
 ///
@@ -373,7 +314,7 @@ where
     // Fingerprints of every state seen (of its symmetry representative, if the model has
     // one). Ids are assigned in BFS order and travel with the states, so the set needs no
     // values: half the memory, fewer cache misses.
-    let mut seen: HashSet<u64, BuildHasherDefault<PassThrough>> = HashSet::default();
+    let mut seen = Visited::new(options.threads.max(1).next_power_of_two());
     // parents[id] = (parent id, action that led here); initial states have no parent.
     let mut parents: Vec<Option<(u32, M::Action)>> = Vec::new();
     let mut transitions = 0u64;
@@ -423,13 +364,18 @@ where
     }
 
     // One level's successors: chunk `c` of the frontier → its candidates.
-    let expand = |frontier: &[(M::State, u32)], seen: &HashSet<u64, _>, pending: u64| {
+    let expand = |frontier: &[(M::State, u32)], seen: &Visited, pending: u64| {
         let mut scratch = frontier[0].0.clone();
         let mut actions = Vec::new();
         let mut out = Chunk {
             candidates: Vec::new(),
             transitions: 0,
         };
+        // Keys this chunk already produced a new candidate for: a later successor with the
+        // same key comes after it in merge order too, so it cannot be the one that is new.
+        // (Successors reached from several parents — commuting steps — are common; this saves
+        // cloning them.)
+        let mut mine: HashSet<u64, BuildHasherDefault<PassThrough>> = HashSet::default();
         for (s, id) in frontier {
             model.actions(s, &mut actions);
             for action in actions.drain(..) {
@@ -438,7 +384,7 @@ where
                 }
                 out.transitions += 1;
                 let k = key(&scratch);
-                if seen.contains(&k) {
+                if seen.contains(k) || !mine.insert(k) {
                     // Visited: only a `sometimes` property can still be discovered here (the
                     // key may leave out fields that such a property reads).
                     if pending & sometimes != 0 {
@@ -467,11 +413,61 @@ where
         out
     };
 
+    // One thread: the same search without candidates — each successor goes into the visited
+    // set at once, in the order the merge below would put it.
+    let mut scratch = frontier[0].0.clone();
+    let mut actions = Vec::new();
+    while options.threads <= 1 && !frontier.is_empty() {
+        let mut next_frontier = Vec::new();
+        for (s, id) in &frontier {
+            model.actions(s, &mut actions);
+            for action in actions.drain(..) {
+                if !model.successor_into(s, action.clone(), &mut scratch) {
+                    continue;
+                }
+                transitions += 1;
+                let pending = pending_of(&found);
+                if seen.insert(key(&scratch)) {
+                    let next_id = u32::try_from(parents.len()).expect("more than 4G states");
+                    parents.push(Some((*id, action)));
+                    let bits = if pending == 0 {
+                        0
+                    } else {
+                        discoveries(&scratch, pending)
+                    };
+                    record(&mut found, bits, Found::State(next_id));
+                    next_frontier.push((scratch.clone(), next_id));
+                } else if pending & sometimes != 0 {
+                    let bits = discoveries(&scratch, pending & sometimes);
+                    if bits != 0 {
+                        transition_actions.push(action);
+                        let at = Found::Transition(*id, transition_actions.len() - 1);
+                        record(&mut found, bits, at);
+                    }
+                }
+            }
+        }
+        if !next_frontier.is_empty() {
+            depth += 1;
+        }
+        frontier = next_frontier;
+        if let Some(at) = next_report {
+            if Instant::now() >= at {
+                progress(Progress {
+                    unique_states: parents.len(),
+                    queued: frontier.len(),
+                    depth,
+                    elapsed: start.elapsed(),
+                });
+                next_report = at.checked_add(every);
+            }
+        }
+    }
+
     while !frontier.is_empty() {
         let pending = pending_of(&found);
         let chunks: Vec<&[(M::State, u32)]> = frontier.chunks(CHUNK).collect();
-        let results: Vec<Chunk<M::State, M::Action>> = if options.threads <= 1 || chunks.len() == 1
-        {
+        let results: Vec<Chunk<M::State, M::Action>> = if chunks.len() == 1 {
             chunks.iter().map(|c| expand(c, &seen, pending)).collect()
         } else {
             let next = std::sync::atomic::AtomicUsize::new(0);
@@ -497,12 +493,18 @@ where
                 .collect()
         };
         // Merge in frontier order: exactly the ids and first discoveries of a FIFO search.
+        // First which candidates are new (the visited set's shards in parallel), then ids.
+        let keys: Vec<(u64, bool)> = results
+            .iter()
+            .flat_map(|chunk| chunk.candidates.iter().map(|c| (c.key, c.state.is_some())))
+            .collect();
+        let mut is_new = seen.insert_all(&keys).into_iter();
         let mut next_frontier = Vec::new();
         for chunk in results {
             transitions += chunk.transitions;
             for c in chunk.candidates {
-                let new = match c.state {
-                    Some(state) if seen.insert(c.key) => Some(state),
+                let new = match (c.state, is_new.next()) {
+                    (Some(state), Some(true)) => Some(state),
                     _ => None,
                 };
                 match new {
@@ -563,10 +565,9 @@ where
             path: f.map(path_to),
         })
         .collect();
-    // hashbrown keeps its load at most 7/8 in a power-of-two number of buckets.
-    let buckets = (seen.capacity() * 8 / 7 + 1).next_power_of_two();
+    debug_assert_eq!(seen.len(), parents.len());
     let memory = Memory {
-        visited_set_bytes: buckets * (std::mem::size_of::<u64>() + 1),
+        visited_set_bytes: seen.bytes(),
         parents_bytes: parents.capacity() * std::mem::size_of::<Option<(u32, M::Action)>>(),
     };
     Report {

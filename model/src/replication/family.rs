@@ -1,6 +1,6 @@
 //! How the tools present the replication family ([`Family`]).
 
-use super::protocol::{Action, ALWAYS, SOMETIMES};
+use super::protocol::{Action, ALWAYS, RECOVERED, SOMETIMES};
 use super::scenario::Scenario;
 use crate::family::Family;
 
@@ -42,6 +42,11 @@ impl Family for Scenario {
 
     fn step_name(action: &Action) -> String {
         action.name().to_owned()
+    }
+
+    /// "a round completes after a crash" needs a copier crash (`crash` faults).
+    fn applies(&self, property: &str) -> bool {
+        property != RECOVERED || self.faults.crash > 0
     }
 
     fn check_args(&self) -> String {

@@ -1,6 +1,7 @@
 //! How the tools present the ZooKeeper family ([`Family`]).
 
-use super::scenario::{Guard, Scenario};
+use super::protocol::{HANDOFF_AFTER_EXPIRY, LOCK_LOST_REPORTED};
+use super::scenario::{Faults, Guard, Scenario};
 use super::Action;
 use super::{ALWAYS, SOMETIMES};
 use crate::family::Family;
@@ -46,6 +47,20 @@ impl Family for Scenario {
         action.name().to_owned()
     }
 
+    /// "handoff after expiry" needs a session to expire: an `expire` fault, or a restart
+    /// (the abandoned session of a restarted client times out, `ExpireOldSession`). "lock
+    /// lost reported" needs some fault: without one no session ends, no reply is lost and no
+    /// node goes away behind its owner, so every holder's node stays its own (row 2 of
+    /// `docs/zookeeper.md`).
+    fn applies(&self, property: &str) -> bool {
+        let f = self.faults;
+        match property {
+            HANDOFF_AFTER_EXPIRY => f.expire > 0 || f.restart > 0,
+            LOCK_LOST_REPORTED => f != Faults::NONE,
+            _ => true,
+        }
+    }
+
     fn check_args(&self) -> String {
         let mut args = format!(
             "--variant {} --writes {} --clients {}",
@@ -60,5 +75,29 @@ impl Family for Scenario {
             if self.symmetry { "on" } else { "off" }
         ));
         args
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check;
+    use crate::zk::{Variant, WriteMode};
+
+    /// Without `expire` and `restart` no session ever ends, so no grant can follow an
+    /// expiry: "handoff after expiry" does not apply (and is indeed not reached), while
+    /// "lock lost reported" still applies with other faults.
+    #[test]
+    fn handoff_after_expiry_needs_an_expiry_or_a_restart() {
+        let sc = Scenario::new(Variant::Curator, WriteMode::Fenced)
+            .with_clients(2)
+            .with_faults(Faults::parse("lose-reply=1,recreate-parent=1").expect("faults"));
+        assert!(!sc.applies(HANDOFF_AFTER_EXPIRY));
+        assert!(sc.applies(LOCK_LOST_REPORTED));
+        assert!(!check(&sc).verdict(HANDOFF_AFTER_EXPIRY).holds());
+        let none = sc.with_faults(Faults::NONE);
+        assert!(!none.applies(HANDOFF_AFTER_EXPIRY) && !none.applies(LOCK_LOST_REPORTED));
+        let restart = sc.with_faults(Faults::parse("restart=1").expect("faults"));
+        assert!(restart.applies(HANDOFF_AFTER_EXPIRY) && restart.applies(LOCK_LOST_REPORTED));
     }
 }
