@@ -93,6 +93,8 @@ mod simple;
 mod sleeping;
 pub mod sys;
 pub mod verifying;
+#[cfg(feature = "zookeeper")]
+pub mod zk;
 
 pub use error::{BadNameReason, InvalidReason, LockError};
 pub use inprocess::{NoLockFactory, SingleInstanceLockFactory};

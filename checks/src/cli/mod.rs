@@ -4,3 +4,4 @@ pub mod check;
 pub mod explore;
 pub mod report;
 pub mod stress;
+pub mod zk;
