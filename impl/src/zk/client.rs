@@ -323,25 +323,63 @@ impl ZkClient {
     /// Curator's `KillSession` test utility): the server deletes the session's ephemeral nodes
     /// at once, and this client sees the session expire. For testing lock-lost handling.
     ///
+    /// While the second connection attaches, the `lockwright-zk` thread is held still for a
+    /// moment (every client of the process pauses): otherwise this client reconnects at once,
+    /// and each connection keeps stealing the session from the other before its handshake
+    /// reply is flushed.
+    ///
     /// # Errors
     /// [`ZkLockError::Unreachable`] if the second connection cannot be made.
     pub async fn kill_session(&self) -> Result<(), ZkLockError> {
         let c = self.client();
         let info = c.session().clone();
         let cs = self.inner.connect.clone();
-        let r = on_executor(async move {
-            let other = Client::connector().with_session(info).connect(&cs).await?;
-            // Dropping the last handle of the second connection closes the session.
-            drop(other);
-            Ok::<(), zookeeper_client::Error>(())
-        })
-        .await;
-        if let Some(Err(e)) = r {
-            return Err(ZkLockError::Unreachable {
-                connect: self.inner.connect.clone(),
-                detail: e.to_string(),
+        let unreachable = |detail: String| ZkLockError::Unreachable {
+            connect: self.inner.connect.clone(),
+            detail,
+        };
+        // Hold the executor thread (and with it this client's session task) still.
+        let (held_tx, held_rx) = std::sync::mpsc::channel::<()>();
+        let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+        spawn_task(async move {
+            let _ = held_tx.send(());
+            let _ = release_rx.recv_timeout(Duration::from_secs(30));
+        });
+        held_rx
+            .recv()
+            .map_err(|_| unreachable("the lockwright-zk thread is gone".to_string()))?;
+        // The second connection runs on a thread and executor of its own.
+        let killer = std::thread::Builder::new()
+            .name("lockwright-zk-kill".to_string())
+            .spawn(move || {
+                let mut pool = LocalPool::new();
+                let spawner = PoolSpawner(pool.spawner());
+                let _scope = spawns_core::enter(&spawner);
+                let r = pool.run_until(async move {
+                    let other = Client::connector()
+                        .with_session(info)
+                        .with_fail_eagerly()
+                        .connect(&cs)
+                        .await?;
+                    // Dropping the last handle closes the session (CloseSession).
+                    drop(other);
+                    Ok::<(), zookeeper_client::Error>(())
+                });
+                // Let the session task send CloseSession and finish.
+                pool.run();
+                r
             });
-        }
+        let r = match killer {
+            Ok(t) => t
+                .join()
+                .unwrap_or_else(|_| Err(zookeeper_client::Error::ClientClosed)),
+            Err(e) => {
+                let _ = release_tx.send(());
+                return Err(unreachable(e.to_string()));
+            }
+        };
+        let _ = release_tx.send(());
+        r.map_err(|e| unreachable(e.to_string()))?;
         // Wait (bounded) until this client has seen it.
         let mut w = c.state_watcher();
         let deadline = Instant::now() + c.session_timeout() * 3;
