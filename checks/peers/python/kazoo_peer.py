@@ -15,6 +15,7 @@ import sys
 import time
 
 from kazoo.client import KazooClient
+from kazoo.exceptions import LockTimeout
 
 EXTRA = [p for p in os.environ.get("KAZOO_EXTRA_LOCK_PATTERNS", "").split(",") if p]
 
@@ -74,7 +75,11 @@ def hold(cs, path, hold_ms):
 def try_acquire(cs, path, timeout_ms):
     zk = client(cs)
     lock = new_lock(zk, path, "kazoo-try")
-    if lock.acquire(timeout=timeout_ms / 1000.0):
+    try:
+        got = lock.acquire(timeout=timeout_ms / 1000.0)
+    except LockTimeout:
+        got = False
+    if got:
         print("ACQUIRED %s/%s" % (path, lock.node), flush=True)
         lock.release()
     else:
