@@ -146,7 +146,9 @@ fn a_suspended_connection_is_reported_and_clears_when_the_session_survives() {
 }
 
 #[test]
-fn a_create_still_in_flight_at_the_timeout_is_found_and_deleted_in_the_background() {
+fn an_acquire_dropped_with_its_create_in_flight_leaves_no_node_behind() {
+    // CURATOR-79's setting: the caller gives up (drops the acquire future) while the create is
+    // on its way; the node it makes must not be orphaned.
     // Containers are not reaped here, so the directory survives the freeze.
     let s = frozen_server(None);
     // A 10 s session: the connection is only called lost after 4 s of silence, longer than
@@ -155,26 +157,13 @@ fn a_create_still_in_flight_at_the_timeout_is_found_and_deleted_in_the_backgroun
     let d = "/locks/in-flight";
     let m = ZkMutex::new(zk.clone(), d).unwrap();
     block_on(m.acquire()).unwrap().release_now();
-    let deletes = zk.stats().deletes;
+    let (creates, deletes) = (zk.stats().creates, zk.stats().deletes);
     s.pause();
-    let e = block_on(m.acquire_timeout(Duration::from_millis(400))).unwrap_err();
-    std::thread::sleep(Duration::from_millis(600));
+    let dropped = poll_for(m.acquire(), Duration::from_millis(400));
+    assert!(dropped.is_none(), "acquired while the server was frozen?");
+    assert_eq!(zk.stats().creates, creates + 1, "the create was sent");
+    std::thread::sleep(Duration::from_millis(400));
     s.resume();
-    assert!(
-        matches!(
-            &e,
-            ZkLockError::TimedOut {
-                cleanup: Cleanup::Background { node: None },
-                ..
-            }
-        ),
-        "{e:?}"
-    );
-    assert!(
-        e.to_string()
-            .contains("searched for and deleted in the background"),
-        "{e}"
-    );
     assert!(
         eventually(Duration::from_secs(10), || children(&zk, d).is_empty()
             && zk.stats().deletes > deletes),
@@ -183,6 +172,49 @@ fn a_create_still_in_flight_at_the_timeout_is_found_and_deleted_in_the_backgroun
         deletes,
         zk.stats().deletes
     );
+}
+
+#[test]
+fn acquire_timeout_gives_up_waiting_but_not_a_connected_request() {
+    let s = server();
+    let (a, b) = (client(&s), client(&s));
+    let d = dir("timeout-zero");
+    let ma = ZkMutex::new(a, &d).unwrap();
+    let mb = ZkMutex::new(b.clone(), &d).unwrap();
+    // Uncontended, a zero timeout still gets the lock: the create and the listing are answered.
+    let g = block_on(mb.acquire_timeout(Duration::ZERO)).unwrap();
+    block_on(g.release()).unwrap();
+    let g = block_on(ma.acquire()).unwrap();
+    let e = block_on(mb.acquire_timeout(Duration::ZERO)).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ZkLockError::TimedOut {
+                cleanup: Cleanup::Deleted { .. },
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert_eq!(children(&b, &d).len(), 1);
+    block_on(g.release()).unwrap();
+}
+
+/// Polls `fut` on this thread for at most `d`, then drops it (`None`).
+fn poll_for<F: std::future::Future>(fut: F, d: Duration) -> Option<F::Output> {
+    let end = std::time::Instant::now() + d;
+    let mut fut = std::pin::pin!(fut);
+    block_on(std::future::poll_fn(|cx| {
+        if let std::task::Poll::Ready(v) = fut.as_mut().poll(cx) {
+            return std::task::Poll::Ready(Some(v));
+        }
+        if std::time::Instant::now() >= end {
+            return std::task::Poll::Ready(None);
+        }
+        std::thread::sleep(Duration::from_millis(2));
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }))
 }
 
 /// Releases and waits for the delete.

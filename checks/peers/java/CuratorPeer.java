@@ -10,8 +10,9 @@
 //   bench   CONNECT PATH N WARMUP PAUSE_MS                uncontended acquire+release; prints WARM_DONE and BENCH_DONE,
 //                                                       each followed by a PAUSE_MS pause (the caller reads the
 //                                                       server's counters then), then "RESULT n=.. median_us=.. p99_us=.."
-//   handoff CONNECT PATH THREADS ROUNDS                   THREADS clients contend ROUNDS acquisitions each; handoff latency
-//                                                       = grant time - the previous holder's release start; prints RESULT
+//   handoff CONNECT PATH THREADS ROUNDS HOLD_MS           THREADS clients contend ROUNDS acquisitions each, holding HOLD_MS;
+//                                                       hand-off latency = grant time - the previous holder's release
+//                                                       start (grants to another client already waiting); prints RESULT
 import java.io.DataInputStream;
 import java.io.OutputStream;
 import java.net.Socket;
@@ -54,7 +55,7 @@ public class CuratorPeer {
             case "hold": hold(a[1], a[2], Long.parseLong(a[3])); break;
             case "try": tryAcquire(a[1], a[2], Long.parseLong(a[3])); break;
             case "bench": bench(a[1], a[2], Integer.parseInt(a[3]), Integer.parseInt(a[4]), Long.parseLong(a[5])); break;
-            case "handoff": handoff(a[1], a[2], Integer.parseInt(a[3]), Integer.parseInt(a[4])); break;
+            case "handoff": handoff(a[1], a[2], Integer.parseInt(a[3]), Integer.parseInt(a[4]), Long.parseLong(a[5])); break;
             default:
                 System.err.println("usage: CuratorPeer stress|hold|try|bench|handoff ... (see the source)");
                 System.exit(2);
@@ -146,7 +147,7 @@ public class CuratorPeer {
         System.out.flush();
     }
 
-    static void handoff(String cs, String path, int threads, int rounds) throws Exception {
+    static void handoff(String cs, String path, int threads, int rounds, long holdMs) throws Exception {
         CuratorFramework[] clients = new CuratorFramework[threads];
         for (int t = 0; t < threads; t++) clients[t] = client(cs);
         // The last release: when it started and by whom. A sample is a grant to ANOTHER
@@ -166,6 +167,7 @@ public class CuratorPeer {
                         long asked = System.nanoTime();
                         m.acquire();
                         long granted = System.nanoTime();
+                        if (holdMs > 0) Thread.sleep(holdMs);
                         synchronized (lock) {
                             boolean handoff = last[1] >= 0 && last[1] != me && asked < last[0];
                             samples[me][i] = handoff ? granted - last[0] : -1;

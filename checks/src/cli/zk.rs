@@ -96,6 +96,10 @@ pub struct ZkBenchArgs {
     /// Acquisitions per contender in a hand-off run.
     #[arg(long, default_value_t = 200)]
     pub rounds: usize,
+    /// Hold time per acquisition in a hand-off run, in milliseconds (the other contenders are
+    /// parked on their watches by then, so each release should wake exactly one).
+    #[arg(long, default_value_t = 2)]
+    pub hold_ms: u64,
     /// Leave Curator out.
     #[arg(long)]
     pub no_curator: bool,
@@ -117,6 +121,7 @@ pub fn run_zk_bench(a: ZkBenchArgs) -> anyhow::Result<ExitCode> {
         warmup: a.warmup,
         contenders: a.contenders,
         rounds: a.rounds,
+        hold: Duration::from_millis(a.hold_ms),
         curator: !a.no_curator,
         kazoo: !a.no_kazoo,
         peers_dir: None,

@@ -34,6 +34,9 @@ pub struct BenchConfig {
     pub contenders: Vec<usize>,
     /// Acquisitions per contender in a hand-off run.
     pub rounds: usize,
+    /// Hold time per acquisition in a hand-off run (so the other contenders are parked on
+    /// their watches when the holder releases).
+    pub hold: Duration,
     pub curator: bool,
     pub kazoo: bool,
     /// Where to compile the peers (default: a temporary directory).
@@ -74,6 +77,8 @@ pub struct Handoff {
 #[derive(Clone, Debug, Serialize)]
 pub struct BenchReport {
     pub server: String,
+    /// Hold time per acquisition in the hand-off runs.
+    pub hold_ms: u64,
     pub uncontended: Vec<Uncontended>,
     pub handoff: Vec<Handoff>,
 }
@@ -136,18 +141,21 @@ pub fn run(cfg: &BenchConfig) -> anyhow::Result<BenchReport> {
             "ZooKeeper 3.8 (Debian), standalone on loopback, tickTime={} ms, forceSync=no",
             server.config().tick_ms
         ),
+        hold_ms: u64::try_from(cfg.hold.as_millis()).unwrap_or(u64::MAX),
         uncontended: Vec::new(),
         handoff: Vec::new(),
     };
 
-    say("lockwright, uncontended (pipelined)");
+    say("warming up the server's JIT");
+    let warm = BenchConfig {
+        iterations: cfg.warmup.max(1000),
+        ..cfg.clone()
+    };
+    lockwright_uncontended(&server, &warm)?;
+    say("lockwright, uncontended");
     report
         .uncontended
-        .push(lockwright_uncontended(&server, cfg, true)?);
-    say("lockwright, uncontended (create, then list)");
-    report
-        .uncontended
-        .push(lockwright_uncontended(&server, cfg, false)?);
+        .push(lockwright_uncontended(&server, cfg)?);
     if let Some(p) = &curator {
         say("Curator, uncontended");
         let args = [
@@ -184,7 +192,7 @@ pub fn run(cfg: &BenchConfig) -> anyhow::Result<BenchReport> {
         say(&format!("lockwright, hand-off, {k} contenders"));
         report
             .handoff
-            .push(lockwright_handoff(&server, k, cfg.rounds)?);
+            .push(lockwright_handoff(&server, k, cfg.rounds, cfg.hold)?);
         if let Some(p) = &curator {
             say(&format!("Curator, hand-off, {k} contenders"));
             let args = [
@@ -193,6 +201,7 @@ pub fn run(cfg: &BenchConfig) -> anyhow::Result<BenchReport> {
                 format!("/bench/curator-handoff-{k}"),
                 k.to_string(),
                 cfg.rounds.to_string(),
+                cfg.hold.as_millis().to_string(),
             ];
             report.handoff.push(peer_handoff(
                 &server,
@@ -206,23 +215,14 @@ pub fn run(cfg: &BenchConfig) -> anyhow::Result<BenchReport> {
     Ok(report)
 }
 
-fn lockwright_uncontended(
-    server: &ZkServer,
-    cfg: &BenchConfig,
-    pipelined: bool,
-) -> anyhow::Result<Uncontended> {
+fn lockwright_uncontended(server: &ZkServer, cfg: &BenchConfig) -> anyhow::Result<Uncontended> {
     let cs = server.connect_string();
     block_on(async {
         let zk = ZkClient::builder()
             .session_timeout(Duration::from_secs(4))
             .connect(&cs)
             .await?;
-        let path = if pipelined {
-            "/bench/lockwright"
-        } else {
-            "/bench/lockwright-seq"
-        };
-        let m = ZkMutex::new(zk.clone(), path)?.with_pipelining(pipelined);
+        let m = ZkMutex::new(zk.clone(), "/bench/lockwright")?;
         for _ in 0..cfg.warmup {
             m.acquire().await?.release().await?;
         }
@@ -237,11 +237,7 @@ fn lockwright_uncontended(
         lat.sort_unstable();
         let n = lat.len() as u64;
         Ok(Uncontended {
-            client: if pipelined {
-                "lockwright (pipelined listing, default)".to_string()
-            } else {
-                "lockwright (create, then list)".to_string()
-            },
+            client: "lockwright".to_string(),
             n,
             median_us: percentile(&lat, 0.5),
             p99_us: percentile(&lat, 0.99),
@@ -322,6 +318,7 @@ fn lockwright_handoff(
     server: &ZkServer,
     contenders: usize,
     rounds: usize,
+    hold: Duration,
 ) -> anyhow::Result<Handoff> {
     let cs = server.connect_string();
     let path = format!("/bench/lockwright-handoff-{contenders}");
@@ -351,6 +348,9 @@ fn lockwright_handoff(
                     let asked = ns();
                     let g = m.acquire().await?;
                     let granted = ns();
+                    if !hold.is_zero() {
+                        std::thread::sleep(hold);
+                    }
                     {
                         let mut l = last.lock().unwrap_or_else(|p| p.into_inner());
                         if l.by.is_some_and(|b| b != me) && asked < l.at_ns {
@@ -438,7 +438,11 @@ pub fn render_markdown(r: &BenchReport) -> String {
             lw.requests_per_op, cur.requests_per_op
         );
     }
-    let _ = writeln!(s, "\nHand-off (each contender its own session; latency = the holder's release call → the next holder's grant):\n");
+    let _ = writeln!(
+        s,
+        "\nHand-off (each contender its own session, holding {} ms per acquisition; latency = the holder's release call → the next holder's grant):\n",
+        r.hold_ms
+    );
     let _ = writeln!(
         s,
         "| client | contenders | acquisitions | hand-offs | median | p99 | requests per acquisition | watch events per hand-off |\n|---|---|---|---|---|---|---|---|"

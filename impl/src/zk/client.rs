@@ -463,7 +463,6 @@ impl Coordination for ZkClient {
             let c = self.client();
             bump(&self.inner.stats.creates);
             let options = ephemeral_sequential();
-            // Issued inside this first poll (zookeeper-client sends at call time).
             let (stat, seq) = c.create(prefix, data, &options).await.map_err(map_err)?;
             Ok(LockNode {
                 path: format!("{prefix}{seq}"),
@@ -513,21 +512,10 @@ impl Coordination for ZkClient {
         &'a self,
         dir: &'a str,
     ) -> impl Future<Output = Result<Vec<String>, CoordError>> + Send + 'a {
-        // Issued at the call, from the executor thread (after every request issued before the
-        // call: the recipe pipelines this listing behind its create).
-        let c = self.client();
-        bump(&self.inner.stats.lists);
-        let dir = dir.to_string();
-        let (tx, rx) = oneshot::channel();
-        spawn_task(async move {
-            let _ = tx.send(c.list_children(&dir).await.map_err(map_err));
-        });
         async move {
-            rx.await.unwrap_or_else(|_| {
-                Err(CoordError::ConnectionLoss {
-                    detail: "the lockwright-zk thread dropped the request".to_string(),
-                })
-            })
+            let c = self.client();
+            bump(&self.inner.stats.lists);
+            c.list_children(dir).await.map_err(map_err)
         }
     }
 

@@ -32,12 +32,9 @@
 //!   [`ensure_dir`](Coordination::ensure_dir) (the model's lock directory always exists: a create
 //!   in a reaped container parent makes it again); and [`read_node`](Coordination::read_node),
 //!   which only words an error after the recipe has given up.
-//! - **Issue order.** A step's request is issued no later than the first poll of the returned
-//!   future (before that poll returns), and requests issued through one `Coordination` value are
-//!   applied by the server in issue order (ZooKeeper's FIFO client order). The recipe relies on
-//!   it for one pipelined pair: it issues `list_children` right after the first poll of
-//!   `create_lock_node`, and awaits the listing only if the create succeeded (otherwise it drops
-//!   the listing unawaited, so an implementation that issues at first poll never sends it).
+//! - **Issue order.** A step's request is issued no later than the first poll of its future,
+//!   and the recipe awaits each step before it issues the next, so requests reach the server in
+//!   the model's order.
 //! - **Learning.** Every method that reports [`CoordError::SessionExpired`] or
 //!   [`WatchOutcome::SessionExpired`] reports the truth about the session the request ran in;
 //!   [`new_session`](Coordination::new_session) then replaces it. Nothing else replaces a session.

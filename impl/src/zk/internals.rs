@@ -28,10 +28,6 @@
 //! `CreateLost` the background task first runs the protected search, then deletes what it found.
 //! `docs/zookeeper-client.md` lists this as the one addition to the model's table.
 //!
-//! **Pipelining** (production, on by default): the listing of `Created` is issued right after
-//! the create, before its reply, and awaited only if the create succeeded; the server applies a
-//! session's requests in order, so the listing sees our node. The steps and their order are the
-//! model's; an uncontended acquire costs one round trip instead of two.
 
 use std::future::{poll_fn, Future};
 use std::pin::pin;
@@ -39,7 +35,7 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
-use crate::zk::coord::{CoordError, Coordination, LockNode, SessionId, WatchOutcome};
+use crate::zk::coord::{CoordError, Coordination, LockNode, SessionEvent, SessionId, WatchOutcome};
 use crate::zk::error::{Cleanup, Holder, ZkLockError};
 use crate::zk::names::{
     child_name, node_prefix, participants, protected_child_prefix, sequence_of, LOCK_MARKER,
@@ -125,8 +121,6 @@ pub(crate) struct Spec {
     /// The lock node's data.
     pub data: Vec<u8>,
     pub variant: Variant,
-    /// Issue the listing together with the create.
-    pub pipeline: bool,
     /// Defect: guarded writes without the lock-node check.
     pub unfenced_writes: bool,
     /// Defect: the token is the sequence suffix.
@@ -247,9 +241,35 @@ async fn timed<C: Coordination, F: Future>(
     .await
 }
 
-/// Polls `fut` once: after this, a step's request has been issued (the issue-order contract).
-async fn poll_once<F: Future + Unpin>(fut: &mut F) -> Poll<F::Output> {
-    poll_fn(|cx| Poll::Ready(std::pin::Pin::new(&mut *fut).poll(cx))).await
+/// A request under a deadline: while the session is connected the reply is awaited even past
+/// the deadline (a healthy server answers at once, and cutting a request short only turns it
+/// into a lost reply to clean up after); once the deadline has passed and the connection is
+/// down, the request is abandoned (`None`: its outcome is unknown).
+async fn timed_request<C: Coordination, F: Future>(
+    coord: &C,
+    fut: F,
+    deadline: Option<Instant>,
+) -> Option<F::Output> {
+    /// How often a request running past its deadline looks at the connection again.
+    const RECHECK: Duration = Duration::from_millis(50);
+    let Some(deadline) = deadline else {
+        return Some(fut.await);
+    };
+    let mut fut = pin!(fut);
+    loop {
+        let now = coord.now();
+        let wait = if now < deadline {
+            deadline - now
+        } else {
+            RECHECK
+        };
+        if let Some(v) = timed(coord, fut.as_mut(), Some(now + wait)).await {
+            return Some(v);
+        }
+        if coord.now() >= deadline && coord.session_event() != SessionEvent::Connected {
+            return None;
+        }
+    }
 }
 
 /// One acquire: the state the model keeps for a client between `Idle` and `Holding`.
@@ -301,7 +321,7 @@ pub(crate) async fn acquire<C: Coordination>(
 }
 
 impl<C: Coordination> Attempt<C> {
-    /// The loop: one model step per iteration (two for the pipelined create + listing).
+    /// The loop: one model step per iteration.
     async fn run(&mut self, patience: Patience) -> Result<Granted, Stop> {
         let coord = Arc::clone(&self.coord);
         let spec = Arc::clone(&self.spec);
@@ -330,15 +350,8 @@ impl<C: Coordination> Attempt<C> {
                     let prefix = node_prefix(&spec.dir, id.as_deref());
                     self.protection = id;
                     self.create_in_flight = true;
-                    let mut create = pin!(coord.create_lock_node(&prefix, &spec.data));
-                    let first = poll_once(&mut create).await;
-                    // Issued after the create (contract: issue order), awaited only if it worked.
-                    let listing = spec.pipeline.then(|| coord.list_children(&spec.dir));
-                    let reply = match first {
-                        Poll::Ready(r) => Some(r),
-                        Poll::Pending => timed(coord, create, deadline).await,
-                    };
-                    let Some(reply) = reply else {
+                    let create = coord.create_lock_node(&prefix, &spec.data);
+                    let Some(reply) = timed_request(coord, create, deadline).await else {
                         // Outcome unknown, as with a lost reply.
                         self.create_in_flight = false;
                         self.pc = Pc::CreateLost;
@@ -350,14 +363,6 @@ impl<C: Coordination> Attempt<C> {
                             self.own = Some(Own::from_created(node));
                             self.pc = Pc::Created;
                             backoff = Backoff::new();
-                            if let Some(listing) = listing {
-                                let Some(r) = timed(coord, listing, deadline).await else {
-                                    return Err(Stop::TimedOut);
-                                };
-                                if let Some(g) = self.listed(r, patience).await? {
-                                    return Ok(g);
-                                }
-                            }
                         }
                         Err(e) if e.outcome_unknown() => {
                             // `LoseReply` on the create.
@@ -369,9 +374,11 @@ impl<C: Coordination> Attempt<C> {
                         Err(CoordError::SessionExpired) => self.learn().await?,
                         Err(CoordError::NoNode) => {
                             // The lock directory is missing: make it (containers, as Curator).
-                            match timed(coord, coord.ensure_dir(&spec.dir), deadline).await {
+                            match timed_request(coord, coord.ensure_dir(&spec.dir), deadline).await
+                            {
                                 None => return Err(Stop::TimedOut),
-                                Some(Ok(())) => {}
+                                // A create into a missing directory was no attempt at the lock.
+                                Some(Ok(())) => creates -= 1,
                                 Some(Err(CoordError::SessionExpired)) => self.learn().await?,
                                 Some(Err(e)) if e.outcome_unknown() => {
                                     self.pause(&mut backoff, deadline).await;
@@ -396,7 +403,7 @@ impl<C: Coordination> Attempt<C> {
                 }
                 Pc::CreateLost => {
                     let prefix = self.protection.as_deref().map(protected_child_prefix);
-                    let Some(r) = timed(
+                    let Some(r) = timed_request(
                         coord,
                         coord.find_own_node(&spec.dir, prefix.as_deref()),
                         deadline,
@@ -437,7 +444,8 @@ impl<C: Coordination> Attempt<C> {
                     }
                 }
                 Pc::Created => {
-                    let Some(r) = timed(coord, coord.list_children(&spec.dir), deadline).await
+                    let Some(r) =
+                        timed_request(coord, coord.list_children(&spec.dir), deadline).await
                     else {
                         return Err(Stop::TimedOut);
                     };
@@ -451,7 +459,9 @@ impl<C: Coordination> Attempt<C> {
                 Pc::MustWatch => {
                     let pred = self.pred.clone().expect("MustWatch has a predecessor");
                     let pred_path = format!("{}/{pred}", spec.dir);
-                    let Some(r) = timed(coord, coord.watch_node(&pred_path), deadline).await else {
+                    let Some(r) =
+                        timed_request(coord, coord.watch_node(&pred_path), deadline).await
+                    else {
                         return Err(Stop::TimedOut);
                     };
                     match r {
@@ -535,10 +545,11 @@ impl<C: Coordination> Attempt<C> {
             Some(i) => {
                 self.pred = Some(parts[i - 1].1.to_string());
                 self.pc = Pc::MustWatch;
-                if patience == Patience::Try {
-                    return Err(Stop::Held);
+                match patience {
+                    Patience::Try => Err(Stop::Held),
+                    Patience::Until(d) if self.coord.now() >= d => Err(Stop::TimedOut),
+                    _ => Ok(None),
                 }
-                Ok(None)
             }
         }
     }
@@ -703,25 +714,24 @@ impl<C: Coordination> Drop for Attempt<C> {
     }
 }
 
-/// Which search candidate is our node.
+/// Which search candidate is our node: the first in suffix order (as the model's search)
+/// with our protection id and owned by the session the search ran in (any session for
+/// `adopt-old-session`); with plain names, the first `lock-` node of that session.
 fn pick_own(
     candidates: &[(String, crate::zk::coord::NodeStat)],
     prefix: Option<&str>,
     session: SessionId,
     any_session: bool,
 ) -> Option<(String, crate::zk::coord::NodeStat)> {
-    match prefix {
-        Some(p) => candidates
-            .iter()
-            .find(|(n, s)| n.starts_with(p) && (any_session || s.ephemeral_owner == session))
-            .cloned(),
-        // Plain names: the newest `lock-` node of our session.
-        None => candidates
-            .iter()
-            .filter(|(n, s)| n.starts_with(LOCK_MARKER) && s.ephemeral_owner == session)
-            .max_by_key(|(n, _)| sequence_of(n))
-            .cloned(),
-    }
+    let mut mine: Vec<&(String, crate::zk::coord::NodeStat)> = candidates
+        .iter()
+        .filter(|(n, s)| match prefix {
+            Some(p) => n.starts_with(p) && (any_session || s.ephemeral_owner == session),
+            None => n.starts_with(LOCK_MARKER) && s.ephemeral_owner == session,
+        })
+        .collect();
+    mine.sort_by_key(|(n, _)| sequence_of(n));
+    mine.first().map(|c| (*c).clone())
 }
 
 fn spawn_cleanup<C: Coordination>(

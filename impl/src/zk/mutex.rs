@@ -72,7 +72,6 @@ impl<C: Coordination> ZkMutex<C> {
                 dir: path.to_string(),
                 data: default_node_data(),
                 variant: Variant::Curator,
-                pipeline: true,
                 unfenced_writes: false,
                 fence_by_sequence: false,
             }),
@@ -83,13 +82,6 @@ impl<C: Coordination> ZkMutex<C> {
     /// `lockwright <host> pid <pid>`; Curator's default is the client's IP address).
     pub fn with_data(mut self, data: impl Into<Vec<u8>>) -> Self {
         Arc::make_mut(&mut self.spec).data = data.into();
-        self
-    }
-
-    /// Whether the listing after the create is issued with it (one round trip for an
-    /// uncontended acquire instead of two; on by default). The steps are the same either way.
-    pub fn with_pipelining(mut self, on: bool) -> Self {
-        Arc::make_mut(&mut self.spec).pipeline = on;
         self
     }
 
@@ -141,7 +133,10 @@ impl<C: Coordination> ZkMutex<C> {
         self.run(Patience::Try).await
     }
 
-    /// Waits for the lock at most `timeout` (at least one create is always tried).
+    /// Waits for the lock at most `timeout`. The timeout bounds the wait for a holder (and
+    /// retry pauses); a request to a connected server is answered even past it, so
+    /// `acquire_timeout(Duration::ZERO)` takes a free lock. Once the connection is down, a
+    /// request still in flight at the deadline is abandoned (and its node cleaned up).
     ///
     /// # Errors
     /// [`ZkLockError::TimedOut`] naming the holder's node and data, and what became of our node
@@ -184,7 +179,7 @@ struct Hold<C: Coordination> {
     owner: SessionId,
     /// Guards alive (the re-entrancy count).
     count: AtomicUsize,
-    /// A final loss, once seen.
+    /// A final loss, once seen (the node's delete was started then).
     lost: Mutex<Option<LostReason>>,
 }
 
@@ -193,10 +188,25 @@ impl<C: Coordination> Hold<C> {
         *self.lost.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn mark_lost(&self, reason: LostReason) -> ZkLockError {
+    /// Records a loss. A final one ends the hold as the model's "lock lost" does: the client
+    /// stops believing it holds, and its next step is the node's delete (`Releasing`), started
+    /// here in the background; the guards' release then has nothing left to delete.
+    fn mark_lost(self: &Arc<Self>, reason: LostReason) -> ZkLockError {
         if reason.is_final() {
-            let mut l = self.lost.lock().unwrap_or_else(|p| p.into_inner());
-            l.get_or_insert(reason);
+            let first = {
+                let mut l = self.lost.lock().unwrap_or_else(|p| p.into_inner());
+                let first = l.is_none();
+                l.get_or_insert(reason);
+                first
+            };
+            if first {
+                let hold = Arc::clone(self);
+                self.coord.spawn(async move {
+                    let h = &*hold;
+                    let _ = internals::release_node(&*h.coord, &h.spec, &h.node, h.coord.session())
+                        .await;
+                });
+            }
         }
         self.lost_error(reason)
     }
@@ -211,7 +221,7 @@ impl<C: Coordination> Hold<C> {
 
     /// A `SessionExpired` answer or event about session `expired`: learn (a new session), and
     /// the lock is lost.
-    async fn learn_lost(&self, expired: SessionId) -> ZkLockError {
+    async fn learn_lost(self: &Arc<Self>, expired: SessionId) -> ZkLockError {
         let _ = self.coord.new_session(expired).await;
         self.mark_lost(LostReason::SessionExpired { session: expired })
     }
@@ -326,7 +336,7 @@ impl<C: Coordination> ZkGuard<C> {
     /// [`ZkLockError::LockLost`] with the [`LostReason`]. Every reason but
     /// [`LostReason::Suspended`] is final: the guard reports it from then on.
     pub async fn ensure_valid(&self) -> Result<(), ZkLockError> {
-        let h = &*self.hold;
+        let h = &self.hold;
         if let Some(r) = h.lost() {
             return Err(h.lost_error(r));
         }
@@ -361,7 +371,7 @@ impl<C: Coordination> ZkGuard<C> {
     /// [`CoordError::ConnectionLoss`] when the reply was lost (the write may or may not have
     /// been applied).
     pub async fn guarded_write(&self, ops: &[GuardedOp]) -> Result<Vec<OpResult>, ZkLockError> {
-        let h = &*self.hold;
+        let h = &self.hold;
         if let Some(r) = h.lost() {
             return Err(h.lost_error(r));
         }
@@ -422,7 +432,7 @@ impl<C: Coordination> ZkGuard<C> {
     /// releases without error.
     pub async fn release(mut self) -> Result<(), ZkLockError> {
         self.released = true;
-        if self.hold.count.fetch_sub(1, Ordering::AcqRel) > 1 {
+        if self.hold.count.fetch_sub(1, Ordering::AcqRel) > 1 || self.hold.lost().is_some() {
             return Ok(());
         }
         let h = &*self.hold;
@@ -434,7 +444,10 @@ impl<C: Coordination> ZkGuard<C> {
 
 impl<C: Coordination> Drop for ZkGuard<C> {
     fn drop(&mut self) {
-        if self.released || self.hold.count.fetch_sub(1, Ordering::AcqRel) > 1 {
+        if self.released
+            || self.hold.count.fetch_sub(1, Ordering::AcqRel) > 1
+            || self.hold.lost().is_some()
+        {
             return;
         }
         let hold = Arc::clone(&self.hold);
