@@ -139,11 +139,20 @@ public class CuratorPeer {
         }
     }
 
+    /** Prints RESULT; best_block_median_us is the lowest median of consecutive blocks of 200
+     *  samples (the least disturbed stretch on a shared machine). */
     static void result(long[] ns) {
-        Arrays.sort(ns);
         int n = ns.length;
-        System.out.printf("RESULT n=%d median_us=%d p99_us=%d max_us=%d%n",
-            n, ns[n / 2] / 1000, ns[Math.min(n - 1, (int) (n * 0.99))] / 1000, ns[n - 1] / 1000);
+        long best = Long.MAX_VALUE;
+        for (int b = 0; b + 200 <= n; b += 200) {
+            long[] block = Arrays.copyOfRange(ns, b, b + 200);
+            Arrays.sort(block);
+            best = Math.min(best, block[100]);
+        }
+        Arrays.sort(ns);
+        if (best == Long.MAX_VALUE) best = ns[n / 2];
+        System.out.printf("RESULT n=%d median_us=%d p99_us=%d max_us=%d best_block_median_us=%d%n",
+            n, ns[n / 2] / 1000, ns[Math.min(n - 1, (int) (n * 0.99))] / 1000, ns[n - 1] / 1000, best / 1000);
         System.out.flush();
     }
 

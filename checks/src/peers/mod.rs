@@ -27,6 +27,8 @@ pub struct PeerResult {
     pub median_us: u64,
     pub p99_us: u64,
     pub max_us: u64,
+    /// The lowest median of consecutive blocks of 200 samples.
+    pub best_block_median_us: u64,
 }
 
 impl PeerResult {
@@ -42,6 +44,7 @@ impl PeerResult {
                 "median_us" => r.median_us = v,
                 "p99_us" => r.p99_us = v,
                 "max_us" => r.max_us = v,
+                "best_block_median_us" => r.best_block_median_us = v,
                 _ => {}
             }
         }

@@ -24,10 +24,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use futures::channel::{mpsc, oneshot};
-use futures::executor::LocalPool;
 use futures::future::BoxFuture;
-use futures::task::{LocalSpawnExt, SpawnExt};
 use futures::StreamExt;
+use std::task::Poll;
 use zookeeper_client::{
     Acls, Client, CreateMode, EventType, MultiWriteError, MultiWriteResult, OneshotWatcher,
     SessionState, Stat,
@@ -48,36 +47,85 @@ struct Executor {
     tx: mpsc::UnboundedSender<BoxFuture<'static, ()>>,
 }
 
-/// zookeeper-client's `asyncs::spawn` lands here (only ever called on the executor thread:
-/// sessions are opened there).
-struct PoolSpawner(futures::executor::LocalSpawner);
+/// zookeeper-client's `asyncs::spawn` lands here: the session task joins the queue of the
+/// thread it was spawned on.
+struct QueueSpawner(mpsc::UnboundedSender<BoxFuture<'static, ()>>);
 
-impl spawns_core::Spawn for PoolSpawner {
+impl spawns_core::Spawn for QueueSpawner {
     fn spawn(&self, task: spawns_core::Task) {
-        // Fails only while the pool shuts down, which it never does.
-        let _ = self.0.spawn_local(Box::into_pin(task.future));
+        // The receiver lives as long as its thread.
+        let _ = self.0.unbounded_send(Box::into_pin(task.future));
     }
+}
+
+/// Runs every task sent on `rx` until `rx` closes (or, with `until_idle`, until no task is left)
+/// and they are all done. Blocked on with
+/// `async_io::block_on`, so while the tasks wait this thread itself waits on the sockets (the
+/// reactor): a reply wakes the session task here directly, without a hop through async-io's
+/// own thread.
+async fn drive(mut rx: mpsc::UnboundedReceiver<BoxFuture<'static, ()>>, until_idle: bool) {
+    use futures::stream::FuturesUnordered;
+    let mut tasks = FuturesUnordered::new();
+    let mut open = true;
+    std::future::poll_fn(|cx| loop {
+        let mut progressed = false;
+        while open {
+            match rx.poll_next_unpin(cx) {
+                Poll::Ready(Some(t)) => {
+                    tasks.push(t);
+                    progressed = true;
+                }
+                Poll::Ready(None) => open = false,
+                Poll::Pending => break,
+            }
+        }
+        while let Poll::Ready(Some(())) = tasks.poll_next_unpin(cx) {
+            progressed = true;
+        }
+        // Only a round that found nothing new may end: a task spawned while the others ran
+        // (zookeeper-client's session task, spawned by a connect) is still in `rx`.
+        if !progressed {
+            if (!open || until_idle) && tasks.is_empty() {
+                return Poll::Ready(());
+            }
+            return Poll::Pending;
+        }
+    })
+    .await;
+}
+
+/// Starts a thread that runs `first` and every task sent on the returned sender (and
+/// zookeeper-client's session tasks spawned from them) until that sender and every clone of it
+/// are gone — with `until_idle`, until no task is left. `on_exit` runs on the thread at the end.
+fn task_thread(
+    name: &str,
+    first: Option<BoxFuture<'static, ()>>,
+    until_idle: bool,
+    on_exit: impl FnOnce() + Send + 'static,
+) -> std::io::Result<mpsc::UnboundedSender<BoxFuture<'static, ()>>> {
+    let (tx, rx) = mpsc::unbounded::<BoxFuture<'static, ()>>();
+    if let Some(task) = first {
+        // Queued before the thread starts, so an `until_idle` thread finds it.
+        let _ = tx.unbounded_send(task);
+    }
+    let for_zk = QueueSpawner(tx.clone());
+    std::thread::Builder::new()
+        .name(name.to_string())
+        .spawn(move || {
+            {
+                let _scope = spawns_core::enter(&for_zk);
+                async_io::block_on(drive(rx, until_idle));
+            }
+            on_exit();
+        })?;
+    Ok(tx)
 }
 
 fn executor() -> &'static Executor {
     static EXECUTOR: OnceLock<Executor> = OnceLock::new();
-    EXECUTOR.get_or_init(|| {
-        let (tx, mut rx) = mpsc::unbounded::<BoxFuture<'static, ()>>();
-        std::thread::Builder::new()
-            .name("lockwright-zk".to_string())
-            .spawn(move || {
-                let mut pool = LocalPool::new();
-                let spawner = pool.spawner();
-                let for_zk = PoolSpawner(spawner.clone());
-                let _scope = spawns_core::enter(&for_zk);
-                pool.run_until(async move {
-                    while let Some(task) = rx.next().await {
-                        let _ = spawner.spawn(task);
-                    }
-                });
-            })
-            .expect("cannot start the lockwright-zk thread");
-        Executor { tx }
+    EXECUTOR.get_or_init(|| Executor {
+        tx: task_thread("lockwright-zk", None, false, || {})
+            .expect("cannot start the lockwright-zk thread"),
     })
 }
 
@@ -343,41 +391,40 @@ impl ZkClient {
         let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
         spawn_task(async move {
             let _ = held_tx.send(());
-            let _ = release_rx.recv_timeout(Duration::from_secs(30));
+            let _ = release_rx.recv_timeout(Duration::from_secs(20));
         });
         held_rx
             .recv()
             .map_err(|_| unreachable("the lockwright-zk thread is gone".to_string()))?;
-        // The second connection runs on a thread and executor of its own.
-        let killer = std::thread::Builder::new()
-            .name("lockwright-zk-kill".to_string())
-            .spawn(move || {
-                let mut pool = LocalPool::new();
-                let spawner = PoolSpawner(pool.spawner());
-                let _scope = spawns_core::enter(&spawner);
-                let r = pool.run_until(async move {
-                    let other = Client::connector()
-                        .with_session(info)
-                        .with_fail_eagerly()
-                        .connect(&cs)
-                        .await?;
-                    // Dropping the last handle closes the session (CloseSession).
-                    drop(other);
-                    Ok::<(), zookeeper_client::Error>(())
-                });
-                // Let the session task send CloseSession and finish.
-                pool.run();
-                r
-            });
-        let r = match killer {
-            Ok(t) => t
-                .join()
-                .unwrap_or_else(|_| Err(zookeeper_client::Error::ClientClosed)),
-            Err(e) => {
-                let _ = release_tx.send(());
-                return Err(unreachable(e.to_string()));
+        // The second connection runs on a thread and executor of its own; the thread ends
+        // once the second session's task has sent CloseSession and finished.
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        let (ended_tx, ended_rx) = std::sync::mpsc::channel::<()>();
+        let killer = Box::pin(async move {
+            let r = async {
+                let other = Client::connector()
+                    .with_session(info)
+                    .with_fail_eagerly()
+                    .connect(&cs)
+                    .await?;
+                // Dropping the last handle closes the session (CloseSession).
+                drop(other);
+                Ok::<(), zookeeper_client::Error>(())
             }
-        };
+            .await;
+            let _ = done_tx.send(r);
+        });
+        let started = task_thread("lockwright-zk-kill", Some(killer), true, move || {
+            let _ = ended_tx.send(());
+        });
+        if let Err(e) = started {
+            let _ = release_tx.send(());
+            return Err(unreachable(e.to_string()));
+        }
+        let r = done_rx
+            .recv_timeout(Duration::from_secs(10))
+            .unwrap_or(Err(zookeeper_client::Error::Timeout));
+        let _ = ended_rx.recv_timeout(Duration::from_secs(10));
         let _ = release_tx.send(());
         r.map_err(|e| unreachable(e.to_string()))?;
         // Wait (bounded) until this client has seen it.
