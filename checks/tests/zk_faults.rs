@@ -19,15 +19,16 @@ use lockwright::zk::{
 use lockwright_checks::peers::zookeeper::ZkServer;
 use zk_support::{children, client, dir, eventually, server};
 
+/// A lost reply (the model's `LoseReply`).
 #[derive(Clone, Copy, Debug)]
 enum Fault {
     /// The next create's reply is lost; `applied`: the server made the node.
-    LoseCreate { applied: bool },
+    Create { applied: bool },
     /// The next delete's reply is lost.
-    LoseDelete { applied: bool },
+    Delete { applied: bool },
     /// The next create's reply is lost (applied), and the client then switches to a second
     /// session while the first lives on (the model's `LoseReply` then `RestartClient`).
-    LoseCreateThenRestart,
+    CreateThenRestart,
 }
 
 /// `ZkClient` with scripted faults.
@@ -83,26 +84,20 @@ fn lost() -> CoordError {
 impl Coordination for Faulty {
     type Watch = <ZkClient as Coordination>::Watch;
 
-    fn create_lock_node<'a>(
-        &'a self,
-        prefix: &'a str,
-        data: &'a [u8],
-    ) -> impl Future<Output = Result<LockNode, CoordError>> + Send + 'a {
-        async move {
-            match self.next_if(|f| !matches!(f, Fault::LoseDelete { .. })) {
-                Some(fault @ Fault::LoseCreate { applied }) => {
-                    if applied {
-                        self.applied(fault, self.c().create_lock_node(prefix, data).await)?;
-                    }
-                    Err(lost())
-                }
-                Some(fault @ Fault::LoseCreateThenRestart) => {
+    async fn create_lock_node(&self, prefix: &str, data: &[u8]) -> Result<LockNode, CoordError> {
+        match self.next_if(|f| !matches!(f, Fault::Delete { .. })) {
+            Some(fault @ Fault::Create { applied }) => {
+                if applied {
                     self.applied(fault, self.c().create_lock_node(prefix, data).await)?;
-                    self.restarted.store(true, Ordering::SeqCst);
-                    Err(lost())
                 }
-                _ => self.c().create_lock_node(prefix, data).await,
+                Err(lost())
             }
+            Some(fault @ Fault::CreateThenRestart) => {
+                self.applied(fault, self.c().create_lock_node(prefix, data).await)?;
+                self.restarted.store(true, Ordering::SeqCst);
+                Err(lost())
+            }
+            _ => self.c().create_lock_node(prefix, data).await,
         }
     }
 
@@ -118,7 +113,7 @@ impl Coordination for Faulty {
         &'a self,
         dir: &'a str,
     ) -> impl Future<Output = Result<Vec<String>, CoordError>> + Send + 'a {
-        async move { self.c().list_children(dir).await }
+        self.c().list_children(dir)
     }
 
     fn watch_node<'a>(
@@ -132,20 +127,15 @@ impl Coordination for Faulty {
         self.c().wait_watch_event(w)
     }
 
-    fn delete_node<'a>(
-        &'a self,
-        path: &'a str,
-    ) -> impl Future<Output = Result<(), CoordError>> + Send + 'a {
-        async move {
-            match self.next_if(|f| matches!(f, Fault::LoseDelete { .. })) {
-                Some(fault @ Fault::LoseDelete { applied }) => {
-                    if applied {
-                        self.applied(fault, self.c().delete_node(path).await)?;
-                    }
-                    Err(lost())
+    async fn delete_node(&self, path: &str) -> Result<(), CoordError> {
+        match self.next_if(|f| matches!(f, Fault::Delete { .. })) {
+            Some(fault @ Fault::Delete { applied }) => {
+                if applied {
+                    self.applied(fault, self.c().delete_node(path).await)?;
                 }
-                _ => self.c().delete_node(path).await,
+                Err(lost())
             }
+            _ => self.c().delete_node(path).await,
         }
     }
 
@@ -220,7 +210,7 @@ fn faulty(script: &[Fault]) -> (Arc<Faulty>, ZkClient, Arc<ZkServer>) {
 
 #[test]
 fn a_create_whose_reply_was_lost_is_found_by_the_protected_search() {
-    let (f, obs, _server) = faulty(&[Fault::LoseCreate { applied: true }]);
+    let (f, obs, _server) = faulty(&[Fault::Create { applied: true }]);
     let d = dir("lost-create");
     let m = ZkMutex::with_shared(Arc::clone(&f), &d).unwrap();
     let g = block_on(m.acquire()).unwrap();
@@ -235,7 +225,7 @@ fn a_create_whose_reply_was_lost_is_found_by_the_protected_search() {
 
 #[test]
 fn a_create_whose_reply_was_lost_unapplied_is_made_again() {
-    let (f, obs, _server) = faulty(&[Fault::LoseCreate { applied: false }]);
+    let (f, obs, _server) = faulty(&[Fault::Create { applied: false }]);
     let d = dir("lost-create-unapplied");
     let m = ZkMutex::with_shared(Arc::clone(&f), &d).unwrap();
     let g = block_on(m.acquire()).unwrap();
@@ -246,7 +236,7 @@ fn a_create_whose_reply_was_lost_unapplied_is_made_again() {
 #[test]
 fn no_protection_orphans_the_node_of_a_lost_create_and_waits_behind_it() {
     // CURATOR-79: without the protected search the client cannot find its node again.
-    let (f, obs, _server) = faulty(&[Fault::LoseCreate { applied: true }]);
+    let (f, obs, _server) = faulty(&[Fault::Create { applied: true }]);
     let d = dir("no-protection");
     let m = ZkMutex::with_shared(Arc::clone(&f), &d)
         .unwrap()
@@ -268,7 +258,7 @@ fn no_protection_orphans_the_node_of_a_lost_create_and_waits_behind_it() {
 
 #[test]
 fn a_delete_whose_reply_was_lost_is_retried() {
-    let (f, obs, _server) = faulty(&[Fault::LoseDelete { applied: false }]);
+    let (f, obs, _server) = faulty(&[Fault::Delete { applied: false }]);
     let d = dir("lost-delete");
     let m = ZkMutex::with_shared(Arc::clone(&f), &d).unwrap();
     let g = block_on(m.acquire()).unwrap();
@@ -282,7 +272,7 @@ fn a_delete_whose_reply_was_lost_is_retried() {
 #[test]
 fn release_forgets_leaves_the_node_after_a_lost_delete_reply() {
     // CURATOR-486 / CURATOR-678: the hold is dropped, the node stays while the session lives.
-    let (f, obs, _server) = faulty(&[Fault::LoseDelete { applied: false }]);
+    let (f, obs, _server) = faulty(&[Fault::Delete { applied: false }]);
     let d = dir("release-forgets");
     let m = ZkMutex::with_shared(Arc::clone(&f), &d)
         .unwrap()
@@ -303,7 +293,7 @@ fn release_forgets_leaves_the_node_after_a_lost_delete_reply() {
 #[test]
 fn after_a_lost_create_and_a_new_session_the_old_sessions_node_is_not_adopted() {
     // The CURATOR-498 fix: the search compares the node's owner with the current session.
-    let (f, obs, _server) = faulty(&[Fault::LoseCreateThenRestart]);
+    let (f, obs, _server) = faulty(&[Fault::CreateThenRestart]);
     let d = dir("restart-curator");
     let old_session = f.old.session();
     let m = ZkMutex::with_shared(Arc::clone(&f), &d).unwrap();
@@ -327,7 +317,7 @@ fn after_a_lost_create_and_a_new_session_the_old_sessions_node_is_not_adopted() 
 #[test]
 fn adopt_old_session_holds_through_a_node_of_the_abandoned_session() {
     // CURATOR-498 / CURATOR-604: the search takes our uuid's node from the old session.
-    let (f, _obs, _server) = faulty(&[Fault::LoseCreateThenRestart]);
+    let (f, _obs, _server) = faulty(&[Fault::CreateThenRestart]);
     let d = dir("restart-adopt");
     let old_session = f.old.session();
     let m = ZkMutex::with_shared(Arc::clone(&f), &d)

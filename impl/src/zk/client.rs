@@ -501,186 +501,143 @@ const fn ephemeral_sequential() -> zookeeper_client::CreateOptions<'static> {
 impl Coordination for ZkClient {
     type Watch = OneshotWatcher;
 
-    fn create_lock_node<'a>(
-        &'a self,
-        prefix: &'a str,
-        data: &'a [u8],
-    ) -> impl Future<Output = Result<LockNode, CoordError>> + Send + 'a {
-        async move {
-            let c = self.client();
-            bump(&self.inner.stats.creates);
-            let options = ephemeral_sequential();
-            let (stat, seq) = c.create(prefix, data, &options).await.map_err(map_err)?;
-            Ok(LockNode {
-                path: format!("{prefix}{seq}"),
-                stat: node_stat(&stat),
+    async fn create_lock_node(&self, prefix: &str, data: &[u8]) -> Result<LockNode, CoordError> {
+        let c = self.client();
+        bump(&self.inner.stats.creates);
+        let options = ephemeral_sequential();
+        let (stat, seq) = c.create(prefix, data, &options).await.map_err(map_err)?;
+        Ok(LockNode {
+            path: format!("{prefix}{seq}"),
+            stat: node_stat(&stat),
+        })
+    }
+
+    async fn find_own_node(&self, dir: &str, prefix: Option<&str>) -> Result<Search, CoordError> {
+        let c = self.client();
+        let session = sid(&c);
+        bump(&self.inner.stats.lists);
+        let children = match c.list_children(dir).await {
+            Ok(ch) => ch,
+            Err(zookeeper_client::Error::NoNode) => Vec::new(),
+            Err(e) => return Err(map_err(e)),
+        };
+        let names: Vec<String> = children
+            .into_iter()
+            .filter(|n| match prefix {
+                Some(p) => n.starts_with(p),
+                None => n.starts_with(LOCK_MARKER) && sequence_of(n).is_some(),
             })
-        }
-    }
-
-    fn find_own_node<'a>(
-        &'a self,
-        dir: &'a str,
-        prefix: Option<&'a str>,
-    ) -> impl Future<Output = Result<Search, CoordError>> + Send + 'a {
-        async move {
-            let c = self.client();
-            let session = sid(&c);
-            bump(&self.inner.stats.lists);
-            let children = match c.list_children(dir).await {
-                Ok(ch) => ch,
-                Err(zookeeper_client::Error::NoNode) => Vec::new(),
-                Err(e) => return Err(map_err(e)),
-            };
-            let names: Vec<String> = children
-                .into_iter()
-                .filter(|n| match prefix {
-                    Some(p) => n.starts_with(p),
-                    None => n.starts_with(LOCK_MARKER) && sequence_of(n).is_some(),
-                })
-                .collect();
-            let mut candidates = Vec::with_capacity(names.len());
-            for name in names {
-                bump(&self.inner.stats.exists);
-                match c.check_stat(&format!("{dir}/{name}")).await {
-                    Ok(Some(stat)) => candidates.push((name, node_stat(&stat))),
-                    Ok(None) => {}
-                    Err(e) => return Err(map_err(e)),
-                }
-            }
-            Ok(Search {
-                session,
-                candidates,
-            })
-        }
-    }
-
-    fn list_children<'a>(
-        &'a self,
-        dir: &'a str,
-    ) -> impl Future<Output = Result<Vec<String>, CoordError>> + Send + 'a {
-        async move {
-            let c = self.client();
-            bump(&self.inner.stats.lists);
-            c.list_children(dir).await.map_err(map_err)
-        }
-    }
-
-    fn watch_node<'a>(
-        &'a self,
-        path: &'a str,
-    ) -> impl Future<Output = Result<OneshotWatcher, CoordError>> + Send + 'a {
-        async move {
-            let c = self.client();
-            bump(&self.inner.stats.watches);
-            let (_, _, w) = c.get_and_watch_data(path).await.map_err(map_err)?;
-            Ok(w)
-        }
-    }
-
-    fn wait_watch_event(
-        &self,
-        watch: OneshotWatcher,
-    ) -> impl Future<Output = WatchOutcome> + Send + '_ {
-        async move {
-            let ev = watch.changed().await;
-            bump(&self.inner.stats.watch_events);
-            match ev.event_type {
-                EventType::Session if ev.session_state.is_terminated() => {
-                    WatchOutcome::SessionExpired
-                }
-                _ => WatchOutcome::Fired,
-            }
-        }
-    }
-
-    fn delete_node<'a>(
-        &'a self,
-        path: &'a str,
-    ) -> impl Future<Output = Result<(), CoordError>> + Send + 'a {
-        async move {
-            let c = self.client();
-            bump(&self.inner.stats.deletes);
-            c.delete(path, None).await.map_err(map_err)
-        }
-    }
-
-    fn check_node<'a>(
-        &'a self,
-        path: &'a str,
-    ) -> impl Future<Output = Result<Option<NodeStat>, CoordError>> + Send + 'a {
-        async move {
-            let c = self.client();
+            .collect();
+        let mut candidates = Vec::with_capacity(names.len());
+        for name in names {
             bump(&self.inner.stats.exists);
-            Ok(c.check_stat(path)
-                .await
-                .map_err(map_err)?
-                .as_ref()
-                .map(node_stat))
+            match c.check_stat(&format!("{dir}/{name}")).await {
+                Ok(Some(stat)) => candidates.push((name, node_stat(&stat))),
+                Ok(None) => {}
+                Err(e) => return Err(map_err(e)),
+            }
+        }
+        Ok(Search {
+            session,
+            candidates,
+        })
+    }
+
+    async fn list_children(&self, dir: &str) -> Result<Vec<String>, CoordError> {
+        let c = self.client();
+        bump(&self.inner.stats.lists);
+        c.list_children(dir).await.map_err(map_err)
+    }
+
+    async fn watch_node(&self, path: &str) -> Result<OneshotWatcher, CoordError> {
+        let c = self.client();
+        bump(&self.inner.stats.watches);
+        let (_, _, w) = c.get_and_watch_data(path).await.map_err(map_err)?;
+        Ok(w)
+    }
+
+    async fn wait_watch_event(&self, watch: OneshotWatcher) -> WatchOutcome {
+        let ev = watch.changed().await;
+        bump(&self.inner.stats.watch_events);
+        match ev.event_type {
+            EventType::Session if ev.session_state.is_terminated() => WatchOutcome::SessionExpired,
+            _ => WatchOutcome::Fired,
         }
     }
 
-    fn guarded_write<'a>(
-        &'a self,
-        lock_node: Option<&'a str>,
-        ops: &'a [GuardedOp],
-    ) -> impl Future<Output = Result<Vec<OpResult>, MultiError>> + Send + 'a {
-        async move {
-            let c = self.client();
-            bump(&self.inner.stats.multis);
-            let persistent = CreateMode::Persistent.with_acls(Acls::anyone_all());
-            let ephemeral = CreateMode::Ephemeral.with_acls(Acls::anyone_all());
-            let mut w = c.new_multi_writer();
-            let offset = usize::from(lock_node.is_some());
-            let refused = |index: usize, e: zookeeper_client::Error| MultiError {
-                index: Some(index),
-                error: map_err(e),
-            };
-            if let Some(node) = lock_node {
-                w.add_check_version(node, 0).map_err(|e| refused(0, e))?;
-            }
-            for (i, op) in ops.iter().enumerate() {
-                let r = match op {
-                    GuardedOp::Create { path, data, kind } => {
-                        let o = match kind {
-                            NodeKind::Persistent => &persistent,
-                            NodeKind::Ephemeral => &ephemeral,
-                        };
-                        w.add_create(path, data, o)
-                    }
-                    GuardedOp::SetData {
-                        path,
-                        data,
-                        version,
-                    } => w.add_set_data(path, data, *version),
-                    GuardedOp::Delete { path, version } => w.add_delete(path, *version),
-                    GuardedOp::Check { path, version } => w.add_check_version(path, *version),
-                };
-                r.map_err(|e| refused(i + offset, e))?;
-            }
-            match w.commit().await {
-                Ok(results) => Ok(results
-                    .into_iter()
-                    .map(|r| match r {
-                        MultiWriteResult::Check => OpResult::Checked,
-                        MultiWriteResult::Delete => OpResult::Deleted,
-                        MultiWriteResult::Create { path, .. } => OpResult::Created { path },
-                        MultiWriteResult::SetData { stat } => OpResult::SetData {
-                            stat: node_stat(&stat),
-                        },
-                        // `non_exhaustive`: nothing else answers these four operations.
-                        #[allow(unreachable_patterns)]
-                        _ => OpResult::Checked,
-                    })
-                    .collect()),
-                Err(MultiWriteError::OperationFailed { index, source }) => {
-                    Err(refused(index, source))
+    async fn delete_node(&self, path: &str) -> Result<(), CoordError> {
+        let c = self.client();
+        bump(&self.inner.stats.deletes);
+        c.delete(path, None).await.map_err(map_err)
+    }
+
+    async fn check_node(&self, path: &str) -> Result<Option<NodeStat>, CoordError> {
+        let c = self.client();
+        bump(&self.inner.stats.exists);
+        Ok(c.check_stat(path)
+            .await
+            .map_err(map_err)?
+            .as_ref()
+            .map(node_stat))
+    }
+
+    async fn guarded_write(
+        &self,
+        lock_node: Option<&str>,
+        ops: &[GuardedOp],
+    ) -> Result<Vec<OpResult>, MultiError> {
+        let c = self.client();
+        bump(&self.inner.stats.multis);
+        let persistent = CreateMode::Persistent.with_acls(Acls::anyone_all());
+        let ephemeral = CreateMode::Ephemeral.with_acls(Acls::anyone_all());
+        let mut w = c.new_multi_writer();
+        let offset = usize::from(lock_node.is_some());
+        let refused = |index: usize, e: zookeeper_client::Error| MultiError {
+            index: Some(index),
+            error: map_err(e),
+        };
+        if let Some(node) = lock_node {
+            w.add_check_version(node, 0).map_err(|e| refused(0, e))?;
+        }
+        for (i, op) in ops.iter().enumerate() {
+            let r = match op {
+                GuardedOp::Create { path, data, kind } => {
+                    let o = match kind {
+                        NodeKind::Persistent => &persistent,
+                        NodeKind::Ephemeral => &ephemeral,
+                    };
+                    w.add_create(path, data, o)
                 }
-                Err(MultiWriteError::RequestFailed { source }) => Err(MultiError {
-                    index: None,
-                    error: map_err(source),
-                }),
-            }
+                GuardedOp::SetData {
+                    path,
+                    data,
+                    version,
+                } => w.add_set_data(path, data, *version),
+                GuardedOp::Delete { path, version } => w.add_delete(path, *version),
+                GuardedOp::Check { path, version } => w.add_check_version(path, *version),
+            };
+            r.map_err(|e| refused(i + offset, e))?;
+        }
+        match w.commit().await {
+            Ok(results) => Ok(results
+                .into_iter()
+                .map(|r| match r {
+                    MultiWriteResult::Check => OpResult::Checked,
+                    MultiWriteResult::Delete => OpResult::Deleted,
+                    MultiWriteResult::Create { path, .. } => OpResult::Created { path },
+                    MultiWriteResult::SetData { stat } => OpResult::SetData {
+                        stat: node_stat(&stat),
+                    },
+                    // `non_exhaustive`: nothing else answers these four operations.
+                    #[allow(unreachable_patterns)]
+                    _ => OpResult::Checked,
+                })
+                .collect()),
+            Err(MultiWriteError::OperationFailed { index, source }) => Err(refused(index, source)),
+            Err(MultiWriteError::RequestFailed { source }) => Err(MultiError {
+                index: None,
+                error: map_err(source),
+            }),
         }
     }
 
@@ -698,57 +655,42 @@ impl Coordination for ZkClient {
         }
     }
 
-    fn new_session(
-        &self,
-        expired: SessionId,
-    ) -> impl Future<Output = Result<SessionId, CoordError>> + Send + '_ {
-        async move {
-            let _one = self.inner.renewing.lock().await;
-            let c = self.client();
-            if sid(&c) != expired && !c.state().is_terminated() {
-                return Ok(sid(&c));
+    async fn new_session(&self, expired: SessionId) -> Result<SessionId, CoordError> {
+        let _one = self.inner.renewing.lock().await;
+        let c = self.client();
+        if sid(&c) != expired && !c.state().is_terminated() {
+            return Ok(sid(&c));
+        }
+        let fresh = open(&self.inner.connect, &self.inner.options).await?;
+        let id = sid(&fresh);
+        let old = std::mem::replace(
+            &mut *self.inner.current.lock().unwrap_or_else(|p| p.into_inner()),
+            fresh,
+        );
+        drop(old);
+        bump(&self.inner.stats.renewals);
+        Ok(id)
+    }
+
+    async fn ensure_dir(&self, dir: &str) -> Result<(), CoordError> {
+        let c = self.client();
+        bump(&self.inner.stats.other);
+        let container = CreateMode::Container.with_acls(Acls::anyone_all());
+        match c.mkdir(dir, &container).await {
+            // Servers before 3.5 have no containers.
+            Err(zookeeper_client::Error::Unimplemented) => {
+                let persistent = CreateMode::Persistent.with_acls(Acls::anyone_all());
+                c.mkdir(dir, &persistent).await.map_err(map_err)
             }
-            let fresh = open(&self.inner.connect, &self.inner.options).await?;
-            let id = sid(&fresh);
-            let old = std::mem::replace(
-                &mut *self.inner.current.lock().unwrap_or_else(|p| p.into_inner()),
-                fresh,
-            );
-            drop(old);
-            bump(&self.inner.stats.renewals);
-            Ok(id)
+            r => r.map_err(map_err),
         }
     }
 
-    fn ensure_dir<'a>(
-        &'a self,
-        dir: &'a str,
-    ) -> impl Future<Output = Result<(), CoordError>> + Send + 'a {
-        async move {
-            let c = self.client();
-            bump(&self.inner.stats.other);
-            let container = CreateMode::Container.with_acls(Acls::anyone_all());
-            match c.mkdir(dir, &container).await {
-                // Servers before 3.5 have no containers.
-                Err(zookeeper_client::Error::Unimplemented) => {
-                    let persistent = CreateMode::Persistent.with_acls(Acls::anyone_all());
-                    c.mkdir(dir, &persistent).await.map_err(map_err)
-                }
-                r => r.map_err(map_err),
-            }
-        }
-    }
-
-    fn read_node<'a>(
-        &'a self,
-        path: &'a str,
-    ) -> impl Future<Output = Result<(Vec<u8>, NodeStat), CoordError>> + Send + 'a {
-        async move {
-            let c = self.client();
-            bump(&self.inner.stats.other);
-            let (data, stat) = c.get_data(path).await.map_err(map_err)?;
-            Ok((data, node_stat(&stat)))
-        }
+    async fn read_node(&self, path: &str) -> Result<(Vec<u8>, NodeStat), CoordError> {
+        let c = self.client();
+        bump(&self.inner.stats.other);
+        let (data, stat) = c.get_data(path).await.map_err(map_err)?;
+        Ok((data, node_stat(&stat)))
     }
 
     fn new_protection_id(&self) -> String {
@@ -759,10 +701,8 @@ impl Coordination for ZkClient {
         Instant::now()
     }
 
-    fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + Send + '_ {
-        async move {
-            async_io::Timer::after(duration).await;
-        }
+    async fn sleep(&self, duration: Duration) {
+        async_io::Timer::after(duration).await;
     }
 
     fn spawn(&self, task: impl Future<Output = ()> + Send + 'static) {

@@ -334,7 +334,8 @@ impl<C: Coordination> ZkGuard<C> {
     ///
     /// # Errors
     /// [`ZkLockError::LockLost`] with the [`LostReason`]. Every reason but
-    /// [`LostReason::Suspended`] is final: the guard reports it from then on.
+    /// [`LostReason::Suspended`] is final: the guard reports it from then on, and deletes its
+    /// node (if it still exists) in the background at once.
     pub async fn ensure_valid(&self) -> Result<(), ZkLockError> {
         let h = &self.hold;
         if let Some(r) = h.lost() {

@@ -6,8 +6,8 @@
 //! server appends `<seq>`, ten digits of the parent's counter.
 //!
 //! Who takes part in the queue ([`participants`]): every child whose name ends in `lock-`
-//! + digits (Curator, lockwright, zookeeper-client's Curator-style lock) or `__lock__` + digits
-//! (kazoo's `Lock`), ordered by those digits. For `lock-` names this is exactly Curator's order
+//! followed by digits (Curator, lockwright, zookeeper-client's Curator-style lock) or in
+//! `__lock__` followed by digits (kazoo's `Lock`), ordered by those digits. For `lock-` names this is exactly Curator's order
 //! (`StandardLockInternalsDriver.fixForSorting`: the text after the last `lock-`, zero-padded, so
 //! string order is number order). Curator also counts children with neither suffix, sorting them
 //! by their whole name — a kazoo node `<hex>__lock__N` then sorts after every `lock-` node, so
