@@ -3,6 +3,7 @@
 //! loom/shuttle suites use live in the dev-only `lockwright-testkit` crate.
 
 pub mod cli;
+pub mod peers;
 #[cfg(feature = "report")]
 pub mod report;
 pub mod stress;

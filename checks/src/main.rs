@@ -29,6 +29,10 @@ enum Command {
     StressRun(cli::stress::StressRunArgs),
     /// Regenerate docs/results.md, its JSON twin and the traces from real model runs.
     Report(cli::report::ReportArgs),
+    /// One ZooKeeper-mutex stress client (Lucene's LockStressTest protocol, against a verify server).
+    ZkStress(cli::zk::ZkStressArgs),
+    /// Benchmark the ZooKeeper mutex against Curator and kazoo on one real server.
+    ZkBench(cli::zk::ZkBenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -40,6 +44,8 @@ fn main() -> ExitCode {
         Command::Stress(a) => cli::stress::run_stress(a),
         Command::StressRun(a) => cli::stress::run_stress_run(a),
         Command::Report(a) => cli::report::run(a),
+        Command::ZkStress(a) => cli::zk::run_zk_stress(a),
+        Command::ZkBench(a) => cli::zk::run_zk_bench(a),
     };
     match result {
         Ok(code) => code,
