@@ -335,7 +335,7 @@ fn shuttle_section(s: &mut String, report: &Report) {
         "Everything above is about the model. The rows below are about the real code: the same \
          `{REGENERATE}` run drove the REAL `NativeFsLockFactory` and `SimpleFsLockFactory` \
          (crate `lockwright`, the code a program links, not a copy) on the simulated OS of \
-         `checks/src/sim/`, under shuttle's random scheduler and then its PCT scheduler \
+         the test kit (`checks/testkit/src/file/`), under shuttle's random scheduler and then its PCT scheduler \
          (depth {PCT_DEPTH}), {EXECUTIONS_PER_SCHEDULER} executions each from the fixed seed \
          shown, and replayed every execution's recording step by step through the model with \
          all four `always` properties checked on every state. Same seeds, same schedules, \
