@@ -84,8 +84,11 @@ fn without_the_fence_a_paused_holder_writes_stale_data() {
     let mut cfg = config("unfenced");
     cfg.resource = ResourceMode::Unchecked;
     cfg.faults = vec![FaultKind::Pause];
-    cfg.min_each_fault = 2;
-    cfg.acquisitions = 100;
+    cfg.min_each_fault = 3;
+    cfg.acquisitions = 60;
+    // Pauses far enough apart that the others get the lock in between (a pause blocks the
+    // lock for a session timeout).
+    cfg.fault_every = Duration::from_millis(2500);
     // Hold longer so the pause lands between a holder's two writes.
     cfg.hold = Duration::from_millis(20);
     let s = run(&cfg);

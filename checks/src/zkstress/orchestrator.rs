@@ -213,6 +213,9 @@ pub struct ZkRunSummary {
     pub overlapped_holds_session_alive: u64,
     /// Old holds that could not be checked (no hold announced, or no answer within a minute).
     pub overlapped_holds_unchecked: u64,
+    /// The longest delay between an overlap and the server's answer about the old session
+    /// (a session that expired within that delay would pass for expired at the overlap).
+    pub overlap_check_max_delay_ms: u64,
     pub overlap_samples: Vec<OverlapCheck>,
     /// The fenced resource: writes, rejections, stale writes accepted (MUST be 0).
     pub ledger: LedgerReport,
@@ -286,12 +289,13 @@ impl ZkRunSummary {
             (
                 "holder overlaps".into(),
                 format!(
-                    "{} obtains overlapped {} old holds: session expired {}, still alive {}, unchecked {}",
+                    "{} obtains overlapped {} old holds: session expired {}, still alive {}, unchecked {} (asked within {} ms)",
                     self.overlaps,
                     self.overlapped_holds,
                     self.overlapped_holds_session_expired,
                     self.overlapped_holds_session_alive,
-                    self.overlapped_holds_unchecked
+                    self.overlapped_holds_unchecked,
+                    self.overlap_check_max_delay_ms
                 ),
             ),
             (
@@ -588,6 +592,15 @@ struct PendingOverlap {
     holder: u8,
 }
 
+/// Stops the verify server on every way out of [`run`] (an early error included).
+struct StopOnDrop(ServerHandle);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.shutdown();
+    }
+}
+
 /// Verdicts by severity.
 fn rank(v: &str) -> u8 {
     match v {
@@ -671,7 +684,7 @@ fn check_overlaps(
 #[allow(clippy::too_many_lines)]
 pub fn run(cfg: &RunConfig) -> anyhow::Result<ZkRunSummary> {
     let total = cfg.clients + cfg.curator_clients;
-    if total < 2 || total > 200 {
+    if !(2..=200).contains(&total) {
         bail!("need 2..=200 clients in all (lockwright + Curator) for the lock to be contended");
     }
     if cfg.connect.is_some() && cfg.faults.contains(&FaultKind::Restart) {
@@ -721,6 +734,7 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<ZkRunSummary> {
     .context("cannot bind the verify server")?;
     let verify_addr = verify.local_addr()?;
     let handle = verify.handle();
+    let _stop_verify = StopOnDrop(handle.clone());
     let start = Instant::now();
     let deadline = start + cfg.max_duration;
     let verify_thread =
@@ -1181,6 +1195,12 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<ZkRunSummary> {
         overlapped_holds_session_expired: expired,
         overlapped_holds_session_alive: alive,
         overlapped_holds_unchecked: unchecked,
+        overlap_check_max_delay_ms: checks
+            .iter()
+            .filter(|c| c.verdict != "unchecked")
+            .map(|c| c.checked_after_ms)
+            .max()
+            .unwrap_or(0),
         overlap_samples: samples,
         ledger: ledger_report,
         replacements,
