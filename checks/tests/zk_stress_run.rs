@@ -51,17 +51,26 @@ fn show(s: &ZkRunSummary) -> String {
     format!("{}\nfault log:\n  {}", s.render(), s.fault_log.join("\n  "))
 }
 
-/// A few hundred acquisitions, every fault kind at least once: no stale write accepted, every
-/// overlap explained by an expired session, and the paused holder's late write refused.
+/// A few hundred acquisitions, every fault kind at least once, two lockwright clients and a
+/// Curator one: no stale write accepted, every overlap explained by an expired session, and
+/// the paused holder's late write refused.
 #[test]
 fn faults_on_a_real_server_never_let_a_stale_write_through() {
-    let s = run(&config("quick"));
+    let mut cfg = config("quick");
+    cfg.clients = 2;
+    cfg.curator_clients = 1;
+    let s = run(&cfg);
     assert!(s.passed(), "{}", show(&s));
     assert_eq!(s.ledger.stale_writes_accepted, 0, "{}", show(&s));
     assert_eq!(s.overlapped_holds_session_alive, 0, "{}", show(&s));
     assert_eq!(s.overlapped_holds_unchecked, 0, "{}", show(&s));
     assert_eq!(s.ledger.rejected_while_valid, 0, "{}", show(&s));
     assert!(s.acquisitions >= 300, "{}", show(&s));
+    assert!(
+        s.holds_by(true) >= 1,
+        "the Curator client never held:\n{}",
+        show(&s)
+    );
     for k in FaultKind::ALL {
         assert!(
             s.faults.of(k) >= 1,
