@@ -313,11 +313,15 @@ impl ZkRunSummary {
                 "after a rejection".into(),
                 format!(
                     "{} (still held per ensure_valid: {})",
-                    l.lost_reasons
-                        .iter()
-                        .map(|(k, v)| format!("{k} {v}"))
-                        .collect::<Vec<_>>()
-                        .join(", "),
+                    if l.lost_reasons.is_empty() {
+                        "no rejection".to_string()
+                    } else {
+                        l.lost_reasons
+                            .iter()
+                            .map(|(k, v)| format!("{k} {v}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    },
                     l.rejected_while_valid
                 ),
             ),
