@@ -154,14 +154,9 @@ pub struct ZkStressRunArgs {
     /// The session timeout the clients ask for (a pause lasts twice this plus a second).
     #[arg(long, default_value_t = 2000)]
     pub session_timeout_ms: u64,
-    /// Fault kinds to inject.
-    #[arg(
-        long,
-        value_enum,
-        value_delimiter = ',',
-        default_value = "kill,pause,cut,stall,restart"
-    )]
-    pub faults: Vec<crate::zkstress::orchestrator::FaultKind>,
+    /// Fault kinds to inject [default: all; all but restart with --connect].
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub faults: Option<Vec<crate::zkstress::orchestrator::FaultKind>>,
     /// No faults at all.
     #[arg(long, conflicts_with = "faults")]
     pub no_faults: bool,
@@ -200,7 +195,7 @@ pub struct ZkStressRunArgs {
 /// # Errors
 /// Missing packages (named), a server or client that cannot start.
 pub fn run_zk_stress_run(a: ZkStressRunArgs) -> anyhow::Result<ExitCode> {
-    use crate::zkstress::orchestrator::{self, RunConfig};
+    use crate::zkstress::orchestrator::{self, FaultKind, RunConfig};
     let seed = a.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -212,7 +207,15 @@ pub fn run_zk_stress_run(a: ZkStressRunArgs) -> anyhow::Result<ExitCode> {
         acquisitions: a.acquisitions,
         hold: Duration::from_millis(a.hold_ms),
         session_timeout: Duration::from_millis(a.session_timeout_ms),
-        faults: if a.no_faults { Vec::new() } else { a.faults },
+        faults: match (a.no_faults, a.faults) {
+            (true, _) => Vec::new(),
+            (false, Some(f)) => f,
+            // A server we did not start cannot be restarted.
+            (false, None) => FaultKind::ALL
+                .into_iter()
+                .filter(|k| a.connect.is_none() || *k != FaultKind::Restart)
+                .collect(),
+        },
         fault_every: Duration::from_millis(a.fault_every_ms),
         min_each_fault: a.min_each,
         seed,
