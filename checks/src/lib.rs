@@ -7,3 +7,4 @@ pub mod peers;
 #[cfg(feature = "report")]
 pub mod report;
 pub mod stress;
+pub mod zkstress;

@@ -33,6 +33,12 @@ enum Command {
     ZkStress(cli::zk::ZkStressArgs),
     /// Benchmark the ZooKeeper mutex against Curator and kazoo on one real server.
     ZkBench(cli::zk::ZkBenchArgs),
+    /// The ZooKeeper mutex under faults (kills, pauses, cut and stalled connections, server
+    /// restarts) on a real server, with a fenced resource; fails on a stale write accepted.
+    ZkStressRun(cli::zk::ZkStressRunArgs),
+    /// One zk-stress-run client process (started by zk-stress-run).
+    #[command(hide = true)]
+    ZkStressClient(cli::zk::ZkStressClientArgs),
 }
 
 fn main() -> ExitCode {
@@ -46,6 +52,8 @@ fn main() -> ExitCode {
         Command::Report(a) => cli::report::run(a),
         Command::ZkStress(a) => cli::zk::run_zk_stress(a),
         Command::ZkBench(a) => cli::zk::run_zk_bench(a),
+        Command::ZkStressRun(a) => cli::zk::run_zk_stress_run(a),
+        Command::ZkStressClient(a) => cli::zk::run_zk_stress_client(a),
     };
     match result {
         Ok(code) => code,

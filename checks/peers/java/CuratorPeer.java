@@ -13,7 +13,16 @@
 //   handoff CONNECT PATH THREADS ROUNDS HOLD_MS           THREADS clients contend ROUNDS acquisitions each, holding HOLD_MS;
 //                                                       hand-off latency = grant time - the previous holder's release
 //                                                       start (grants to another client already waiting); prints RESULT
+//   fenced  CONNECT PATH VHOST VPORT LHOST LPORT ID HOLD_MS SESSION_MS
+//                                                       a `lockwright zk-stress-run` client: the verify-server loop of
+//                                                       `stress`, plus the ledger protocol (checks/src/zkstress/ledger.rs):
+//                                                       HOLD with the lock node's czxid and owner session, two fenced
+//                                                       WRITEs HOLD_MS apart, LOST after a rejection, RELEASED; ends
+//                                                       when the ledger answers STOP
+import java.io.BufferedReader;
 import java.io.DataInputStream;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.io.OutputStream;
 import java.net.Socket;
 import java.util.Arrays;
@@ -24,6 +33,7 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.zookeeper.data.Stat;
 
 public class CuratorPeer {
     /** Exposes the protected getLockPath() (the node this thread holds). */
@@ -52,6 +62,8 @@ public class CuratorPeer {
         switch (a.length > 0 ? a[0] : "") {
             case "stress": stress(a[1], a[2], a[3], Integer.parseInt(a[4]), Integer.parseInt(a[5]),
                                   Integer.parseInt(a[6]), Long.parseLong(a[7])); break;
+            case "fenced": fenced(a[1], a[2], a[3], Integer.parseInt(a[4]), a[5], Integer.parseInt(a[6]),
+                                  Integer.parseInt(a[7]), Long.parseLong(a[8]), Integer.parseInt(a[9])); break;
             case "hold": hold(a[1], a[2], Long.parseLong(a[3])); break;
             case "try": tryAcquire(a[1], a[2], Long.parseLong(a[3])); break;
             case "bench": bench(a[1], a[2], Integer.parseInt(a[3]), Integer.parseInt(a[4]), Long.parseLong(a[5])); break;
@@ -82,6 +94,111 @@ public class CuratorPeer {
                 m.release();
             }
             System.out.println("curator " + id + " done " + count);
+        }
+    }
+
+    /** One ledger request and its answer line. */
+    static final class Ledger {
+        final Socket s;
+        final BufferedReader in;
+        final OutputStream out;
+        final String who;
+        Ledger(String host, int port, int id) throws Exception {
+            s = new Socket(host, port);
+            s.setTcpNoDelay(true);
+            in = new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.UTF_8));
+            out = s.getOutputStream();
+            who = id + " " + ProcessHandle.current().pid();
+        }
+        String ask(String verb, String rest) throws Exception {
+            out.write((verb + " " + who + " " + rest + "\n").getBytes(StandardCharsets.UTF_8));
+            out.flush();
+            String a = in.readLine();
+            if (a == null || a.startsWith("ERR")) throw new IllegalStateException("ledger answered " + a);
+            return a;
+        }
+    }
+
+    static void fenced(String cs, String path, String vhost, int vport, String lhost, int lport, int id,
+                       long holdMs, int sessionMs) throws Exception {
+        Ledger ledger = new Ledger(lhost, lport, id);
+        CuratorFramework c = CuratorFrameworkFactory.builder()
+            .connectString(cs)
+            .sessionTimeoutMs(sessionMs)
+            .connectionTimeoutMs(sessionMs)
+            .retryPolicy(new ExponentialBackoffRetry(100, 10))
+            .build();
+        c.start();
+        if (!c.blockUntilConnected(60, TimeUnit.SECONDS)) throw new IllegalStateException("no connection to " + cs);
+        Mutex m = new Mutex(c, path);
+        try (Socket s = new Socket(vhost, vport)) {
+            s.setTcpNoDelay(true);
+            DataInputStream in = new DataInputStream(s.getInputStream());
+            OutputStream out = s.getOutputStream();
+            out.write(id);
+            out.flush();
+            int start = in.read();
+            if (start != 43) throw new IllegalStateException("expected 43 from the verify server, got " + start);
+            long seq = 0;
+            boolean stop = false;
+            while (!stop) {
+                try {
+                    if (!m.acquire(30, TimeUnit.SECONDS)) {
+                        ledger.ask("ERROR", "acquire timed out after 30 s");
+                        continue;
+                    }
+                } catch (Exception e) {
+                    ledger.ask("ERROR", "acquire: " + e.toString().replace('\n', ' '));
+                    Thread.sleep(50);
+                    continue;
+                }
+                seq++;
+                String node = m.node();
+                Stat st;
+                try {
+                    st = c.checkExists().forPath(node);
+                } catch (Exception e) {
+                    st = null;
+                }
+                if (st == null) {
+                    // Cannot learn the token (connection lost, or the node already gone): no writes.
+                    ledger.ask("ERROR", "no Stat for the held node " + node);
+                    try { m.release(); } catch (Exception e) { /* released in the background */ }
+                    continue;
+                }
+                long token = st.getCzxid();
+                long session = st.getEphemeralOwner();
+                stop |= ledger.ask("HOLD", seq + " " + token + " " + session).endsWith(" STOP");
+                say(in, out, 1);
+                boolean rejected = false;
+                for (int n = 1; n <= 2 && !rejected; n++) {
+                    if (n == 2 && holdMs > 0) Thread.sleep(holdMs);
+                    String a = ledger.ask("WRITE", seq + " " + n + " " + token + " " + session);
+                    stop |= a.endsWith(" STOP");
+                    rejected = a.startsWith("REJECT");
+                }
+                if (rejected) {
+                    // Curator has no lock-lost check of its own: look at the node as ensure_valid does.
+                    boolean valid;
+                    try {
+                        Stat now = c.checkExists().forPath(node);
+                        valid = now != null && now.getEphemeralOwner() == session && now.getCzxid() == token;
+                    } catch (Exception e) {
+                        valid = false;
+                    }
+                    ledger.ask("LOST", seq + " " + token + " " + (valid ? "1 still-held" : "0 curator-node-gone"));
+                }
+                say(in, out, 0);
+                try {
+                    m.release();
+                } catch (Exception e) {
+                    ledger.ask("ERROR", "release: " + e.toString().replace('\n', ' '));
+                }
+                stop |= ledger.ask("RELEASED", Long.toString(seq)).endsWith(" STOP");
+            }
+            System.out.println("curator " + id + " done after " + seq + " holds");
+        } finally {
+            c.close();
         }
     }
 

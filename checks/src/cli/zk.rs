@@ -134,3 +134,146 @@ pub fn run_zk_bench(a: ZkBenchArgs) -> anyhow::Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// `lockwright zk-stress-run`: the ZooKeeper mutex under faults on a real server. See
+/// `docs/zookeeper-stress.md`.
+#[derive(clap::Args, Debug)]
+pub struct ZkStressRunArgs {
+    /// lockwright client processes.
+    #[arg(long, default_value_t = 4)]
+    pub clients: usize,
+    /// Curator 5.4 client processes besides them (Debian's libcurator-*-java and a JDK).
+    #[arg(long, default_value_t = 0)]
+    pub curator: usize,
+    /// Stop after this many acquisitions (once every fault kind has happened --min-each times).
+    #[arg(long, default_value_t = 1000)]
+    pub acquisitions: u64,
+    /// Hold time between a holder's two fenced writes, in milliseconds.
+    #[arg(long, default_value_t = 2)]
+    pub hold_ms: u64,
+    /// The session timeout the clients ask for (a pause lasts twice this plus a second).
+    #[arg(long, default_value_t = 2000)]
+    pub session_timeout_ms: u64,
+    /// Fault kinds to inject [default: all; all but restart with --connect].
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub faults: Option<Vec<crate::zkstress::orchestrator::FaultKind>>,
+    /// No faults at all.
+    #[arg(long, conflicts_with = "faults")]
+    pub no_faults: bool,
+    /// Mean gap between faults, in milliseconds.
+    #[arg(long, default_value_t = 1500)]
+    pub fault_every_ms: u64,
+    /// Every fault kind at least this many times before the run may end.
+    #[arg(long, default_value_t = 1)]
+    pub min_each: u64,
+    /// The seed of the fault schedule (default: from the clock; printed in the report).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// `checked` (the fence) or `unchecked` (accepts every write: shows what the fence stops).
+    #[arg(long, value_enum, default_value = "checked")]
+    pub resource: crate::zkstress::ledger::ResourceMode,
+    /// Use this running ZooKeeper (HOST:PORT, `dump` whitelisted) instead of a throwaway one
+    /// (no `restart` fault then).
+    #[arg(long)]
+    pub connect: Option<String>,
+    /// The lock directory.
+    #[arg(long, default_value = "/lockwright/zk-stress-run")]
+    pub path: String,
+    /// Give up after this many seconds (exit 3).
+    #[arg(long, default_value_t = 900)]
+    pub max_secs: u64,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress lines on stderr.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// `lockwright zk-stress-run`: exit 0 if every check passed, 1 if one failed, 3 on a timeout.
+///
+/// # Errors
+/// Missing packages (named), a server or client that cannot start.
+pub fn run_zk_stress_run(a: ZkStressRunArgs) -> anyhow::Result<ExitCode> {
+    use crate::zkstress::orchestrator::{self, FaultKind, RunConfig};
+    let seed = a.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())
+    });
+    let cfg = RunConfig {
+        clients: a.clients,
+        curator_clients: a.curator,
+        acquisitions: a.acquisitions,
+        hold: Duration::from_millis(a.hold_ms),
+        session_timeout: Duration::from_millis(a.session_timeout_ms),
+        faults: match (a.no_faults, a.faults) {
+            (true, _) => Vec::new(),
+            (false, Some(f)) => f,
+            // A server we did not start cannot be restarted.
+            (false, None) => FaultKind::ALL
+                .into_iter()
+                .filter(|k| a.connect.is_none() || *k != FaultKind::Restart)
+                .collect(),
+        },
+        fault_every: Duration::from_millis(a.fault_every_ms),
+        min_each_fault: a.min_each,
+        seed,
+        resource: a.resource,
+        connect: a.connect,
+        lock_path: a.path,
+        exe: std::env::current_exe().context("cannot find this binary")?,
+        peers_dir: None,
+        max_duration: Duration::from_secs(a.max_secs),
+        progress: !a.quiet,
+    };
+    let summary = orchestrator::run(&cfg)?;
+    orchestrator::print_summary(&summary, a.json, &mut std::io::stdout())?;
+    Ok(if summary.timed_out {
+        ExitCode::from(3)
+    } else if summary.passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// One `zk-stress-run` client (started by the orchestrator).
+#[derive(clap::Args, Debug)]
+pub struct ZkStressClientArgs {
+    #[arg(long)]
+    pub connect: String,
+    #[arg(long)]
+    pub path: String,
+    #[arg(long)]
+    pub id: u8,
+    /// The verify server.
+    #[arg(long)]
+    pub server: String,
+    /// The fenced resource.
+    #[arg(long)]
+    pub ledger: String,
+    #[arg(long, default_value_t = 2)]
+    pub hold_ms: u64,
+    #[arg(long, default_value_t = 2000)]
+    pub session_timeout_ms: u64,
+    #[arg(long, default_value_t = u64::MAX)]
+    pub count: u64,
+}
+
+/// `lockwright zk-stress-client`.
+///
+/// # Errors
+/// See [`crate::zkstress::client::run`].
+pub fn run_zk_stress_client(a: ZkStressClientArgs) -> anyhow::Result<ExitCode> {
+    crate::zkstress::client::run(&crate::zkstress::client::ClientConfig {
+        connect: a.connect,
+        path: a.path,
+        id: a.id,
+        server: a.server,
+        ledger: a.ledger,
+        hold: Duration::from_millis(a.hold_ms),
+        session_timeout: Duration::from_millis(a.session_timeout_ms),
+        count: a.count,
+    })
+}

@@ -165,45 +165,7 @@ impl ZkServer {
         }
         let cfg_path = dir.path().join("zoo.cfg");
         std::fs::write(&cfg_path, cfg)?;
-        let out = std::fs::File::create(dir.path().join("server.out"))?;
-        let mut classpath = String::new();
-        if Path::new("/etc/zookeeper/conf").is_dir() {
-            classpath.push_str("/etc/zookeeper/conf:");
-        }
-        classpath.push_str(ZOOKEEPER_JAR);
-        for jar in [
-            "/usr/share/java/slf4j-log4j12.jar",
-            "/usr/share/java/log4j-1.2.jar",
-        ] {
-            if Path::new(jar).is_file() {
-                classpath.push(':');
-                classpath.push_str(jar);
-            }
-        }
-        let mut cmd = Command::new("java");
-        cmd.args([
-            "-Xms32m",
-            "-Xmx256m",
-            "-XX:+UseSerialGC",
-            "-XX:-UsePerfData",
-        ]);
-        if config.quick_jvm {
-            cmd.arg("-XX:TieredStopAtLevel=1");
-        }
-        if let Some(ms) = config.container_check_ms {
-            cmd.arg(format!("-Dznode.container.checkIntervalMs={ms}"));
-        }
-        cmd.arg("-cp")
-            .arg(&classpath)
-            .arg(format!("-Dzookeeper.log.dir={}", dir.path().display()))
-            .arg("-Dzookeeper.root.logger=WARN,CONSOLE")
-            .arg("-Dzookeeper.jmx.log4j.disable=true")
-            .arg("org.apache.zookeeper.server.ZooKeeperServerMain")
-            .arg(&cfg_path)
-            .stdin(Stdio::null())
-            .stdout(out.try_clone()?)
-            .stderr(out);
-        let child = spawn_orphan_proof(cmd).context("cannot start `java` for ZooKeeper")?;
+        let child = spawn_server(dir.path(), &config)?;
         let server = ZkServer {
             port,
             child: Mutex::new(child),
@@ -319,6 +281,23 @@ impl ZkServer {
         }
     }
 
+    /// Stops the server with SIGKILL and starts it again on the same port and data directory
+    /// (a crash and restart: `forceSync=no` only skips the fsync, the log is written before each
+    /// reply, so nothing acknowledged is lost). Returns once the new process answers `imok`.
+    /// Sessions survive: the server reloads them and gives each a fresh timeout.
+    ///
+    /// # Errors
+    /// A server that does not come back (with its output).
+    pub fn restart(&self) -> anyhow::Result<()> {
+        {
+            let mut child = self.child.lock().unwrap_or_else(|p| p.into_inner());
+            let _ = child.kill();
+            let _ = child.wait();
+            *child = spawn_server(self.dir.path(), &self.config)?;
+        }
+        self.wait_ready()
+    }
+
     /// The server's pid.
     pub fn pid(&self) -> u32 {
         self.child.lock().unwrap_or_else(|p| p.into_inner()).id()
@@ -334,6 +313,53 @@ impl Drop for ZkServer {
     }
 }
 
+/// Starts `java` on `dir/zoo.cfg`, its output appended to `dir/server.out`.
+fn spawn_server(dir: &Path, config: &ZkServerConfig) -> anyhow::Result<Child> {
+    let cfg_path = dir.join("zoo.cfg");
+    let out = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("server.out"))?;
+    let mut classpath = String::new();
+    if Path::new("/etc/zookeeper/conf").is_dir() {
+        classpath.push_str("/etc/zookeeper/conf:");
+    }
+    classpath.push_str(ZOOKEEPER_JAR);
+    for jar in [
+        "/usr/share/java/slf4j-log4j12.jar",
+        "/usr/share/java/log4j-1.2.jar",
+    ] {
+        if Path::new(jar).is_file() {
+            classpath.push(':');
+            classpath.push_str(jar);
+        }
+    }
+    let mut cmd = Command::new("java");
+    cmd.args([
+        "-Xms32m",
+        "-Xmx256m",
+        "-XX:+UseSerialGC",
+        "-XX:-UsePerfData",
+    ]);
+    if config.quick_jvm {
+        cmd.arg("-XX:TieredStopAtLevel=1");
+    }
+    if let Some(ms) = config.container_check_ms {
+        cmd.arg(format!("-Dznode.container.checkIntervalMs={ms}"));
+    }
+    cmd.arg("-cp")
+        .arg(&classpath)
+        .arg(format!("-Dzookeeper.log.dir={}", dir.display()))
+        .arg("-Dzookeeper.root.logger=WARN,CONSOLE")
+        .arg("-Dzookeeper.jmx.log4j.disable=true")
+        .arg("org.apache.zookeeper.server.ZooKeeperServerMain")
+        .arg(&cfg_path)
+        .stdin(Stdio::null())
+        .stdout(out.try_clone()?)
+        .stderr(out);
+    spawn_orphan_proof(cmd).context("cannot start `java` for ZooKeeper")
+}
+
 /// A port the kernel just handed out on loopback (free now; the server binds it next).
 fn free_port() -> anyhow::Result<u16> {
     let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).context("cannot bind loopback")?;
@@ -344,8 +370,12 @@ type SpawnRequest = (Command, mpsc::Sender<io::Result<Child>>);
 
 /// Spawns `cmd` with `PR_SET_PDEATHSIG = SIGKILL`, from a thread that lives as long as the
 /// process (the death signal follows the spawning THREAD, so a test thread that ends must not
-/// be the parent of a server another test still uses).
-fn spawn_orphan_proof(cmd: Command) -> io::Result<Child> {
+/// be the parent of a server another test still uses). `zk-stress-run` starts its clients
+/// through it too.
+///
+/// # Errors
+/// As [`Command::spawn`].
+pub fn spawn_orphan_proof(cmd: Command) -> io::Result<Child> {
     static SPAWNER: OnceLock<Mutex<mpsc::Sender<SpawnRequest>>> = OnceLock::new();
     let tx = SPAWNER.get_or_init(|| {
         let (tx, rx) = mpsc::channel::<SpawnRequest>();
