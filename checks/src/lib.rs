@@ -3,6 +3,8 @@
 //! loom/shuttle suites use live in the dev-only `lockwright-testkit` crate.
 
 pub mod cli;
+pub mod peers;
 #[cfg(feature = "report")]
 pub mod report;
 pub mod stress;
+pub mod zkstress;

@@ -29,6 +29,16 @@ enum Command {
     StressRun(cli::stress::StressRunArgs),
     /// Regenerate docs/results.md, its JSON twin and the traces from real model runs.
     Report(cli::report::ReportArgs),
+    /// One ZooKeeper-mutex stress client (Lucene's LockStressTest protocol, against a verify server).
+    ZkStress(cli::zk::ZkStressArgs),
+    /// Benchmark the ZooKeeper mutex against Curator and kazoo on one real server.
+    ZkBench(cli::zk::ZkBenchArgs),
+    /// The ZooKeeper mutex under faults (kills, pauses, cut and stalled connections, server
+    /// restarts) on a real server, with a fenced resource; fails on a stale write accepted.
+    ZkStressRun(cli::zk::ZkStressRunArgs),
+    /// One zk-stress-run client process (started by zk-stress-run).
+    #[command(hide = true)]
+    ZkStressClient(cli::zk::ZkStressClientArgs),
 }
 
 fn main() -> ExitCode {
@@ -40,6 +50,10 @@ fn main() -> ExitCode {
         Command::Stress(a) => cli::stress::run_stress(a),
         Command::StressRun(a) => cli::stress::run_stress_run(a),
         Command::Report(a) => cli::report::run(a),
+        Command::ZkStress(a) => cli::zk::run_zk_stress(a),
+        Command::ZkBench(a) => cli::zk::run_zk_bench(a),
+        Command::ZkStressRun(a) => cli::zk::run_zk_stress_run(a),
+        Command::ZkStressClient(a) => cli::zk::run_zk_stress_client(a),
     };
     match result {
         Ok(code) => code,

@@ -92,6 +92,14 @@
 //! protected writes), over HTTP with a blocking client. It has not been run against a real
 //! Elasticsearch or OpenSearch (see its module docs).
 //!
+//! # ZooKeeper
+//!
+//! With the `zookeeper` cargo feature, `lockwright::zk` is a fair, reentrant, fenced mutex on a
+//! ZooKeeper ensemble whose lock nodes are named as Apache Curator's `InterProcessMutex` names
+//! them, so a Rust writer and a Java one on the same path exclude each other. Its guard carries
+//! a fencing token (the lock node's `czxid`) and reports a lost session as `LockLost`. See
+//! `docs/zookeeper-client.md`.
+//!
 //! # Structure
 //!
 //! Lock families live in modules beside each other; file locks are [`file`](mod@file), and the types
@@ -124,6 +132,8 @@ pub mod docstore;
 pub mod file;
 #[cfg(feature = "replication")]
 pub mod replication;
+#[cfg(feature = "zookeeper")]
+pub mod zk;
 
 pub use file::{
     BadNameReason, InvalidReason, Lock, LockError, LockFactory, LockHandle, NativeFsLock,

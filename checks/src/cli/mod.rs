@@ -5,3 +5,4 @@ pub mod explore;
 pub mod report;
 pub mod scenario;
 pub mod stress;
+pub mod zk;

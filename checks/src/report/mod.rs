@@ -25,6 +25,7 @@
 //! [`compare::differences`] is the staleness check used by `lockwright report --check` and by
 //! `checks/tests/report_fresh.rs`.
 
+mod citing;
 pub mod compare;
 pub mod families;
 mod render;
@@ -218,7 +219,7 @@ pub fn write(report: &Report, out: &Path) -> anyhow::Result<()> {
     let mut files: Vec<(PathBuf, String)> = vec![
         (out.join("results.md"), render::results_md(report)),
         (out.join("results.json"), render::results_json(report)?),
-        (out.join("citing.md"), render::citing_md(report)),
+        (out.join("citing.md"), citing::citing_md(report)),
     ];
     let mut traces: Vec<&trace::Trace> = report.traces.iter().collect();
     for f in &report.families {

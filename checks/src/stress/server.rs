@@ -97,6 +97,18 @@ pub struct ServerReport {
     pub timed_out: bool,
 }
 
+/// Two believed holders at once, as one violating obtain saw them (for `zk-stress-run`, which
+/// checks each against the sessions the server still has).
+#[derive(Clone, Debug)]
+pub struct Overlap {
+    /// When the obtain was judged.
+    pub at: Instant,
+    /// The client whose obtain overlapped.
+    pub newcomer: u8,
+    /// The clients that held the lock then.
+    pub holders: Vec<u8>,
+}
+
 /// How many violation messages a report keeps.
 pub const MAX_MESSAGES: usize = 20;
 
@@ -122,6 +134,8 @@ struct State {
     stopped: bool,
     stats: ServerStats,
     messages: Vec<String>,
+    /// Overlapping obtains not yet taken by [`ServerHandle::take_overlaps`].
+    overlaps: Vec<Overlap>,
 }
 
 struct Shared {
@@ -165,6 +179,11 @@ impl ServerHandle {
             .iter()
             .filter_map(|k| st.conns.get(k).map(|c| c.id))
             .collect()
+    }
+
+    /// The overlapping obtains since the last call (all of them, unlike the messages).
+    pub fn take_overlaps(&self) -> Vec<Overlap> {
+        std::mem::take(&mut self.shared.lock().overlaps)
     }
 
     /// Whether the starting gun has fired.
@@ -468,12 +487,21 @@ fn on_obtained<'a>(
             return (st, true);
         }
         let first_id = st.conns.get(&others[0].0).map_or(0, |c| c.id);
+        let overlap = Overlap {
+            at: Instant::now(),
+            newcomer: my_id,
+            holders: others
+                .iter()
+                .filter_map(|(k, _)| st.conns.get(k).map(|c| c.id))
+                .collect(),
+        };
         let conflict = format!("id {my_id} got lock, but {first_id} already holds the lock");
         let me_may_die =
             !cfg.kills_announced || st.conns.get(&key).is_some_and(|c| c.kill_announced);
         let others_may_die = !cfg.kills_announced || others.iter().all(|o| o.1);
         if !me_may_die && !others_may_die {
             // Nobody involved was being killed: both are alive and both hold the lock now.
+            st.overlaps.push(overlap);
             return grant_after(violation(shared, st, conflict), key);
         }
         // Wait for the deaths that would explain the conflict. A message from an old holder
@@ -508,6 +536,7 @@ fn on_obtained<'a>(
                     "{conflict} (still connected after the {:?} crash grace)",
                     cfg.crash_grace
                 );
+                st.overlaps.push(overlap);
                 return grant_after(violation(shared, st, msg), key);
             }
         }

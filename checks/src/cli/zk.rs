@@ -1,0 +1,279 @@
+//! `lockwright zk-stress` and `lockwright zk-bench`: the ZooKeeper mutex against a verify
+//! server and side by side with Curator and kazoo. See `docs/zookeeper-client.md`.
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use lockwright::file::verifying::{VerifierConnection, OBTAINED, RELEASING};
+use lockwright::zk::{block_on, ZkClient, ZkMutex};
+
+use crate::peers::bench::{self, BenchConfig};
+
+/// One stress client on the ZooKeeper mutex, speaking Lucene's LockVerifyServer protocol (as
+/// `lockwright stress` does), so `lockwright verify-server` (or Lucene's) counts overlaps with
+/// any other client on the same lock: Curator, kazoo, other lockwright processes.
+#[derive(clap::Args, Debug)]
+pub struct ZkStressArgs {
+    /// The ZooKeeper connect string, HOST:PORT[,HOST:PORT...].
+    #[arg(long)]
+    pub connect: String,
+    /// The lock directory (`/locks/NAME`).
+    #[arg(long)]
+    pub path: String,
+    /// This client's id, 0..=255 (unique per process).
+    #[arg(long)]
+    pub id: u8,
+    /// The verify server, HOST:PORT.
+    #[arg(long)]
+    pub server: String,
+    /// Acquisitions.
+    #[arg(long)]
+    pub count: u64,
+    /// Hold time per acquisition, in milliseconds.
+    #[arg(long, default_value_t = 0)]
+    pub sleep_ms: u64,
+    /// The session timeout to ask for.
+    #[arg(long, default_value_t = 4000)]
+    pub session_timeout_ms: u64,
+}
+
+/// `lockwright zk-stress`: exit 0 after `--count` acquisitions; errors (exit 2) on a lock error or
+/// the verify server hanging up (it does on a violation).
+///
+/// # Errors
+/// Connection, lock and protocol failures.
+pub fn run_zk_stress(a: ZkStressArgs) -> anyhow::Result<ExitCode> {
+    block_on(async {
+        let zk = ZkClient::builder()
+            .session_timeout(Duration::from_millis(a.session_timeout_ms))
+            .connect(&a.connect)
+            .await?;
+        let mutex = ZkMutex::new(zk, &a.path)?;
+        let conn = VerifierConnection::connect(a.server.as_str(), a.id, Duration::from_secs(5))
+            .with_context(|| format!("cannot register with verify server {}", a.server))?;
+        let start = Instant::now();
+        for i in 0..a.count {
+            let guard = mutex.acquire().await?;
+            if i == 0 {
+                println!(
+                    "lockwright {} acquired {} (token {})",
+                    a.id,
+                    guard.node(),
+                    guard.token()
+                );
+            }
+            conn.verify(OBTAINED)?;
+            if a.sleep_ms > 0 {
+                std::thread::sleep(Duration::from_millis(a.sleep_ms));
+            }
+            conn.verify(RELEASING)?;
+            guard.release().await?;
+        }
+        println!(
+            "lockwright {} done {} in {:.3}s",
+            a.id,
+            a.count,
+            start.elapsed().as_secs_f64()
+        );
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// lockwright, Curator 5.4 and kazoo 2.8 side by side on one throwaway ZooKeeper server:
+/// uncontended latency and requests, hand-off latency with 2/4/8 contenders.
+#[derive(clap::Args, Debug)]
+pub struct ZkBenchArgs {
+    /// Timed uncontended acquire+release iterations per client.
+    #[arg(long, default_value_t = 2000)]
+    pub iterations: usize,
+    /// Warm-up iterations before them (warms the JVM's JIT).
+    #[arg(long, default_value_t = 400)]
+    pub warmup: usize,
+    /// Contender counts for the hand-off runs.
+    #[arg(long, value_delimiter = ',', default_value = "2,4,8")]
+    pub contenders: Vec<usize>,
+    /// Acquisitions per contender in a hand-off run.
+    #[arg(long, default_value_t = 200)]
+    pub rounds: usize,
+    /// Hold time per acquisition in a hand-off run, in milliseconds (the other contenders are
+    /// parked on their watches by then, so each release should wake exactly one).
+    #[arg(long, default_value_t = 2)]
+    pub hold_ms: u64,
+    /// Leave Curator out.
+    #[arg(long)]
+    pub no_curator: bool,
+    /// Leave kazoo out.
+    #[arg(long)]
+    pub no_kazoo: bool,
+    /// Print JSON instead of markdown.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `lockwright zk-bench`: prints the tables of `docs/performance.md`.
+///
+/// # Errors
+/// Missing packages (named), failing peers.
+pub fn run_zk_bench(a: ZkBenchArgs) -> anyhow::Result<ExitCode> {
+    let report = bench::run(&BenchConfig {
+        iterations: a.iterations,
+        warmup: a.warmup,
+        contenders: a.contenders,
+        rounds: a.rounds,
+        hold: Duration::from_millis(a.hold_ms),
+        curator: !a.no_curator,
+        kazoo: !a.no_kazoo,
+        peers_dir: None,
+        progress: true,
+    })?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", bench::render_markdown(&report));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `lockwright zk-stress-run`: the ZooKeeper mutex under faults on a real server. See
+/// `docs/zookeeper-stress.md`.
+#[derive(clap::Args, Debug)]
+pub struct ZkStressRunArgs {
+    /// lockwright client processes.
+    #[arg(long, default_value_t = 4)]
+    pub clients: usize,
+    /// Curator 5.4 client processes besides them (Debian's libcurator-*-java and a JDK).
+    #[arg(long, default_value_t = 0)]
+    pub curator: usize,
+    /// Stop after this many acquisitions (once every fault kind has happened --min-each times).
+    #[arg(long, default_value_t = 1000)]
+    pub acquisitions: u64,
+    /// Hold time between a holder's two fenced writes, in milliseconds.
+    #[arg(long, default_value_t = 2)]
+    pub hold_ms: u64,
+    /// The session timeout the clients ask for (a pause lasts twice this plus a second).
+    #[arg(long, default_value_t = 2000)]
+    pub session_timeout_ms: u64,
+    /// Fault kinds to inject [default: all; all but restart with --connect].
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub faults: Option<Vec<crate::zkstress::orchestrator::FaultKind>>,
+    /// No faults at all.
+    #[arg(long, conflicts_with = "faults")]
+    pub no_faults: bool,
+    /// Mean gap between faults, in milliseconds.
+    #[arg(long, default_value_t = 1500)]
+    pub fault_every_ms: u64,
+    /// Every fault kind at least this many times before the run may end.
+    #[arg(long, default_value_t = 1)]
+    pub min_each: u64,
+    /// The seed of the fault schedule (default: from the clock; printed in the report).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// `checked` (the fence) or `unchecked` (accepts every write: shows what the fence stops).
+    #[arg(long, value_enum, default_value = "checked")]
+    pub resource: crate::zkstress::ledger::ResourceMode,
+    /// Use this running ZooKeeper (HOST:PORT, `dump` whitelisted) instead of a throwaway one
+    /// (no `restart` fault then).
+    #[arg(long)]
+    pub connect: Option<String>,
+    /// The lock directory.
+    #[arg(long, default_value = "/lockwright/zk-stress-run")]
+    pub path: String,
+    /// Give up after this many seconds (exit 3).
+    #[arg(long, default_value_t = 900)]
+    pub max_secs: u64,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress lines on stderr.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// `lockwright zk-stress-run`: exit 0 if every check passed, 1 if one failed, 3 on a timeout.
+///
+/// # Errors
+/// Missing packages (named), a server or client that cannot start.
+pub fn run_zk_stress_run(a: ZkStressRunArgs) -> anyhow::Result<ExitCode> {
+    use crate::zkstress::orchestrator::{self, FaultKind, RunConfig};
+    let seed = a.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())
+    });
+    let cfg = RunConfig {
+        clients: a.clients,
+        curator_clients: a.curator,
+        acquisitions: a.acquisitions,
+        hold: Duration::from_millis(a.hold_ms),
+        session_timeout: Duration::from_millis(a.session_timeout_ms),
+        faults: match (a.no_faults, a.faults) {
+            (true, _) => Vec::new(),
+            (false, Some(f)) => f,
+            // A server we did not start cannot be restarted.
+            (false, None) => FaultKind::ALL
+                .into_iter()
+                .filter(|k| a.connect.is_none() || *k != FaultKind::Restart)
+                .collect(),
+        },
+        fault_every: Duration::from_millis(a.fault_every_ms),
+        min_each_fault: a.min_each,
+        seed,
+        resource: a.resource,
+        connect: a.connect,
+        lock_path: a.path,
+        exe: std::env::current_exe().context("cannot find this binary")?,
+        peers_dir: None,
+        max_duration: Duration::from_secs(a.max_secs),
+        progress: !a.quiet,
+    };
+    let summary = orchestrator::run(&cfg)?;
+    orchestrator::print_summary(&summary, a.json, &mut std::io::stdout())?;
+    Ok(if summary.timed_out {
+        ExitCode::from(3)
+    } else if summary.passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// One `zk-stress-run` client (started by the orchestrator).
+#[derive(clap::Args, Debug)]
+pub struct ZkStressClientArgs {
+    #[arg(long)]
+    pub connect: String,
+    #[arg(long)]
+    pub path: String,
+    #[arg(long)]
+    pub id: u8,
+    /// The verify server.
+    #[arg(long)]
+    pub server: String,
+    /// The fenced resource.
+    #[arg(long)]
+    pub ledger: String,
+    #[arg(long, default_value_t = 2)]
+    pub hold_ms: u64,
+    #[arg(long, default_value_t = 2000)]
+    pub session_timeout_ms: u64,
+    #[arg(long, default_value_t = u64::MAX)]
+    pub count: u64,
+}
+
+/// `lockwright zk-stress-client`.
+///
+/// # Errors
+/// See [`crate::zkstress::client::run`].
+pub fn run_zk_stress_client(a: ZkStressClientArgs) -> anyhow::Result<ExitCode> {
+    crate::zkstress::client::run(&crate::zkstress::client::ClientConfig {
+        connect: a.connect,
+        path: a.path,
+        id: a.id,
+        server: a.server,
+        ledger: a.ledger,
+        hold: Duration::from_millis(a.hold_ms),
+        session_timeout: Duration::from_millis(a.session_timeout_ms),
+        count: a.count,
+    })
+}

@@ -1,0 +1,510 @@
+//! The fenced resource of `zk-stress-run`, and the ledger of everything written to it.
+//!
+//! A resource in the orchestrator process, reached over loopback TCP, that accepts a write only
+//! if its fencing token is at least the highest token it accepted before (Kleppmann's check;
+//! [`ResourceMode::Unchecked`] accepts everything, for the twin that proves the report has
+//! teeth). Every write is logged with its client, session and token, accepted or not.
+//!
+//! Protocol: one line per request, one line per answer.
+//!
+//! ```text
+//! HOLD <id> <pid> <seq> <token> <session>          after an acquire  -> OK [STOP]
+//! WRITE <id> <pid> <seq> <n> <token> <session>     a fenced write    -> ACCEPT [STOP] | REJECT <highest> [STOP]
+//! LOST <id> <pid> <seq> <token> <valid> <reason>   after a rejection: what ensure_valid said -> OK
+//! RELEASED <id> <pid> <seq>                         after the release -> OK [STOP]
+//! ERROR <id> <pid> <text...>                        a lock error the client went on after -> OK
+//! ```
+//!
+//! `STOP` asks the client to end after its current hold. Tokens and sessions are decimal i64.
+//!
+//! A write is **stale** when its token is below the highest token of any write the resource
+//! received before it (accepted or not), recomputed here from the log whatever the mode; a
+//! stale write accepted is a write the fence let through after a newer holder had written. The
+//! ledger also counts writes accepted after a newer grant was announced (`HOLD`) but before
+//! that holder's first write: the window fencing cannot close (Kleppmann's scheme has it too),
+//! reported, not failed.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::io::{self, BufRead, BufReader, Write};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+/// Whether the resource checks fencing tokens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ResourceMode {
+    /// Accept a write only with a token >= the highest accepted (the fence).
+    Checked,
+    /// Accept every write (no fence): the teeth twin; stale writes get through.
+    Unchecked,
+}
+
+/// A client's current hold, as it announced it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct HoldRecord {
+    pub client: u8,
+    pub pid: u32,
+    pub seq: u64,
+    pub token: i64,
+    pub session: i64,
+}
+
+/// One write that was stale (kept for the report; the first few only).
+#[derive(Clone, Debug, Serialize)]
+pub struct StaleWrite {
+    pub client: u8,
+    pub pid: u32,
+    pub seq: u64,
+    pub n: u8,
+    pub token: i64,
+    pub session: i64,
+    /// The highest token received before it.
+    pub highest_before: i64,
+    pub accepted: bool,
+    /// Milliseconds since the ledger started.
+    pub at_ms: u64,
+}
+
+/// What the ledger counted.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct LedgerReport {
+    pub holds: u64,
+    /// Holds announced, by client id.
+    pub holds_by_client: BTreeMap<u8, u64>,
+    pub writes: u64,
+    pub writes_accepted: u64,
+    /// Fenced writes the resource refused (the writer had lost the lock).
+    pub writes_rejected: u64,
+    /// Writes whose token was below one the resource had already received.
+    pub stale_writes: u64,
+    /// Stale writes the resource accepted: MUST be 0.
+    pub stale_writes_accepted: u64,
+    /// Accepted writes whose token was below a grant announced before them (the newer holder
+    /// had not written yet): the window fencing leaves open. Not a failure.
+    pub accepted_after_newer_grant: u64,
+    /// What `ensure_valid` said after each rejection, by reason.
+    pub lost_reasons: BTreeMap<String, u64>,
+    /// Rejections after which `ensure_valid` still said the lock was held: MUST be 0 (the
+    /// recipe would believe in a lock a newer holder has already written under).
+    pub rejected_while_valid: u64,
+    /// Lock errors the clients reported and went on after (acquire timeouts, ...).
+    pub client_errors: u64,
+    pub client_error_samples: Vec<String>,
+    pub stale_samples: Vec<StaleWrite>,
+}
+
+const SAMPLES: usize = 20;
+
+struct State {
+    mode: ResourceMode,
+    start: Instant,
+    highest_accepted: Option<i64>,
+    highest_received: Option<i64>,
+    highest_granted: Option<i64>,
+    /// Each client id's last few holds, with when they were announced.
+    holds: HashMap<u8, VecDeque<(Instant, HoldRecord)>>,
+    report: LedgerReport,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    stopping: AtomicBool,
+    closed: AtomicBool,
+    conns: Mutex<Vec<TcpStream>>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The running resource; [`Ledger::finish`] stops it and returns the report.
+pub struct Ledger {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    acceptor: Option<JoinHandle<()>>,
+}
+
+impl Ledger {
+    /// Listens on a free loopback port.
+    ///
+    /// # Errors
+    /// Bind failures.
+    pub fn start(mode: ResourceMode) -> io::Result<Ledger> {
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
+        listener.set_nonblocking(true)?;
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                mode,
+                start: Instant::now(),
+                highest_accepted: None,
+                highest_received: None,
+                highest_granted: None,
+                holds: HashMap::new(),
+                report: LedgerReport::default(),
+            }),
+            stopping: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
+            conns: Mutex::new(Vec::new()),
+        });
+        let s = Arc::clone(&shared);
+        let acceptor = thread::Builder::new()
+            .name("zk-ledger".to_string())
+            .spawn(move || accept_loop(&listener, &s))?;
+        Ok(Ledger {
+            addr,
+            shared,
+            acceptor: Some(acceptor),
+        })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The last hold client `id` announced before `at`.
+    pub fn hold_before(&self, id: u8, at: Instant) -> Option<HoldRecord> {
+        let st = self.shared.lock();
+        st.holds
+            .get(&id)?
+            .iter()
+            .rev()
+            .find(|(t, _)| *t <= at)
+            .map(|(_, h)| *h)
+    }
+
+    /// A snapshot of the counters.
+    pub fn report(&self) -> LedgerReport {
+        self.shared.lock().report.clone()
+    }
+
+    /// From now on every answer asks the client to stop after its current hold.
+    pub fn ask_to_stop(&self) {
+        self.shared.stopping.store(true, Ordering::SeqCst);
+    }
+
+    /// Closes every connection and returns the final report.
+    pub fn finish(mut self) -> LedgerReport {
+        self.close();
+        self.report()
+    }
+
+    fn close(&mut self) {
+        self.shared.closed.store(true, Ordering::SeqCst);
+        for c in self
+            .shared
+            .conns
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drain(..)
+        {
+            let _ = c.shutdown(std::net::Shutdown::Both);
+        }
+        if let Some(a) = self.acceptor.take() {
+            let _ = a.join();
+        }
+    }
+}
+
+impl Drop for Ledger {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {
+    while !shared.closed.load(Ordering::SeqCst) {
+        match listener.accept() {
+            Ok((stream, _)) => {
+                let _ = stream.set_nonblocking(false);
+                let _ = stream.set_nodelay(true);
+                if let Ok(c) = stream.try_clone() {
+                    shared
+                        .conns
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .push(c);
+                }
+                let s = Arc::clone(shared);
+                let _ = thread::Builder::new()
+                    .name("zk-ledger-conn".to_string())
+                    .spawn(move || serve(stream, &s));
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                thread::sleep(Duration::from_millis(5));
+            }
+            Err(_) => thread::sleep(Duration::from_millis(20)),
+        }
+    }
+}
+
+fn serve(stream: TcpStream, shared: &Shared) {
+    let Ok(mut out) = stream.try_clone() else {
+        return;
+    };
+    for line in BufReader::new(stream).lines().map_while(Result::ok) {
+        let answer = handle(shared, &line);
+        if out.write_all(answer.as_bytes()).is_err() {
+            break;
+        }
+    }
+}
+
+fn num<T: std::str::FromStr>(w: Option<&str>) -> Option<T> {
+    w.and_then(|v| v.parse().ok())
+}
+
+fn handle(shared: &Shared, line: &str) -> String {
+    let stop = if shared.stopping.load(Ordering::SeqCst) {
+        " STOP"
+    } else {
+        ""
+    };
+    let mut w = line.split_whitespace();
+    let verb = w.next().unwrap_or("");
+    let mut st = shared.lock();
+    let at_ms = u64::try_from(st.start.elapsed().as_millis()).unwrap_or(u64::MAX);
+    match verb {
+        "HOLD" => {
+            let (Some(client), Some(pid), Some(seq), Some(token), Some(session)) = (
+                num(w.next()),
+                num(w.next()),
+                num(w.next()),
+                num(w.next()),
+                num(w.next()),
+            ) else {
+                return format!("ERR bad HOLD: {line}\n");
+            };
+            st.report.holds += 1;
+            *st.report.holds_by_client.entry(client).or_insert(0) += 1;
+            st.highest_granted = st.highest_granted.max(Some(token));
+            let recent = st.holds.entry(client).or_default();
+            if recent.len() == 8 {
+                recent.pop_front();
+            }
+            recent.push_back((
+                Instant::now(),
+                HoldRecord {
+                    client,
+                    pid,
+                    seq,
+                    token,
+                    session,
+                },
+            ));
+            format!("OK{stop}\n")
+        }
+        "WRITE" => {
+            let (Some(client), Some(pid), Some(seq), Some(n), Some(token), Some(session)) = (
+                num(w.next()),
+                num(w.next()),
+                num(w.next()),
+                num::<u8>(w.next()),
+                num::<i64>(w.next()),
+                num(w.next()),
+            ) else {
+                return format!("ERR bad WRITE: {line}\n");
+            };
+            let highest_before = st.highest_received;
+            let stale = highest_before.is_some_and(|h| token < h);
+            let accepted = match st.mode {
+                ResourceMode::Checked => st.highest_accepted.is_none_or(|h| token >= h),
+                ResourceMode::Unchecked => true,
+            };
+            st.highest_received = st.highest_received.max(Some(token));
+            let r = &mut st.report;
+            r.writes += 1;
+            if stale {
+                r.stale_writes += 1;
+                if accepted {
+                    r.stale_writes_accepted += 1;
+                }
+                if r.stale_samples.len() < SAMPLES && (accepted || r.stale_samples.len() < 5) {
+                    r.stale_samples.push(StaleWrite {
+                        client,
+                        pid,
+                        seq,
+                        n,
+                        token,
+                        session,
+                        highest_before: highest_before.unwrap_or(0),
+                        accepted,
+                        at_ms,
+                    });
+                }
+            }
+            if accepted {
+                st.report.writes_accepted += 1;
+                if !stale && st.highest_granted.is_some_and(|g| token < g) {
+                    st.report.accepted_after_newer_grant += 1;
+                }
+                st.highest_accepted = st.highest_accepted.max(Some(token));
+                format!("ACCEPT{stop}\n")
+            } else {
+                st.report.writes_rejected += 1;
+                format!("REJECT {}{stop}\n", st.highest_accepted.unwrap_or(0))
+            }
+        }
+        "LOST" => {
+            let (_, _, _, _, Some(valid)) =
+                (w.next(), w.next(), w.next(), w.next(), num::<u8>(w.next()))
+            else {
+                return format!("ERR bad LOST: {line}\n");
+            };
+            let reason = w.next().unwrap_or("unknown").to_string();
+            if valid != 0 {
+                st.report.rejected_while_valid += 1;
+            }
+            *st.report.lost_reasons.entry(reason).or_insert(0) += 1;
+            "OK\n".to_string()
+        }
+        "RELEASED" => format!("OK{stop}\n"),
+        "ERROR" => {
+            let secs = st.start.elapsed().as_secs_f64();
+            st.report.client_errors += 1;
+            if st.report.client_error_samples.len() < SAMPLES {
+                let text = line.strip_prefix("ERROR ").unwrap_or(line);
+                st.report
+                    .client_error_samples
+                    .push(format!("{secs:.1}s {text}"));
+            }
+            "OK\n".to_string()
+        }
+        _ => format!("ERR unknown request: {line}\n"),
+    }
+}
+
+/// The client side: one connection, one request at a time.
+pub struct LedgerConn {
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+    id: u8,
+    pid: u32,
+}
+
+/// The answer to a fenced write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteOutcome {
+    Accepted,
+    /// Refused: a write with this higher token was accepted before.
+    Rejected {
+        highest: i64,
+    },
+}
+
+impl LedgerConn {
+    /// Connects to the ledger at `addr`.
+    ///
+    /// # Errors
+    /// Connection failures.
+    pub fn connect(addr: &str, id: u8) -> io::Result<LedgerConn> {
+        let s = TcpStream::connect(addr)?;
+        s.set_nodelay(true)?;
+        Ok(LedgerConn {
+            reader: BufReader::new(s.try_clone()?),
+            writer: s,
+            id,
+            pid: std::process::id(),
+        })
+    }
+
+    fn ask(&mut self, request: &str) -> io::Result<(String, bool)> {
+        self.writer.write_all(request.as_bytes())?;
+        self.writer.write_all(b"\n")?;
+        let mut answer = String::new();
+        if self.reader.read_line(&mut answer)? == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the ledger closed the connection",
+            ));
+        }
+        let answer = answer.trim_end();
+        if answer.starts_with("ERR") {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                answer.to_string(),
+            ));
+        }
+        let stop = answer.ends_with(" STOP");
+        Ok((answer.trim_end_matches(" STOP").to_string(), stop))
+    }
+
+    /// Announces a hold. Returns whether to stop after it.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn hold(&mut self, seq: u64, token: i64, session: i64) -> io::Result<bool> {
+        let (id, pid) = (self.id, self.pid);
+        Ok(self
+            .ask(&format!("HOLD {id} {pid} {seq} {token} {session}"))?
+            .1)
+    }
+
+    /// A fenced write. Returns the outcome and whether to stop after this hold.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn write(
+        &mut self,
+        seq: u64,
+        n: u8,
+        token: i64,
+        session: i64,
+    ) -> io::Result<(WriteOutcome, bool)> {
+        let (id, pid) = (self.id, self.pid);
+        let (a, stop) = self.ask(&format!("WRITE {id} {pid} {seq} {n} {token} {session}"))?;
+        if a == "ACCEPT" {
+            return Ok((WriteOutcome::Accepted, stop));
+        }
+        match a.strip_prefix("REJECT ").and_then(|h| h.parse().ok()) {
+            Some(highest) => Ok((WriteOutcome::Rejected { highest }, stop)),
+            None => Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("unexpected ledger answer {a:?}"),
+            )),
+        }
+    }
+
+    /// Reports what `ensure_valid` said after a rejected write.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn lost(
+        &mut self,
+        seq: u64,
+        token: i64,
+        still_valid: bool,
+        reason: &str,
+    ) -> io::Result<()> {
+        let (id, pid) = (self.id, self.pid);
+        let v = u8::from(still_valid);
+        self.ask(&format!("LOST {id} {pid} {seq} {token} {v} {reason}"))
+            .map(drop)
+    }
+
+    /// Reports a release. Returns whether to stop.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn released(&mut self, seq: u64) -> io::Result<bool> {
+        let (id, pid) = (self.id, self.pid);
+        Ok(self.ask(&format!("RELEASED {id} {pid} {seq}"))?.1)
+    }
+
+    /// Reports a lock error the client goes on after.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn error(&mut self, text: &str) -> io::Result<()> {
+        let (id, pid) = (self.id, self.pid);
+        let text = text.replace('\n', " ");
+        self.ask(&format!("ERROR {id} {pid} {text}")).map(drop)
+    }
+}

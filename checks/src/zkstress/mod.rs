@@ -1,0 +1,18 @@
+//! `lockwright zk-stress-run`: the ZooKeeper mutex under faults on a real server, the
+//! counterpart of `stress-run` for file locks (`docs/zookeeper-stress.md`).
+//!
+//! - [`orchestrator`]: a throwaway ZooKeeper (or a given one), the [`proxy`] in front of it,
+//!   the verify server (`crate::stress::server`), the [`ledger`] and N client processes; the
+//!   seeded fault schedule (SIGKILL, SIGSTOP past the session timeout, cut and stalled
+//!   connections, a server restart); the checks and the report.
+//! - [`client`]: one client process (`lockwright zk-stress-client`): acquire, fenced writes,
+//!   release, in a loop.
+//! - [`proxy`]: a loopback TCP proxy, one port per client, that can reset or stall one client's
+//!   connections.
+//! - [`ledger`]: the fenced resource (accepts a write only with a token at least the highest
+//!   accepted) and the log of every write.
+
+pub mod client;
+pub mod ledger;
+pub mod orchestrator;
+pub mod proxy;

@@ -1,0 +1,103 @@
+//! Interop with Curator 5.4's `InterProcessMutex` (Debian `libcurator-recipes-java`) on one
+//! real server and one lock directory: each waits for the other's holder, and a mixed stress
+//! run is checked by the verify server. Curator and lockwright order `lock-` nodes the same
+//! way (the suffix), so they exclude each other both ways.
+
+mod zk_support;
+
+use lockwright::zk::{block_on, Coordination, ZkMutex};
+use zk_support::{
+    client, curator, dir, finish_stress, run_peer, server, start_holder, verify_server, zk_stress,
+    PEER_WAIT,
+};
+
+#[test]
+fn lockwright_waits_for_a_curator_holder_and_names_it() {
+    let s = server();
+    let zk = client(&s);
+    let d = dir("curator-holds");
+    let (mut holder, node) = start_holder(
+        "Curator hold",
+        curator().command(["hold", &s.connect_string(), &d, "1500"]),
+    );
+    assert!(
+        node.starts_with(&format!("{d}/_c_")) && node.contains("-lock-"),
+        "{node}"
+    );
+    let m = ZkMutex::new(zk.clone(), &d).unwrap();
+    block_on(async {
+        let e = m.try_acquire().await.unwrap_err();
+        let h = e.holder().expect("the holder is named");
+        assert_eq!(h.node, node, "{e}");
+        assert!(
+            h.data.as_ref().is_some_and(|d| !d.is_empty()),
+            "Curator stores its IP: {e}"
+        );
+        let g = m.acquire().await.unwrap();
+        assert_eq!(
+            zk.check_node(&node).await.unwrap(),
+            None,
+            "granted only after Curator's release"
+        );
+        g.release().await.unwrap();
+    });
+    assert!(
+        holder.wait(PEER_WAIT).is_some_and(|s| s.success()),
+        "{}",
+        holder.describe()
+    );
+}
+
+#[test]
+fn curator_waits_for_a_lockwright_holder() {
+    let s = server();
+    let d = dir("lockwright-holds");
+    let m = ZkMutex::new(client(&s), &d).unwrap();
+    let g = block_on(m.acquire()).unwrap();
+    let out = run_peer(
+        "Curator try",
+        curator().command(["try", &s.connect_string(), &d, "1000"]),
+    );
+    assert!(
+        out.contains("NOT_ACQUIRED"),
+        "Curator acquired while lockwright held:\n{out}"
+    );
+    block_on(g.release()).unwrap();
+    let out = run_peer(
+        "Curator try",
+        curator().command(["try", &s.connect_string(), &d, "10000"]),
+    );
+    assert!(out.contains("ACQUIRED /"), "{out}");
+}
+
+#[test]
+fn curator_and_lockwright_clients_never_overlap_under_the_verify_server() {
+    let s = server();
+    let d = dir("curator-stress");
+    let count = 40;
+    let (verifier, port) = verify_server(4);
+    let mut clients = vec![
+        zk_stress(&s, &d, 1, port, count, 1),
+        zk_stress(&s, &d, 2, port, count, 1),
+    ];
+    for id in [3u8, 4] {
+        let mut cmd = curator().command([
+            "stress".to_string(),
+            s.connect_string(),
+            d.clone(),
+            "127.0.0.1".to_string(),
+            port.to_string(),
+            id.to_string(),
+            count.to_string(),
+            "1".to_string(),
+        ]);
+        clients.push(
+            lockwright_checks::stress::proc::Spawned::spawn(
+                format!("Curator stress {id}"),
+                &mut cmd,
+            )
+            .unwrap(),
+        );
+    }
+    finish_stress(verifier, clients, 4 * count);
+}

@@ -1,0 +1,394 @@
+//! Lost replies and a replaced session on a real server, through a fault-injecting
+//! `Coordination` wrapped around `ZkClient`: the model's `LoseReply(applied | not applied)` on
+//! a create or a delete, and `RestartClient` (a new session while the old one lives on). The
+//! recipe handles each as the model's `curator` variant does, and every test-only defect switch
+//! (the model's broken variants) shows its bug on the real server.
+
+mod zk_support;
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use lockwright::zk::{
+    block_on, CoordError, Coordination, GuardedOp, LockNode, LostReason, MultiError, NodeStat,
+    OpResult, Search, SessionEvent, SessionId, WatchOutcome, ZkClient, ZkDefect, ZkMutex,
+};
+use lockwright_checks::peers::zookeeper::ZkServer;
+use zk_support::{children, client, dir, eventually, server};
+
+/// A lost reply (the model's `LoseReply`).
+#[derive(Clone, Copy, Debug)]
+enum Fault {
+    /// The next create's reply is lost; `applied`: the server made the node.
+    Create { applied: bool },
+    /// The next delete's reply is lost.
+    Delete { applied: bool },
+    /// The next create's reply is lost (applied), and the client then switches to a second
+    /// session while the first lives on (the model's `LoseReply` then `RestartClient`).
+    CreateThenRestart,
+}
+
+/// `ZkClient` with scripted faults.
+struct Faulty {
+    old: ZkClient,
+    new: ZkClient,
+    restarted: AtomicBool,
+    script: Mutex<VecDeque<Fault>>,
+}
+
+impl Faulty {
+    fn new(old: ZkClient, new: ZkClient, script: &[Fault]) -> Arc<Faulty> {
+        Arc::new(Faulty {
+            old,
+            new,
+            restarted: AtomicBool::new(false),
+            script: Mutex::new(script.iter().copied().collect()),
+        })
+    }
+
+    fn c(&self) -> &ZkClient {
+        if self.restarted.load(Ordering::SeqCst) {
+            &self.new
+        } else {
+            &self.old
+        }
+    }
+
+    /// The real request behind a lost reply: if it failed (say NoNode before the directory
+    /// exists), the fault is put back for the retry and the real answer returned.
+    fn applied<T>(&self, fault: Fault, r: Result<T, CoordError>) -> Result<T, CoordError> {
+        if r.is_err() {
+            self.script.lock().unwrap().push_front(fault);
+        }
+        r
+    }
+
+    fn next_if(&self, f: impl Fn(Fault) -> bool) -> Option<Fault> {
+        let mut s = self.script.lock().unwrap();
+        match s.front() {
+            Some(&x) if f(x) => s.pop_front(),
+            _ => None,
+        }
+    }
+}
+
+fn lost() -> CoordError {
+    CoordError::ConnectionLoss {
+        detail: "injected".to_string(),
+    }
+}
+
+impl Coordination for Faulty {
+    type Watch = <ZkClient as Coordination>::Watch;
+
+    async fn create_lock_node(&self, prefix: &str, data: &[u8]) -> Result<LockNode, CoordError> {
+        match self.next_if(|f| !matches!(f, Fault::Delete { .. })) {
+            Some(fault @ Fault::Create { applied }) => {
+                if applied {
+                    self.applied(fault, self.c().create_lock_node(prefix, data).await)?;
+                }
+                Err(lost())
+            }
+            Some(fault @ Fault::CreateThenRestart) => {
+                self.applied(fault, self.c().create_lock_node(prefix, data).await)?;
+                self.restarted.store(true, Ordering::SeqCst);
+                Err(lost())
+            }
+            _ => self.c().create_lock_node(prefix, data).await,
+        }
+    }
+
+    fn find_own_node<'a>(
+        &'a self,
+        dir: &'a str,
+        prefix: Option<&'a str>,
+    ) -> impl Future<Output = Result<Search, CoordError>> + Send + 'a {
+        self.c().find_own_node(dir, prefix)
+    }
+
+    fn list_children<'a>(
+        &'a self,
+        dir: &'a str,
+    ) -> impl Future<Output = Result<Vec<String>, CoordError>> + Send + 'a {
+        self.c().list_children(dir)
+    }
+
+    fn watch_node<'a>(
+        &'a self,
+        path: &'a str,
+    ) -> impl Future<Output = Result<Self::Watch, CoordError>> + Send + 'a {
+        self.c().watch_node(path)
+    }
+
+    fn wait_watch_event(&self, w: Self::Watch) -> impl Future<Output = WatchOutcome> + Send + '_ {
+        self.c().wait_watch_event(w)
+    }
+
+    async fn delete_node(&self, path: &str) -> Result<(), CoordError> {
+        match self.next_if(|f| matches!(f, Fault::Delete { .. })) {
+            Some(fault @ Fault::Delete { applied }) => {
+                if applied {
+                    self.applied(fault, self.c().delete_node(path).await)?;
+                }
+                Err(lost())
+            }
+            _ => self.c().delete_node(path).await,
+        }
+    }
+
+    fn check_node<'a>(
+        &'a self,
+        path: &'a str,
+    ) -> impl Future<Output = Result<Option<NodeStat>, CoordError>> + Send + 'a {
+        self.c().check_node(path)
+    }
+
+    fn guarded_write<'a>(
+        &'a self,
+        lock_node: Option<&'a str>,
+        ops: &'a [GuardedOp],
+    ) -> impl Future<Output = Result<Vec<OpResult>, MultiError>> + Send + 'a {
+        self.c().guarded_write(lock_node, ops)
+    }
+
+    fn session(&self) -> SessionId {
+        self.c().session()
+    }
+
+    fn session_event(&self) -> SessionEvent {
+        self.c().session_event()
+    }
+
+    fn new_session(
+        &self,
+        expired: SessionId,
+    ) -> impl Future<Output = Result<SessionId, CoordError>> + Send + '_ {
+        self.c().new_session(expired)
+    }
+
+    fn ensure_dir<'a>(
+        &'a self,
+        dir: &'a str,
+    ) -> impl Future<Output = Result<(), CoordError>> + Send + 'a {
+        self.c().ensure_dir(dir)
+    }
+
+    fn read_node<'a>(
+        &'a self,
+        path: &'a str,
+    ) -> impl Future<Output = Result<(Vec<u8>, NodeStat), CoordError>> + Send + 'a {
+        self.c().read_node(path)
+    }
+
+    fn new_protection_id(&self) -> String {
+        self.c().new_protection_id()
+    }
+
+    fn now(&self) -> Instant {
+        Instant::now()
+    }
+
+    fn sleep(&self, d: Duration) -> impl Future<Output = ()> + Send + '_ {
+        self.c().sleep(d)
+    }
+
+    fn spawn(&self, task: impl Future<Output = ()> + Send + 'static) {
+        self.c().spawn(task);
+    }
+}
+
+/// A faulty client (two sessions: the first, and the one a restart switches to), an observer
+/// client, and the server they share (keep it: the last holder stops it).
+fn faulty(script: &[Fault]) -> (Arc<Faulty>, ZkClient, Arc<ZkServer>) {
+    let s = server();
+    let (a, b, observer) = (client(&s), client(&s), client(&s));
+    (Faulty::new(a, b, script), observer, s)
+}
+
+#[test]
+fn a_create_whose_reply_was_lost_is_found_by_the_protected_search() {
+    let (f, obs, _server) = faulty(&[Fault::Create { applied: true }]);
+    let d = dir("lost-create");
+    let m = ZkMutex::with_shared(Arc::clone(&f), &d).unwrap();
+    let g = block_on(m.acquire()).unwrap();
+    assert_eq!(
+        children(&obs, &d),
+        vec![lockwright::zk::names::child_name(g.node())],
+        "the node the lost create made is the one held: no orphan"
+    );
+    block_on(g.release()).unwrap();
+    assert!(children(&obs, &d).is_empty());
+}
+
+#[test]
+fn a_create_whose_reply_was_lost_unapplied_is_made_again() {
+    let (f, obs, _server) = faulty(&[Fault::Create { applied: false }]);
+    let d = dir("lost-create-unapplied");
+    let m = ZkMutex::with_shared(Arc::clone(&f), &d).unwrap();
+    let g = block_on(m.acquire()).unwrap();
+    assert_eq!(children(&obs, &d).len(), 1);
+    block_on(g.release()).unwrap();
+}
+
+#[test]
+fn no_protection_orphans_the_node_of_a_lost_create_and_waits_behind_it() {
+    // CURATOR-79: without the protected search the client cannot find its node again.
+    let (f, obs, _server) = faulty(&[Fault::Create { applied: true }]);
+    let d = dir("no-protection");
+    let m = ZkMutex::with_shared(Arc::clone(&f), &d)
+        .unwrap()
+        .with_defect(ZkDefect::NoProtection);
+    let e = block_on(m.try_acquire()).unwrap_err();
+    let orphan = e.holder().expect("named").node.clone();
+    assert!(
+        orphan.starts_with(&format!("{d}/lock-")),
+        "plain names: {orphan}"
+    );
+    let stat = block_on(obs.check_node(&orphan)).unwrap().unwrap();
+    assert_eq!(
+        stat.ephemeral_owner,
+        f.session(),
+        "blocked by its own orphan"
+    );
+    block_on(obs.delete_node(&orphan)).unwrap();
+}
+
+#[test]
+fn a_delete_whose_reply_was_lost_is_retried() {
+    let (f, obs, _server) = faulty(&[Fault::Delete { applied: false }]);
+    let d = dir("lost-delete");
+    let m = ZkMutex::with_shared(Arc::clone(&f), &d).unwrap();
+    let g = block_on(m.acquire()).unwrap();
+    block_on(g.release()).unwrap();
+    assert!(
+        children(&obs, &d).is_empty(),
+        "the retried delete removed the node"
+    );
+}
+
+#[test]
+fn release_forgets_leaves_the_node_after_a_lost_delete_reply() {
+    // CURATOR-486 / CURATOR-678: the hold is dropped, the node stays while the session lives.
+    let (f, obs, _server) = faulty(&[Fault::Delete { applied: false }]);
+    let d = dir("release-forgets");
+    let m = ZkMutex::with_shared(Arc::clone(&f), &d)
+        .unwrap()
+        .with_defect(ZkDefect::ReleaseForgets);
+    let g = block_on(m.acquire()).unwrap();
+    let node = g.node().to_string();
+    block_on(g.release()).unwrap();
+    assert!(
+        block_on(obs.check_node(&node)).unwrap().is_some(),
+        "the node was left behind"
+    );
+    let other = ZkMutex::new(obs.clone(), &d).unwrap();
+    let e = block_on(other.try_acquire()).unwrap_err();
+    assert_eq!(e.holder().map(|h| h.node.as_str()), Some(node.as_str()));
+    block_on(obs.delete_node(&node)).unwrap();
+}
+
+#[test]
+fn after_a_lost_create_and_a_new_session_the_old_sessions_node_is_not_adopted() {
+    // The CURATOR-498 fix: the search compares the node's owner with the current session.
+    let (f, obs, _server) = faulty(&[Fault::CreateThenRestart]);
+    let d = dir("restart-curator");
+    let old_session = f.old.session();
+    let m = ZkMutex::with_shared(Arc::clone(&f), &d).unwrap();
+    let waiter = {
+        let m = m.clone();
+        std::thread::spawn(move || block_on(m.acquire()).unwrap())
+    };
+    // A fresh node in the new session queues behind the old session's node ...
+    assert!(eventually(Duration::from_secs(10), || children(&obs, &d)
+        .len()
+        == 2));
+    // ... which goes when the abandoned session ends (the model's ExpireOldSession).
+    block_on(f.old.kill_session()).unwrap();
+    let g = waiter.join().unwrap();
+    assert_ne!(g.session(), old_session);
+    assert_eq!(g.session(), f.new.session());
+    block_on(g.ensure_valid()).unwrap();
+    block_on(g.release()).unwrap();
+}
+
+#[test]
+fn adopt_old_session_holds_through_a_node_of_the_abandoned_session() {
+    // CURATOR-498 / CURATOR-604: the search takes our uuid's node from the old session.
+    let (f, _obs, _server) = faulty(&[Fault::CreateThenRestart]);
+    let d = dir("restart-adopt");
+    let old_session = f.old.session();
+    let m = ZkMutex::with_shared(Arc::clone(&f), &d)
+        .unwrap()
+        .with_defect(ZkDefect::AdoptOldSession);
+    let g = block_on(m.acquire()).unwrap();
+    assert_eq!(
+        g.session(),
+        old_session,
+        "it holds through the old session's node"
+    );
+    // The node dies with a session this client no longer runs: the check catches it.
+    let e = block_on(g.ensure_valid()).unwrap_err();
+    assert!(
+        matches!(e.lost_reason(), Some(LostReason::NodeReplaced { owner, .. }) if owner == old_session),
+        "{e}"
+    );
+}
+
+#[test]
+fn delete_by_name_retry_uses_plain_names() {
+    let (f, _obs, _server) = faulty(&[]);
+    let d = dir("plain-names");
+    let m = ZkMutex::with_shared(Arc::clone(&f), &d)
+        .unwrap()
+        .with_defect(ZkDefect::DeleteByNameRetry);
+    let g = block_on(m.acquire()).unwrap();
+    assert!(g.node().starts_with(&format!("{d}/lock-")), "{}", g.node());
+    block_on(g.release()).unwrap();
+}
+
+#[test]
+fn unfenced_writes_land_after_the_lock_is_lost() {
+    let (f, obs, _server) = faulty(&[]);
+    let d = dir("unfenced");
+    let resource = "/lockwright-test/unfenced-resource";
+    let m = ZkMutex::with_shared(Arc::clone(&f), &d)
+        .unwrap()
+        .with_defect(ZkDefect::UnfencedWrites);
+    let g = block_on(m.acquire()).unwrap();
+    block_on(obs.delete_node(g.node())).unwrap();
+    block_on(g.guarded_write(&[GuardedOp::create(resource, "late")])).unwrap();
+    assert_eq!(
+        block_on(obs.read_node(resource)).unwrap().0,
+        b"late",
+        "the write landed"
+    );
+    block_on(obs.delete_node(resource)).unwrap();
+}
+
+#[test]
+fn fence_by_sequence_tokens_restart_with_a_recreated_parent() {
+    let (f, obs, _server) = faulty(&[]);
+    let d = dir("fence-by-sequence");
+    let m = ZkMutex::with_shared(Arc::clone(&f), &d)
+        .unwrap()
+        .with_defect(ZkDefect::FenceBySequence);
+    let mut tokens = Vec::new();
+    for _ in 0..2 {
+        let g = block_on(m.acquire()).unwrap();
+        assert_eq!(g.token().get(), i64::try_from(g.sequence()).unwrap());
+        tokens.push(g.token());
+        block_on(g.release()).unwrap();
+        assert!(eventually(Duration::from_secs(10), || block_on(
+            obs.check_node(&d)
+        )
+        .unwrap()
+        .is_none()));
+    }
+    assert_eq!(
+        tokens[0], tokens[1],
+        "a later holder's token is not larger: unsafe"
+    );
+}

@@ -1,0 +1,109 @@
+//! kazoo 2.8's `Lock` (Debian `python3-kazoo`) and lockwright on one lock directory. What the
+//! research established, asserted as such:
+//!
+//! - kazoo by default counts only its own `__lock__` nodes: it does NOT see a lockwright (or
+//!   Curator) holder, and takes the lock too. Never mix them that way.
+//! - kazoo with `extra_lock_patterns=["lock-"]` counts `lock-<seq>` nodes too, ordered by the
+//!   same sequence: it waits for a lockwright holder.
+//! - lockwright counts kazoo's `__lock__<seq>` nodes (Curator does not): it waits for a kazoo
+//!   holder. So lockwright and kazoo-with-the-pattern exclude each other both ways.
+
+mod zk_support;
+
+use lockwright::zk::{block_on, Coordination, ZkMutex};
+use lockwright_checks::stress::proc::Spawned;
+use zk_support::{
+    client, dir, finish_stress, kazoo, run_peer, server, start_holder, verify_server, zk_stress,
+    PEER_WAIT,
+};
+
+#[test]
+fn kazoo_by_default_does_not_see_a_lockwright_holder_and_takes_the_lock_too() {
+    let s = server();
+    let d = dir("kazoo-default");
+    let m = ZkMutex::new(client(&s), &d).unwrap();
+    let g = block_on(m.acquire()).unwrap();
+    let out = run_peer(
+        "kazoo try",
+        kazoo().command(&[], ["try", &s.connect_string(), &d, "1000"]),
+    );
+    assert!(
+        out.contains("ACQUIRED "),
+        "kazoo without extra_lock_patterns was expected to ignore lockwright's node:\n{out}"
+    );
+    block_on(g.release()).unwrap();
+}
+
+#[test]
+fn kazoo_with_extra_lock_patterns_waits_for_a_lockwright_holder() {
+    let s = server();
+    let d = dir("kazoo-pattern");
+    let m = ZkMutex::new(client(&s), &d).unwrap();
+    let g = block_on(m.acquire()).unwrap();
+    let out = run_peer(
+        "kazoo try",
+        kazoo().command(&["lock-"], ["try", &s.connect_string(), &d, "1000"]),
+    );
+    assert!(out.contains("NOT_ACQUIRED"), "{out}");
+    block_on(g.release()).unwrap();
+}
+
+#[test]
+fn lockwright_waits_for_a_kazoo_holder_and_names_it() {
+    let s = server();
+    let zk = client(&s);
+    let d = dir("kazoo-holds");
+    let (mut holder, node) = start_holder(
+        "kazoo hold",
+        kazoo().command(&[], ["hold", &s.connect_string(), &d, "1500"]),
+    );
+    assert!(node.contains("__lock__"), "{node}");
+    let m = ZkMutex::new(zk.clone(), &d).unwrap();
+    block_on(async {
+        let e = m.try_acquire().await.unwrap_err();
+        let h = e.holder().expect("the holder is named");
+        assert_eq!(h.node, node, "{e}");
+        assert_eq!(h.data.as_deref(), Some(&b"kazoo-hold"[..]));
+        let g = m.acquire().await.unwrap();
+        assert_eq!(
+            zk.check_node(&node).await.unwrap(),
+            None,
+            "granted only after kazoo's release"
+        );
+        g.release().await.unwrap();
+    });
+    assert!(
+        holder.wait(PEER_WAIT).is_some_and(|s| s.success()),
+        "{}",
+        holder.describe()
+    );
+}
+
+#[test]
+fn lockwright_and_kazoo_with_extra_lock_patterns_never_overlap_under_the_verify_server() {
+    let s = server();
+    let d = dir("kazoo-stress");
+    let count = 40;
+    let (verifier, port) = verify_server(4);
+    let mut clients = vec![
+        zk_stress(&s, &d, 1, port, count, 1),
+        zk_stress(&s, &d, 2, port, count, 1),
+    ];
+    for id in [3u8, 4] {
+        let mut cmd = kazoo().command(
+            &["lock-"],
+            [
+                "stress".to_string(),
+                s.connect_string(),
+                d.clone(),
+                "127.0.0.1".to_string(),
+                port.to_string(),
+                id.to_string(),
+                count.to_string(),
+                "1".to_string(),
+            ],
+        );
+        clients.push(Spawned::spawn(format!("kazoo stress {id}"), &mut cmd).unwrap());
+    }
+    finish_stress(verifier, clients, 4 * count);
+}

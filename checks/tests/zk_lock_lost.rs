@@ -1,0 +1,229 @@
+//! Losing the lock on a real server: an expired session (forced from a second connection on
+//! the same session, ZooKeeper's `KillSession`), a suspended connection (the server frozen with
+//! SIGSTOP), and an acquire that timed out with its create in flight.
+
+mod zk_support;
+
+use std::time::Duration;
+
+use lockwright::zk::{
+    block_on, Cleanup, Coordination, GuardedOp, HighWaterMark, HoldState, LostReason, ZkClient,
+    ZkLockError, ZkMutex,
+};
+use lockwright_checks::peers::zookeeper::{ZkServer, ZkServerConfig};
+use zk_support::{children, client, client_with, dir, eventually, server};
+
+#[test]
+fn an_expired_session_makes_ensure_valid_and_guarded_writes_report_lock_lost() {
+    let s = server();
+    let (a, b) = (client(&s), client(&s));
+    let d = dir("expire-holder");
+    let resource = "/lockwright-test/expire-holder-resource";
+    let ma = ZkMutex::new(a.clone(), &d).unwrap();
+    let mb = ZkMutex::new(b.clone(), &d).unwrap();
+    let store = HighWaterMark::new();
+    let ga = block_on(ma.acquire()).unwrap();
+    block_on(ga.guarded_write(&[GuardedOp::create(resource, "a")])).unwrap();
+    store.admit(ga.token()).unwrap();
+    let old_session = a.session();
+    let waiter = std::thread::spawn(move || block_on(mb.acquire()).unwrap());
+    assert!(eventually(Duration::from_secs(10), || children(&b, &d)
+        .len()
+        == 2));
+
+    block_on(a.kill_session()).unwrap();
+
+    // The server deleted A's node: B is granted.
+    let gb = waiter.join().unwrap();
+    assert!(gb.token() > ga.token());
+    // A has not asked yet, but the session state already says so.
+    assert!(matches!(
+        ga.state(),
+        HoldState::Lost(LostReason::SessionExpired { .. })
+    ));
+    let e = block_on(ga.ensure_valid()).unwrap_err();
+    assert_eq!(
+        e.lost_reason(),
+        Some(LostReason::SessionExpired {
+            session: old_session
+        }),
+        "{e}"
+    );
+    assert!(e.to_string().contains("expired"), "{e}");
+    assert_ne!(a.session(), old_session, "A learned: a new session");
+    // Final: every later use says so, and nothing is written.
+    let e = block_on(ga.guarded_write(&[GuardedOp::set_data(resource, "a-late")])).unwrap_err();
+    assert!(e.is_lock_lost(), "{e}");
+    assert_eq!(block_on(b.read_node(resource)).unwrap().0, b"a");
+    // B writes; a late fenced write by A is refused by the resource.
+    block_on(gb.guarded_write(&[GuardedOp::set_data(resource, "b")])).unwrap();
+    store.admit(gb.token()).unwrap();
+    assert!(store.admit(ga.token()).is_err());
+    block_on(ga.release()).unwrap();
+    block_on(gb.release()).unwrap();
+    block_on(b.delete_node(resource)).unwrap();
+}
+
+#[test]
+fn a_guarded_write_right_after_the_expiry_is_refused_by_the_server() {
+    let s = server();
+    let a = client(&s);
+    let d = dir("expire-write");
+    let resource = "/lockwright-test/expire-write-resource";
+    let m = ZkMutex::new(a.clone(), &d).unwrap();
+    let g = block_on(m.acquire()).unwrap();
+    block_on(g.guarded_write(&[GuardedOp::create(resource, "before")])).unwrap();
+    block_on(a.kill_session()).unwrap();
+    let e = block_on(g.guarded_write(&[GuardedOp::set_data(resource, "after")])).unwrap_err();
+    assert!(
+        matches!(e.lost_reason(), Some(LostReason::SessionExpired { .. })),
+        "{e}"
+    );
+    assert_eq!(block_on(a.read_node(resource)).unwrap().0, b"before");
+    block_on(g.release()).unwrap();
+    block_on(a.delete_node(resource)).unwrap();
+}
+
+#[test]
+fn a_waiter_whose_session_expires_starts_over_and_still_acquires() {
+    let s = server();
+    let (a, b) = (client(&s), client(&s));
+    let d = dir("expire-waiter");
+    let ma = ZkMutex::new(a.clone(), &d).unwrap();
+    let mb = ZkMutex::new(b.clone(), &d).unwrap();
+    let ga = block_on(ma.acquire()).unwrap();
+    let waiter = std::thread::spawn(move || block_on(mb.acquire()).unwrap());
+    assert!(eventually(Duration::from_secs(10), || children(&a, &d)
+        .len()
+        == 2));
+    let first = children(&a, &d);
+    block_on(b.kill_session()).unwrap();
+    // B's watch reports the expiry; B opens a new session and queues a new node.
+    assert!(eventually(Duration::from_secs(10), || {
+        let now = children(&a, &d);
+        now.len() == 2 && now != first
+    }));
+    assert_eq!(b.stats().renewals, 1);
+    block_on(ga.release()).unwrap();
+    let gb = waiter.join().unwrap();
+    assert_eq!(gb.session(), b.session());
+    block_on(gb.ensure_valid()).unwrap();
+    block_on(gb.release()).unwrap();
+}
+
+/// A server of its own: these tests freeze it.
+fn frozen_server(container_check_ms: Option<u32>) -> ZkServer {
+    ZkServer::start_with(ZkServerConfig {
+        container_check_ms,
+        ..ZkServerConfig::default()
+    })
+    .unwrap_or_else(|e| panic!("{e:#}"))
+}
+
+#[test]
+fn a_suspended_connection_is_reported_and_clears_when_the_session_survives() {
+    let s = frozen_server(Some(100));
+    // 4 s session: the client calls the connection lost after 1.6 s of silence and the session
+    // expired after 5.6 s; the server expires it after 4 s. A 3 s freeze is in between.
+    let zk = client_with(&s, Duration::from_secs(4));
+    let m = ZkMutex::new(zk.clone(), "/locks/suspend").unwrap();
+    let g = block_on(m.acquire()).unwrap();
+    s.pause();
+    let suspended = eventually(Duration::from_secs(3), || {
+        g.state() == HoldState::Lost(LostReason::Suspended)
+    });
+    let e = block_on(g.ensure_valid()).unwrap_err();
+    s.resume();
+    assert!(suspended, "the disconnect was not noticed");
+    assert_eq!(e.lost_reason(), Some(LostReason::Suspended), "{e}");
+    assert!(!LostReason::Suspended.is_final());
+    assert!(
+        eventually(Duration::from_secs(5), || block_on(g.ensure_valid())
+            .is_ok()),
+        "the hold did not come back with the session"
+    );
+    block_on(g.release()).unwrap();
+}
+
+#[test]
+fn an_acquire_dropped_with_its_create_in_flight_leaves_no_node_behind() {
+    // CURATOR-79's setting: the caller gives up (drops the acquire future) while the create is
+    // on its way; the node it makes must not be orphaned.
+    // Containers are not reaped here, so the directory survives the freeze.
+    let s = frozen_server(None);
+    // A 10 s session: the connection is only called lost after 4 s of silence, longer than
+    // the freeze, so the create queued in it is applied when the server thaws.
+    let zk = client_with(&s, Duration::from_secs(10));
+    let d = "/locks/in-flight";
+    let m = ZkMutex::new(zk.clone(), d).unwrap();
+    block_on(m.acquire()).unwrap().release_now();
+    let (creates, deletes) = (zk.stats().creates, zk.stats().deletes);
+    s.pause();
+    let dropped = poll_for(m.acquire(), Duration::from_millis(400));
+    assert!(dropped.is_none(), "acquired while the server was frozen?");
+    assert_eq!(zk.stats().creates, creates + 1, "the create was sent");
+    std::thread::sleep(Duration::from_millis(400));
+    s.resume();
+    assert!(
+        eventually(Duration::from_secs(10), || children(&zk, d).is_empty()
+            && zk.stats().deletes > deletes),
+        "left behind: {:?} (deletes {} → {})",
+        children(&zk, d),
+        deletes,
+        zk.stats().deletes
+    );
+}
+
+#[test]
+fn acquire_timeout_gives_up_waiting_but_not_a_connected_request() {
+    let s = server();
+    let (a, b) = (client(&s), client(&s));
+    let d = dir("timeout-zero");
+    let ma = ZkMutex::new(a, &d).unwrap();
+    let mb = ZkMutex::new(b.clone(), &d).unwrap();
+    // Uncontended, a zero timeout still gets the lock: the create and the listing are answered.
+    let g = block_on(mb.acquire_timeout(Duration::ZERO)).unwrap();
+    block_on(g.release()).unwrap();
+    let g = block_on(ma.acquire()).unwrap();
+    let e = block_on(mb.acquire_timeout(Duration::ZERO)).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ZkLockError::TimedOut {
+                cleanup: Cleanup::Deleted { .. },
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert_eq!(children(&b, &d).len(), 1);
+    block_on(g.release()).unwrap();
+}
+
+/// Polls `fut` on this thread for at most `d`, then drops it (`None`).
+fn poll_for<F: std::future::Future>(fut: F, d: Duration) -> Option<F::Output> {
+    let end = std::time::Instant::now() + d;
+    let mut fut = std::pin::pin!(fut);
+    block_on(std::future::poll_fn(|cx| {
+        if let std::task::Poll::Ready(v) = fut.as_mut().poll(cx) {
+            return std::task::Poll::Ready(Some(v));
+        }
+        if std::time::Instant::now() >= end {
+            return std::task::Poll::Ready(None);
+        }
+        std::thread::sleep(Duration::from_millis(2));
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }))
+}
+
+/// Releases and waits for the delete.
+trait ReleaseNow {
+    fn release_now(self);
+}
+
+impl ReleaseNow for lockwright::zk::ZkGuard<ZkClient> {
+    fn release_now(self) {
+        block_on(self.release()).unwrap();
+    }
+}

@@ -1,0 +1,55 @@
+//! The ZooKeeper mutex (feature `zookeeper`): Curator's `InterProcessMutex` protocol as a
+//! fair, re-entrant, fenced lock, interoperable with Curator on the same lock directory.
+//!
+//! ```no_run
+//! use lockwright::zk::{block_on, ZkClient, ZkMutex};
+//! use std::time::Duration;
+//!
+//! block_on(async {
+//!     let zk = ZkClient::connect("127.0.0.1:2181").await?;
+//!     let mutex = ZkMutex::new(zk, "/locks/my-index")?;
+//!     let guard = mutex.acquire_timeout(Duration::from_secs(10)).await?;
+//!     // Before each write: still ours? (one request) ...
+//!     guard.ensure_valid().await?;
+//!     // ... and hand the resource the fencing token, so it can refuse a holder that lost it.
+//!     let token = guard.token();
+//!     # let _ = token;
+//!     guard.release().await // or drop it: released in the background
+//! })?;
+//! # Ok::<(), lockwright::zk::ZkLockError>(())
+//! ```
+//!
+//! # Structure (as Curator's `locks/` package)
+//!
+//! - [`ZkMutex`] / [`ZkGuard`] (module `mutex`): the public API: acquire, try, timeout,
+//!   re-enter by guard, `ensure_valid`, guarded writes, the fencing token, release on drop.
+//! - `internals`: the acquire loop and the release, the model's step table per variant.
+//! - [`Coordination`] (module [`coord`]): the interface the recipe runs on, one request per
+//!   model step; [`ZkClient`] implements it on zookeeper-client; the checks implement it on a
+//!   simulated ZooKeeper that shares the model's server semantics.
+//!
+//! `docs/zookeeper-client.md` has the API tour, the error table, the fencing pattern, the
+//! lock-lost semantics and the interop table (Curator, kazoo); `docs/zookeeper.md` the protocol.
+
+mod client;
+pub mod coord;
+mod defects;
+mod error;
+pub mod fencing;
+mod internals;
+mod mutex;
+pub mod names;
+
+pub use client::{ClientStats, ZkClient, ZkClientBuilder};
+pub use coord::{
+    CoordError, Coordination, GuardedOp, LockNode, MultiError, NodeKind, NodeStat, OpResult,
+    Search, SessionEvent, SessionId, WatchOutcome,
+};
+pub use defects::ZkDefect;
+pub use error::{BadPathReason, Cleanup, Holder, LostReason, ZkLockError};
+pub use fencing::{FencingToken, HighWaterMark, StaleToken};
+pub use mutex::{HoldState, ZkGuard, ZkMutex};
+
+/// Blocks the current thread on a future: the way to use this module from synchronous code.
+/// The futures here need no runtime (see [`ZkClient`]).
+pub use async_io::block_on;

@@ -1,0 +1,474 @@
+//! [`ZkMutex`] and [`ZkGuard`]: the public face of the recipe (Curator's `InterProcessMutex`):
+//! acquire, re-enter, check, write under the lock, release.
+
+use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::zk::client::ZkClient;
+use crate::zk::coord::{
+    CoordError, Coordination, GuardedOp, MultiError, OpResult, SessionEvent, SessionId,
+};
+use crate::zk::error::{LostReason, ZkLockError};
+use crate::zk::fencing::FencingToken;
+use crate::zk::internals::{self, Granted, Patience, Released, Spec, Variant};
+use crate::zk::names::validate_dir;
+
+/// A fair, fenced, re-entrant mutex on a ZooKeeper directory, compatible with Curator's
+/// `InterProcessMutex` (and so with every Curator client locking the same directory).
+///
+/// Each acquire creates an ephemeral-sequential node `<dir>/_c_<uuid>-lock-<seq>`; the lowest
+/// node holds the lock, every other waiter watches only the node just ahead of it (one wake-up
+/// per release, first come first served). The node goes with the session, so a crashed holder
+/// releases when its session expires.
+///
+/// Several `ZkMutex` values (in this process or others) on one directory exclude each other,
+/// as do several acquires through one value: a second `acquire` on a mutex you already hold
+/// through the same value waits behind yourself, like `std::sync::Mutex`. Re-entering is
+/// explicit, through the guard: [`ZkGuard::reenter`].
+///
+/// The mutex is generic over the [`Coordination`] interface; production uses [`ZkClient`].
+pub struct ZkMutex<C: Coordination = ZkClient> {
+    coord: Arc<C>,
+    spec: Arc<Spec>,
+}
+
+impl<C: Coordination> Clone for ZkMutex<C> {
+    fn clone(&self) -> Self {
+        ZkMutex {
+            coord: Arc::clone(&self.coord),
+            spec: Arc::clone(&self.spec),
+        }
+    }
+}
+
+impl<C: Coordination> fmt::Debug for ZkMutex<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ZkMutex")
+            .field("path", &self.spec.dir)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<C: Coordination> ZkMutex<C> {
+    /// A mutex on the lock directory `path` (created, as containers, on first use).
+    ///
+    /// # Errors
+    /// [`ZkLockError::BadPath`] if `path` is not a usable absolute ZooKeeper path.
+    pub fn new(coord: C, path: &str) -> Result<Self, ZkLockError> {
+        Self::with_shared(Arc::new(coord), path)
+    }
+
+    /// Like [`ZkMutex::new`], sharing an `Arc` of the coordination (a simulator kept by a test).
+    ///
+    /// # Errors
+    /// [`ZkLockError::BadPath`].
+    pub fn with_shared(coord: Arc<C>, path: &str) -> Result<Self, ZkLockError> {
+        validate_dir(path)?;
+        Ok(ZkMutex {
+            coord,
+            spec: Arc::new(Spec {
+                dir: path.to_string(),
+                data: default_node_data(),
+                variant: Variant::Curator,
+                unfenced_writes: false,
+                fence_by_sequence: false,
+            }),
+        })
+    }
+
+    /// The data each lock node carries, shown to whoever finds the lock held (default:
+    /// `lockwright <host> pid <pid>`; Curator's default is the client's IP address).
+    pub fn with_data(mut self, data: impl Into<Vec<u8>>) -> Self {
+        Arc::make_mut(&mut self.spec).data = data.into();
+        self
+    }
+
+    /// Re-creates a known incident. Test-only; see [`crate::zk::ZkDefect`].
+    #[cfg(feature = "defects")]
+    #[doc(hidden)]
+    pub fn with_defect(mut self, defect: crate::zk::ZkDefect) -> Self {
+        use crate::zk::ZkDefect;
+        let spec = Arc::make_mut(&mut self.spec);
+        match defect {
+            ZkDefect::NoProtection => spec.variant = Variant::NoProtection,
+            ZkDefect::ReleaseForgets => spec.variant = Variant::ReleaseForgets,
+            ZkDefect::AdoptOldSession => spec.variant = Variant::AdoptOldSession,
+            ZkDefect::DeleteByNameRetry => spec.variant = Variant::DeleteByNameRetry,
+            ZkDefect::UnfencedWrites => spec.unfenced_writes = true,
+            ZkDefect::FenceBySequence => spec.fence_by_sequence = true,
+        }
+        self
+    }
+
+    /// The lock directory.
+    pub fn path(&self) -> &str {
+        &self.spec.dir
+    }
+
+    /// The coordination this mutex runs on.
+    pub fn coordination(&self) -> &Arc<C> {
+        &self.coord
+    }
+
+    /// Waits for the lock for as long as it takes. A session that expires while waiting is
+    /// replaced and the wait starts over (with a new node at the back of the queue).
+    ///
+    /// # Errors
+    /// [`ZkLockError::Unreachable`] when no session can be (re)opened;
+    /// [`ZkLockError::Zk`] for a request the server refuses for good (ACLs, ...). Nothing is
+    /// left behind: the node of a failed acquire is deleted.
+    pub async fn acquire(&self) -> Result<ZkGuard<C>, ZkLockError> {
+        self.run(Patience::Forever).await
+    }
+
+    /// Takes the lock only if nobody is ahead: creates a node, lists, and deletes the node
+    /// again if another one is lower (Curator's `acquire(0, ms)`).
+    ///
+    /// # Errors
+    /// [`ZkLockError::Held`] naming the holder's node and data, and saying that our node was
+    /// deleted; otherwise as [`ZkMutex::acquire`].
+    pub async fn try_acquire(&self) -> Result<ZkGuard<C>, ZkLockError> {
+        self.run(Patience::Try).await
+    }
+
+    /// Waits for the lock at most `timeout`. The timeout bounds the wait for a holder (and
+    /// retry pauses); a request to a connected server is answered even past it, so
+    /// `acquire_timeout(Duration::ZERO)` takes a free lock. Once the connection is down, a
+    /// request still in flight at the deadline is abandoned (and its node cleaned up).
+    ///
+    /// # Errors
+    /// [`ZkLockError::TimedOut`] naming the holder's node and data, and what became of our node
+    /// (deleted, or handed to a background delete); otherwise as [`ZkMutex::acquire`].
+    pub async fn acquire_timeout(&self, timeout: Duration) -> Result<ZkGuard<C>, ZkLockError> {
+        let deadline = self
+            .coord
+            .now()
+            .checked_add(timeout)
+            .map_or(Patience::Forever, Patience::Until);
+        self.run(deadline).await
+    }
+
+    async fn run(&self, patience: Patience) -> Result<ZkGuard<C>, ZkLockError> {
+        let g = internals::acquire(&self.coord, &self.spec, patience).await?;
+        Ok(ZkGuard::new(
+            Arc::clone(&self.coord),
+            Arc::clone(&self.spec),
+            g,
+        ))
+    }
+}
+
+/// What a guard knows without asking the server ([`ZkGuard::state`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HoldState {
+    /// Held, as far as the client can tell.
+    Held,
+    /// Lost, or not trustworthy now ([`LostReason::Suspended`] may clear).
+    Lost(LostReason),
+}
+
+struct Hold<C: Coordination> {
+    coord: Arc<C>,
+    spec: Arc<Spec>,
+    node: String,
+    czxid: i64,
+    seq: u64,
+    /// The session the node belongs to.
+    owner: SessionId,
+    /// Guards alive (the re-entrancy count).
+    count: AtomicUsize,
+    /// A final loss, once seen (the node's delete was started then).
+    lost: Mutex<Option<LostReason>>,
+}
+
+impl<C: Coordination> Hold<C> {
+    fn lost(&self) -> Option<LostReason> {
+        *self.lost.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Records a loss. A final one ends the hold as the model's "lock lost" does: the client
+    /// stops believing it holds, and its next step is the node's delete (`Releasing`), started
+    /// here in the background; the guards' release then has nothing left to delete.
+    fn mark_lost(self: &Arc<Self>, reason: LostReason) -> ZkLockError {
+        if reason.is_final() {
+            let first = {
+                let mut l = self.lost.lock().unwrap_or_else(|p| p.into_inner());
+                let first = l.is_none();
+                l.get_or_insert(reason);
+                first
+            };
+            if first {
+                let hold = Arc::clone(self);
+                self.coord.spawn(async move {
+                    let h = &*hold;
+                    let _ = internals::release_node(&*h.coord, &h.spec, &h.node, h.coord.session())
+                        .await;
+                });
+            }
+        }
+        self.lost_error(reason)
+    }
+
+    fn lost_error(&self, reason: LostReason) -> ZkLockError {
+        ZkLockError::LockLost {
+            path: self.spec.dir.clone(),
+            node: self.node.clone(),
+            reason,
+        }
+    }
+
+    /// A `SessionExpired` answer or event about session `expired`: learn (a new session), and
+    /// the lock is lost.
+    async fn learn_lost(self: &Arc<Self>, expired: SessionId) -> ZkLockError {
+        let _ = self.coord.new_session(expired).await;
+        self.mark_lost(LostReason::SessionExpired { session: expired })
+    }
+}
+
+/// A held ZooKeeper lock. Dropping the last guard of a hold releases it (in the background;
+/// call [`ZkGuard::release`] to wait for the delete and see its errors).
+///
+/// Re-entrancy is by guard: [`ZkGuard::reenter`] returns another guard of the same hold, and
+/// only the last one released deletes the node (Curator's per-thread count, without the
+/// thread: async tasks move between threads and share them, so a thread is no holder identity;
+/// the guard is the proof of holding, as with `std::sync::MutexGuard`).
+#[must_use = "the lock is released as soon as the guard is dropped"]
+pub struct ZkGuard<C: Coordination = ZkClient> {
+    hold: Arc<Hold<C>>,
+    released: bool,
+}
+
+impl<C: Coordination> fmt::Debug for ZkGuard<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ZkGuard")
+            .field("node", &self.hold.node)
+            .field("token", &self.token())
+            .field("session", &self.hold.owner)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<C: Coordination> ZkGuard<C> {
+    fn new(coord: Arc<C>, spec: Arc<Spec>, g: Granted) -> Self {
+        ZkGuard {
+            hold: Arc::new(Hold {
+                coord,
+                spec,
+                node: g.node,
+                czxid: g.czxid,
+                seq: g.seq,
+                owner: g.owner,
+                count: AtomicUsize::new(1),
+                lost: Mutex::new(None),
+            }),
+            released: false,
+        }
+    }
+
+    /// The lock node, full path (`/locks/x/_c_<uuid>-lock-0000000007`).
+    pub fn node(&self) -> &str {
+        &self.hold.node
+    }
+
+    /// The lock directory.
+    pub fn path(&self) -> &str {
+        &self.hold.spec.dir
+    }
+
+    /// The fencing token: the lock node's `czxid`. Every later grant of this lock has a larger
+    /// one; pass it to the protected resource with each write (see [`crate::zk::fencing`]).
+    pub fn token(&self) -> FencingToken {
+        if self.hold.spec.fence_by_sequence {
+            // Defect `fenced-by-sequence`: the suffix restarts with a re-created parent.
+            return FencingToken::new(i64::try_from(self.hold.seq).unwrap_or(i64::MAX));
+        }
+        FencingToken::new(self.hold.czxid)
+    }
+
+    /// The sequence suffix of the lock node (NOT a fencing token).
+    pub fn sequence(&self) -> u64 {
+        self.hold.seq
+    }
+
+    /// The session the lock node belongs to.
+    pub fn session(&self) -> SessionId {
+        self.hold.owner
+    }
+
+    /// How many guards share this hold (1 unless re-entered).
+    pub fn hold_count(&self) -> usize {
+        self.hold.count.load(Ordering::Acquire)
+    }
+
+    /// Re-enters the lock (the model's `Reenter`; no request): another guard of the same hold.
+    /// The node is deleted when the last guard is released.
+    pub fn reenter(&self) -> ZkGuard<C> {
+        self.hold.count.fetch_add(1, Ordering::AcqRel);
+        ZkGuard {
+            hold: Arc::clone(&self.hold),
+            released: false,
+        }
+    }
+
+    /// What the client knows now, without a request: a final loss seen before, an expired or
+    /// suspended session. [`ZkGuard::ensure_valid`] asks the server.
+    pub fn state(&self) -> HoldState {
+        if let Some(r) = self.hold.lost() {
+            return HoldState::Lost(r);
+        }
+        match self.hold.coord.session_event() {
+            SessionEvent::Connected => HoldState::Held,
+            SessionEvent::Suspended => HoldState::Lost(LostReason::Suspended),
+            SessionEvent::Expired => HoldState::Lost(LostReason::SessionExpired {
+                session: self.hold.owner,
+            }),
+        }
+    }
+
+    /// Checks, with one request, that the lock is still held: the session has not expired, the
+    /// connection is up, and the lock node still exists, owned by our session, with our czxid
+    /// (the model's `CheckLockNode`). A point-in-time check: for writes that must never land
+    /// after a loss use [`ZkGuard::guarded_write`] or the [`ZkGuard::token`].
+    ///
+    /// # Errors
+    /// [`ZkLockError::LockLost`] with the [`LostReason`]. Every reason but
+    /// [`LostReason::Suspended`] is final: the guard reports it from then on, and deletes its
+    /// node (if it still exists) in the background at once.
+    pub async fn ensure_valid(&self) -> Result<(), ZkLockError> {
+        let h = &self.hold;
+        if let Some(r) = h.lost() {
+            return Err(h.lost_error(r));
+        }
+        match h.coord.session_event() {
+            SessionEvent::Connected => {}
+            SessionEvent::Suspended => return Err(h.lost_error(LostReason::Suspended)),
+            // `ReceiveSessionEvent`.
+            SessionEvent::Expired => return Err(h.learn_lost(h.coord.session()).await),
+        }
+        let session = h.coord.session();
+        match h.coord.check_node(&h.node).await {
+            Ok(Some(stat)) if stat.ephemeral_owner == session && stat.czxid == h.czxid => Ok(()),
+            Ok(Some(stat)) => Err(h.mark_lost(LostReason::NodeReplaced {
+                owner: stat.ephemeral_owner,
+                czxid: stat.czxid,
+            })),
+            Ok(None) => Err(h.mark_lost(LostReason::NodeDeleted)),
+            Err(CoordError::SessionExpired) => Err(h.learn_lost(session).await),
+            Err(e) if e.outcome_unknown() => Err(h.lost_error(LostReason::Suspended)),
+            Err(e) => Err(ZkLockError::from_coord("check the lock node", &h.node, e)),
+        }
+    }
+
+    /// Writes to ZooKeeper under the lock: one `multi` that first checks that the lock node
+    /// still exists, then applies `ops`; all or nothing (the model's `GuardedWrite`). The server
+    /// refuses the whole write if the lock was lost, however long this client paused.
+    /// Returns the results of `ops`.
+    ///
+    /// # Errors
+    /// [`ZkLockError::LockLost`] (nothing was written); [`ZkLockError::WriteFailed`] when one
+    /// of `ops` failed (nothing was written); [`ZkLockError::Zk`] with
+    /// [`CoordError::ConnectionLoss`] when the reply was lost (the write may or may not have
+    /// been applied).
+    pub async fn guarded_write(&self, ops: &[GuardedOp]) -> Result<Vec<OpResult>, ZkLockError> {
+        let h = &self.hold;
+        if let Some(r) = h.lost() {
+            return Err(h.lost_error(r));
+        }
+        let check = (!h.spec.unfenced_writes).then_some(h.node.as_str());
+        let offset = usize::from(check.is_some());
+        let session = h.coord.session();
+        match h.coord.guarded_write(check, ops).await {
+            Ok(mut results) => {
+                results.drain(..offset.min(results.len()));
+                Ok(results)
+            }
+            Err(MultiError {
+                index: Some(0),
+                error,
+            }) if offset == 1 => match error {
+                CoordError::NoNode => Err(h.mark_lost(LostReason::NodeDeleted)),
+                CoordError::BadVersion => Err(h.mark_lost(LostReason::NodeReplaced {
+                    owner: SessionId(0),
+                    czxid: 0,
+                })),
+                e => Err(ZkLockError::from_coord(
+                    "guarded write (lock check)",
+                    &h.node,
+                    e,
+                )),
+            },
+            Err(MultiError {
+                index: Some(i),
+                error,
+            }) => {
+                let index = i - offset;
+                Err(ZkLockError::WriteFailed {
+                    index,
+                    path: ops
+                        .get(index)
+                        .map_or_else(String::new, |o| o.path().to_string()),
+                    source: error,
+                })
+            }
+            Err(MultiError {
+                index: None,
+                error: CoordError::SessionExpired,
+            }) => Err(h.learn_lost(session).await),
+            Err(MultiError { index: None, error }) => Err(ZkLockError::from_coord(
+                "guarded write (outcome unknown if the connection was lost)",
+                &h.node,
+                error,
+            )),
+        }
+    }
+
+    /// Releases this guard: the last guard of a hold deletes the lock node (the model's
+    /// `DeleteLockNode`, retried after a lost reply and in a new session after an expiry);
+    /// an inner one only counts down (`ReleaseInner`).
+    ///
+    /// # Errors
+    /// [`ZkLockError::Zk`] if the server refuses the delete for good. A lock that was lost
+    /// releases without error.
+    pub async fn release(mut self) -> Result<(), ZkLockError> {
+        self.released = true;
+        if self.hold.count.fetch_sub(1, Ordering::AcqRel) > 1 || self.hold.lost().is_some() {
+            return Ok(());
+        }
+        let h = &*self.hold;
+        internals::release_node(&*h.coord, &h.spec, &h.node, h.coord.session())
+            .await
+            .map(|r| debug_assert!(r == Released::Deleted || !h.spec.rules().retry_lost_delete))
+    }
+}
+
+impl<C: Coordination> Drop for ZkGuard<C> {
+    fn drop(&mut self) {
+        if self.released
+            || self.hold.count.fetch_sub(1, Ordering::AcqRel) > 1
+            || self.hold.lost().is_some()
+        {
+            return;
+        }
+        let hold = Arc::clone(&self.hold);
+        self.hold.coord.spawn(async move {
+            let h = &*hold;
+            let _ = internals::release_node(&*h.coord, &h.spec, &h.node, h.coord.session()).await;
+        });
+    }
+}
+
+/// `lockwright <host> pid <pid>`: what a contender that finds us holding sees.
+fn default_node_data() -> Vec<u8> {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its length; gethostname NUL-terminates within it or
+    // fails (the last byte is kept 0 so a truncated name still ends).
+    let ok = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len() - 1) } == 0;
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(0);
+    let host = match (ok, std::str::from_utf8(&buf[..end])) {
+        (true, Ok(h)) if !h.is_empty() => h.to_string(),
+        _ => "unknown-host".to_string(),
+    };
+    format!("lockwright {host} pid {}", std::process::id()).into_bytes()
+}
