@@ -33,9 +33,9 @@ use lockwright_testkit::zk::suite::{explore, model_violations, Coverage};
 use lockwright_testkit::zk::{Fault, Workload, Writes};
 
 /// Executions per scheduler (random, then PCT) in plain `cargo test`.
-const STANDARD: usize = 300;
+const STANDARD: usize = 3_000;
 /// With `LOCKWRIGHT_DEEP=1`.
-const DEEP: usize = 20_000;
+const DEEP: usize = 100_000;
 /// PCT depth: the interleavings that matter need two or three ordering constraints (an
 /// expiry between a grant and a write, a waiter's listing after it; a lost reply's retry after
 /// another client's create).

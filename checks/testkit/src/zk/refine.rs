@@ -307,3 +307,82 @@ impl Replay {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lockwright_model::zk::{Name, Variant, WriteMode};
+
+    fn model(clients: u8) -> Refinement {
+        Refinement::new(
+            Scenario::new(Variant::Curator, WriteMode::Fenced)
+                .with_clients(clients)
+                .with_reentrant(false)
+                .with_symmetry(false),
+        )
+    }
+
+    fn step(c: u8, call: Call, outcome: Outcome) -> Step {
+        Step {
+            client: Some(c),
+            call,
+            outcome,
+        }
+    }
+
+    const N0: Name = Name {
+        seq: 0,
+        uuid: Some(0),
+    };
+
+    fn one_round() -> Vec<Step> {
+        vec![
+            step(0, Call::Create { uuid: Some(0) }, Outcome::Ok),
+            step(0, Call::ListChildren, Outcome::Ok),
+            step(0, Call::Acquired, Outcome::Ok),
+            step(0, Call::FencedWrite { token: 1 }, Outcome::Ok),
+            step(0, Call::Delete { name: N0 }, Outcome::Ok),
+        ]
+    }
+
+    #[test]
+    fn a_round_replays() {
+        let s = model(1).check(&one_round()).expect("a model path");
+        assert_eq!(s.actions, 4);
+        assert!(s.observations >= 5);
+    }
+
+    #[test]
+    fn a_call_the_model_does_not_allow_diverges() {
+        let mut t = one_round();
+        t.insert(1, step(0, Call::Create { uuid: Some(0) }, Outcome::Ok));
+        let d = model(1).check(&t).expect_err("two creates in a row");
+        assert_eq!(d.step, 1);
+        assert!(
+            d.reason.contains("does not allow CreateLockNode(c0)"),
+            "{d}"
+        );
+    }
+
+    #[test]
+    fn an_answer_the_semantics_do_not_give_diverges() {
+        let mut t = one_round();
+        t[4].outcome = Outcome::NoNode;
+        let d = model(1).check(&t).expect_err("the node exists");
+        assert_eq!(d.step, 4);
+        assert!(d.reason.contains("the shadow server answers Ok"), "{d}");
+    }
+
+    #[test]
+    fn a_grant_the_model_does_not_give_diverges() {
+        let t = vec![
+            step(0, Call::Create { uuid: Some(0) }, Outcome::Ok),
+            step(1, Call::Create { uuid: Some(1) }, Outcome::Ok),
+            step(1, Call::ListChildren, Outcome::Ok),
+            step(1, Call::Acquired, Outcome::Ok),
+        ];
+        let d = model(2).check(&t).expect_err("c1 is behind c0");
+        assert_eq!(d.step, 3);
+        assert!(d.reason.contains("MustWatch"), "{d}");
+    }
+}
