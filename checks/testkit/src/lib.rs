@@ -11,11 +11,14 @@
 //! - [`file`]: file locks — the simulated OS, the workloads, the refinement replayer.
 //! - [`docstore`]: document-store locks — the simulated store, the workloads, the refinement
 //!   replayer, and a loopback HTTP server on the model's semantics.
+//! - [`zk`]: the ZooKeeper mutex — a simulated ZooKeeper on the model's server semantics, the
+//!   workloads, the refinement replayer.
 
 pub mod budget;
 pub mod docstore;
 pub mod file;
 pub mod prims;
 pub mod refine;
+pub mod zk;
 
 pub use prims::{Loom, Runtime, Shuttle, Std};

@@ -152,6 +152,9 @@ pub(crate) struct Granted {
     pub seq: u64,
     /// The session owning the node.
     pub owner: SessionId,
+    /// The session the acquire ran in when it was granted (the owner, except for the
+    /// `adopt-old-session` defect): a guard whose client runs another session has lost the hold.
+    pub session: SessionId,
 }
 
 /// The node an attempt knows as its own.
@@ -540,6 +543,7 @@ impl<C: Coordination> Attempt<C> {
                     czxid: own.czxid,
                     seq: own.seq,
                     owner: own.owner,
+                    session: self.known,
                 }))
             }
             Some(i) => {

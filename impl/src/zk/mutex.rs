@@ -177,6 +177,10 @@ struct Hold<C: Coordination> {
     seq: u64,
     /// The session the node belongs to.
     owner: SessionId,
+    /// The session the client ran when granted: once it runs another one (a restarted handle,
+    /// a shared client renewed by another mutex) the hold is lost, as the model's session
+    /// change says for a holder.
+    granted_in: SessionId,
     /// Guards alive (the re-entrancy count).
     count: AtomicUsize,
     /// A final loss, once seen (the node's delete was started then).
@@ -186,6 +190,12 @@ struct Hold<C: Coordination> {
 impl<C: Coordination> Hold<C> {
     fn lost(&self) -> Option<LostReason> {
         *self.lost.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The client's current session, if it is no longer the one the lock was granted in.
+    fn replaced(&self) -> Option<SessionId> {
+        let now = self.coord.session();
+        (now != self.granted_in).then_some(now)
     }
 
     /// Records a loss. A final one ends the hold as the model's "lock lost" does: the client
@@ -260,6 +270,7 @@ impl<C: Coordination> ZkGuard<C> {
                 czxid: g.czxid,
                 seq: g.seq,
                 owner: g.owner,
+                granted_in: g.session,
                 count: AtomicUsize::new(1),
                 lost: Mutex::new(None),
             }),
@@ -318,6 +329,9 @@ impl<C: Coordination> ZkGuard<C> {
         if let Some(r) = self.hold.lost() {
             return HoldState::Lost(r);
         }
+        if let Some(now) = self.hold.replaced() {
+            return HoldState::Lost(LostReason::SessionReplaced { now });
+        }
         match self.hold.coord.session_event() {
             SessionEvent::Connected => HoldState::Held,
             SessionEvent::Suspended => HoldState::Lost(LostReason::Suspended),
@@ -340,6 +354,9 @@ impl<C: Coordination> ZkGuard<C> {
         let h = &self.hold;
         if let Some(r) = h.lost() {
             return Err(h.lost_error(r));
+        }
+        if let Some(now) = h.replaced() {
+            return Err(h.mark_lost(LostReason::SessionReplaced { now }));
         }
         match h.coord.session_event() {
             SessionEvent::Connected => {}
@@ -375,6 +392,9 @@ impl<C: Coordination> ZkGuard<C> {
         let h = &self.hold;
         if let Some(r) = h.lost() {
             return Err(h.lost_error(r));
+        }
+        if let Some(now) = h.replaced() {
+            return Err(h.mark_lost(LostReason::SessionReplaced { now }));
         }
         let check = (!h.spec.unfenced_writes).then_some(h.node.as_str());
         let offset = usize::from(check.is_some());

@@ -1,0 +1,284 @@
+//! [`Core`]: the simulated ZooKeeper's state and the effect of each call on it — the model's
+//! [`Server`] (used verbatim: the one source of ZooKeeper semantics), each client's current
+//! session, the lost replies armed for each client, and the fenced resource.
+//!
+//! The simulated server ([`super::world`]) runs every call through these methods; the replayer
+//! ([`super::refine`]) runs every recorded step through them again on a shadow copy, so the
+//! recording alone rebuilds the server's state at every step, and every recorded answer is
+//! checked to be the one the semantics give.
+
+use lockwright_model::zk::{ClientId, Name, Server, SessionId, ZkError, Znode};
+
+use super::record::{Call, Outcome, Step};
+
+/// How a wait for a watch event stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Wait {
+    /// Nothing yet.
+    Pending,
+    /// The watch fired; the event is taken (`ReceiveWatchEvent`).
+    Fired,
+    /// The client's current session expired; the client learned it (`ReceiveSessionEvent`)
+    /// and runs a new session now.
+    Expired,
+    /// The watch's session is no longer the client's (it restarted): the wait ends, no step
+    /// (the model's `RestartClient` already moved the client on).
+    Replaced,
+}
+
+/// The simulated server's state.
+#[derive(Clone, Debug)]
+pub(crate) struct Core {
+    pub(crate) server: Server,
+    /// Each client's current session epoch.
+    pub(crate) epochs: Vec<u8>,
+    /// A lost reply armed for the client's next create or delete (applied or not).
+    pub(crate) armed: Vec<Option<bool>>,
+    /// The fenced resource: the highest token it accepted.
+    pub(crate) highest: Option<i64>,
+}
+
+impl Core {
+    /// `clients` clients, each connected in its first session; `/locks` empty.
+    pub(crate) fn new(clients: u8) -> Core {
+        let mut server = Server::new();
+        for c in 0..clients {
+            server.open_session(SessionId {
+                client: c,
+                epoch: 0,
+            });
+        }
+        Core {
+            server,
+            epochs: vec![0; usize::from(clients)],
+            armed: vec![None; usize::from(clients)],
+            highest: None,
+        }
+    }
+
+    pub(crate) fn session(&self, c: ClientId) -> SessionId {
+        SessionId {
+            client: c,
+            epoch: self.epochs[usize::from(c)],
+        }
+    }
+
+    pub(crate) fn live(&self, c: ClientId) -> bool {
+        self.server.is_alive(self.session(c))
+    }
+
+    /// The client opens a new session (after learning that its session expired, or on a
+    /// restart).
+    fn renew(&mut self, c: ClientId) {
+        let e = &mut self.epochs[usize::from(c)];
+        *e = e.checked_add(1).expect("session epochs exhausted");
+        let s = self.session(c);
+        self.server.open_session(s);
+    }
+
+    /// A request of `c` in an expired session: answered `SessionExpired`, nothing applied; the
+    /// client learns it and opens a new session within the same step (as the model's "learn").
+    fn expired(&mut self, c: ClientId) -> Option<Outcome> {
+        if self.live(c) {
+            return None;
+        }
+        self.renew(c);
+        Some(Outcome::SessionExpired)
+    }
+
+    pub(crate) fn create(&mut self, c: ClientId, uuid: Option<u8>) -> (Outcome, Option<Znode>) {
+        if let Some(o) = self.expired(c) {
+            return (o, None);
+        }
+        let s = self.session(c);
+        if let Some(applied) = self.armed[usize::from(c)].take() {
+            if applied {
+                self.server
+                    .create_sequential(uuid, s)
+                    .expect("live session");
+            }
+            return (Outcome::ReplyLost { applied }, None);
+        }
+        let z = self
+            .server
+            .create_sequential(uuid, s)
+            .expect("live session");
+        (Outcome::Ok, Some(z))
+    }
+
+    /// `getChildren` (the search and the listing): the children, or `SessionExpired`.
+    pub(crate) fn children(&mut self, c: ClientId) -> (Outcome, Vec<Znode>) {
+        if let Some(o) = self.expired(c) {
+            return (o, Vec::new());
+        }
+        (Outcome::Ok, self.server.children().to_vec())
+    }
+
+    pub(crate) fn watch(&mut self, c: ClientId, name: Name) -> Outcome {
+        if let Some(o) = self.expired(c) {
+            return o;
+        }
+        match self.server.get_data_watch(name, self.session(c)) {
+            Ok(_) => Outcome::Ok,
+            Err(ZkError::NoNode) => Outcome::NoNode,
+            Err(e) => unreachable!("getData in a live session: {e}"),
+        }
+    }
+
+    /// One look at a wait for the watch set in session `watching`.
+    pub(crate) fn wait(&mut self, c: ClientId, watching: SessionId) -> Wait {
+        let s = self.session(c);
+        if s != watching {
+            Wait::Replaced
+        } else if !self.live(c) {
+            self.renew(c);
+            Wait::Expired
+        } else if self.server.take_watch_event(s) {
+            Wait::Fired
+        } else {
+            Wait::Pending
+        }
+    }
+
+    /// The client acts on the session-event stream's `Expired` (`new_session` of its current,
+    /// dead session). `false` if the session is alive (then nothing changes).
+    pub(crate) fn learn(&mut self, c: ClientId) -> bool {
+        self.expired(c).is_some()
+    }
+
+    pub(crate) fn delete(&mut self, c: ClientId, name: Name) -> Outcome {
+        if let Some(o) = self.expired(c) {
+            return o;
+        }
+        let s = self.session(c);
+        if let Some(applied) = self.armed[usize::from(c)].take() {
+            if applied {
+                let _ = self.server.delete(name, s);
+            }
+            return Outcome::ReplyLost { applied };
+        }
+        match self.server.delete(name, s) {
+            Ok(_) => Outcome::Ok,
+            Err(ZkError::NoNode) => Outcome::NoNode,
+            Err(e) => unreachable!("delete in a live session: {e}"),
+        }
+    }
+
+    pub(crate) fn check(&mut self, c: ClientId, name: Name) -> (Outcome, Option<Znode>) {
+        if let Some(o) = self.expired(c) {
+            return (o, None);
+        }
+        match self
+            .server
+            .exists(name, self.session(c))
+            .expect("live session")
+        {
+            Some(z) => (Outcome::Ok, Some(z)),
+            None => (Outcome::NoNode, None),
+        }
+    }
+
+    /// `multi(check(name, 0), write)`; `None`: the write without the check, to the model's
+    /// resource outside ZooKeeper (always accepted).
+    pub(crate) fn multi(&mut self, c: ClientId, check: Option<Name>) -> Outcome {
+        let Some(name) = check else {
+            return Outcome::Ok;
+        };
+        if let Some(o) = self.expired(c) {
+            return o;
+        }
+        match self.server.multi_check_write(name, self.session(c)) {
+            Ok(_) => Outcome::Ok,
+            Err(ZkError::NoNode) => Outcome::NoNode,
+            Err(e) => unreachable!("multi in a live session: {e}"),
+        }
+    }
+
+    pub(crate) fn fenced_write(&mut self, token: i64) -> Outcome {
+        if self.highest.is_some_and(|h| token < h) {
+            return Outcome::Rejected;
+        }
+        self.highest = Some(self.highest.map_or(token, |h| h.max(token)));
+        Outcome::Ok
+    }
+
+    // ---- the environment ----
+
+    pub(crate) fn expire(&mut self, c: ClientId) -> Outcome {
+        if !self.live(c) {
+            return Outcome::Skipped;
+        }
+        self.server.expire_session(self.session(c));
+        Outcome::Ok
+    }
+
+    pub(crate) fn restart(&mut self, c: ClientId) -> Outcome {
+        self.server.disconnect(self.session(c));
+        self.renew(c);
+        Outcome::Ok
+    }
+
+    /// The oldest live session `c` abandoned (as the model picks it).
+    pub(crate) fn expire_old(&mut self, c: ClientId) -> Outcome {
+        let current = self.session(c);
+        let old = self
+            .server
+            .sessions()
+            .iter()
+            .copied()
+            .find(|s| s.client == c && *s != current);
+        match old {
+            Some(s) => {
+                self.server.expire_session(s);
+                Outcome::Ok
+            }
+            None => Outcome::Skipped,
+        }
+    }
+
+    pub(crate) fn recreate_parent(&mut self) -> Outcome {
+        match self.server.recreate_parent() {
+            Ok(()) => Outcome::Ok,
+            Err(_) => Outcome::Skipped,
+        }
+    }
+
+    pub(crate) fn arm(&mut self, c: ClientId, applied: bool) -> Outcome {
+        self.armed[usize::from(c)] = Some(applied);
+        Outcome::Ok
+    }
+
+    /// Re-executes a recorded step (the replayer's shadow): the outcome these semantics give.
+    /// `None` for a step that has no effect on the server (observations, re-entrancy).
+    pub(crate) fn apply(&mut self, step: &Step) -> Option<Outcome> {
+        let c = step.client;
+        let cl = || c.expect("a client step");
+        Some(match &step.call {
+            Call::Create { uuid } => self.create(cl(), *uuid).0,
+            Call::FindOwnNode | Call::ListChildren => self.children(cl()).0,
+            Call::Watch { name } => self.watch(cl(), *name),
+            Call::WatchEvent => match self.wait(cl(), self.session(cl())) {
+                Wait::Fired => Outcome::Ok,
+                other => panic!("shadow: no watch event to take ({other:?})"),
+            },
+            Call::SessionEvent => {
+                if self.learn(cl()) {
+                    Outcome::Ok
+                } else {
+                    Outcome::Skipped
+                }
+            }
+            Call::Delete { name } => self.delete(cl(), *name),
+            Call::Check { name } => self.check(cl(), *name).0,
+            Call::GuardedWrite { check } => self.multi(cl(), *check),
+            Call::FencedWrite { token } => self.fenced_write(*token),
+            Call::Write => Outcome::Ok,
+            Call::Reenter | Call::ReleaseInner | Call::Acquired | Call::LockLost => return None,
+            Call::Expire(c) => self.expire(*c),
+            Call::Restart(c) => self.restart(*c),
+            Call::ExpireOld(c) => self.expire_old(*c),
+            Call::RecreateParent => self.recreate_parent(),
+            Call::Arm { client, applied } => self.arm(*client, *applied),
+        })
+    }
+}

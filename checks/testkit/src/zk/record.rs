@@ -1,0 +1,113 @@
+//! What a simulated run records: who made which call and what the simulated server answered,
+//! in linearization order (the order in which calls took the world lock).
+
+use std::fmt;
+
+use lockwright_model::zk::{ClientId, Name};
+
+/// A recorded call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Call {
+    // ---- coordination calls of the real recipe (one model action each) ----
+    /// `create_lock_node` (`CreateLockNode`, or `LoseReply` when the reply was lost).
+    Create { uuid: Option<u8> },
+    /// `find_own_node` (`FindOwnNode`).
+    FindOwnNode,
+    /// `list_children` (`ListChildren`).
+    ListChildren,
+    /// `watch_node` on `name` (`WatchPredecessor`).
+    Watch { name: Name },
+    /// `wait_watch_event` returned `Fired` (`ReceiveWatchEvent`).
+    WatchEvent,
+    /// The client learned from the session-event stream (or a wait that ended with it) that
+    /// its session expired (`ReceiveSessionEvent`).
+    SessionEvent,
+    /// `delete_node` of `name` (`DeleteLockNode`, or `LoseReply`).
+    Delete { name: Name },
+    /// `check_node` of `name` (`CheckLockNode`).
+    Check { name: Name },
+    /// `guarded_write`: with the lock-node check (`GuardedWrite`), or without it under the
+    /// unfenced-writes defect (`Write`: the model's resource outside ZooKeeper).
+    GuardedWrite { check: Option<Name> },
+    // ---- the protected resource (not ZooKeeper): the workload's writes ----
+    /// A write carrying a fencing token, to a resource that keeps the highest it accepted
+    /// (`FencedWrite`).
+    FencedWrite { token: i64 },
+    /// A write without a token after a passed `ensure_valid` (`Write`).
+    Write,
+    // ---- re-entrancy (no request) ----
+    /// `ZkGuard::reenter` (`Reenter`).
+    Reenter,
+    /// The inner guard released (`ReleaseInner`).
+    ReleaseInner,
+    // ---- harness observations ----
+    /// `acquire` returned a guard.
+    Acquired,
+    /// The guard reported a final `LockLost`.
+    LockLost,
+    // ---- environment: faults and server steps ----
+    /// The server expires the client's current session (`ExpireSession`).
+    Expire(ClientId),
+    /// The client replaces its handle: a new session, the old one abandoned (`RestartClient`).
+    Restart(ClientId),
+    /// The server times out a session the client abandoned (`ExpireOldSession`).
+    ExpireOld(ClientId),
+    /// The empty container parent is reaped and made again (`RecreateParent`).
+    RecreateParent,
+    /// The client's next create or delete will lose its reply, `applied` or not.
+    Arm { client: ClientId, applied: bool },
+}
+
+/// What the simulated server (or resource) answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Done / accepted / found.
+    Ok,
+    /// `NoNode` (a check found no node: `exists` answered `None`).
+    NoNode,
+    /// The request's session had expired: nothing applied; the client now runs a new one.
+    SessionExpired,
+    /// The request was applied or not, and answered `ConnectionLoss`.
+    ReplyLost { applied: bool },
+    /// The fenced resource refused a token lower than the highest it accepted.
+    Rejected,
+    /// A fault that could not happen now (no effect).
+    Skipped,
+}
+
+/// One recorded step: `client` is `None` for the environment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Step {
+    pub client: Option<ClientId>,
+    pub call: Call,
+    pub outcome: Outcome,
+}
+
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.client {
+            Some(c) => write!(f, "c{c} ")?,
+            None => f.write_str("env ")?,
+        }
+        match &self.call {
+            Call::Create { uuid: Some(u) } => write!(f, "create _c_c{u}-lock-")?,
+            Call::Create { uuid: None } => f.write_str("create lock-")?,
+            Call::Watch { name } => write!(f, "watch {name}")?,
+            Call::Delete { name } => write!(f, "delete {name}")?,
+            Call::Check { name } => write!(f, "check {name}")?,
+            Call::GuardedWrite { check: Some(n) } => write!(f, "multi(check {n}, write)")?,
+            Call::GuardedWrite { check: None } => f.write_str("multi(write) without check")?,
+            c => write!(f, "{c:?}")?,
+        }
+        write!(f, " -> {:?}", self.outcome)
+    }
+}
+
+/// Formats a recording, one numbered step a line.
+pub fn format_trace(steps: &[Step]) -> String {
+    let mut s = String::new();
+    for (i, step) in steps.iter().enumerate() {
+        s.push_str(&format!("  #{i:<3} {step}\n"));
+    }
+    s
+}

@@ -1,0 +1,388 @@
+//! Refinement: every simulated run of the real ZooKeeper recipe is a path of the Stateright
+//! model (`lockwright_model::zk`).
+//!
+//! [`Refinement::check`] (and, online, the simulated server as it records) feeds a recording
+//! through the model's transition function with the shared [`Cursor`], one step at a time.
+//! Linearization is trivial here: each call did its whole effect under the world lock, so the
+//! recording's order is the model's order. Each step:
+//!
+//! 1. is re-executed on a **shadow** server ([`Core`], the model's `Server`): the recorded
+//!    answer must be the one ZooKeeper's semantics give (so the recording alone rebuilds the
+//!    server's state);
+//! 2. becomes its **model action** (the table in `lockwright_model::zk::Action`'s docs):
+//!    `create` → `CreateLockNode` (a lost reply → `LoseReply(c, applied?)`), `find_own_node` →
+//!    `FindOwnNode`, `list_children` → `ListChildren`, `watch_node` → `WatchPredecessor`, a
+//!    fired wait → `ReceiveWatchEvent`, the learned expiry → `ReceiveSessionEvent`,
+//!    `delete_node` → `DeleteLockNode` (or `LoseReply`), `check_node` → `CheckLockNode`,
+//!    `guarded_write` → `GuardedWrite` (without its check: `Write`), the resource's writes →
+//!    `FencedWrite` / `Write`, re-entrancy → `Reenter` / `ReleaseInner`, the faults →
+//!    `ExpireSession`, `RestartClient`, `ExpireOldSession`, `RecreateParent`. The action must
+//!    be enabled in the model's state (else the real client did what the model's client
+//!    cannot), and where the answer tells the client where to go, the model's client must have
+//!    gone there (a granted listing → `Holding`, a refused fenced write → `Releasing`, ...);
+//! 3. the harness's observations must agree: `acquire` returned ⇔ the model's client holds
+//!    (or the client restarted since its listing: then the model's guard reported the loss),
+//!    a reported `LockLost` ⇔ the model's client no longer believes;
+//! 4. the shadow server and the model's server must have the same shape — the children in
+//!    order (protection id, owning client, owned by its current session or an older one), and
+//!    per client: current session alive, live sessions, a fired watch event waiting, watches
+//!    set — zxids, suffixes and epochs are compared only through that shape, since the model
+//!    renumbers them;
+//! 5. every enforced `always` property holds on the model's state.
+//!
+//! The first failure is a [`Divergence`] naming the step.
+
+use lockwright_model::zk::protocol::ALWAYS;
+use lockwright_model::zk::{Action, ClientId, Pc, Scenario, Server};
+
+use crate::refine::Cursor;
+pub use crate::refine::{Divergence, Summary};
+
+use super::core::Core;
+use super::record::{format_trace, Call, Outcome, Step};
+
+/// The model instance a recording is checked against.
+#[derive(Clone, Debug)]
+pub struct Refinement {
+    /// The scenario, its fault budgets the workload's (an upper bound on what a run injects).
+    pub model: Scenario,
+    /// The `always` properties checked on every state (default: all).
+    pub enforce: Vec<&'static str>,
+}
+
+impl Refinement {
+    /// All `always` properties enforced.
+    pub fn new(model: Scenario) -> Self {
+        Refinement {
+            model,
+            enforce: ALWAYS.to_vec(),
+        }
+    }
+
+    /// Only these `always` properties enforced.
+    pub fn enforcing(mut self, props: &[&'static str]) -> Self {
+        self.enforce = props.to_vec();
+        self
+    }
+
+    pub(crate) fn replay(&self) -> Replay {
+        Replay::new(self.model, self.enforce.clone())
+    }
+
+    /// Replays `trace` through the model. See the module docs.
+    ///
+    /// # Errors
+    /// The first step at which the recording is not a model path, or a state violates an
+    /// enforced property.
+    pub fn check(&self, trace: &[Step]) -> Result<Summary, Divergence> {
+        let mut replay = self.replay();
+        replay.initial()?;
+        for (i, step) in trace.iter().enumerate() {
+            replay.step(i, step)?;
+        }
+        Ok(replay.cur.summary)
+    }
+
+    /// [`Refinement::check`] with the recording in the message.
+    ///
+    /// # Errors
+    /// The divergence and the recording, as one message.
+    pub fn check_trace(&self, trace: &[Step]) -> Result<Summary, String> {
+        self.check(trace)
+            .map_err(|d| format!("{d}\nrecording:\n{}", format_trace(trace)))
+    }
+}
+
+/// The server's shape, invariant under the model's renumbering.
+#[derive(Debug, PartialEq, Eq)]
+struct Shape {
+    /// (protection id, owning client, owned by that client's current session).
+    children: Vec<(Option<u8>, ClientId, bool)>,
+    /// Per client: (current session alive, live sessions, fired event waiting for the
+    /// current session, watches set).
+    clients: Vec<(bool, usize, bool, usize)>,
+}
+
+fn shape(server: &Server, epoch: impl Fn(ClientId) -> u8, clients: u8) -> Shape {
+    let current = |c: ClientId| lockwright_model::zk::SessionId {
+        client: c,
+        epoch: epoch(c),
+    };
+    Shape {
+        children: server
+            .children()
+            .iter()
+            .map(|z| {
+                (
+                    z.name.uuid,
+                    z.owner.client,
+                    z.owner == current(z.owner.client),
+                )
+            })
+            .collect(),
+        clients: (0..clients)
+            .map(|c| {
+                let s = current(c);
+                (
+                    server.is_alive(s),
+                    server.sessions().iter().filter(|x| x.client == c).count(),
+                    server.has_watch_event(s),
+                    server.watches().iter().filter(|(_, w)| *w == s).count(),
+                )
+            })
+            .collect(),
+    }
+}
+
+/// A replay in progress (online inside the simulated server, or offline over a recording).
+pub(crate) struct Replay {
+    pub(crate) cur: Cursor<Scenario>,
+    shadow: Core,
+    /// The client restarted since its last listing (a grant it is told of afterwards was
+    /// already lost in the model).
+    restarted: Vec<bool>,
+}
+
+impl Replay {
+    fn new(model: Scenario, enforce: Vec<&'static str>) -> Replay {
+        Replay {
+            shadow: Core::new(model.clients),
+            restarted: vec![false; usize::from(model.clients)],
+            cur: Cursor::new(model, enforce),
+        }
+    }
+
+    fn initial(&mut self) -> Result<(), Divergence> {
+        self.cur.check_properties().map_err(|name| Divergence {
+            step: 0,
+            what: "initial state".into(),
+            reason: format!("the model state violates \"{name}\""),
+            property: Some(name),
+        })
+    }
+
+    fn pc(&self, c: ClientId) -> Pc {
+        self.cur.state.clients[usize::from(c)].pc
+    }
+
+    /// Replays one recorded step. See the module docs.
+    pub(crate) fn step(&mut self, i: usize, step: &Step) -> Result<(), Divergence> {
+        let fail = |reason: String| Divergence {
+            step: i,
+            what: step.to_string(),
+            reason,
+            property: None,
+        };
+        // 1. The shadow server answers as the simulated one did.
+        if let Some(o) = self.shadow.apply(step) {
+            if o != step.outcome {
+                return Err(fail(format!("the shadow server answers {o:?}")));
+            }
+        }
+        // 2. The model action, and where the answer sends the client.
+        use Action::*;
+        let (action, expect): (Option<Action>, Option<&[Pc]>) = match (step.client, &step.call) {
+            (None, _) if step.outcome == Outcome::Skipped => (None, None),
+            (None, Call::Arm { .. }) => (None, None),
+            (None, Call::Expire(c)) => (Some(ExpireSession(*c)), None),
+            (None, Call::Restart(c)) => {
+                self.restarted[usize::from(*c)] = true;
+                (Some(RestartClient(*c)), None)
+            }
+            (None, Call::ExpireOld(c)) => (Some(ExpireOldSession(*c)), None),
+            (None, Call::RecreateParent) => (Some(RecreateParent), None),
+            (None, call) => return Err(fail(format!("not an environment step: {call:?}"))),
+            (Some(c), call) => match (call, step.outcome) {
+                (Call::Create { .. } | Call::Delete { .. }, Outcome::ReplyLost { applied }) => {
+                    (Some(LoseReply(c, applied)), None)
+                }
+                (Call::Create { .. }, Outcome::Ok) => {
+                    (Some(CreateLockNode(c)), Some(&[Pc::Created][..]))
+                }
+                (Call::Create { .. }, _) => (Some(CreateLockNode(c)), None),
+                (Call::FindOwnNode, _) => (Some(FindOwnNode(c)), None),
+                (Call::ListChildren, _) => {
+                    self.restarted[usize::from(c)] = false;
+                    (Some(ListChildren(c)), None)
+                }
+                (Call::Watch { .. }, Outcome::Ok) => {
+                    (Some(WatchPredecessor(c)), Some(&[Pc::Waiting][..]))
+                }
+                (Call::Watch { .. }, Outcome::NoNode) => {
+                    (Some(WatchPredecessor(c)), Some(&[Pc::Created][..]))
+                }
+                (Call::Watch { .. }, _) => (Some(WatchPredecessor(c)), None),
+                (Call::WatchEvent, _) => (Some(ReceiveWatchEvent(c)), None),
+                (Call::SessionEvent, _) => (Some(ReceiveSessionEvent(c)), None),
+                (Call::Delete { .. }, Outcome::Ok | Outcome::NoNode) => {
+                    (Some(DeleteLockNode(c)), Some(&[Pc::Idle][..]))
+                }
+                (Call::Delete { .. }, _) => (Some(DeleteLockNode(c)), None),
+                (Call::Check { .. }, _) => (Some(CheckLockNode(c)), None),
+                (Call::GuardedWrite { check: None }, _) | (Call::Write, _) => {
+                    (Some(Write(c)), None)
+                }
+                (Call::GuardedWrite { .. }, Outcome::Ok) => {
+                    (Some(GuardedWrite(c)), Some(&[Pc::Holding][..]))
+                }
+                (Call::GuardedWrite { .. }, Outcome::NoNode) => {
+                    (Some(GuardedWrite(c)), Some(&[Pc::Releasing][..]))
+                }
+                (Call::GuardedWrite { .. }, _) => (Some(GuardedWrite(c)), None),
+                (Call::FencedWrite { .. }, Outcome::Ok) => {
+                    (Some(FencedWrite(c)), Some(&[Pc::Holding][..]))
+                }
+                (Call::FencedWrite { .. }, _) => (Some(FencedWrite(c)), Some(&[Pc::Releasing][..])),
+                (Call::Reenter, _) => (Some(Reenter(c)), None),
+                (Call::ReleaseInner, _) => (Some(ReleaseInner(c)), None),
+                (Call::Acquired, _) => {
+                    let pc = self.pc(c);
+                    let restarted = self.restarted[usize::from(c)];
+                    if !(pc == Pc::Holding || restarted && !pc.believes()) {
+                        return Err(fail(format!(
+                            "acquire returned a guard, but the model's client c{c} is at {pc:?}"
+                        )));
+                    }
+                    self.cur.observed();
+                    (None, None)
+                }
+                (Call::LockLost, _) => {
+                    let pc = self.pc(c);
+                    if pc.believes() {
+                        return Err(fail(format!(
+                            "the guard reported the lock lost, but the model's client c{c} \
+                             still holds ({pc:?})"
+                        )));
+                    }
+                    self.cur.observed();
+                    (None, None)
+                }
+                (call, _) => return Err(fail(format!("not a client step: {call:?}"))),
+            },
+        };
+        let Some(action) = action else {
+            return Ok(());
+        };
+        if let Err(e) = self.cur.act(action) {
+            let at = action
+                .client()
+                .map(|c| format!(" (model client c{c} is at {:?})", self.pc(c)))
+                .unwrap_or_default();
+            return Err(fail(format!("{e}{at}")));
+        }
+        if let (Some(c), Some(pcs)) = (action.client(), expect) {
+            let pc = self.pc(c);
+            if !pcs.contains(&pc) {
+                return Err(fail(format!(
+                    "the answer sends the client to {pcs:?}, the model's client c{c} is at {pc:?}"
+                )));
+            }
+            self.cur.observed();
+        }
+        // 5. Properties (before the shape: a violation is the more useful report).
+        self.cur.check_properties().map_err(|name| Divergence {
+            step: i,
+            what: step.to_string(),
+            reason: format!("the model state violates \"{name}\""),
+            property: Some(name),
+        })?;
+        // 4. The two servers have the same shape.
+        let n = self.cur.model.clients;
+        let model = shape(
+            &self.cur.state.server,
+            |c| self.cur.state.clients[usize::from(c)].session,
+            n,
+        );
+        let sim = shape(
+            &self.shadow.server,
+            |c| self.shadow.epochs[usize::from(c)],
+            n,
+        );
+        if model != sim {
+            return Err(fail(format!(
+                "after this step the servers differ: simulated {sim:?}, model {model:?}"
+            )));
+        }
+        self.cur.observed();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lockwright_model::zk::{Name, Variant, WriteMode};
+
+    fn model(clients: u8) -> Refinement {
+        Refinement::new(
+            Scenario::new(Variant::Curator, WriteMode::Fenced)
+                .with_clients(clients)
+                .with_reentrant(false)
+                .with_symmetry(false),
+        )
+    }
+
+    fn step(c: u8, call: Call, outcome: Outcome) -> Step {
+        Step {
+            client: Some(c),
+            call,
+            outcome,
+        }
+    }
+
+    const N0: Name = Name {
+        seq: 0,
+        uuid: Some(0),
+    };
+
+    fn one_round() -> Vec<Step> {
+        vec![
+            step(0, Call::Create { uuid: Some(0) }, Outcome::Ok),
+            step(0, Call::ListChildren, Outcome::Ok),
+            step(0, Call::Acquired, Outcome::Ok),
+            step(0, Call::FencedWrite { token: 1 }, Outcome::Ok),
+            step(0, Call::Delete { name: N0 }, Outcome::Ok),
+        ]
+    }
+
+    #[test]
+    fn a_round_replays() {
+        let s = model(1).check(&one_round()).expect("a model path");
+        assert_eq!(s.actions, 4);
+        assert!(s.observations >= 5);
+    }
+
+    #[test]
+    fn a_call_the_model_does_not_allow_diverges() {
+        let mut t = one_round();
+        t.insert(1, step(0, Call::Create { uuid: Some(0) }, Outcome::Ok));
+        let d = model(1).check(&t).expect_err("two creates in a row");
+        assert_eq!(d.step, 1);
+        assert!(
+            d.reason.contains("does not allow CreateLockNode(c0)"),
+            "{d}"
+        );
+    }
+
+    #[test]
+    fn an_answer_the_semantics_do_not_give_diverges() {
+        let mut t = one_round();
+        t[4].outcome = Outcome::NoNode;
+        let d = model(1).check(&t).expect_err("the node exists");
+        assert_eq!(d.step, 4);
+        assert!(d.reason.contains("the shadow server answers Ok"), "{d}");
+    }
+
+    #[test]
+    fn a_grant_the_model_does_not_give_diverges() {
+        let t = vec![
+            step(0, Call::Create { uuid: Some(0) }, Outcome::Ok),
+            step(1, Call::Create { uuid: Some(1) }, Outcome::Ok),
+            step(1, Call::ListChildren, Outcome::Ok),
+            step(1, Call::Acquired, Outcome::Ok),
+        ];
+        let d = model(2).check(&t).expect_err("c1 is behind c0");
+        assert_eq!(d.step, 3);
+        assert!(d.reason.contains("MustWatch"), "{d}");
+    }
+}

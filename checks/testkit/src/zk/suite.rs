@@ -1,0 +1,366 @@
+//! What the shuttle suites of the ZooKeeper mutex share: exploring a workload with every run
+//! refined ([`explore`]), finding a broken variant and its schedule ([`find`]), replaying a
+//! pinned schedule ([`replay_pinned`]), and the model's own verdict for a workload
+//! ([`model_violations`]).
+
+use std::collections::BTreeSet;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock, Mutex};
+use std::time::Instant;
+
+use shuttle::scheduler::{PctScheduler, RandomScheduler, ReplayScheduler};
+use shuttle::{Config, FailurePersistence, Runner};
+
+use super::record::{format_trace, Call, Outcome, Step};
+use super::refine::Refinement;
+use super::workload::{self, Workload};
+use super::world::take_failure;
+
+/// What the model checker says `w`'s recipe violates with `w`'s fault budgets (symmetry on).
+pub fn model_violations(w: &Workload) -> Vec<&'static str> {
+    let model = w.model().with_symmetry(true);
+    let report = lockwright_model::checker::check(&model);
+    println!(
+        "model {}: {} unique states, violated {:?}",
+        model.label(),
+        report.unique_states,
+        report.violated()
+    );
+    report.violated()
+}
+
+/// What the executions exercised, counted from the recordings.
+#[derive(Debug, Default)]
+pub struct Coverage {
+    pub executions: AtomicUsize,
+    pub steps: AtomicUsize,
+    pub acquisitions: AtomicUsize,
+    /// Listings that showed a lower node (a watch was set).
+    pub contention: AtomicUsize,
+    pub watch_events: AtomicUsize,
+    /// Expiries learned from the session event.
+    pub session_events: AtomicUsize,
+    /// Requests answered `SessionExpired`.
+    pub expired_answers: AtomicUsize,
+    pub lost_replies: AtomicUsize,
+    pub expiries: AtomicUsize,
+    pub restarts: AtomicUsize,
+    pub old_sessions_expired: AtomicUsize,
+    pub parents_recreated: AtomicUsize,
+    pub locks_lost: AtomicUsize,
+    pub fenced_rejected: AtomicUsize,
+    pub reentries: AtomicUsize,
+}
+
+impl Coverage {
+    fn add(&self, trace: &[Step]) {
+        let n = |p: &dyn Fn(&Step) -> bool| trace.iter().filter(|s| p(s)).count();
+        let add = |c: &AtomicUsize, v: usize| {
+            c.fetch_add(v, Ordering::Relaxed);
+        };
+        let ok = |s: &Step| s.outcome == Outcome::Ok;
+        add(&self.executions, 1);
+        add(&self.steps, trace.len());
+        add(&self.acquisitions, n(&|s| s.call == Call::Acquired));
+        add(
+            &self.contention,
+            n(&|s| matches!(s.call, Call::Watch { .. }) && ok(s)),
+        );
+        add(&self.watch_events, n(&|s| s.call == Call::WatchEvent));
+        add(&self.session_events, n(&|s| s.call == Call::SessionEvent));
+        add(
+            &self.expired_answers,
+            n(&|s| s.outcome == Outcome::SessionExpired),
+        );
+        add(
+            &self.lost_replies,
+            n(&|s| matches!(s.outcome, Outcome::ReplyLost { .. })),
+        );
+        add(
+            &self.expiries,
+            n(&|s| matches!(s.call, Call::Expire(_)) && ok(s)),
+        );
+        add(&self.restarts, n(&|s| matches!(s.call, Call::Restart(_))));
+        add(
+            &self.old_sessions_expired,
+            n(&|s| matches!(s.call, Call::ExpireOld(_)) && ok(s)),
+        );
+        add(
+            &self.parents_recreated,
+            n(&|s| s.call == Call::RecreateParent && ok(s)),
+        );
+        add(&self.locks_lost, n(&|s| s.call == Call::LockLost));
+        add(
+            &self.fenced_rejected,
+            n(&|s| matches!(s.call, Call::FencedWrite { .. }) && s.outcome == Outcome::Rejected),
+        );
+        add(&self.reentries, n(&|s| s.call == Call::Reenter));
+    }
+
+    /// A counter's value.
+    pub fn get(c: &AtomicUsize) -> usize {
+        c.load(Ordering::Relaxed)
+    }
+
+    /// One line for the test output.
+    pub fn report(&self, name: &str) -> String {
+        let g = Self::get;
+        format!(
+            "{name}: {} executions, {} steps, 0 divergences; acquisitions {}, contention {}, \
+             watch events {}, expiries {} (learned by event {}, by a reply {}), lost replies {}, \
+             restarts {} (old sessions expired {}), parents re-created {}, locks lost {}, \
+             fenced writes refused {}, re-entries {}",
+            g(&self.executions),
+            g(&self.steps),
+            g(&self.acquisitions),
+            g(&self.contention),
+            g(&self.watch_events),
+            g(&self.expiries),
+            g(&self.session_events),
+            g(&self.expired_answers),
+            g(&self.lost_replies),
+            g(&self.restarts),
+            g(&self.old_sessions_expired),
+            g(&self.parents_recreated),
+            g(&self.locks_lost),
+            g(&self.fenced_rejected),
+            g(&self.reentries),
+        )
+    }
+}
+
+/// Every shuttle run of these suites persists failing schedules to files in one directory
+/// (shuttle installs its panic hook once per process, with the first config); the finders
+/// are serialized, so the file a failure wrote is the finder's.
+static SCHEDULE_DIR: LazyLock<PathBuf> = LazyLock::new(|| {
+    let dir = std::env::temp_dir().join(format!("lockwright-zk-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("schedule dir");
+    dir
+});
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn persisting() -> Config {
+    let mut c = Config::new();
+    c.failure_persistence = FailurePersistence::File(Some(SCHEDULE_DIR.clone()));
+    c
+}
+
+fn schedule_files() -> BTreeSet<PathBuf> {
+    std::fs::read_dir(&*SCHEDULE_DIR)
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default()
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+        .unwrap_or_default()
+}
+
+/// Runs `w` under the random scheduler, then PCT (depth `pct_depth`), `n` executions each
+/// (seed fixed), every step of every execution replayed through `refinement`; returns the
+/// coverage.
+pub fn explore(
+    w: &Workload,
+    refinement: Refinement,
+    seed: u64,
+    n: usize,
+    pct_depth: usize,
+) -> Arc<Coverage> {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let t = Instant::now();
+    let cov = Arc::new(Coverage::default());
+    let body = {
+        let (w, cov, r) = (w.clone(), Arc::clone(&cov), Arc::new(refinement));
+        move || {
+            let trace = workload::run(&w, Some(&r));
+            cov.add(&trace);
+        }
+    };
+    Runner::new(RandomScheduler::new_from_seed(seed, n), persisting()).run(body.clone());
+    Runner::new(
+        PctScheduler::new_from_seed(seed, pct_depth, n),
+        persisting(),
+    )
+    .run(body);
+    println!("{} in {:?}", cov.report(w.name), t.elapsed());
+    cov
+}
+
+/// A broken variant: the incident, its workload (the recipe with its defect switch), and the
+/// properties the model says it violates that its replay enforces (usually one, so that the
+/// first failure is that one; a variant that can also wedge a client behind its own orphan
+/// enforces "no orphan node" too, since a wedged execution ends in a deadlock, not a report).
+#[derive(Clone, Debug)]
+pub struct Twin {
+    pub incident: &'static str,
+    pub workload: Workload,
+    pub properties: Vec<&'static str>,
+}
+
+impl Twin {
+    fn refinement(&self) -> Refinement {
+        self.workload.refinement().enforcing(&self.properties)
+    }
+
+    /// The enforced property a failure message names.
+    fn violated_in(&self, msg: &str) -> Option<&'static str> {
+        self.properties
+            .iter()
+            .copied()
+            .find(|p| msg.contains(&format!("violates \"{p}\"")))
+    }
+
+    fn body(&self) -> impl Fn() + Clone + Send + Sync + 'static {
+        let (w, r) = (Arc::new(self.workload.clone()), Arc::new(self.refinement()));
+        move || {
+            workload::run(&w, Some(&r));
+        }
+    }
+}
+
+/// What [`find`] found.
+#[derive(Clone, Debug)]
+pub struct Caught {
+    /// The property violated.
+    pub property: &'static str,
+    pub scheduler: &'static str,
+    pub executions: usize,
+    /// Steps of the recording up to the violation.
+    pub steps: usize,
+    /// Shuttle's encoded schedule (replays with [`replay_pinned`]).
+    pub schedule: String,
+}
+
+/// Runs the random scheduler, then PCT at `pct_depth`, `n` executions each, on one twin. On a
+/// failure: asserts it is the twin's property, that the model checker finds the property
+/// violated for the twin's recipe and budgets, that the recording replays offline through the
+/// broken model variant to the same violation, and that the schedule replays to it; returns
+/// the schedule. `None`: not caught.
+pub fn find(t: &Twin, seed: u64, n: usize, pct_depth: usize) -> Option<Caught> {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let before = schedule_files();
+    let executions = Arc::new(AtomicUsize::new(0));
+    let body = {
+        let (inner, count) = (t.body(), Arc::clone(&executions));
+        move || {
+            count.fetch_add(1, Ordering::Relaxed);
+            inner();
+        }
+    };
+    let mut found = None;
+    for scheduler in ["random", "PCT"] {
+        executions.store(0, Ordering::Relaxed);
+        let body = body.clone();
+        let run = catch_unwind(AssertUnwindSafe(|| match scheduler {
+            "random" => {
+                Runner::new(RandomScheduler::new_from_seed(seed, n), persisting()).run(body)
+            }
+            _ => Runner::new(
+                PctScheduler::new_from_seed(seed, pct_depth, n),
+                persisting(),
+            )
+            .run(body),
+        }));
+        if let Err(panic) = run {
+            found = Some((scheduler, panic));
+            break;
+        }
+    }
+    let executions = executions.load(Ordering::Relaxed);
+    let name = t.workload.name;
+    let Some((scheduler, panic)) = found else {
+        println!(
+            "{}: NOT caught in {n} random + {n} PCT executions",
+            t.incident
+        );
+        return None;
+    };
+    let msg = panic_message(&*panic);
+    let property = t
+        .violated_in(&msg)
+        .unwrap_or_else(|| panic!("{}: unexpected failure: {msg}", t.incident));
+    assert!(
+        model_violations(&t.workload).contains(&property),
+        "{}: the model does not violate {property:?} with budgets {}",
+        t.incident,
+        t.workload.budgets()
+    );
+    let failure = take_failure(name).expect("failure recorded");
+    let err = t
+        .refinement()
+        .check(&failure.trace)
+        .expect_err("the broken model variant must reach the violation on this path");
+    assert_eq!(err.property, Some(property), "{}: {err}", t.incident);
+    let new: Vec<PathBuf> = schedule_files().difference(&before).cloned().collect();
+    let last = new
+        .last()
+        .unwrap_or_else(|| panic!("{}: no schedule persisted", t.incident));
+    let schedule = std::fs::read_to_string(last)
+        .expect("schedule file")
+        .trim()
+        .to_owned();
+    let again = catch_unwind(AssertUnwindSafe(|| {
+        Runner::new(ReplayScheduler::new_from_encoded(&schedule), persisting()).run(t.body())
+    }))
+    .expect_err("the replay must fail again");
+    assert_eq!(
+        t.violated_in(&panic_message(&*again)),
+        Some(property),
+        "{}: the replay failed differently",
+        t.incident
+    );
+    let _ = take_failure(name);
+    for f in schedule_files().difference(&before) {
+        let _ = std::fs::remove_file(f);
+    }
+    println!(
+        "{}: the recording up to the violation:\n{}",
+        t.incident,
+        format_trace(&failure.trace[..=err.step])
+    );
+    println!(
+        "{} (model {} × {}, budgets {}): \"{property}\" caught by shuttle's {scheduler} \
+         scheduler after {executions} executions, {} steps into the recording; replay schedule \
+         {schedule:?}",
+        t.incident,
+        t.workload.variant(),
+        t.workload.write_mode(),
+        t.workload.budgets(),
+        err.step + 1
+    );
+    Some(Caught {
+        property,
+        scheduler,
+        executions,
+        steps: err.step + 1,
+        schedule,
+    })
+}
+
+/// Replays a pinned schedule of `t`: it must fail with `property`, and its recording must
+/// reach the same violation offline in the broken model variant.
+///
+/// # Panics
+/// If it does not.
+pub fn replay_pinned(t: &Twin, schedule: &str, property: &str) {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let before = schedule_files();
+    let replayed = catch_unwind(AssertUnwindSafe(|| {
+        Runner::new(ReplayScheduler::new_from_encoded(schedule), persisting()).run(t.body())
+    }));
+    for f in schedule_files().difference(&before) {
+        let _ = std::fs::remove_file(f);
+    }
+    let failure = take_failure(t.workload.name);
+    let panic = replayed.expect_err("the pinned schedule must still reach the violation");
+    let msg = panic_message(&*panic);
+    assert_eq!(t.violated_in(&msg), Some(property), "{}: {msg}", t.incident);
+    let failure = failure.expect("failure recorded");
+    let err = t.refinement().check(&failure.trace).expect_err("violation");
+    assert_eq!(err.property, Some(property), "{}: {err}", t.incident);
+}

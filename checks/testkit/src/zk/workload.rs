@@ -1,0 +1,261 @@
+//! Which simulated clients do what with the REAL `lockwright::zk::ZkMutex` on a [`SimZk`],
+//! under shuttle.
+//!
+//! Each client is a shuttle thread blocking on its async rounds: `acquire` (waits as long as
+//! it takes), `c0` re-enters and releases the inner guard (when the workload says so), a few
+//! writes in the workload's [`Writes`] mode, release, then wait for the recipe's background
+//! tasks (the model's client deletes its node before it acquires again). One more thread, the
+//! environment, injects the faults of its plan in order. Every step is replayed through the
+//! model as it is recorded ([`super::refine`]).
+
+use std::sync::Arc;
+
+use lockwright::zk::{HoldState, LostReason, ZkDefect, ZkGuard, ZkLockError, ZkMutex};
+use lockwright_model::zk::{ClientId, Faults, Scenario, Variant, WriteMode};
+
+use super::record::{Call, Step};
+use super::refine::Refinement;
+use super::world::{SimCoord, SimZk, DIR};
+
+/// How a holder writes (the guard API the workload exercises).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Writes {
+    /// `ZkGuard::guarded_write` (a `multi` with the lock-node check): the model's `guarded`;
+    /// with [`ZkDefect::UnfencedWrites`] the check is dropped: `unfenced`.
+    Guarded,
+    /// `ZkGuard::token` carried to a resource that refuses a token below the highest it took:
+    /// `fenced`; with [`ZkDefect::FenceBySequence`] the token is the suffix:
+    /// `fenced-by-sequence`.
+    Fenced,
+    /// `ZkGuard::ensure_valid`, then a write without a token: `check-then-write`.
+    EnsureValid,
+}
+
+/// One fault of the environment's plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// The server expires the client's current session.
+    Expire(ClientId),
+    /// The client's next create or delete is applied (`true`) or not, its reply lost.
+    LoseReply(ClientId, bool),
+    /// The client replaces its handle (a new session; the old one abandoned).
+    Restart(ClientId),
+    /// The server times out the client's abandoned session.
+    ExpireOld(ClientId),
+    /// The empty parent is reaped and made again.
+    RecreateParent,
+}
+
+/// A scenario: the recipe (and its defect), the clients and their rounds, the faults.
+#[derive(Clone, Debug)]
+pub struct Workload {
+    /// Keys recorded failures ([`super::take_failure`]).
+    pub name: &'static str,
+    pub defect: Option<ZkDefect>,
+    pub writes: Writes,
+    pub clients: u8,
+    /// Rounds (acquire … release) per client.
+    pub rounds: usize,
+    /// Writes per hold.
+    pub writes_per_hold: usize,
+    /// Whether `c0` re-enters once per hold.
+    pub reenter: bool,
+    /// The environment's faults, in order (one thread).
+    pub faults: Vec<Fault>,
+}
+
+impl Workload {
+    /// The curator recipe, `clients` clients, 2 rounds of 2 writes, `c0` re-entrant, no faults.
+    pub fn curator(name: &'static str, writes: Writes, clients: u8) -> Workload {
+        Workload {
+            name,
+            defect: None,
+            writes,
+            clients,
+            rounds: 2,
+            writes_per_hold: 2,
+            reenter: true,
+            faults: Vec::new(),
+        }
+    }
+
+    pub fn with_faults(mut self, faults: Vec<Fault>) -> Workload {
+        self.faults = faults;
+        self
+    }
+
+    pub fn with_defect(mut self, defect: ZkDefect) -> Workload {
+        self.defect = Some(defect);
+        self
+    }
+
+    pub fn with_rounds(mut self, rounds: usize, writes_per_hold: usize) -> Workload {
+        self.rounds = rounds;
+        self.writes_per_hold = writes_per_hold;
+        self
+    }
+
+    pub fn with_reenter(mut self, reenter: bool) -> Workload {
+        self.reenter = reenter;
+        self
+    }
+
+    /// The model's variant for this recipe.
+    pub fn variant(&self) -> Variant {
+        match self.defect {
+            Some(ZkDefect::NoProtection) => Variant::NoProtection,
+            Some(ZkDefect::ReleaseForgets) => Variant::ReleaseForgets,
+            Some(ZkDefect::AdoptOldSession) => Variant::AdoptOldSession,
+            Some(ZkDefect::DeleteByNameRetry) => Variant::DeleteByNameRetry,
+            _ => Variant::Curator,
+        }
+    }
+
+    /// The model's write mode for this recipe.
+    pub fn write_mode(&self) -> WriteMode {
+        match (self.writes, self.defect) {
+            (Writes::Guarded, Some(ZkDefect::UnfencedWrites)) => WriteMode::Unfenced,
+            (Writes::Guarded, _) => WriteMode::Guarded,
+            (Writes::Fenced, Some(ZkDefect::FenceBySequence)) => WriteMode::FencedBySequence,
+            (Writes::Fenced, _) => WriteMode::Fenced,
+            (Writes::EnsureValid, _) => WriteMode::CheckThenWrite,
+        }
+    }
+
+    /// The fault budgets: what the plan can inject.
+    pub fn budgets(&self) -> Faults {
+        let n = |p: &dyn Fn(&Fault) -> bool| {
+            u8::try_from(self.faults.iter().filter(|f| p(f)).count()).expect("few faults")
+        };
+        Faults {
+            expire: n(&|f| matches!(f, Fault::Expire(_))),
+            lose_reply: n(&|f| matches!(f, Fault::LoseReply(..))),
+            restart: n(&|f| matches!(f, Fault::Restart(_))),
+            recreate_parent: n(&|f| matches!(f, Fault::RecreateParent)),
+        }
+    }
+
+    /// The model scenario (lockwright guard, no symmetry: client ids are the recording's).
+    pub fn model(&self) -> Scenario {
+        Scenario::new(self.variant(), self.write_mode())
+            .with_clients(self.clients)
+            .with_reentrant(self.reenter)
+            .with_faults(self.budgets())
+            .with_symmetry(false)
+    }
+
+    /// The refinement check of this workload's runs, all `always` properties enforced.
+    pub fn refinement(&self) -> Refinement {
+        Refinement::new(self.model())
+    }
+}
+
+fn lost(e: &ZkLockError) -> bool {
+    e.lost_reason().is_some_and(LostReason::is_final)
+}
+
+/// One hold's writes; `false` once the hold is lost.
+async fn write_once(w: &Workload, coord: &SimCoord, guard: &ZkGuard<SimCoord>, i: usize) -> bool {
+    match w.writes {
+        Writes::Guarded => {
+            let op =
+                lockwright::zk::GuardedOp::set_data("/resource", format!("c{}-{i}", coord.id()));
+            match guard.guarded_write(&[op]).await {
+                Ok(_) => true,
+                Err(e) if lost(&e) => {
+                    coord.note(Call::LockLost);
+                    false
+                }
+                Err(e) => panic!("c{}: guarded write failed: {e}", coord.id()),
+            }
+        }
+        Writes::Fenced => {
+            // A guard that knows its client runs another session writes no more (the model's
+            // guard reports the loss at the session change); an expiry it has not learned of
+            // does not stop it: the fence must.
+            if let HoldState::Lost(LostReason::SessionReplaced { .. }) = guard.state() {
+                return false;
+            }
+            coord.fenced_write(guard.token()).await.is_ok()
+        }
+        Writes::EnsureValid => match guard.ensure_valid().await {
+            Ok(()) => {
+                coord.write().await;
+                true
+            }
+            Err(e) if lost(&e) => {
+                coord.note(Call::LockLost);
+                false
+            }
+            Err(e) => panic!("c{}: ensure_valid failed: {e}", coord.id()),
+        },
+    }
+}
+
+async fn client(w: Arc<Workload>, coord: SimCoord) {
+    let c = coord.id();
+    let mut mutex = ZkMutex::new(coord.clone(), DIR).expect("a valid path");
+    if let Some(d) = w.defect {
+        mutex = mutex.with_defect(d);
+    }
+    for _ in 0..w.rounds {
+        let guard = match mutex.acquire().await {
+            Ok(g) => g,
+            Err(e) => panic!("c{c}: acquire failed: {e}"),
+        };
+        coord.note(Call::Acquired);
+        if w.reenter && c == 0 && guard.state() == HoldState::Held {
+            // Re-entrancy takes no request: both steps happen at once.
+            let inner = guard.reenter();
+            coord.note(Call::Reenter);
+            inner
+                .release()
+                .await
+                .expect("an inner release sends nothing");
+            coord.note(Call::ReleaseInner);
+        }
+        for i in 0..w.writes_per_hold {
+            if !write_once(&w, &coord, &guard, i).await {
+                break;
+            }
+        }
+        if let Err(e) = guard.release().await {
+            panic!("c{c}: release failed: {e}");
+        }
+        coord.quiesce().await;
+    }
+}
+
+/// Runs one execution of `w` (inside a shuttle test), every step replayed through
+/// `refinement` if given. Returns the recording.
+pub fn run(w: &Workload, refinement: Option<&Refinement>) -> Vec<Step> {
+    let sim = SimZk::new(w.name, w.clients, refinement);
+    let w = Arc::new(w.clone());
+    let mut handles = Vec::new();
+    for c in 0..w.clients {
+        let (w, coord) = (Arc::clone(&w), sim.client(c));
+        handles.push(shuttle::thread::spawn(move || {
+            shuttle::future::block_on(client(w, coord));
+        }));
+    }
+    if !w.faults.is_empty() {
+        let (w, sim) = (Arc::clone(&w), sim.clone());
+        handles.push(shuttle::thread::spawn(move || {
+            for f in &w.faults {
+                match *f {
+                    Fault::Expire(c) => sim.expire(c),
+                    Fault::LoseReply(c, applied) => sim.arm(c, applied),
+                    Fault::Restart(c) => sim.restart(c),
+                    Fault::ExpireOld(c) => sim.expire_old(c),
+                    Fault::RecreateParent => sim.recreate_parent(),
+                }
+            }
+        }));
+    }
+    for h in handles {
+        if let Err(p) = h.join() {
+            std::panic::resume_unwind(p);
+        }
+    }
+    sim.trace()
+}

@@ -1,0 +1,187 @@
+//! shuttle, randomized: the real ZooKeeper mutex (`lockwright::zk::ZkMutex`, the `curator`
+//! recipe) on the simulated ZooKeeper (`lockwright_testkit::zk`, the model's server semantics),
+//! under shuttle's random and PCT schedulers with fixed seeds, once per write mode the guard
+//! offers: `guarded_write` (the model's `guarded`), the fencing token (`fenced`) and
+//! `ensure_valid` before a plain write (`check-then-write`). Every step of every execution is
+//! replayed through the Stateright model as it is recorded (`zk::refine`): it must be a model
+//! step, the simulated and the model's server must keep the same shape, and the enforced
+//! `always` properties must hold on every state.
+//!
+//! Enforced: every `always` property the model checker proves for the workload's recipe and
+//! fault budgets (checked first, in each test). "at most one holder" is violated by design
+//! under session expiry (Curator's tech note 10: a holder hears of its expiry only later), and
+//! `check-then-write` lets a stale write through ("fenced writes are exclusive": the pause
+//! lands between the check and the write) — the model says so, and so the replay does not
+//! enforce those there.
+//!
+//! Budgets: `STANDARD` executions per scheduler in plain `cargo test`; `LOCKWRIGHT_DEEP=1`
+//! raises them to `DEEP`:
+//!
+//! ```text
+//! LOCKWRIGHT_DEEP=1 cargo test -p lockwright-checks --test shuttle_zk_mutex -- --nocapture
+//! ```
+//!
+//! A failure prints shuttle's replay string (`failing schedule: "..."`) and the recording.
+
+use lockwright_model::zk::protocol::{
+    AT_MOST_ONE_HOLDER, AT_MOST_ONE_LIVE_HOLDER, FENCED_WRITES_ARE_EXCLUSIVE,
+    GRANTS_IN_REQUEST_ORDER, NO_ORPHAN_NODE,
+};
+use lockwright_model::zk::ALWAYS;
+use lockwright_testkit::budget::deep;
+use lockwright_testkit::zk::suite::{explore, model_violations, Coverage};
+use lockwright_testkit::zk::{Fault, Workload, Writes};
+
+/// Executions per scheduler (random, then PCT) in plain `cargo test`.
+const STANDARD: usize = 3_000;
+/// With `LOCKWRIGHT_DEEP=1`.
+const DEEP: usize = 100_000;
+/// PCT depth: the interleavings that matter need two or three ordering constraints (an
+/// expiry between a grant and a write, a waiter's listing after it; a lost reply's retry after
+/// another client's create).
+const PCT_DEPTH: usize = 3;
+
+fn iterations() -> usize {
+    if deep() {
+        DEEP
+    } else {
+        STANDARD
+    }
+}
+
+/// The `always` properties the model proves for `w` (and asserts it violates exactly
+/// `expected`).
+fn proved(w: &Workload, expected: &[&str]) -> Vec<&'static str> {
+    let violated = model_violations(w);
+    assert_eq!(violated, expected, "the model's verdict for {}", w.name);
+    ALWAYS
+        .iter()
+        .copied()
+        .filter(|p| !violated.contains(p))
+        .collect()
+}
+
+/// Two clients (c0 re-entrant), two rounds of two writes each; c1's session expires, each
+/// client loses one reply (c0's applied, c1's not), c0 restarts and its abandoned session is
+/// timed out later.
+fn every_fault(name: &'static str, writes: Writes) -> Workload {
+    Workload::curator(name, writes, 2).with_faults(vec![
+        Fault::LoseReply(0, true),
+        Fault::Expire(1),
+        Fault::Restart(0),
+        Fault::LoseReply(1, false),
+        Fault::ExpireOld(0),
+    ])
+}
+
+fn assert_seen(what: &[(&str, &std::sync::atomic::AtomicUsize)]) {
+    for (name, c) in what {
+        assert!(Coverage::get(c) > 0, "no execution saw {name}");
+    }
+}
+
+/// Without faults, three clients: every `always` property holds, "at most one holder"
+/// included.
+#[test]
+fn curator_guarded_without_faults_keeps_every_property() {
+    let w = Workload::curator("curator × guarded, no faults", Writes::Guarded, 3);
+    let enforce = proved(&w, &[]);
+    let cov = explore(
+        &w,
+        w.refinement().enforcing(&enforce),
+        0x2c00_0001,
+        iterations(),
+        PCT_DEPTH,
+    );
+    assert_seen(&[
+        ("contention", &cov.contention),
+        ("a watch event", &cov.watch_events),
+        ("a re-entry", &cov.reentries),
+    ]);
+}
+
+/// `guarded_write` under every fault but a re-created parent.
+#[test]
+fn curator_guarded_refines_under_expiry_lost_replies_and_restarts() {
+    let w = every_fault("curator × guarded, every fault", Writes::Guarded);
+    let enforce = proved(&w, &[AT_MOST_ONE_HOLDER]);
+    let cov = explore(
+        &w,
+        w.refinement().enforcing(&enforce),
+        0x2c00_0002,
+        iterations(),
+        PCT_DEPTH,
+    );
+    assert_seen(&[
+        ("contention", &cov.contention),
+        ("an expiry", &cov.expiries),
+        ("a lost reply", &cov.lost_replies),
+        ("a restart", &cov.restarts),
+        ("an old session expired", &cov.old_sessions_expired),
+        ("a lock lost", &cov.locks_lost),
+    ]);
+}
+
+/// The fencing token under every fault, a re-created parent included (czxid tokens survive it:
+/// zxids never restart).
+#[test]
+fn curator_fenced_refines_under_every_fault() {
+    let mut w = every_fault("curator × fenced, every fault", Writes::Fenced);
+    w.faults.push(Fault::RecreateParent);
+    let enforce = proved(&w, &[AT_MOST_ONE_HOLDER]);
+    assert!(enforce.contains(&FENCED_WRITES_ARE_EXCLUSIVE));
+    let cov = explore(
+        &w,
+        w.refinement().enforcing(&enforce),
+        0x2c00_0003,
+        iterations(),
+        PCT_DEPTH,
+    );
+    assert_seen(&[
+        ("an expiry", &cov.expiries),
+        ("a lost reply", &cov.lost_replies),
+        ("a restart", &cov.restarts),
+        ("a re-created parent", &cov.parents_recreated),
+        ("a refused stale token", &cov.fenced_rejected),
+    ]);
+}
+
+/// `ensure_valid` then a plain write, under expiry and lost replies (no restart: a restart
+/// between the check and the write is the model's lock loss, which the plain write cannot
+/// see — the workload would write where the model's client cannot). The model says the
+/// check does not keep writes exclusive; the replay enforces what it proves.
+#[test]
+fn curator_ensure_valid_refines_under_expiry_and_lost_replies() {
+    let w = Workload::curator(
+        "curator × ensure_valid, expiry and lost replies",
+        Writes::EnsureValid,
+        2,
+    )
+    .with_faults(vec![
+        Fault::LoseReply(0, true),
+        Fault::Expire(1),
+        Fault::Expire(0),
+        Fault::LoseReply(1, false),
+    ]);
+    let enforce = proved(&w, &[AT_MOST_ONE_HOLDER, FENCED_WRITES_ARE_EXCLUSIVE]);
+    assert_eq!(
+        enforce,
+        [
+            AT_MOST_ONE_LIVE_HOLDER,
+            NO_ORPHAN_NODE,
+            GRANTS_IN_REQUEST_ORDER
+        ]
+    );
+    let cov = explore(
+        &w,
+        w.refinement().enforcing(&enforce),
+        0x2c00_0004,
+        iterations(),
+        PCT_DEPTH,
+    );
+    assert_seen(&[
+        ("an expiry", &cov.expiries),
+        ("a lost reply", &cov.lost_replies),
+        ("a lock lost", &cov.locks_lost),
+    ]);
+}
