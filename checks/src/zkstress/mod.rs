@@ -5,6 +5,8 @@
 //!   the verify server (`crate::stress::server`), the [`ledger`] and N client processes; the
 //!   seeded fault schedule (SIGKILL, SIGSTOP past the session timeout, cut and stalled
 //!   connections, a server restart); the checks and the report.
+//! - [`summary`]: what a run reports (fault counts, the overlap check, the ledger's verdict)
+//!   and whether it passed, as a table or JSON.
 //! - [`client`]: one client process (`lockwright zk-stress-client`): acquire, fenced writes,
 //!   release, in a loop.
 //! - [`proxy`]: a loopback TCP proxy, one port per client, that can reset or stall one client's
@@ -16,3 +18,4 @@ pub mod client;
 pub mod ledger;
 pub mod orchestrator;
 pub mod proxy;
+pub mod summary;
