@@ -206,3 +206,42 @@ const PINNED_FENCED_BY_SEQUENCE: (&str, &str) = (
     "910213c6a5e896abd4b5cf150020d9264952a400",
     FENCED_WRITES_ARE_EXCLUSIVE,
 );
+
+/// The variant rules are written twice: in the recipe (`lockwright::zk`, which does not depend
+/// on the model) and in the model. They must agree field for field for every variant, or the
+/// twins above would check one recipe against another's model. Its own teeth: the assertion
+/// also checks that the five variants' rules are pairwise different, so a table collapsed to
+/// Curator's everywhere cannot pass.
+#[test]
+fn the_recipe_and_the_model_share_one_rules_table() {
+    use lockwright_model::zk::Variant;
+    let pairs = [
+        (None, Variant::Curator),
+        (Some(ZkDefect::NoProtection), Variant::NoProtection),
+        (Some(ZkDefect::ReleaseForgets), Variant::ReleaseForgets),
+        (Some(ZkDefect::AdoptOldSession), Variant::AdoptOldSession),
+        (
+            Some(ZkDefect::DeleteByNameRetry),
+            Variant::DeleteByNameRetry,
+        ),
+        (Some(ZkDefect::UnfencedWrites), Variant::Curator),
+        (Some(ZkDefect::FenceBySequence), Variant::Curator),
+    ];
+    let mut distinct = std::collections::BTreeSet::new();
+    for (defect, variant) in pairs {
+        let m = variant.rules();
+        let model = [
+            m.protected_names,
+            m.search_after_lost_create,
+            m.search_any_session,
+            m.retry_lost_delete,
+        ];
+        assert_eq!(
+            lockwright::zk::recipe_rules(defect),
+            model,
+            "{defect:?}: the recipe's rules differ from the model's {variant:?}"
+        );
+        distinct.insert(model);
+    }
+    assert_eq!(distinct.len(), 5, "five variants, five different rule sets");
+}

@@ -3,6 +3,8 @@
 //! Test-only: injecting one needs the `defects` cargo feature
 //! ([`crate::zk::ZkMutex::with_defect`]). Never enable it in production.
 
+use crate::zk::internals::Variant;
+
 /// A deliberate bug in [`crate::zk::ZkMutex`], named as the model names the variant.
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -27,4 +29,33 @@ pub enum ZkDefect {
     /// `fenced-by-sequence`: [`crate::zk::ZkGuard::token`] is the sequence suffix, not the
     /// czxid (unsafe: the suffix restarts when the container parent is re-created).
     FenceBySequence,
+}
+
+impl ZkDefect {
+    /// The recipe variant the mutex runs under this defect (the write defects keep Curator's).
+    pub(crate) fn variant(self) -> Variant {
+        match self {
+            ZkDefect::NoProtection => Variant::NoProtection,
+            ZkDefect::ReleaseForgets => Variant::ReleaseForgets,
+            ZkDefect::AdoptOldSession => Variant::AdoptOldSession,
+            ZkDefect::DeleteByNameRetry => Variant::DeleteByNameRetry,
+            ZkDefect::UnfencedWrites | ZkDefect::FenceBySequence => Variant::Curator,
+        }
+    }
+}
+
+/// For the checks: the recipe rules the mutex runs with under `defect` (`None`: Curator's
+/// recipe), as `[protected_names, search_after_lost_create, search_any_session,
+/// retry_lost_delete]` — the model's `Rules`, field for field. The rules table is written in
+/// the recipe and in the model (the production crate does not depend on the model); a test in
+/// `checks/tests/shuttle_zk_defects.rs` asserts the two agree for every variant.
+#[doc(hidden)]
+pub fn recipe_rules(defect: Option<ZkDefect>) -> [bool; 4] {
+    let r = defect.map_or(Variant::Curator, ZkDefect::variant).rules();
+    [
+        r.protected_names,
+        r.search_after_lost_create,
+        r.search_any_session,
+        r.retry_lost_delete,
+    ]
 }

@@ -45,7 +45,7 @@ pub use coord::{
     CoordError, Coordination, GuardedOp, LockNode, MultiError, NodeKind, NodeStat, OpResult,
     Search, SessionEvent, SessionId, WatchOutcome,
 };
-pub use defects::ZkDefect;
+pub use defects::{recipe_rules, ZkDefect};
 pub use error::{BadPathReason, Cleanup, Holder, LostReason, ZkLockError};
 pub use fencing::{FencingToken, HighWaterMark, StaleToken};
 pub use mutex::{HoldState, ZkGuard, ZkMutex};

@@ -92,12 +92,9 @@ impl<C: Coordination> ZkMutex<C> {
         use crate::zk::ZkDefect;
         let spec = Arc::make_mut(&mut self.spec);
         match defect {
-            ZkDefect::NoProtection => spec.variant = Variant::NoProtection,
-            ZkDefect::ReleaseForgets => spec.variant = Variant::ReleaseForgets,
-            ZkDefect::AdoptOldSession => spec.variant = Variant::AdoptOldSession,
-            ZkDefect::DeleteByNameRetry => spec.variant = Variant::DeleteByNameRetry,
             ZkDefect::UnfencedWrites => spec.unfenced_writes = true,
             ZkDefect::FenceBySequence => spec.fence_by_sequence = true,
+            recipe => spec.variant = recipe.variant(),
         }
         self
     }
