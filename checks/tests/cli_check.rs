@@ -1,6 +1,6 @@
 //! `lockwright check` and `lockwright explore` as a user runs them: verdict lines, state
 //! counts, numbered counterexamples, `--json`, exit codes, and the Explorer answering on
-//! loopback. The numbers are the ones `model/tests/verdicts.rs` pins.
+//! loopback. The numbers are the ones `model/tests/verdicts/` pins.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

@@ -17,11 +17,8 @@
 //!
 //! A failure prints shuttle's replay string (`failing schedule: "..."`) and the recording.
 
-use std::collections::BTreeSet;
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use lockwright_model::checker;
@@ -34,9 +31,10 @@ use lockwright_testkit::docstore::refine::{self, Refinement};
 use lockwright_testkit::docstore::service::Answer;
 use lockwright_testkit::docstore::workload::{self, Op, ThreadPlan, Workload};
 use lockwright_testkit::docstore::{Call, Outcome, Step};
+use lockwright_testkit::schedules::{persisting, replay, search, serial, Scheduler};
 use lockwright_testkit::Shuttle;
-use shuttle::scheduler::{PctScheduler, RandomScheduler, ReplayScheduler};
-use shuttle::{Config, FailurePersistence, Runner};
+use shuttle::scheduler::{PctScheduler, RandomScheduler};
+use shuttle::Runner;
 
 fn deep() -> bool {
     std::env::var_os("LOCKWRIGHT_DEEP").is_some_and(|v| v == "1")
@@ -326,36 +324,6 @@ fn corrected_recipe_keeps_fenced_writes_exclusive_under_every_fault() {
 // Teeth: the broken variants.
 // ---------------------------------------------------------------------------------------------
 
-/// Every shuttle run of the twins uses one `Config` that persists failing schedules to files
-/// in one directory (shuttle installs its panic hook once per process, with the first
-/// config), and the finders are serialized, so the file a failure wrote is the finder's.
-static SCHEDULE_DIR: LazyLock<PathBuf> = LazyLock::new(|| {
-    let dir = std::env::temp_dir().join(format!("lockwright-docstore-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("schedule dir");
-    dir
-});
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn persisting() -> Config {
-    let mut c = Config::new();
-    c.failure_persistence = FailurePersistence::File(Some(SCHEDULE_DIR.clone()));
-    c
-}
-
-fn schedule_files() -> BTreeSet<PathBuf> {
-    std::fs::read_dir(&*SCHEDULE_DIR)
-        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default()
-}
-
-fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<String>()
-        .cloned()
-        .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-        .unwrap_or_default()
-}
-
 /// A broken variant: the incident, its workload, the model's faults for it, the property the
 /// model says it violates (the only one its replay enforces, so that the first failure is
 /// that one).
@@ -465,51 +433,23 @@ fn twin_body(t: &Twin) -> impl Fn() + Clone + Send + Sync + 'static {
 /// Runs the random scheduler, then PCT, on one twin; returns the replayable schedule of the
 /// first failure.
 fn find(t: &Twin) -> Option<String> {
-    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let before = schedule_files();
-    let executions = Arc::new(AtomicUsize::new(0));
-    let body = {
-        let (inner, n) = (twin_body(t), Arc::clone(&executions));
-        move || {
-            n.fetch_add(1, Ordering::Relaxed);
-            inner();
-        }
-    };
-    let mut found = None;
-    for scheduler in ["random", "PCT"] {
-        executions.store(0, Ordering::Relaxed);
-        let body = body.clone();
-        let run = catch_unwind(AssertUnwindSafe(|| match scheduler {
-            "random" => Runner::new(
-                RandomScheduler::new_from_seed(SEED, TWIN_ITERATIONS),
-                persisting(),
-            )
-            .run(body),
-            _ => Runner::new(
-                PctScheduler::new_from_seed(SEED, TWIN_PCT_DEPTH, TWIN_ITERATIONS),
-                persisting(),
-            )
-            .run(body),
-        }));
-        if let Err(panic) = run {
-            found = Some((scheduler, panic));
-            break;
-        }
-    }
-    let executions = executions.load(Ordering::Relaxed);
+    let serial = serial();
+    let passes = [Scheduler::Random, Scheduler::Pct(TWIN_PCT_DEPTH)];
     let name = t.workload.name;
-    let Some((scheduler, panic)) = found else {
+    let Some(found) = search(&serial, twin_body(t), SEED, TWIN_ITERATIONS, &passes) else {
         println!(
             "{}: NOT caught in {TWIN_ITERATIONS} random + {TWIN_ITERATIONS} PCT executions",
             t.incident
         );
         return None;
     };
-    let msg = panic_message(&*panic);
     assert!(
-        msg.contains(&format!("violates \"{}\"", t.property)),
-        "{}: unexpected failure: {msg}",
-        t.incident
+        found
+            .message
+            .contains(&format!("violates \"{}\"", t.property)),
+        "{}: unexpected failure: {}",
+        t.incident,
+        found.message
     );
     // The model, not just this replay, says the broken variant violates the property.
     assert!(
@@ -528,21 +468,11 @@ fn find(t: &Twin) -> Option<String> {
         .check(&failure.trace)
         .expect_err("the broken model variant must reach the violation on this path");
     assert_eq!(err.property, Some(t.property), "{}: {err}", t.incident);
-    let new: Vec<PathBuf> = schedule_files().difference(&before).cloned().collect();
-    let last = new
-        .last()
-        .unwrap_or_else(|| panic!("{}: no schedule persisted", t.incident));
-    let schedule = std::fs::read_to_string(last)
-        .expect("schedule file")
-        .trim()
-        .to_owned();
     // The schedule replays to the same failure.
-    let again = catch_unwind(AssertUnwindSafe(|| {
-        Runner::new(ReplayScheduler::new_from_encoded(&schedule), persisting()).run(twin_body(t))
-    }))
-    .expect_err("the replay must fail again");
+    let schedule = found.schedule;
+    let again = replay(&serial, &schedule, twin_body(t)).expect("the replay must fail again");
     assert!(
-        panic_message(&*again).contains(&format!("violates \"{}\"", t.property)),
+        again.contains(&format!("violates \"{}\"", t.property)),
         "{}: replay failed differently",
         t.incident
     );
@@ -552,17 +482,16 @@ fn find(t: &Twin) -> Option<String> {
         t.incident,
         lockwright_testkit::docstore::format_trace(&failure.trace[..=err.step])
     );
-    for f in schedule_files().difference(&before) {
-        let _ = std::fs::remove_file(f);
-    }
     println!(
-        "{} (model {} × {}, faults {}): \"{}\" caught by shuttle's {scheduler} scheduler after \
-         {executions} executions, {} steps into the recording; replay schedule {schedule:?}",
+        "{} (model {} × {}, faults {}): \"{}\" caught by shuttle's {} scheduler after {} \
+         executions, {} steps into the recording; replay schedule {schedule:?}",
         t.incident,
         t.workload.variant,
         t.workload.writes,
         t.faults,
         t.property,
+        found.scheduler.name(),
+        found.executions,
         err.step + 1
     );
     Some(schedule)
@@ -578,21 +507,14 @@ fn shuttle_catches_every_broken_variant() {
 
 /// Replays a pinned schedule of the twin named `name`: must fail with its property.
 fn replay_pinned(name: &str, schedule: &str) {
-    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let serial = serial();
     let t = twins()
         .into_iter()
         .find(|t| t.workload.name == name)
         .expect("known twin");
-    let before = schedule_files();
-    let replayed = catch_unwind(AssertUnwindSafe(|| {
-        Runner::new(ReplayScheduler::new_from_encoded(schedule), persisting()).run(twin_body(&t))
-    }));
-    for f in schedule_files().difference(&before) {
-        let _ = std::fs::remove_file(f);
-    }
+    let replayed = replay(&serial, schedule, twin_body(&t));
     let _ = workload::take_failure(t.workload.name);
-    let panic = replayed.expect_err("the pinned schedule must still reach the violation");
-    let msg = panic_message(&*panic);
+    let msg = replayed.expect("the pinned schedule must still reach the violation");
     assert!(
         msg.contains(&format!("violates \"{}\"", t.property)),
         "{}: {msg}",

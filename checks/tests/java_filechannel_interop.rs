@@ -6,7 +6,7 @@
 //! missing.
 
 // Lives in the checks crate, not in `lockwright`'s own tests: `cargo test -p lockwright` needs no
-// JVM (issue #9). The same pairs are compared with the model's conflict matrix in
+// JVM. The same pairs are compared with the model's conflict matrix in
 // `foreign_lockers_match_the_model.rs`; this test also checks the pid F_GETLK names.
 
 mod holders;

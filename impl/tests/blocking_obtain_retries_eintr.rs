@@ -1,4 +1,4 @@
-//! `EINTR` is retried (issue #10 §3), on the real kernel: a signal whose handler was installed
+//! `EINTR` is retried, on the real kernel: a signal whose handler was installed
 //! without `SA_RESTART` interrupts a thread waiting in `fcntl(F_OFD_SETLKW)`, and the wait
 //! fails with `EINTR` (signal(7), "Interruption of system calls and library functions by
 //! signal handlers"). The twin shows it: the raw call, in the same setup, returns `EINTR`.

@@ -101,7 +101,7 @@ fn class_keys_agree_with_canonical_states() {
     }
 }
 
-/// The same agreement for the faults and variants of issue #10 (lost locks, OS errors, a
+/// The same agreement for the OS faults and their variants (lost locks, OS errors, a
 /// written lock file; two held sets, whose odd and even thread slots are not interchangeable;
 /// probe-last's split checks and its `blind` bit), and the class keys on them.
 #[test]

@@ -50,7 +50,8 @@ fn stateright_bfs_counts_the_same_states_and_discoveries() {
     }
 }
 
-/// The same cross-check for the faults and variants of issue #10.
+/// The same cross-check for the OS faults and their variants (lost locks, OS errors, a
+/// written lock file, two held sets, probe-last).
 #[test]
 fn stateright_bfs_agrees_on_the_new_faults_and_variants() {
     let variants = [

@@ -212,7 +212,7 @@ fn faults(s: &str) -> lockwright_model::file::Faults {
 
 /// OS errors from every lock, unlock and close call, and a written lock file, on top of the
 /// standard crashes: the obtain error path, the error-tolerant release and ensure_valid's
-/// length check break nothing (issue #10 §3).
+/// length check break nothing.
 #[test]
 fn os_errors_and_a_written_lock_file_ofd() {
     use lockwright_model::file::Variant;

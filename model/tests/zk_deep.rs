@@ -1,6 +1,6 @@
 //! The ZooKeeper family's deep scenarios: 3 clients with every fault and larger budgets, 4
 //! clients, and each broken variant with 3 clients. They take minutes, so they are ignored by
-//! plain `cargo test` (the standard scenario runs in `zk_verdicts.rs`):
+//! plain `cargo test` (the standard scenario runs in `zk_verdicts/`):
 //!
 //! `LOCKWRIGHT_DEEP=1 cargo test --release -p lockwright-model --test zk_deep -- --ignored --nocapture`
 

@@ -14,7 +14,7 @@
 //!   sequence diagram.
 //!
 //! The other families ([`families`]: ZooKeeper, document store, replication) contribute
-//! their curated rows (the scenarios their `model/tests/<family>_verdicts.rs` pins), the same
+//! their curated rows (the scenarios their `model/tests/<family>_verdicts/` pins), the same
 //! way: `results-<family>.md`, `results-<family>.json` and `traces/<family>/<id>.md|svg`.
 //!
 //! It also runs the REAL lock factories under shuttle for a small fixed set of correct

@@ -84,7 +84,7 @@ pub(super) fn results_md(report: &Report) -> String {
     let _ = writeln!(
         s,
         "Scenario of every run in the verdict tables: {}. These are the sizes of \
-         `model/tests/verdicts.rs`, which pins the same counts and counterexamples. The \
+         `model/tests/verdicts/`, which pins the same counts and counterexamples. The \
          standard scenario itself (3 processes × 2 threads, what `lockwright check` runs \
          without arguments and what [citing.md](citing.md) cites) and every fault together \
          at that size are in the section *3 processes × 2 threads* below.\n",

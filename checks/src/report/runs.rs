@@ -23,7 +23,7 @@ pub use lockwright_model::MODEL_VERSION;
 pub const NATIVE: &str = "native";
 
 /// Processes and threads of every row of the verdict grid: the sizes of the rows of
-/// `model/tests/verdicts.rs`, explored without symmetry reduction, so that the counts and
+/// `model/tests/verdicts/`, explored without symmetry reduction, so that the counts and
 /// the counterexamples are the ones that test pins (those of the full state space).
 pub const GRID: (u8, u8) = (2, 2);
 

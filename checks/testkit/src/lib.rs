@@ -6,6 +6,8 @@
 //! - [`budget`]: the `LOCKWRIGHT_DEEP`/`LOOM_MAX_PREEMPTIONS` switches and fixed-seed shuttle
 //!   runs every suite uses.
 //! - [`prims`]: the one sync facade (loom, shuttle, std) with identical signatures.
+//! - [`schedules`]: shuttle's fixed-seed search for a broken variant's failure, its persisted
+//!   schedule, and replaying it.
 //! - [`refine`]: what every family's refinement replayer shares (the model cursor, the
 //!   divergence report).
 //! - [`file`]: file locks — the simulated OS, the workloads, the refinement replayer.
@@ -19,6 +21,7 @@ pub mod docstore;
 pub mod file;
 pub mod prims;
 pub mod refine;
+pub mod schedules;
 pub mod zk;
 
 pub use prims::{Loom, Runtime, Shuttle, Std};

@@ -34,7 +34,7 @@ pub enum Order {
     /// delete what belongs to neither this commit nor the previous one.
     #[cfg(feature = "defects")]
     SeedRule,
-    /// Lucene's replicator as issue #15 describes it: temporary names, `fsync`, `rename`,
+    /// Lucene's replicator module, in outline: temporary names, `fsync`, `rename`,
     /// `segments_N` last, directory sync, then delete the previous generation's files at once.
     #[cfg(feature = "defects")]
     LuceneReplicator,

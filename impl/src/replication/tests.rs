@@ -1,5 +1,5 @@
 //! The copier on the real filesystem: the step table, retention, crashes at every step, the
-//! replica lock, errors. (`checks/tests/replication_lucene.rs` runs it against real Lucene
+//! replica lock, errors. (`checks/tests/replication_lucene/` runs it against real Lucene
 //! readers and replays it through the model.)
 
 #![allow(clippy::disallowed_methods)] // tests set up and inspect real index directories directly

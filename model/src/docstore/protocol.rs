@@ -1,5 +1,5 @@
 //! Pessimistic locks built on an Elasticsearch index, as a Stateright model: the three recipes
-//! of the blog post "Elasticsearch系列---实现分布式锁" (mengyue, 2020; `seeds/004_*`) exactly
+//! of the blog post "Elasticsearch系列---实现分布式锁" (mengyue, 2020) exactly
 //! as written, and a corrected recipe with an owner, a lease, a compare-and-delete release and
 //! fencing tokens (Kleppmann, "How to do distributed locking", 2016).
 //!

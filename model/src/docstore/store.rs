@@ -8,8 +8,8 @@
 //! (sorted vectors, small integers), holds no model-specific state, and is generic over the
 //! document key.
 //!
-//! What Elasticsearch does, as modelled (`../shared/DESIGN.md`, "Document stores"; the
-//! Elasticsearch reference for the document APIs; elastic/elasticsearch#44603 and #50526):
+//! What Elasticsearch does, as modelled (the Elasticsearch
+//! reference for the document APIs; elastic/elasticsearch#44603 and #50526):
 //!
 //! | request | document absent | document present |
 //! |---|---|---|

@@ -15,7 +15,7 @@
 //! | `simple` | `CreateExclusive` | `Unlink` if the path still names our file, else `ReleaseRefused` | SimpleFSLockFactory |
 //! | `single-instance` | `HeldInsert` (in-memory only) | `HeldRemove` | SingleInstanceLockFactory |
 //! | `no-lock` | `Obtain` (always succeeds) | `Release` | NoLockFactory |
-//! | `mixed` | `native`; even pids lock with `flock`, odd pids with POSIX `fcntl` | `native` | DESIGN.md "mixed kinds" |
+//! | `mixed` | `native`; even pids lock with `flock`, odd pids with POSIX `fcntl` | `native` | flock and `fcntl` locks ignore each other on Linux |
 //!
 //! Faults, each with a budget so the space is finite: `Crash(p)` (the kernel closes p's
 //! descriptors and drops its locks; its held set is gone), `Restart(p)`, `UnlinkLockFile` and

@@ -1,11 +1,11 @@
 //! Replication of a Lucene index by generations, as a Stateright model.
 //!
-//! Where it comes from: the first source document (`seeds/000_*`, a blog post on Lucene's
-//! `write.lock`) ends with a rule for searching a copy of an index: copy every file except
+//! Where it comes from: a blog post on Lucene's `write.lock` (the first source
+//! document of this project) ends with a rule for searching a copy of an index: copy every file except
 //! `segments_*` first, then `segments_N`, then advance the generation, and delete old files
 //! only at the next sync — because a periodic reopen thread on the replica may open
 //! `segments_N` and look for files that are not there yet, or lose files it still uses.
-//! Lucene's replicator (issue #15, `DESIGN.md`) copies to temporary names, renames, writes
+//! Lucene's replicator module copies to temporary names, renames, writes
 //! `segments_N` last and deletes the previous generation at once.
 //!
 //! One copier replicates commits `2, 3, …` of a source index into a replica that starts with

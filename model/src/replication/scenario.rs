@@ -20,7 +20,7 @@ pub enum Variant {
     /// The seed's rule: data files first, then `segments_N`, then delete every file that
     /// belongs to neither this generation nor the previous one. Plain in-place copies.
     SeedRule,
-    /// Lucene's replicator as issue #15 describes it: temporary name, `fsync`, `rename` per
+    /// Lucene's replicator module, in outline: temporary name, `fsync`, `rename` per
     /// file, `segments_N` last, directory sync, then delete the previous generation's files at
     /// once.
     LuceneReplicator,

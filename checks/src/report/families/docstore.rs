@@ -54,7 +54,7 @@ impl Presenter for Scenario {
         &WORDS
     }
 
-    /// `docs/docstore.md` §5, rows 1–22, as `model/tests/docstore_verdicts.rs` pins them.
+    /// `docs/docstore.md` §5, rows 1–22, as `model/tests/docstore_verdicts/` pins them.
     fn rows() -> Vec<Scenario> {
         use Variant::*;
         use Writes::*;

@@ -43,7 +43,7 @@ const EFR: &str = "expire=1,lose-reply=1,restart=1";
 /// The same with a re-created parent.
 const EFRP: &str = "expire=1,lose-reply=1,restart=1,recreate-parent=1";
 
-/// `variant` × `writes`, 2 clients (c0 reentrant), as `model/tests/zk_verdicts.rs` builds its
+/// `variant` × `writes`, 2 clients (c0 reentrant), as `model/tests/zk_verdicts/` builds its
 /// rows.
 fn sc(variant: Variant, writes: WriteMode, faults: &str) -> Scenario {
     Scenario::new(variant, writes)

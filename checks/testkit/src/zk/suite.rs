@@ -3,15 +3,14 @@
 //! pinned schedule ([`replay_pinned`]), and the model's own verdict for a workload
 //! ([`model_violations`]).
 
-use std::collections::BTreeSet;
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
-use shuttle::scheduler::{PctScheduler, RandomScheduler, ReplayScheduler};
-use shuttle::{Config, FailurePersistence, Runner};
+use shuttle::scheduler::{PctScheduler, RandomScheduler};
+use shuttle::Runner;
+
+use crate::schedules::{persisting, replay, search, serial, Scheduler};
 
 use super::record::{format_trace, Call, Outcome, Step};
 use super::refine::Refinement;
@@ -131,36 +130,6 @@ impl Coverage {
     }
 }
 
-/// Every shuttle run of these suites persists failing schedules to files in one directory
-/// (shuttle installs its panic hook once per process, with the first config); the finders
-/// are serialized, so the file a failure wrote is the finder's.
-static SCHEDULE_DIR: LazyLock<PathBuf> = LazyLock::new(|| {
-    let dir = std::env::temp_dir().join(format!("lockwright-zk-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("schedule dir");
-    dir
-});
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn persisting() -> Config {
-    let mut c = Config::new();
-    c.failure_persistence = FailurePersistence::File(Some(SCHEDULE_DIR.clone()));
-    c
-}
-
-fn schedule_files() -> BTreeSet<PathBuf> {
-    std::fs::read_dir(&*SCHEDULE_DIR)
-        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default()
-}
-
-fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<String>()
-        .cloned()
-        .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-        .unwrap_or_default()
-}
-
 /// Runs `w` under the random scheduler, then PCT (depth `pct_depth`), `n` executions each
 /// (seed fixed), every step of every execution replayed through `refinement`; returns the
 /// coverage.
@@ -171,7 +140,7 @@ pub fn explore(
     n: usize,
     pct_depth: usize,
 ) -> Arc<Coverage> {
-    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let _serial = serial();
     let t = Instant::now();
     let cov = Arc::new(Coverage::default());
     let body = {
@@ -242,45 +211,17 @@ pub struct Caught {
 /// broken model variant to the same violation, and that the schedule replays to it; returns
 /// the schedule. `None`: not caught.
 pub fn find(t: &Twin, seed: u64, n: usize, pct_depth: usize) -> Option<Caught> {
-    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let before = schedule_files();
-    let executions = Arc::new(AtomicUsize::new(0));
-    let body = {
-        let (inner, count) = (t.body(), Arc::clone(&executions));
-        move || {
-            count.fetch_add(1, Ordering::Relaxed);
-            inner();
-        }
-    };
-    let mut found = None;
-    for scheduler in ["random", "PCT"] {
-        executions.store(0, Ordering::Relaxed);
-        let body = body.clone();
-        let run = catch_unwind(AssertUnwindSafe(|| match scheduler {
-            "random" => {
-                Runner::new(RandomScheduler::new_from_seed(seed, n), persisting()).run(body)
-            }
-            _ => Runner::new(
-                PctScheduler::new_from_seed(seed, pct_depth, n),
-                persisting(),
-            )
-            .run(body),
-        }));
-        if let Err(panic) = run {
-            found = Some((scheduler, panic));
-            break;
-        }
-    }
-    let executions = executions.load(Ordering::Relaxed);
+    let serial = serial();
+    let passes = [Scheduler::Random, Scheduler::Pct(pct_depth)];
     let name = t.workload.name;
-    let Some((scheduler, panic)) = found else {
+    let Some(found) = search(&serial, t.body(), seed, n, &passes) else {
         println!(
             "{}: NOT caught in {n} random + {n} PCT executions",
             t.incident
         );
         return None;
     };
-    let msg = panic_message(&*panic);
+    let msg = found.message;
     let property = t
         .violated_in(&msg)
         .unwrap_or_else(|| panic!("{}: unexpected failure: {msg}", t.incident));
@@ -296,47 +237,36 @@ pub fn find(t: &Twin, seed: u64, n: usize, pct_depth: usize) -> Option<Caught> {
         .check(&failure.trace)
         .expect_err("the broken model variant must reach the violation on this path");
     assert_eq!(err.property, Some(property), "{}: {err}", t.incident);
-    let new: Vec<PathBuf> = schedule_files().difference(&before).cloned().collect();
-    let last = new
-        .last()
-        .unwrap_or_else(|| panic!("{}: no schedule persisted", t.incident));
-    let schedule = std::fs::read_to_string(last)
-        .expect("schedule file")
-        .trim()
-        .to_owned();
-    let again = catch_unwind(AssertUnwindSafe(|| {
-        Runner::new(ReplayScheduler::new_from_encoded(&schedule), persisting()).run(t.body())
-    }))
-    .expect_err("the replay must fail again");
+    let schedule = found.schedule;
+    let again = replay(&serial, &schedule, t.body()).expect("the replay must fail again");
     assert_eq!(
-        t.violated_in(&panic_message(&*again)),
+        t.violated_in(&again),
         Some(property),
         "{}: the replay failed differently",
         t.incident
     );
     let _ = take_failure(name);
-    for f in schedule_files().difference(&before) {
-        let _ = std::fs::remove_file(f);
-    }
     println!(
         "{}: the recording up to the violation:\n{}",
         t.incident,
         format_trace(&failure.trace[..=err.step])
     );
     println!(
-        "{} (model {} × {}, budgets {}): \"{property}\" caught by shuttle's {scheduler} \
-         scheduler after {executions} executions, {} steps into the recording; replay schedule \
+        "{} (model {} × {}, budgets {}): \"{property}\" caught by shuttle's {} \
+         scheduler after {} executions, {} steps into the recording; replay schedule \
          {schedule:?}",
         t.incident,
         t.workload.variant(),
         t.workload.write_mode(),
         t.workload.budgets(),
+        found.scheduler.name(),
+        found.executions,
         err.step + 1
     );
     Some(Caught {
         property,
-        scheduler,
-        executions,
+        scheduler: found.scheduler.name(),
+        executions: found.executions,
         steps: err.step + 1,
         schedule,
     })
@@ -348,17 +278,10 @@ pub fn find(t: &Twin, seed: u64, n: usize, pct_depth: usize) -> Option<Caught> {
 /// # Panics
 /// If it does not.
 pub fn replay_pinned(t: &Twin, schedule: &str, property: &str) {
-    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let before = schedule_files();
-    let replayed = catch_unwind(AssertUnwindSafe(|| {
-        Runner::new(ReplayScheduler::new_from_encoded(schedule), persisting()).run(t.body())
-    }));
-    for f in schedule_files().difference(&before) {
-        let _ = std::fs::remove_file(f);
-    }
+    let serial = serial();
+    let replayed = replay(&serial, schedule, t.body());
     let failure = take_failure(t.workload.name);
-    let panic = replayed.expect_err("the pinned schedule must still reach the violation");
-    let msg = panic_message(&*panic);
+    let msg = replayed.expect("the pinned schedule must still reach the violation");
     assert_eq!(t.violated_in(&msg), Some(property), "{}: {msg}", t.incident);
     let failure = failure.expect("failure recorded");
     let err = t.refinement().check(&failure.trace).expect_err("violation");

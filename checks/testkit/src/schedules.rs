@@ -1,0 +1,171 @@
+//! Shuttle schedules, shared by every family's "teeth" tests: searching a broken variant for a
+//! failure with fixed-seed schedulers ([`search`]), keeping the schedule shuttle wrote for it,
+//! and replaying a schedule ([`replay`]).
+//!
+//! Shuttle installs its panic hook once per process, with the [`Config`] of the first run, and
+//! that hook is what writes a failing schedule. So every shuttle run in a test binary that
+//! searches should use [`persisting`]: all runs then write into one directory, and [`search`]
+//! and [`replay`], which run only under the [`serial`] lock, know that a file that appeared
+//! during their run is theirs. A suite holds that lock across a whole find (search, then the
+//! checks of the recording, then the replay), so that no other test's run of the same broken
+//! variant records a failure in between.
+
+use std::any::Any;
+use std::collections::BTreeSet;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
+
+use shuttle::scheduler::{PctScheduler, RandomScheduler, ReplayScheduler};
+use shuttle::{Config, FailurePersistence, Runner};
+
+static SCHEDULE_DIR: LazyLock<PathBuf> = LazyLock::new(|| {
+    let dir = std::env::temp_dir().join(format!("lockwright-schedules-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("schedule dir");
+    dir
+});
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// A shuttle config that persists failing schedules to this process's schedule directory.
+pub fn persisting() -> Config {
+    let mut c = Config::new();
+    c.failure_persistence = FailurePersistence::File(Some(SCHEDULE_DIR.clone()));
+    c
+}
+
+/// The lock under which [`search`] and [`replay`] run (they take its guard as proof); a suite
+/// may also hold it around its other long shuttle runs.
+pub fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn schedule_files() -> BTreeSet<PathBuf> {
+    std::fs::read_dir(&*SCHEDULE_DIR)
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default()
+}
+
+fn remove_new(before: &BTreeSet<PathBuf>) {
+    for f in schedule_files().difference(before) {
+        let _ = std::fs::remove_file(f);
+    }
+}
+
+/// The message of a caught panic (empty when it is neither a `String` nor a `&str`).
+pub fn panic_message(p: &(dyn Any + Send)) -> String {
+    p.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+        .unwrap_or_default()
+}
+
+/// Runs `f`; the message it panicked with, or `None` when it returned.
+pub fn failure_of<T>(f: impl FnOnce() -> T) -> Option<String> {
+    catch_unwind(AssertUnwindSafe(f))
+        .err()
+        .map(|p| panic_message(&*p))
+}
+
+/// One pass of a [`search`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scheduler {
+    /// Shuttle's random scheduler.
+    Random,
+    /// PCT at this depth.
+    Pct(usize),
+}
+
+impl Scheduler {
+    /// `random` or `PCT`, as the suites print it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scheduler::Random => "random",
+            Scheduler::Pct(_) => "PCT",
+        }
+    }
+}
+
+/// The first failure a [`search`] met.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    /// The pass that failed.
+    pub scheduler: Scheduler,
+    /// Executions of that pass, the failing one included.
+    pub executions: usize,
+    /// What the failing execution panicked with.
+    pub message: String,
+    /// Shuttle's encoded schedule of the failing execution (for [`replay`]).
+    pub schedule: String,
+}
+
+/// Runs `body` under each scheduler in turn (seeded with `seed`, `n` executions each) until
+/// one execution panics; returns that failure with its schedule, or `None` when every pass
+/// completed.
+///
+/// # Panics
+/// If an execution failed but shuttle persisted no schedule for it.
+pub fn search<F>(
+    _serial: &MutexGuard<'static, ()>,
+    body: F,
+    seed: u64,
+    n: usize,
+    passes: &[Scheduler],
+) -> Option<Failure>
+where
+    F: Fn() + Clone + Send + Sync + 'static,
+{
+    let before = schedule_files();
+    let executions = Arc::new(AtomicUsize::new(0));
+    let counted = {
+        let count = Arc::clone(&executions);
+        move || {
+            count.fetch_add(1, Ordering::Relaxed);
+            body();
+        }
+    };
+    for &scheduler in passes {
+        executions.store(0, Ordering::Relaxed);
+        let body = counted.clone();
+        let message = failure_of(|| match scheduler {
+            Scheduler::Random => {
+                Runner::new(RandomScheduler::new_from_seed(seed, n), persisting()).run(body)
+            }
+            Scheduler::Pct(depth) => {
+                Runner::new(PctScheduler::new_from_seed(seed, depth, n), persisting()).run(body)
+            }
+        });
+        let Some(message) = message else { continue };
+        // The panic hook persists the schedule when the task panics, and shuttle once more
+        // when the execution is torn down: the last new file has the complete schedule.
+        let new: Vec<PathBuf> = schedule_files().difference(&before).cloned().collect();
+        let last = new.last().expect("shuttle persisted no schedule");
+        let schedule = std::fs::read_to_string(last)
+            .expect("schedule file")
+            .trim()
+            .to_owned();
+        remove_new(&before);
+        return Some(Failure {
+            scheduler,
+            executions: executions.load(Ordering::Relaxed),
+            message,
+            schedule,
+        });
+    }
+    None
+}
+
+/// Runs `body` once on the encoded `schedule`; the message it panicked with, or `None` when it
+/// completed.
+pub fn replay<F>(_serial: &MutexGuard<'static, ()>, schedule: &str, body: F) -> Option<String>
+where
+    F: Fn() + Send + Sync + 'static,
+{
+    let before = schedule_files();
+    let message = failure_of(|| {
+        Runner::new(ReplayScheduler::new_from_encoded(schedule), persisting()).run(body)
+    });
+    remove_new(&before);
+    message
+}
