@@ -23,6 +23,7 @@ use lockwright_model::file::{Variant, AT_MOST_ONE_WRITER};
 use lockwright_testkit::file::record::format_trace;
 use lockwright_testkit::file::refine;
 use lockwright_testkit::file::workload::{self, ThreadPlan, Workload};
+use lockwright_testkit::schedules::panic_message;
 use lockwright_testkit::{budget, Loom};
 
 fn scenario(name: &'static str, kind: OsLockKind) -> Workload {
@@ -34,13 +35,6 @@ fn scenario(name: &'static str, kind: OsLockKind) -> Workload {
     );
     sc.two_copies = true;
     sc
-}
-
-fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<String>()
-        .cloned()
-        .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-        .unwrap_or_default()
 }
 
 /// Bound 1: no preemption is needed at all (t0 obtains and is preempted while holding, or

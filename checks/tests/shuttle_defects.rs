@@ -13,15 +13,9 @@
 //! LUCENE-5738 and LUCENE-5612, 5 for LUCENE-6507). The seed is fixed so that the test is
 //! deterministic; `SHUTTLE_RANDOM_SEED` overrides it.
 //!
-//! Every shuttle run in this binary uses one `Config` that persists failing schedules to files
-//! in one directory (shuttle installs its panic hook once per process, with the first config),
-//! and the finder tests are serialized, so the file a failure wrote is the finder's schedule.
+//! The search, the persisted schedule and the replay are `lockwright_testkit::schedules`.
 
-use std::collections::BTreeSet;
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::Arc;
 
 use lockwright::file::defects::Defect;
 use lockwright::file::sys::OsLockKind;
@@ -29,9 +23,8 @@ use lockwright::NativeFsLockFactory;
 use lockwright_model::file::{Variant, AT_MOST_ONE_WRITER};
 use lockwright_testkit::file::record::Injection;
 use lockwright_testkit::file::workload::{self, MakeFactory, Op, ThreadPlan, Workload};
+use lockwright_testkit::schedules::{replay, search, serial, Scheduler};
 use lockwright_testkit::Shuttle;
-use shuttle::scheduler::{PctScheduler, ReplayScheduler};
-use shuttle::{Config, FailurePersistence, Runner};
 
 /// PCT seed (any fixed value; pinned so the finder is deterministic).
 const SEED: u64 = 0x10c3_5612;
@@ -52,35 +45,8 @@ fn depth_of(incident: &str) -> usize {
 /// 2,000 bounds a miss at about a second.
 const ITERATIONS: usize = 2_000;
 
-static SCHEDULE_DIR: LazyLock<PathBuf> = LazyLock::new(|| {
-    let dir = std::env::temp_dir().join(format!("lockwright-shuttle-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("schedule dir");
-    dir
-});
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn config() -> Config {
-    let mut c = Config::new();
-    c.failure_persistence = FailurePersistence::File(Some(SCHEDULE_DIR.clone()));
-    c
-}
-
 fn broken(defect: Defect) -> MakeFactory<Shuttle> {
     Arc::new(move |sys, kind| NativeFsLockFactory::with_system(sys, kind).with_defect(defect))
-}
-
-fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<String>()
-        .cloned()
-        .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-        .unwrap_or_default()
-}
-
-fn schedule_files() -> BTreeSet<PathBuf> {
-    std::fs::read_dir(&*SCHEDULE_DIR)
-        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default()
 }
 
 /// The three incidents: the scenario that exposes each, the defect, the model variant.
@@ -145,47 +111,27 @@ fn incidents() -> Vec<(&'static str, Workload, Defect, Variant)> {
     ]
 }
 
-static EXECUTIONS: AtomicUsize = AtomicUsize::new(0);
-
-fn body(scenario: Workload, defect: Defect) -> impl Fn() + Send + Sync + 'static {
+fn body(scenario: Workload, defect: Defect) -> impl Fn() + Clone + Send + Sync + 'static {
     let make = broken(defect);
     move || {
-        EXECUTIONS.fetch_add(1, Ordering::Relaxed);
         workload::run::<Shuttle>(&scenario, &make, None);
     }
 }
 
 /// Runs PCT on one incident; returns the replayable schedule of the first failure.
 fn find(incident: &str, sc: &Workload, defect: Defect, variant: Variant) -> Option<String> {
-    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let before = schedule_files();
+    let serial = serial();
     let depth = depth_of(incident);
-    let runner = Runner::new(
-        PctScheduler::new_from_seed(SEED, depth, ITERATIONS),
-        config(),
-    );
-    EXECUTIONS.store(0, Ordering::Relaxed);
-    let found = catch_unwind(AssertUnwindSafe(|| runner.run(body(sc.clone(), defect))));
-    let executions = EXECUTIONS.load(Ordering::Relaxed);
-    let Err(panic) = found else {
+    let passes = [Scheduler::Pct(depth)];
+    let Some(found) = search(&serial, body(sc.clone(), defect), SEED, ITERATIONS, &passes) else {
         println!("{incident}: NOT caught in {ITERATIONS} PCT executions");
         return None;
     };
-    let msg = panic_message(&*panic);
     assert!(
-        msg.contains(AT_MOST_ONE_WRITER),
-        "{incident}: unexpected failure: {msg}"
+        found.message.contains(AT_MOST_ONE_WRITER),
+        "{incident}: unexpected failure: {}",
+        found.message
     );
-    // The panic hook persists the schedule when the task panics, and shuttle once more when
-    // the execution is torn down: the last file has the complete schedule.
-    let new: Vec<PathBuf> = schedule_files().difference(&before).cloned().collect();
-    let first = new
-        .last()
-        .unwrap_or_else(|| panic!("{incident}: no schedule persisted"));
-    let schedule = std::fs::read_to_string(first)
-        .expect("schedule file")
-        .trim()
-        .to_owned();
     // The recording replays through the model of the same broken variant to the same
     // violation.
     let v = workload::take_violation(sc.name).expect("violation recorded");
@@ -195,21 +141,18 @@ fn find(incident: &str, sc: &Workload, defect: Defect, variant: Variant) -> Opti
         .expect_err("the model must reach two writers on this path");
     assert_eq!(err.property, Some(AT_MOST_ONE_WRITER), "{incident}: {err}");
     // The schedule replays to the same failure.
-    let replayed = catch_unwind(AssertUnwindSafe(|| {
-        Runner::new(ReplayScheduler::new_from_encoded(&schedule), config())
-            .run(body(sc.clone(), defect))
-    }));
-    let again = replayed.expect_err("the replay must fail again");
+    let schedule = found.schedule;
+    let again = replay(&serial, &schedule, body(sc.clone(), defect));
     assert!(
-        panic_message(&*again).contains(AT_MOST_ONE_WRITER),
+        again
+            .expect("the replay must fail again")
+            .contains(AT_MOST_ONE_WRITER),
         "{incident}: replay failed differently"
     );
     let _ = workload::take_violation(sc.name);
-    for f in schedule_files().difference(&before) {
-        let _ = std::fs::remove_file(f);
-    }
     println!(
-        "{incident} ({defect:?}, model {variant}): caught by shuttle PCT (depth {depth}) after {executions} executions; replay schedule {schedule:?}"
+        "{incident} ({defect:?}, model {variant}): caught by shuttle PCT (depth {depth}) after {} executions; replay schedule {schedule:?}",
+        found.executions
     );
     Some(schedule)
 }
@@ -227,22 +170,14 @@ fn shuttle_catches_every_broken_variant() {
 
 /// Replays a pinned schedule of `incident`: must fail with "at most one writer".
 fn replay_pinned(incident: &str, schedule: &str) {
-    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let serial = serial();
     let (_, sc, defect, _) = incidents()
         .into_iter()
         .find(|(i, ..)| *i == incident)
         .expect("known incident");
-    let before = schedule_files();
-    let replayed = catch_unwind(AssertUnwindSafe(|| {
-        Runner::new(ReplayScheduler::new_from_encoded(schedule), config())
-            .run(body(sc.clone(), defect))
-    }));
-    for f in schedule_files().difference(&before) {
-        let _ = std::fs::remove_file(f);
-    }
+    let replayed = replay(&serial, schedule, body(sc.clone(), defect));
     let _ = workload::take_violation(sc.name);
-    let panic = replayed.expect_err("the pinned schedule must still produce two writers");
-    let msg = panic_message(&*panic);
+    let msg = replayed.expect("the pinned schedule must still produce two writers");
     assert!(msg.contains(AT_MOST_ONE_WRITER), "{incident}: {msg}");
 }
 

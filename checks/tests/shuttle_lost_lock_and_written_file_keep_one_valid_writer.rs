@@ -25,6 +25,7 @@ use lockwright_model::file::{Variant, AT_MOST_ONE_VALID_WRITER, NO_STALE_LOCK};
 use lockwright_testkit::file::record::{Call, Outcome, Step};
 use lockwright_testkit::file::refine;
 use lockwright_testkit::file::workload::{self, MakeFactory, Op, ThreadPlan, Workload};
+use lockwright_testkit::schedules::panic_message;
 use lockwright_testkit::{budget, Shuttle};
 use shuttle::scheduler::RandomScheduler;
 use shuttle::{Config, Runner};
@@ -102,13 +103,6 @@ fn lost_lock_and_written_file_ofd_keep_one_valid_writer() {
         sc.name
     );
     assert!(lost > 0 && refused > 0);
-}
-
-fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<String>()
-        .cloned()
-        .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-        .unwrap_or_default()
 }
 
 /// flock cannot be probed: the random scheduler (fixed seed, at most 20,000 executions)

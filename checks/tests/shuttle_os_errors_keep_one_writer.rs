@@ -32,6 +32,7 @@ use lockwright_model::file::{Variant, AT_MOST_ONE_WRITER};
 use lockwright_testkit::file::record::{format_trace, Call, Injection, Outcome, Step};
 use lockwright_testkit::file::refine;
 use lockwright_testkit::file::workload::{self, Checker, MakeFactory, Op, ThreadPlan, Workload};
+use lockwright_testkit::schedules::panic_message;
 use lockwright_testkit::{budget, Shuttle};
 use shuttle::scheduler::RandomScheduler;
 use shuttle::{Config, Runner};
@@ -161,13 +162,6 @@ fn os_errors_blocking_obtain_posix() {
         ),
         Variant::NativeBlocking,
     );
-}
-
-fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<String>()
-        .cloned()
-        .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-        .unwrap_or_default()
 }
 
 /// The twin: the same POSIX scenario, the factory built with `CarryOnAfterLockError`, each

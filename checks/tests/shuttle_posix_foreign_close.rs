@@ -17,6 +17,7 @@ use lockwright::file::sys::OsLockKind;
 use lockwright_model::file::{Variant, AT_MOST_ONE_VALID_WRITER};
 use lockwright_testkit::file::refine;
 use lockwright_testkit::file::workload::{self, Op, ThreadPlan, Workload};
+use lockwright_testkit::schedules::panic_message;
 use lockwright_testkit::Shuttle;
 use shuttle::scheduler::RandomScheduler;
 use shuttle::{Config, Runner};
@@ -43,13 +44,6 @@ fn body() -> impl Fn() + Send + Sync + 'static {
     move || {
         workload::run::<Shuttle>(&sc, &workload::correct(), Some(&check));
     }
-}
-
-fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<String>()
-        .cloned()
-        .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-        .unwrap_or_default()
 }
 
 /// shuttle's random scheduler, fixed seed, up to 20,000 executions: measured, it finds the

@@ -33,6 +33,7 @@ use lockwright_model::file::{
 use lockwright_testkit::file::record::{Call, Step, LOCK_LINK};
 use lockwright_testkit::file::refine;
 use lockwright_testkit::file::workload::{self, MakeFactory, Op, ThreadPlan, Workload};
+use lockwright_testkit::schedules::panic_message;
 use lockwright_testkit::{budget, Shuttle};
 use shuttle::scheduler::RandomScheduler;
 use shuttle::{Config, Runner};
@@ -139,13 +140,6 @@ fn shared_factory_and_symlink_posix_replaced_file_keeps_one_valid_writer() {
         scenario("shuttle shared factory replace", vec![Op::ReplaceLockFile]),
         &[AT_MOST_ONE_VALID_WRITER, NO_STALE_LOCK],
     );
-}
-
-fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<String>()
-        .cloned()
-        .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-        .unwrap_or_default()
 }
 
 /// The twin: the fault-free scenario with `NoHeldSet` (LUCENE-5738). The random scheduler

@@ -25,6 +25,7 @@ use lockwright_model::file::{Variant, AT_MOST_ONE_VALID_WRITER, NO_STALE_LOCK};
 use lockwright_testkit::file::record::{Call, Step};
 use lockwright_testkit::file::refine;
 use lockwright_testkit::file::workload::{self, MakeFactory, Op, ThreadPlan, Workload};
+use lockwright_testkit::schedules::panic_message;
 use lockwright_testkit::{budget, Shuttle};
 use shuttle::scheduler::RandomScheduler;
 use shuttle::{Config, Runner};
@@ -100,13 +101,6 @@ fn skip_held_contains_refines_the_correct_model_posix() {
         valid > 0,
         "ensure_valid never passed: the check was not exercised"
     );
-}
-
-fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<String>()
-        .cloned()
-        .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-        .unwrap_or_default()
 }
 
 /// The twin: `SkipInodeCheck` in the same scenario, same checker. The random scheduler (fixed
