@@ -1,6 +1,6 @@
 //! Cross-checks of the replication model's exhaustive runs:
 //!
-//! - Stateright's own breadth-first checker, on the same [`Model`] implementation, finds
+//! - Stateright's own breadth-first checker, on the same `Model` implementation, finds
 //!   exactly as many unique states and the same set of discoveries as
 //!   `lockwright_model::checker`, for every variant × reader kind × pace with a crash budget
 //!   (symmetry off: Stateright knows nothing of our representatives).
@@ -10,11 +10,9 @@
 //! `cargo test -p lockwright-model --test replication_stateright_agrees -- --nocapture` prints
 //! both state counts of each symmetry row.
 
-use std::collections::BTreeSet;
-
 use lockwright_model::check;
+use lockwright_model::checker::pinned::assert_stateright_agrees;
 use lockwright_model::replication::{Faults, Pace, ReaderKind, Scenario, Variant};
-use stateright::{Checker, HasDiscoveries, Model};
 
 fn all_scenarios() -> impl Iterator<Item = Scenario> {
     Variant::ALL.into_iter().flat_map(|v| {
@@ -33,29 +31,7 @@ fn stateright_bfs_counts_the_same_states_and_discoveries() {
             .with_rounds(2)
             .with_faults(Faults { crash: 1 })
             .without_symmetry();
-        let ours = check(&sc);
-        let theirs = sc
-            .checker()
-            .finish_when(HasDiscoveries::AnyOf(BTreeSet::new()))
-            .spawn_bfs()
-            .join();
-        assert!(theirs.is_done());
-        assert_eq!(
-            theirs.unique_state_count(),
-            ours.unique_states,
-            "{}",
-            sc.label()
-        );
-        let mut found: Vec<&str> = theirs.discoveries().into_keys().collect();
-        found.sort_unstable();
-        let mut ours_found: Vec<&str> = ours
-            .verdicts
-            .iter()
-            .filter(|v| v.path.is_some())
-            .map(|v| v.name)
-            .collect();
-        ours_found.sort_unstable();
-        assert_eq!(found, ours_found, "{}", sc.label());
+        assert_stateright_agrees(&sc, &sc.label(), 1);
     }
 }
 

@@ -9,36 +9,11 @@
 //! Stateright is told never to finish early (`AnyOf` an empty set), because by default it
 //! stops once every property has a discovery.
 
-use std::collections::BTreeSet;
-
-use lockwright_model::check;
+use lockwright_model::checker::pinned::assert_stateright_agrees;
 use lockwright_model::zk::{Faults, Guard, Scenario, Variant, WriteMode};
-use stateright::{Checker, HasDiscoveries, Model};
 
 fn agree(sc: Scenario) {
-    let ours = check(&sc);
-    let theirs = sc
-        .checker()
-        .finish_when(HasDiscoveries::AnyOf(BTreeSet::new()))
-        .spawn_bfs()
-        .join();
-    assert!(theirs.is_done());
-    assert_eq!(
-        theirs.unique_state_count(),
-        ours.unique_states,
-        "{}",
-        sc.label()
-    );
-    let mut found: Vec<&str> = theirs.discoveries().into_keys().collect();
-    found.sort_unstable();
-    let mut ours_found: Vec<&str> = ours
-        .verdicts
-        .iter()
-        .filter(|v| v.path.is_some())
-        .map(|v| v.name)
-        .collect();
-    ours_found.sort_unstable();
-    assert_eq!(found, ours_found, "{}", sc.label());
+    assert_stateright_agrees(&sc, &sc.label(), 1);
 }
 
 #[test]
