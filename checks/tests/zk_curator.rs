@@ -5,10 +5,10 @@
 
 mod zk_support;
 
-use lockwright::zk::{block_on, Coordination, ZkMutex};
+use lockwright::zk::{block_on, ZkMutex};
 use zk_support::{
-    client, curator, dir, finish_stress, run_peer, server, start_holder, verify_server, zk_stress,
-    PEER_WAIT,
+    acquire_behind_peer, client, curator, dir, finish_stress, run_peer, server, start_holder,
+    verify_server, zk_stress,
 };
 
 #[test]
@@ -16,7 +16,7 @@ fn lockwright_waits_for_a_curator_holder_and_names_it() {
     let s = server();
     let zk = client(&s);
     let d = dir("curator-holds");
-    let (mut holder, node) = start_holder(
+    let (holder, node) = start_holder(
         "Curator hold",
         curator().command(["hold", &s.connect_string(), &d, "1500"]),
     );
@@ -24,28 +24,10 @@ fn lockwright_waits_for_a_curator_holder_and_names_it() {
         node.starts_with(&format!("{d}/_c_")) && node.contains("-lock-"),
         "{node}"
     );
-    let m = ZkMutex::new(zk.clone(), &d).unwrap();
-    block_on(async {
-        let e = m.try_acquire().await.unwrap_err();
-        let h = e.holder().expect("the holder is named");
-        assert_eq!(h.node, node, "{e}");
-        assert!(
-            h.data.as_ref().is_some_and(|d| !d.is_empty()),
-            "Curator stores its IP: {e}"
-        );
-        let g = m.acquire().await.unwrap();
-        assert_eq!(
-            zk.check_node(&node).await.unwrap(),
-            None,
-            "granted only after Curator's release"
-        );
-        g.release().await.unwrap();
+    // Curator stores the client's IP in its node.
+    acquire_behind_peer(&zk, &d, holder, &node, |data| {
+        data.is_some_and(|d| !d.is_empty())
     });
-    assert!(
-        holder.wait(PEER_WAIT).is_some_and(|s| s.success()),
-        "{}",
-        holder.describe()
-    );
 }
 
 #[test]

@@ -10,11 +10,11 @@
 
 mod zk_support;
 
-use lockwright::zk::{block_on, Coordination, ZkMutex};
+use lockwright::zk::{block_on, ZkMutex};
 use lockwright_checks::stress::proc::Spawned;
 use zk_support::{
-    client, dir, finish_stress, kazoo, run_peer, server, start_holder, verify_server, zk_stress,
-    PEER_WAIT,
+    acquire_behind_peer, client, dir, finish_stress, kazoo, run_peer, server, start_holder,
+    verify_server, zk_stress,
 };
 
 #[test]
@@ -53,30 +53,14 @@ fn lockwright_waits_for_a_kazoo_holder_and_names_it() {
     let s = server();
     let zk = client(&s);
     let d = dir("kazoo-holds");
-    let (mut holder, node) = start_holder(
+    let (holder, node) = start_holder(
         "kazoo hold",
         kazoo().command(&[], ["hold", &s.connect_string(), &d, "1500"]),
     );
     assert!(node.contains("__lock__"), "{node}");
-    let m = ZkMutex::new(zk.clone(), &d).unwrap();
-    block_on(async {
-        let e = m.try_acquire().await.unwrap_err();
-        let h = e.holder().expect("the holder is named");
-        assert_eq!(h.node, node, "{e}");
-        assert_eq!(h.data.as_deref(), Some(&b"kazoo-hold"[..]));
-        let g = m.acquire().await.unwrap();
-        assert_eq!(
-            zk.check_node(&node).await.unwrap(),
-            None,
-            "granted only after kazoo's release"
-        );
-        g.release().await.unwrap();
+    acquire_behind_peer(&zk, &d, holder, &node, |data| {
+        data == Some(&b"kazoo-hold"[..])
     });
-    assert!(
-        holder.wait(PEER_WAIT).is_some_and(|s| s.success()),
-        "{}",
-        holder.describe()
-    );
 }
 
 #[test]

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use lockwright::zk::{block_on, Coordination, ZkClient};
+use lockwright::zk::{block_on, Coordination, ZkClient, ZkMutex};
 use lockwright_checks::peers::curator::CuratorPeer;
 use lockwright_checks::peers::kazoo::KazooPeer;
 use lockwright_checks::peers::zookeeper::ZkServer;
@@ -110,6 +110,37 @@ pub fn start_holder(name: &str, mut cmd: Command) -> (Spawned, String) {
         .expect("HELD <node>")
         .to_string();
     (p, node)
+}
+
+/// lockwright behind a peer's holder of `dir` (the peer started with [`start_holder`], its lock
+/// node `node`): `try_acquire` fails naming that node, with data `data_ok` accepts, as the
+/// holder; `acquire` is granted only once the peer's node is gone; the peer then exits cleanly.
+pub fn acquire_behind_peer(
+    zk: &ZkClient,
+    dir: &str,
+    mut holder: Spawned,
+    node: &str,
+    data_ok: impl Fn(Option<&[u8]>) -> bool,
+) {
+    let m = ZkMutex::new(zk.clone(), dir).unwrap();
+    block_on(async {
+        let e = m.try_acquire().await.unwrap_err();
+        let h = e.holder().expect("the holder is named");
+        assert_eq!(h.node, node, "{e}");
+        assert!(data_ok(h.data.as_deref()), "the holder's data: {e}");
+        let g = m.acquire().await.unwrap();
+        assert_eq!(
+            zk.check_node(node).await.unwrap(),
+            None,
+            "granted only after the peer's release"
+        );
+        g.release().await.unwrap();
+    });
+    assert!(
+        holder.wait(PEER_WAIT).is_some_and(|s| s.success()),
+        "{}",
+        holder.describe()
+    );
 }
 
 /// `lockwright verify-server --clients N`: the process and its port.
