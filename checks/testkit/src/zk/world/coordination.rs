@@ -1,0 +1,408 @@
+//! [`SimCoord`]: one simulated client's `Coordination` handle on [`SimZk`], each request one
+//! step of the world; and [`SimWatch`], a watch it set.
+
+use std::future::{poll_fn, Future};
+use std::task::Poll;
+use std::time::{Duration, Instant};
+
+use lockwright::zk::coord::{
+    CoordError, Coordination, GuardedOp, LockNode, MultiError, NodeStat, OpResult, Search,
+    SessionEvent, SessionId as WireSession, WatchOutcome,
+};
+use lockwright::zk::FencingToken;
+use lockwright_model::zk::{ClientId, SessionId};
+
+use super::super::core::{Core, Wait};
+use super::super::record::{Call, Outcome, Step};
+use super::wire::{child_name, parse_path, split_name, stat, wire};
+use super::{SimZk, DIR};
+
+/// One simulated client's ZooKeeper handle (one current session at a time).
+#[derive(Clone, Debug)]
+pub struct SimCoord {
+    pub(super) sim: SimZk,
+    pub(super) c: ClientId,
+}
+
+/// A watch set by [`Coordination::watch_node`].
+#[derive(Debug)]
+pub struct SimWatch {
+    session: SessionId,
+}
+
+async fn after_step<T>(out: T) -> T {
+    shuttle::future::yield_now().await;
+    out
+}
+
+impl SimCoord {
+    /// The client's index.
+    pub fn id(&self) -> ClientId {
+        self.c
+    }
+
+    /// The server this handle talks to.
+    pub fn sim(&self) -> &SimZk {
+        &self.sim
+    }
+
+    fn client_step<T>(&self, call: Call, f: impl FnOnce(&mut Core) -> (Outcome, T)) -> T {
+        let c = self.c;
+        self.sim.step(|w| {
+            let (outcome, out) = f(&mut w.core);
+            (
+                Some(Step {
+                    client: Some(c),
+                    call,
+                    outcome,
+                }),
+                out,
+            )
+        })
+    }
+
+    /// Records a workload event or a re-entrancy step (no request; not a scheduling point).
+    pub fn note(&self, call: Call) {
+        self.client_step(call, |_| (Outcome::Ok, ()));
+    }
+
+    /// A write to the fenced resource carrying `token`: accepted unless a higher token was.
+    ///
+    /// # Errors
+    /// The resource refused the token.
+    pub async fn fenced_write(&self, token: FencingToken) -> Result<(), ()> {
+        let t = token.get();
+        let o = self.client_step(Call::FencedWrite { token: t }, |core| {
+            let o = core.fenced_write(t);
+            (o, o)
+        });
+        after_step(if o == Outcome::Ok { Ok(()) } else { Err(()) }).await
+    }
+
+    /// A write without a token to the resource (after a passed `ensure_valid`).
+    pub async fn write(&self) {
+        self.client_step(Call::Write, |_| (Outcome::Ok, ()));
+        after_step(()).await;
+    }
+
+    /// Waits until every background task this client's recipe spawned has finished.
+    pub async fn quiesce(&self) {
+        let c = usize::from(self.c);
+        poll_fn(|cx| {
+            let mut w = self.sim.lock();
+            if w.tasks[c] == 0 {
+                Poll::Ready(())
+            } else {
+                w.wakers.push(cx.waker().clone());
+                Poll::Pending
+            }
+        })
+        .await;
+    }
+
+    fn session_now(&self) -> SessionId {
+        self.sim.lock().core.session(self.c)
+    }
+}
+
+fn expired<T>() -> Result<T, CoordError> {
+    Err(CoordError::SessionExpired)
+}
+
+fn lost<T>() -> Result<T, CoordError> {
+    Err(CoordError::ConnectionLoss {
+        detail: "simulated lost reply".into(),
+    })
+}
+
+impl Coordination for SimCoord {
+    type Watch = SimWatch;
+
+    fn create_lock_node<'a>(
+        &'a self,
+        prefix: &'a str,
+        _data: &'a [u8],
+    ) -> impl Future<Output = Result<LockNode, CoordError>> + Send + 'a {
+        let child = prefix
+            .strip_prefix(DIR)
+            .and_then(|p| p.strip_prefix('/'))
+            .unwrap_or_else(|| panic!("a create outside {DIR}: {prefix}"));
+        let (uuid, rest) =
+            split_name(child).unwrap_or_else(|| panic!("not a lock prefix: {prefix}"));
+        assert!(rest.is_empty(), "not a lock prefix: {prefix}");
+        let c = self.c;
+        assert!(
+            uuid.is_none_or(|u| u == c),
+            "client c{c} creates with another client's protection id: {prefix}"
+        );
+        let r = self.client_step(Call::Create { uuid }, |core| {
+            let (o, z) = core.create(c, uuid);
+            let r = match (o, z) {
+                (Outcome::Ok, Some(z)) => Ok(LockNode {
+                    path: format!("{DIR}/{}", child_name(z.name)),
+                    stat: stat(&z),
+                }),
+                (Outcome::SessionExpired, _) => expired(),
+                _ => lost(),
+            };
+            (o, r)
+        });
+        after_step(r)
+    }
+
+    fn find_own_node<'a>(
+        &'a self,
+        dir: &'a str,
+        prefix: Option<&'a str>,
+    ) -> impl Future<Output = Result<Search, CoordError>> + Send + 'a {
+        assert_eq!(dir, DIR);
+        let c = self.c;
+        let r = self.client_step(Call::FindOwnNode, |core| {
+            let (o, children) = core.children(c);
+            if o == Outcome::SessionExpired {
+                return (o, expired());
+            }
+            let candidates = children
+                .iter()
+                .map(|z| (child_name(z.name), stat(z)))
+                .filter(|(n, _)| prefix.is_none_or(|p| n.starts_with(p)))
+                .collect();
+            let session = wire(core.session(c));
+            (
+                o,
+                Ok(Search {
+                    session,
+                    candidates,
+                }),
+            )
+        });
+        after_step(r)
+    }
+
+    fn list_children<'a>(
+        &'a self,
+        dir: &'a str,
+    ) -> impl Future<Output = Result<Vec<String>, CoordError>> + Send + 'a {
+        assert_eq!(dir, DIR);
+        let c = self.c;
+        let r = self.client_step(Call::ListChildren, |core| {
+            let (o, children) = core.children(c);
+            if o == Outcome::SessionExpired {
+                return (o, expired());
+            }
+            (o, Ok(children.iter().map(|z| child_name(z.name)).collect()))
+        });
+        after_step(r)
+    }
+
+    fn watch_node<'a>(
+        &'a self,
+        path: &'a str,
+    ) -> impl Future<Output = Result<SimWatch, CoordError>> + Send + 'a {
+        let name = parse_path(path);
+        let c = self.c;
+        let r = self.client_step(Call::Watch { name }, |core| {
+            let o = core.watch(c, name);
+            let r = match o {
+                Outcome::Ok => Ok(SimWatch {
+                    session: core.session(c),
+                }),
+                Outcome::NoNode => Err(CoordError::NoNode),
+                _ => expired(),
+            };
+            (o, r)
+        });
+        after_step(r)
+    }
+
+    fn wait_watch_event(&self, watch: SimWatch) -> impl Future<Output = WatchOutcome> + Send + '_ {
+        let c = self.c;
+        async move {
+            let out = poll_fn(|cx| {
+                let waker = cx.waker().clone();
+                self.sim.step(|w| match w.core.wait(c, watch.session) {
+                    Wait::Pending => {
+                        w.wakers.push(waker);
+                        (None, Poll::Pending)
+                    }
+                    Wait::Replaced => (None, Poll::Ready(WatchOutcome::SessionExpired)),
+                    Wait::Fired => (
+                        Some(Step {
+                            client: Some(c),
+                            call: Call::WatchEvent,
+                            outcome: Outcome::Ok,
+                        }),
+                        Poll::Ready(WatchOutcome::Fired),
+                    ),
+                    Wait::Expired => (
+                        Some(Step {
+                            client: Some(c),
+                            call: Call::SessionEvent,
+                            outcome: Outcome::Ok,
+                        }),
+                        Poll::Ready(WatchOutcome::SessionExpired),
+                    ),
+                })
+            })
+            .await;
+            after_step(out).await
+        }
+    }
+
+    fn delete_node<'a>(
+        &'a self,
+        path: &'a str,
+    ) -> impl Future<Output = Result<(), CoordError>> + Send + 'a {
+        let name = parse_path(path);
+        let c = self.c;
+        let r = self.client_step(Call::Delete { name }, |core| {
+            let o = core.delete(c, name);
+            let r = match o {
+                Outcome::Ok => Ok(()),
+                Outcome::NoNode => Err(CoordError::NoNode),
+                Outcome::SessionExpired => expired(),
+                _ => lost(),
+            };
+            (o, r)
+        });
+        after_step(r)
+    }
+
+    fn check_node<'a>(
+        &'a self,
+        path: &'a str,
+    ) -> impl Future<Output = Result<Option<NodeStat>, CoordError>> + Send + 'a {
+        let name = parse_path(path);
+        let c = self.c;
+        let r = self.client_step(Call::Check { name }, |core| {
+            let (o, z) = core.check(c, name);
+            let r = match o {
+                Outcome::SessionExpired => expired(),
+                _ => Ok(z.as_ref().map(stat)),
+            };
+            (o, r)
+        });
+        after_step(r)
+    }
+
+    fn guarded_write<'a>(
+        &'a self,
+        lock_node: Option<&'a str>,
+        ops: &'a [GuardedOp],
+    ) -> impl Future<Output = Result<Vec<OpResult>, MultiError>> + Send + 'a {
+        let check = lock_node.map(parse_path);
+        let c = self.c;
+        let r = self.client_step(Call::GuardedWrite { check }, |core| {
+            let o = core.multi(c, check);
+            let r = match o {
+                Outcome::Ok => {
+                    let mut results: Vec<OpResult> = Vec::new();
+                    if check.is_some() {
+                        results.push(OpResult::Checked);
+                    }
+                    results.extend(ops.iter().map(|_| OpResult::SetData {
+                        stat: NodeStat {
+                            czxid: 0,
+                            mzxid: 0,
+                            version: 0,
+                            ephemeral_owner: WireSession(0),
+                        },
+                    }));
+                    Ok(results)
+                }
+                Outcome::NoNode => Err(MultiError {
+                    index: Some(0),
+                    error: CoordError::NoNode,
+                }),
+                _ => Err(MultiError {
+                    index: None,
+                    error: CoordError::SessionExpired,
+                }),
+            };
+            (o, r)
+        });
+        after_step(r)
+    }
+
+    fn session(&self) -> WireSession {
+        wire(self.session_now())
+    }
+
+    fn session_event(&self) -> SessionEvent {
+        if self.sim.lock().core.live(self.c) {
+            SessionEvent::Connected
+        } else {
+            SessionEvent::Expired
+        }
+    }
+
+    fn new_session(
+        &self,
+        expired: WireSession,
+    ) -> impl Future<Output = Result<WireSession, CoordError>> + Send + '_ {
+        let c = self.c;
+        async move {
+            let current = self.session_now();
+            if wire(current) != expired || self.sim.lock().core.live(c) {
+                // Renewed already (in the step that answered `SessionExpired`), or alive.
+                return Ok(wire(current));
+            }
+            self.client_step(Call::SessionEvent, |core| {
+                assert!(core.learn(c));
+                (Outcome::Ok, ())
+            });
+            after_step(Ok(wire(self.session_now()))).await
+        }
+    }
+
+    fn ensure_dir<'a>(
+        &'a self,
+        _dir: &'a str,
+    ) -> impl Future<Output = Result<(), CoordError>> + Send + 'a {
+        // The model's `/locks` always exists (a create in a reaped container makes it again).
+        std::future::ready(Ok(()))
+    }
+
+    fn read_node<'a>(
+        &'a self,
+        path: &'a str,
+    ) -> impl Future<Output = Result<(Vec<u8>, NodeStat), CoordError>> + Send + 'a {
+        // Not a step: only words an error after giving up (not in the workloads).
+        let name = parse_path(path);
+        let r = match self.sim.lock().core.server.node(name) {
+            Some(z) => Ok((Vec::new(), stat(&z))),
+            None => Err(CoordError::NoNode),
+        };
+        std::future::ready(r)
+    }
+
+    fn new_protection_id(&self) -> String {
+        format!("c{}", self.c)
+    }
+
+    fn now(&self) -> Instant {
+        self.sim.lock().start
+    }
+
+    fn sleep(&self, _duration: Duration) -> impl Future<Output = ()> + Send + '_ {
+        // Retry pauses take no simulated time; the next step is a scheduling point anyway.
+        std::future::ready(())
+    }
+
+    fn spawn(&self, task: impl Future<Output = ()> + Send + 'static) {
+        let c = usize::from(self.c);
+        self.sim.lock().tasks[c] += 1;
+        let sim = self.sim.clone();
+        drop(shuttle::future::spawn(async move {
+            task.await;
+            let wakers = {
+                let mut w = sim.lock();
+                w.tasks[c] -= 1;
+                std::mem::take(&mut w.wakers)
+            };
+            for wk in wakers {
+                wk.wake();
+            }
+        }));
+    }
+}
