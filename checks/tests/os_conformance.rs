@@ -1,4 +1,4 @@
-//! OS conformance: the model's OS semantics (`lockwright_model::os`) against the real Linux
+//! OS conformance: the model's OS semantics (`lockwright_model::file::kernel`) against the real Linux
 //! kernel.
 //!
 //! proptest generates random sequences of open, lock, unlock, close, probe and fstat by real

@@ -1,4 +1,4 @@
-//! [`SimOs`]: `lockwright::file::sys::System` on the model's OS semantics (`lockwright_model::os`),
+//! [`SimOs`]: `lockwright::file::sys::System` on the model's OS semantics (`lockwright_model::file::kernel`),
 //! behind one mutex of a [`Runtime`] (loom, shuttle or std), with a linearized recording.
 //!
 //! - One source of truth: every file and lock call is answered by `lockwright_model::file::kernel::Os`,
