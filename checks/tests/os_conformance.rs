@@ -11,7 +11,7 @@
 //! whole file picture is compared: which descriptors share an inode with each other and with
 //! the path, and every descriptor's link count.
 //!
-//! Only exclusive locks are generated: `os.rs` models exclusive whole-file locks only (a
+//! Only exclusive locks are generated: the kernel module (`model/src/file/kernel.rs`) models exclusive whole-file locks only (a
 //! failed non-blocking `flock` upgrade from shared to exclusive drops the shared lock, which
 //! the model does not have).
 
@@ -484,7 +484,7 @@ proptest! {
     }
 }
 
-/// Pinned sequences for the rows of the table in `os.rs` that random cases hit rarely.
+/// Pinned sequences for the rows of the table in `model/src/file/kernel.rs` that random cases hit rarely.
 #[test]
 fn pinned_table_rows() {
     use Cmd::*;
