@@ -11,9 +11,9 @@
 //! whole file picture is compared: which descriptors share an inode with each other and with
 //! the path, and every descriptor's link count.
 //!
-//! Only exclusive locks are generated: the kernel module (`model/src/file/kernel.rs`) models exclusive whole-file locks only (a
-//! failed non-blocking `flock` upgrade from shared to exclusive drops the shared lock, which
-//! the model does not have).
+//! Only exclusive locks are generated: the kernel module (`model/src/file/kernel.rs`) models
+//! exclusive whole-file locks only (a failed non-blocking `flock` upgrade from shared to
+//! exclusive drops the shared lock, which the model does not have).
 
 mod common;
 
@@ -484,7 +484,8 @@ proptest! {
     }
 }
 
-/// Pinned sequences for the rows of the table in `model/src/file/kernel.rs` that random cases hit rarely.
+/// Pinned sequences for the rows of the table in `model/src/file/kernel.rs` that random cases
+/// hit rarely.
 #[test]
 fn pinned_table_rows() {
     use Cmd::*;
