@@ -171,6 +171,67 @@ fn json_report_has_verdicts_counts_and_steps() {
     assert_eq!(v["unexpected"].as_array().unwrap().len(), 2);
 }
 
+/// The OS faults are selectable by name, give the state counts `model/tests/verdicts/`
+/// pins for the same scenarios, and a property that needs a missing fault is n/a, not a
+/// failure. Twin: expecting "at most one writer" to hold under a lost lock fails.
+#[test]
+fn os_fault_names_select_the_pinned_scenarios() {
+    let lost = [
+        "check",
+        "--os",
+        "ofd",
+        "--processes",
+        "2",
+        "--faults",
+        "crash=1,restart=1,lose-lock=1",
+        "--symmetry",
+        "off",
+        "--quiet",
+    ];
+    let expecting = [
+        "--expect-violated",
+        "at most one writer",
+        "--expect-violated",
+        "writes are exclusive",
+    ];
+    let o = lockwright(&[&lost[..], &expecting[..]].concat());
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("3754 unique states"), "{out}");
+    assert!(out.contains(" p0 LoseLock: "), "{out}");
+    let o = lockwright(&lost);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+
+    let o = lockwright(&[
+        "check",
+        "--os",
+        "posix",
+        "--processes",
+        "2",
+        "--faults",
+        "crash=1,restart=1,lock-error=1,unlock-error=1,close-error=1",
+        "--symmetry",
+        "off",
+        "--quiet",
+    ]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("12804 unique states"), "{out}");
+    let o = lockwright(&[
+        "check", "--os", "posix", "--faults", "write=1", "--quiet", "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(o.status.code(), Some(0), "{v}");
+    assert_eq!(v["scenario"]["faults"]["write"], 1);
+    let after_crash = v["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "writer after crash")
+        .expect("listed");
+    assert_eq!(after_crash["applies"], false, "{after_crash}");
+}
+
 #[test]
 fn bad_arguments_exit_2() {
     assert_eq!(

@@ -168,6 +168,11 @@ impl Family for Scenario {
         action.name().to_owned()
     }
 
+    /// "writer after crash" needs a crash: without a crash budget it is n/a, not a failure.
+    fn applies(&self, property: &str) -> bool {
+        property != WRITER_AFTER_CRASH || self.faults.crash > 0
+    }
+
     fn check_args(&self) -> String {
         let mut args = format!("--variant {}", self.variant);
         if self.variant.uses_os_lock() && self.variant != super::Variant::Mixed {
