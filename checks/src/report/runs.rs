@@ -63,6 +63,29 @@ fn fault_sets() -> Vec<(&'static str, Faults)> {
         ("foreign", f(0, 0, 0, 0, 1)),
         ("unlink", f(0, 0, 1, 0, 0)),
         ("replace", f(0, 0, 0, 1, 0)),
+        (
+            "lose-lock",
+            Faults {
+                lose_lock: 1,
+                ..Faults::NONE
+            },
+        ),
+        (
+            "os-errors",
+            Faults {
+                lock_error: 1,
+                unlock_error: 1,
+                close_error: 1,
+                ..Faults::NONE
+            },
+        ),
+        (
+            "write",
+            Faults {
+                write: 1,
+                ..Faults::NONE
+            },
+        ),
         ("standard", Scenario::standard().faults),
     ]
 }
