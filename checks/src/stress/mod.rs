@@ -7,7 +7,8 @@
 //! - [`client`]: one stress client process (`lockwright stress`), Lucene's loop over a
 //!   [`lockwright::file::verifying::VerifyingLockFactory`].
 //! - [`orchestrator`]: `lockwright stress-run`: a server plus N client processes, SIGKILLs and
-//!   replacements, and the summary.
+//!   replacements.
+//! - [`summary`]: what a `stress-run` reports, as text or JSON.
 //! - [`proc`]: child processes with captured output, bounded waits and kill-on-drop.
 //!
 //! `docs/stress.md` documents the protocol and what crash detection can and cannot detect.
@@ -16,6 +17,7 @@ pub mod client;
 pub mod orchestrator;
 pub mod proc;
 pub mod server;
+pub mod summary;
 
 pub use lockwright::file::verifying::{OBTAINED, RELEASING, START};
 

@@ -1,0 +1,245 @@
+//! The overlap check: each overlap of believed holders the verify server reports is looked up
+//! against the old holder's session (from the ledger) and the sessions the ZooKeeper server
+//! still has (`dump`), and ends with one verdict per overlapped hold.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use super::{OverlapCheck, Run};
+use crate::stress::server::{Overlap, ServerHandle};
+use crate::zkstress::ledger::Ledger;
+
+/// Sends a four-letter word.
+fn four_letter(addr: SocketAddr, word: &str) -> std::io::Result<String> {
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(1))?;
+    s.set_read_timeout(Some(Duration::from_secs(3)))?;
+    s.write_all(word.as_bytes())?;
+    s.shutdown(Shutdown::Write)?;
+    let mut out = String::new();
+    s.read_to_string(&mut out)?;
+    Ok(out)
+}
+
+/// The live sessions in a `dump` answer (every `0x...` word).
+fn live_sessions(dump: &str) -> Vec<String> {
+    dump.split_whitespace()
+        .map(|w| w.trim_end_matches(':'))
+        .filter(|w| w.starts_with("0x"))
+        .map(str::to_string)
+        .collect()
+}
+
+struct PendingOverlap {
+    overlap: Overlap,
+    holder: u8,
+}
+
+/// Verdicts by severity.
+fn rank(v: &str) -> u8 {
+    match v {
+        "session-expired" => 0,
+        "unchecked" => 1,
+        _ => 2,
+    }
+}
+
+/// The overlaps seen so far: those still waiting for the server, and those checked.
+pub(super) struct Overlaps {
+    start: Instant,
+    pending: Vec<PendingOverlap>,
+    checks: Vec<OverlapCheck>,
+    /// Overlapping obtains seen (one may involve several old holders).
+    events: u64,
+}
+
+impl Overlaps {
+    pub(super) fn new(start: Instant) -> Self {
+        Overlaps {
+            start,
+            pending: Vec::new(),
+            checks: Vec::new(),
+            events: 0,
+        }
+    }
+
+    /// No overlap is waiting for the server.
+    pub(super) fn settled(&self) -> bool {
+        self.pending.is_empty()
+    }
+
+    /// Takes the verify server's new overlaps and checks every pending one whose old holder's
+    /// session can be looked up now (`server_up`: the server is not being restarted).
+    fn check(&mut self, handle: &ServerHandle, ledger: &Ledger, zk: SocketAddr, server_up: bool) {
+        for ov in handle.take_overlaps() {
+            self.events += 1;
+            for &h in &ov.holders {
+                self.pending.push(PendingOverlap {
+                    overlap: ov.clone(),
+                    holder: h,
+                });
+            }
+        }
+        if self.pending.is_empty() {
+            return;
+        }
+        let dump = if server_up {
+            four_letter(zk, "dump").ok()
+        } else {
+            None
+        };
+        let now = Instant::now();
+        let start = self.start;
+        let checks = &mut self.checks;
+        self.pending.retain(|p| {
+            let hold = ledger.hold_before(p.holder, p.overlap.at);
+            let waited = now.duration_since(p.overlap.at);
+            let verdict = match (&hold, &dump) {
+                (None, _) => "unchecked",
+                (Some(h), Some(d)) => {
+                    if live_sessions(d).contains(&format!("{:#x}", h.session)) {
+                        "session-alive"
+                    } else {
+                        "session-expired"
+                    }
+                }
+                (Some(_), None) if waited > Duration::from_secs(60) => "unchecked",
+                (Some(_), None) => return true,
+            };
+            checks.push(OverlapCheck {
+                at_secs: p.overlap.at.duration_since(start).as_secs_f64(),
+                newcomer: p.overlap.newcomer,
+                holder: p.holder,
+                holder_session: hold.map(|h| format!("{:#x}", h.session)),
+                holder_pid: hold.map(|h| h.pid),
+                holder_seq: hold.map(|h| h.seq),
+                verdict,
+                checked_after_ms: u64::try_from(waited.as_millis()).unwrap_or(u64::MAX),
+            });
+            false
+        });
+    }
+
+    /// The end of the check: overlaps still pending (the server never answered) become
+    /// `unchecked`.
+    pub(super) fn conclude(self) -> OverlapFindings {
+        let Overlaps {
+            start,
+            pending,
+            mut checks,
+            events,
+        } = self;
+        for p in pending {
+            checks.push(OverlapCheck {
+                at_secs: p.overlap.at.duration_since(start).as_secs_f64(),
+                newcomer: p.overlap.newcomer,
+                holder: p.holder,
+                holder_session: None,
+                holder_pid: None,
+                holder_seq: None,
+                verdict: "unchecked",
+                checked_after_ms: 0,
+            });
+        }
+        // One verdict per distinct old hold: the worst of its checks.
+        let mut holds: BTreeMap<(u8, Option<u32>, Option<u64>), &'static str> = BTreeMap::new();
+        for c in &checks {
+            let v = holds
+                .entry((c.holder, c.holder_pid, c.holder_seq))
+                .or_insert(c.verdict);
+            if rank(c.verdict) > rank(v) {
+                *v = c.verdict;
+            }
+        }
+        OverlapFindings {
+            events,
+            checks,
+            holds,
+        }
+    }
+}
+
+/// The overlap check at the end of a run.
+pub(super) struct OverlapFindings {
+    /// Overlapping obtains seen.
+    pub(super) events: u64,
+    /// Every check, the ones never answered as `unchecked`.
+    pub(super) checks: Vec<OverlapCheck>,
+    /// One verdict per distinct old hold (holder, process, hold number): the worst of its
+    /// checks.
+    pub(super) holds: BTreeMap<(u8, Option<u32>, Option<u64>), &'static str>,
+}
+
+impl OverlapFindings {
+    /// The overlapped holds with this verdict.
+    pub(super) fn holds_with(&self, verdict: &str) -> u64 {
+        self.holds.values().filter(|x| **x == verdict).count() as u64
+    }
+
+    /// Up to 20 checks for the report, the ones not explained by an expired session first.
+    pub(super) fn samples(&self) -> Vec<OverlapCheck> {
+        let mut samples: Vec<OverlapCheck> = self
+            .checks
+            .iter()
+            .filter(|c| c.verdict != "session-expired")
+            .take(20)
+            .cloned()
+            .collect();
+        samples.extend(
+            self.checks
+                .iter()
+                .filter(|c| c.verdict == "session-expired")
+                .take(20 - samples.len().min(20))
+                .cloned(),
+        );
+        samples
+    }
+
+    /// The longest wait between an overlap and its answered check, in milliseconds.
+    pub(super) fn max_delay_ms(&self) -> u64 {
+        self.checks
+            .iter()
+            .filter(|c| c.verdict != "unchecked")
+            .map(|c| c.checked_after_ms)
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+impl Run<'_> {
+    /// Overlaps: looks up the old holder's session; asks the server (every 50 ms at most).
+    pub(super) fn poll_overlaps(&mut self, now: Instant) {
+        if now.duration_since(self.last_overlap_poll) >= Duration::from_millis(50) {
+            self.last_overlap_poll = now;
+            self.overlaps.check(
+                self.rig.handle,
+                self.rig.ledger,
+                self.rig.zk_addr,
+                self.restarting.is_none(),
+            );
+        }
+    }
+
+    /// After the loop: the last overlaps, while the server still runs (at most 30 s, waiting
+    /// for a restart in flight).
+    pub(super) fn settle_overlaps(&mut self) {
+        let end = Instant::now() + Duration::from_secs(30);
+        loop {
+            let up = self
+                .restarting
+                .as_ref()
+                .is_none_or(|rx| matches!(rx.try_recv(), Ok(Ok(()))));
+            if up {
+                self.restarting = None;
+            }
+            self.overlaps
+                .check(self.rig.handle, self.rig.ledger, self.rig.zk_addr, up);
+            if self.overlaps.settled() || Instant::now() >= end {
+                break;
+            }
+            thread::sleep(Duration::from_millis(100));
+        }
+    }
+}

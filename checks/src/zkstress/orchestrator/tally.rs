@@ -1,0 +1,171 @@
+//! What a run saw (faults, the fault log, replacements, client failures), and the
+//! [`ZkRunSummary`] it makes together with the overlap check's findings and its failures.
+
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use super::overlaps::OverlapFindings;
+use super::{FaultCounts, FaultKind, RunConfig, Server, ZkRunSummary};
+use crate::stress::server::ServerReport;
+use crate::zkstress::ledger::LedgerReport;
+
+/// What the phases of a run record, for the summary.
+pub(super) struct Tally {
+    start: Instant,
+    /// The enabled fault kinds, sorted, each once.
+    kinds: Vec<FaultKind>,
+    pub(super) faults: FaultCounts,
+    /// The first 200 faults and server restarts, with their times.
+    fault_log: Vec<String>,
+    pub(super) replacements: u64,
+    /// Clients that failed, and clients that would not stop.
+    pub(super) failures_seen: Vec<String>,
+    pub(super) timed_out: bool,
+    /// What ended the run early (the server did not come back from a restart).
+    pub(super) fatal: Option<anyhow::Error>,
+}
+
+impl Tally {
+    pub(super) fn new(start: Instant, kinds: Vec<FaultKind>) -> Self {
+        Tally {
+            start,
+            kinds,
+            faults: FaultCounts::default(),
+            fault_log: Vec::new(),
+            replacements: 0,
+            failures_seen: Vec::new(),
+            timed_out: false,
+            fatal: None,
+        }
+    }
+
+    /// Adds a line to the fault log (the first 200 lines are kept).
+    pub(super) fn log(&mut self, line: String) {
+        if self.fault_log.len() < 200 {
+            self.fault_log.push(format!(
+                "t={:.1}s {line}",
+                self.start.elapsed().as_secs_f64()
+            ));
+        }
+    }
+
+    /// The summary of the finished run.
+    pub(super) fn into_summary(
+        self,
+        cfg: &RunConfig,
+        server: &Server,
+        zk_addr: SocketAddr,
+        overlaps: &OverlapFindings,
+        server_report: ServerReport,
+        ledger: LedgerReport,
+    ) -> ZkRunSummary {
+        let acquisitions = server_report.stats.acquisitions;
+        let wall = self.start.elapsed().as_secs_f64();
+        let failures = failures(cfg, &self, overlaps, &server_report, &ledger);
+        #[allow(clippy::cast_precision_loss)]
+        let per_sec = if wall > 0.0 {
+            acquisitions as f64 / wall
+        } else {
+            0.0
+        };
+        ZkRunSummary {
+            clients: cfg.clients,
+            curator_clients: cfg.curator_clients,
+            seed: cfg.seed,
+            session_timeout_ms: u64::try_from(cfg.session_timeout.as_millis()).unwrap_or(u64::MAX),
+            hold_ms: u64::try_from(cfg.hold.as_millis()).unwrap_or(u64::MAX),
+            resource: cfg.resource,
+            fault_kinds: self.kinds,
+            zookeeper: match server {
+                Server::Owned(_) => format!("{zk_addr} (throwaway ZooKeeper 3.8)"),
+                Server::External(a) => a.to_string(),
+            },
+            acquisitions,
+            faults: self.faults,
+            fault_log: self.fault_log,
+            overlaps: overlaps.events,
+            overlapped_holds: overlaps.holds.len() as u64,
+            overlapped_holds_session_expired: overlaps.holds_with("session-expired"),
+            overlapped_holds_session_alive: overlaps.holds_with("session-alive"),
+            overlapped_holds_unchecked: overlaps.holds_with("unchecked"),
+            overlap_check_max_delay_ms: overlaps.max_delay_ms(),
+            overlap_samples: overlaps.samples(),
+            ledger,
+            replacements: self.replacements,
+            client_failures: self.failures_seen,
+            wall_secs: wall,
+            acquisitions_per_sec: per_sec,
+            timed_out: self.timed_out,
+            failures,
+        }
+    }
+}
+
+/// Why the run failed, if it did (empty: it passed).
+fn failures(
+    cfg: &RunConfig,
+    t: &Tally,
+    overlaps: &OverlapFindings,
+    server_report: &ServerReport,
+    ledger: &LedgerReport,
+) -> Vec<String> {
+    let st = &server_report.stats;
+    let alive = overlaps.holds_with("session-alive");
+    let unchecked = overlaps.holds_with("unchecked");
+    let mut failures = Vec::new();
+    if ledger.stale_writes_accepted > 0 {
+        failures.push(format!(
+            "{} stale writes accepted (must be 0)",
+            ledger.stale_writes_accepted
+        ));
+    }
+    if alive > 0 {
+        failures.push(format!(
+            "{alive} overlapped holds whose session was still alive (two holders)"
+        ));
+    }
+    if unchecked > 0 {
+        failures.push(format!(
+            "{unchecked} overlapped holds could not be checked against the server's sessions"
+        ));
+    }
+    if ledger.rejected_while_valid > 0 {
+        failures.push(format!(
+            "{} rejected writes after which ensure_valid still said the lock was held",
+            ledger.rejected_while_valid
+        ));
+    }
+    if st.violations > overlaps.events {
+        failures.push(format!(
+            "{} verify-server violations other than overlapping obtains: {:?}",
+            st.violations - overlaps.events,
+            server_report.violation_messages
+        ));
+    }
+    if !t.failures_seen.is_empty() {
+        failures.push(format!("{} client failures", t.failures_seen.len()));
+    }
+    if t.timed_out {
+        failures.push(format!(
+            "timed out after {:?} (acquisitions {}, faults {:?})",
+            cfg.max_duration, st.acquisitions, t.faults
+        ));
+    }
+    for &k in &t.kinds {
+        let n = t.faults.of(k);
+        if n < cfg.min_each_fault {
+            failures.push(format!(
+                "fault {} happened {n} times, fewer than {}",
+                k.name(),
+                cfg.min_each_fault
+            ));
+        }
+    }
+    if st.acquisitions < cfg.acquisitions {
+        failures.push(format!(
+            "{} acquisitions, fewer than the {} asked for",
+            st.acquisitions, cfg.acquisitions
+        ));
+    }
+    failures
+}
