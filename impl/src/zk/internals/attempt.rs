@@ -1,0 +1,334 @@
+//! The acquire: [`Attempt`], one model step per iteration of its loop, from `Idle` to
+//! granted (or to a [`Stop`]).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::{pick_own, timed, timed_request, Backoff, Granted, Own, Patience, Pc, Spec, Stop};
+use crate::zk::coord::{CoordError, Coordination, SessionId, WatchOutcome};
+use crate::zk::error::ZkLockError;
+use crate::zk::names::{node_prefix, participants, protected_child_prefix, sequence_of};
+
+/// One acquire: the state the model keeps for a client between `Idle` and `Holding`.
+/// Dropping it before it settled (the caller dropped the acquire future) hands whatever node it
+/// may have to a background cleanup.
+pub(super) struct Attempt<C: Coordination> {
+    pub(super) coord: Arc<C>,
+    pub(super) spec: Arc<Spec>,
+    pub(super) pc: Pc,
+    /// The session the attempt believes is current.
+    pub(super) known: SessionId,
+    /// The protection id of the current create.
+    pub(super) protection: Option<String>,
+    pub(super) own: Option<Own>,
+    pub(super) pred: Option<String>,
+    /// The lowest participant at the last listing (for "held by" errors).
+    pub(super) holder: Option<String>,
+    /// A create was issued and no reply has been taken yet.
+    pub(super) create_in_flight: bool,
+    /// Granted, or cleaned up: nothing left for `Drop`.
+    pub(super) settled: bool,
+}
+
+/// Acquires the lock node (or gives up per `patience`).
+pub(crate) async fn acquire<C: Coordination>(
+    coord: &Arc<C>,
+    spec: &Arc<Spec>,
+    patience: Patience,
+) -> Result<Granted, ZkLockError> {
+    let start = coord.now();
+    let mut a = Attempt {
+        coord: Arc::clone(coord),
+        spec: Arc::clone(spec),
+        pc: Pc::Idle,
+        known: coord.session(),
+        protection: None,
+        own: None,
+        pred: None,
+        holder: None,
+        create_in_flight: false,
+        settled: false,
+    };
+    let result = match a.run(patience).await {
+        Ok(g) => Ok(g),
+        Err(stop) => Err(a.give_up(stop, start).await),
+    };
+    a.settled = true;
+    result
+}
+
+impl<C: Coordination> Attempt<C> {
+    /// The loop: one model step per iteration.
+    async fn run(&mut self, patience: Patience) -> Result<Granted, Stop> {
+        let coord = Arc::clone(&self.coord);
+        let spec = Arc::clone(&self.spec);
+        let coord = &*coord;
+        let rules = spec.rules();
+        let deadline = match patience {
+            Patience::Until(d) => Some(d),
+            Patience::Try | Patience::Forever => None,
+        };
+        let mut backoff = Backoff::new();
+        let mut creates = 0u32;
+        loop {
+            // A session replaced under us (a shared client renewed it): the same rules as
+            // learning it ourselves (the model's `RestartClient`, applied before our next step).
+            let current = coord.session();
+            if current != self.known {
+                self.session_changed(current);
+            }
+            match self.pc {
+                Pc::Idle => {
+                    if creates > 0 && deadline.is_some_and(|d| coord.now() >= d) {
+                        return Err(Stop::TimedOut);
+                    }
+                    creates += 1;
+                    let id = rules.protected_names.then(|| coord.new_protection_id());
+                    let prefix = node_prefix(&spec.dir, id.as_deref());
+                    self.protection = id;
+                    self.create_in_flight = true;
+                    let create = coord.create_lock_node(&prefix, &spec.data);
+                    let Some(reply) = timed_request(coord, create, deadline).await else {
+                        // Outcome unknown, as with a lost reply.
+                        self.create_in_flight = false;
+                        self.pc = Pc::CreateLost;
+                        return Err(Stop::TimedOut);
+                    };
+                    self.create_in_flight = false;
+                    match reply {
+                        Ok(node) => {
+                            self.own = Some(Own::from_created(node));
+                            self.pc = Pc::Created;
+                            backoff = Backoff::new();
+                        }
+                        Err(e) if e.outcome_unknown() => {
+                            // `LoseReply` on the create.
+                            if rules.search_after_lost_create {
+                                self.pc = Pc::CreateLost;
+                            }
+                            self.pause(&mut backoff, deadline).await;
+                        }
+                        Err(CoordError::SessionExpired) => self.learn().await?,
+                        Err(CoordError::NoNode) => {
+                            // The lock directory is missing: make it (containers, as Curator).
+                            match timed_request(coord, coord.ensure_dir(&spec.dir), deadline).await
+                            {
+                                None => return Err(Stop::TimedOut),
+                                // A create into a missing directory was no attempt at the lock.
+                                Some(Ok(())) => creates -= 1,
+                                Some(Err(CoordError::SessionExpired)) => self.learn().await?,
+                                Some(Err(e)) if e.outcome_unknown() => {
+                                    self.pause(&mut backoff, deadline).await;
+                                }
+                                Some(Err(e)) => {
+                                    return Err(Stop::Failed(ZkLockError::from_coord(
+                                        "create the lock directory",
+                                        &spec.dir,
+                                        e,
+                                    )))
+                                }
+                            }
+                        }
+                        Err(e) => {
+                            return Err(Stop::Failed(ZkLockError::from_coord(
+                                "create the lock node",
+                                &prefix,
+                                e,
+                            )))
+                        }
+                    }
+                }
+                Pc::CreateLost => {
+                    let prefix = self.protection.as_deref().map(protected_child_prefix);
+                    let Some(r) = timed_request(
+                        coord,
+                        coord.find_own_node(&spec.dir, prefix.as_deref()),
+                        deadline,
+                    )
+                    .await
+                    else {
+                        return Err(Stop::TimedOut);
+                    };
+                    match r {
+                        Ok(search) => {
+                            match pick_own(
+                                &search.candidates,
+                                prefix.as_deref(),
+                                search.session,
+                                rules.search_any_session,
+                            ) {
+                                Some((name, stat)) => {
+                                    self.own = Some(Own {
+                                        path: format!("{}/{name}", spec.dir),
+                                        czxid: stat.czxid,
+                                        seq: sequence_of(&name).unwrap_or(0),
+                                        owner: stat.ephemeral_owner,
+                                    });
+                                    self.pc = Pc::Created;
+                                }
+                                None => self.pc = Pc::Idle,
+                            }
+                        }
+                        Err(CoordError::SessionExpired) => self.learn().await?,
+                        Err(e) if e.outcome_unknown() => self.pause(&mut backoff, deadline).await,
+                        Err(e) => {
+                            return Err(Stop::Failed(ZkLockError::from_coord(
+                                "search for our lock node",
+                                &spec.dir,
+                                e,
+                            )))
+                        }
+                    }
+                }
+                Pc::Created => {
+                    let Some(r) =
+                        timed_request(coord, coord.list_children(&spec.dir), deadline).await
+                    else {
+                        return Err(Stop::TimedOut);
+                    };
+                    if let Some(g) = self.listed(r, patience).await? {
+                        return Ok(g);
+                    }
+                    if self.pc == Pc::Created {
+                        self.pause(&mut backoff, deadline).await;
+                    }
+                }
+                Pc::MustWatch => {
+                    let pred = self.pred.clone().expect("MustWatch has a predecessor");
+                    let pred_path = format!("{}/{pred}", spec.dir);
+                    let Some(r) =
+                        timed_request(coord, coord.watch_node(&pred_path), deadline).await
+                    else {
+                        return Err(Stop::TimedOut);
+                    };
+                    match r {
+                        Ok(watch) => {
+                            self.pc = Pc::Waiting;
+                            let Some(outcome) =
+                                timed(coord, coord.wait_watch_event(watch), deadline).await
+                            else {
+                                return Err(Stop::TimedOut);
+                            };
+                            match outcome {
+                                WatchOutcome::Fired => {
+                                    self.pc = Pc::Created;
+                                    self.pred = None;
+                                }
+                                WatchOutcome::SessionExpired => self.learn().await?,
+                            }
+                        }
+                        Err(CoordError::NoNode) => {
+                            self.pc = Pc::Created;
+                            self.pred = None;
+                        }
+                        Err(CoordError::SessionExpired) => self.learn().await?,
+                        Err(e) if e.outcome_unknown() => self.pause(&mut backoff, deadline).await,
+                        Err(e) => {
+                            return Err(Stop::Failed(ZkLockError::from_coord(
+                                "watch the predecessor",
+                                &pred_path,
+                                e,
+                            )))
+                        }
+                    }
+                }
+                Pc::Waiting => unreachable!("Waiting is handled inside MustWatch"),
+            }
+        }
+    }
+
+    /// The outcome of `ListChildren`: `Some` when granted.
+    async fn listed(
+        &mut self,
+        r: Result<Vec<String>, CoordError>,
+        patience: Patience,
+    ) -> Result<Option<Granted>, Stop> {
+        let children = match r {
+            Ok(c) => c,
+            // The directory vanished: no children, so our node is gone.
+            Err(CoordError::NoNode) => Vec::new(),
+            Err(CoordError::SessionExpired) => {
+                self.learn().await?;
+                return Ok(None);
+            }
+            Err(e) if e.outcome_unknown() => return Ok(None), // stay Created: list again
+            Err(e) => {
+                return Err(Stop::Failed(ZkLockError::from_coord(
+                    "list the lock directory",
+                    &self.spec.dir,
+                    e,
+                )))
+            }
+        };
+        let own = self.own.clone().expect("Created has a node");
+        let parts = participants(&children);
+        self.holder = parts.first().map(|(_, n)| (*n).to_string());
+        match parts.iter().position(|(_, n)| *n == own.name()) {
+            None => {
+                // Own node missing: it went with an expired session, or someone deleted it.
+                self.own = None;
+                self.pc = Pc::Idle;
+                Ok(None)
+            }
+            Some(0) => {
+                self.settled = true;
+                Ok(Some(Granted {
+                    node: own.path,
+                    czxid: own.czxid,
+                    seq: own.seq,
+                    owner: own.owner,
+                    session: self.known,
+                }))
+            }
+            Some(i) => {
+                self.pred = Some(parts[i - 1].1.to_string());
+                self.pc = Pc::MustWatch;
+                match patience {
+                    Patience::Try => Err(Stop::Held),
+                    Patience::Until(d) if self.coord.now() >= d => Err(Stop::TimedOut),
+                    _ => Ok(None),
+                }
+            }
+        }
+    }
+
+    /// Learn that the session is gone: open a new one, then the session-change rules.
+    async fn learn(&mut self) -> Result<(), Stop> {
+        match self.coord.new_session(self.known).await {
+            Ok(new) => {
+                self.session_changed(new);
+                Ok(())
+            }
+            Err(e) => {
+                // Whatever node we had went with the old session.
+                self.own = None;
+                self.pc = Pc::Idle;
+                self.known = self.coord.session();
+                Err(Stop::Failed(ZkLockError::from_coord(
+                    "open a new session",
+                    &self.spec.dir,
+                    e,
+                )))
+            }
+        }
+    }
+
+    /// The session-change rules (`docs/zookeeper.md`, "Session change").
+    fn session_changed(&mut self, new: SessionId) {
+        self.known = new;
+        match self.pc {
+            Pc::Idle => {}
+            Pc::CreateLost if self.spec.rules().search_any_session => {}
+            Pc::CreateLost | Pc::Created | Pc::MustWatch | Pc::Waiting => {
+                self.own = None;
+                self.pred = None;
+                self.pc = Pc::Idle;
+            }
+        }
+    }
+
+    async fn pause(&self, backoff: &mut Backoff, deadline: Option<Instant>) {
+        let coord = &*self.coord;
+        let _ = timed(coord, coord.sleep(backoff.next()), deadline).await;
+    }
+}

@@ -1,0 +1,290 @@
+//! The recipe's internals (Curator's `LockInternals`): the acquire loop, the release, the
+//! background cleanup — the model's step table, written once over [`Coordination`].
+//!
+//! Every `coord.<step>()` call below is one model action (see [`crate::zk::coord`]); the
+//! program counter [`Pc`] has the model's names (`model/src/zk/state.rs`), and what differs
+//! between the variants is data ([`Rules`], the same table as the model's `Variant::rules`).
+//!
+//! | pc | step | outcome → next |
+//! |---|---|---|
+//! | `Idle` | `create_lock_node` | ok → `Created`; lost reply → `CreateLost` (**no-protection**: `Idle`); `SessionExpired` → learn; `NoNode` → make the directory (not a step), `Idle` |
+//! | `CreateLost` | `find_own_node` | ours → `Created`; none → `Idle`. Ours = our protection id AND owned by the session the search ran in (**adopt-old-session**: any session; **plain names**: any child of our session) |
+//! | `Created` | `list_children` | own node missing → `Idle`; lowest → granted (`Holding`); else → `MustWatch(predecessor)` (a try gives up) |
+//! | `MustWatch` | `watch_node(predecessor)` | ok → `Waiting`; `NoNode` → `Created` |
+//! | `Waiting` | `wait_watch_event` | fired → `Created`; session expired → learn |
+//! | `Holding` | (the guard: `check_node`, `guarded_write`, re-enter, release) | — |
+//! | `Releasing` | `delete_node` | ok / `NoNode` → done; lost reply → `Releasing` (**release-forgets**: done, node left); `SessionExpired` → learn, `Releasing` |
+//!
+//! **Learn** (a `SessionExpired` answer, or the session event): [`Coordination::new_session`],
+//! then the session-change rules: `Created`/`MustWatch`/`Waiting` → `Idle` (the node belonged
+//! to the old session), `CreateLost` → `Idle` (**adopt-old-session**: stays), `Releasing` stays
+//! (the delete is retried in the new session; `NoNode` there is fine), a holder's guard reports
+//! the lock lost. The same rules apply when the recipe finds, before a step, that the client
+//! runs another session than the one it knew (a shared client renewed it).
+//!
+//! **Giving up** (a try that is not first, a timeout, a fatal error, a dropped acquire future)
+//! is not a model step: the attempt goes to `Releasing` with its node and deletes it — inline
+//! for an error, in the background for a dropped future or a lost delete reply. From
+//! `CreateLost` the background task first runs the protected search, then deletes what it found.
+//! `docs/zookeeper-client.md` lists this as the one addition to the model's table.
+//!
+
+mod attempt;
+mod releasing;
+
+pub(crate) use attempt::acquire;
+pub(crate) use releasing::{release_node, Released};
+
+use std::future::{poll_fn, Future};
+use std::pin::pin;
+use std::task::Poll;
+use std::time::{Duration, Instant};
+
+use crate::zk::coord::{Coordination, LockNode, SessionEvent, SessionId};
+use crate::zk::error::ZkLockError;
+use crate::zk::names::{child_name, sequence_of, LOCK_MARKER};
+
+/// Where an acquire is, with the model's names (`model/src/zk/state.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Pc {
+    /// No lock node; next `CreateLockNode`.
+    Idle,
+    /// The create's reply was lost: the node may exist; next `FindOwnNode`.
+    CreateLost,
+    /// Own node known; next `ListChildren`.
+    Created,
+    /// A lower node is ahead; next `WatchPredecessor`.
+    MustWatch,
+    /// A watch is set on the predecessor; next `ReceiveWatchEvent`.
+    Waiting,
+}
+
+/// The recipe variants: Curator's (the contract) and the model's broken ones (constructed only
+/// with the `defects` feature).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(feature = "defects"), allow(dead_code))]
+pub(crate) enum Variant {
+    Curator,
+    NoProtection,
+    ReleaseForgets,
+    AdoptOldSession,
+    DeleteByNameRetry,
+}
+
+/// What differs between the variants (the model's `Rules`, field for field).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Rules {
+    /// Names carry a protection id (`_c_<uuid>-lock-`), else plain `lock-`.
+    pub protected_names: bool,
+    /// After a create's lost reply: search for the node (else: create again at once).
+    pub search_after_lost_create: bool,
+    /// The search accepts a node of any session (CURATOR-498), and a session change does not
+    /// end it.
+    pub search_any_session: bool,
+    /// After a delete's lost reply: delete again (else: forget the node).
+    pub retry_lost_delete: bool,
+}
+
+impl Variant {
+    pub(crate) const fn rules(self) -> Rules {
+        const CURATOR: Rules = Rules {
+            protected_names: true,
+            search_after_lost_create: true,
+            search_any_session: false,
+            retry_lost_delete: true,
+        };
+        match self {
+            Variant::Curator => CURATOR,
+            Variant::NoProtection => Rules {
+                protected_names: false,
+                search_after_lost_create: false,
+                ..CURATOR
+            },
+            Variant::ReleaseForgets => Rules {
+                retry_lost_delete: false,
+                ..CURATOR
+            },
+            Variant::AdoptOldSession => Rules {
+                search_any_session: true,
+                ..CURATOR
+            },
+            Variant::DeleteByNameRetry => Rules {
+                protected_names: false,
+                ..CURATOR
+            },
+        }
+    }
+}
+
+/// Everything an acquire needs to know about its mutex.
+#[derive(Clone, Debug)]
+pub(crate) struct Spec {
+    /// The lock directory (validated).
+    pub dir: String,
+    /// The lock node's data.
+    pub data: Vec<u8>,
+    pub variant: Variant,
+    /// Defect: guarded writes without the lock-node check.
+    pub unfenced_writes: bool,
+    /// Defect: the token is the sequence suffix.
+    pub fence_by_sequence: bool,
+}
+
+impl Spec {
+    pub(crate) fn rules(&self) -> Rules {
+        self.variant.rules()
+    }
+}
+
+/// How long an acquire may wait.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Patience {
+    /// Give up as soon as another node is ahead (Curator's `acquire(0, ms)`).
+    Try,
+    /// Give up at this instant.
+    Until(Instant),
+    /// Wait for as long as it takes.
+    Forever,
+}
+
+/// A granted lock node.
+#[derive(Clone, Debug)]
+pub(crate) struct Granted {
+    pub node: String,
+    pub czxid: i64,
+    pub seq: u64,
+    /// The session owning the node.
+    pub owner: SessionId,
+    /// The session the acquire ran in when it was granted (the owner, except for the
+    /// `adopt-old-session` defect): a guard whose client runs another session has lost the hold.
+    pub session: SessionId,
+}
+
+/// The node an attempt knows as its own.
+#[derive(Clone, Debug)]
+struct Own {
+    path: String,
+    czxid: i64,
+    seq: u64,
+    owner: SessionId,
+}
+
+impl Own {
+    fn from_created(node: LockNode) -> Own {
+        let seq = sequence_of(child_name(&node.path)).unwrap_or(0);
+        Own {
+            czxid: node.stat.czxid,
+            owner: node.stat.ephemeral_owner,
+            seq,
+            path: node.path,
+        }
+    }
+
+    fn name(&self) -> &str {
+        child_name(&self.path)
+    }
+}
+
+/// Why an attempt stops without the lock.
+enum Stop {
+    /// A try found a node ahead.
+    Held,
+    /// The deadline passed.
+    TimedOut,
+    /// An error the recipe cannot go on from.
+    Failed(ZkLockError),
+}
+
+/// Retry pauses after a lost reply: 10 ms doubling to 1 s (a real client queues requests while
+/// disconnected anyway, so these only pace a client that keeps failing at once).
+struct Backoff(Duration);
+
+impl Backoff {
+    const FIRST: Duration = Duration::from_millis(10);
+    const MAX: Duration = Duration::from_secs(1);
+
+    fn new() -> Backoff {
+        Backoff(Backoff::FIRST)
+    }
+
+    fn next(&mut self) -> Duration {
+        let d = self.0;
+        self.0 = (self.0 * 2).min(Backoff::MAX);
+        d
+    }
+}
+
+/// Polls `fut` until it completes or `deadline` passes (`None`), through the coordination's
+/// clock. No runtime: a two-way poll.
+async fn timed<C: Coordination, F: Future>(
+    coord: &C,
+    fut: F,
+    deadline: Option<Instant>,
+) -> Option<F::Output> {
+    let Some(deadline) = deadline else {
+        return Some(fut.await);
+    };
+    let mut fut = pin!(fut);
+    let mut sleep = pin!(coord.sleep(deadline.saturating_duration_since(coord.now())));
+    poll_fn(|cx| {
+        if let Poll::Ready(v) = fut.as_mut().poll(cx) {
+            return Poll::Ready(Some(v));
+        }
+        if sleep.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(None);
+        }
+        Poll::Pending
+    })
+    .await
+}
+
+/// A request under a deadline: while the session is connected the reply is awaited even past
+/// the deadline (a healthy server answers at once, and cutting a request short only turns it
+/// into a lost reply to clean up after); once the deadline has passed and the connection is
+/// down, the request is abandoned (`None`: its outcome is unknown).
+async fn timed_request<C: Coordination, F: Future>(
+    coord: &C,
+    fut: F,
+    deadline: Option<Instant>,
+) -> Option<F::Output> {
+    /// How often a request running past its deadline looks at the connection again.
+    const RECHECK: Duration = Duration::from_millis(50);
+    let Some(deadline) = deadline else {
+        return Some(fut.await);
+    };
+    let mut fut = pin!(fut);
+    loop {
+        let now = coord.now();
+        let wait = if now < deadline {
+            deadline - now
+        } else {
+            RECHECK
+        };
+        if let Some(v) = timed(coord, fut.as_mut(), Some(now + wait)).await {
+            return Some(v);
+        }
+        if coord.now() >= deadline && coord.session_event() != SessionEvent::Connected {
+            return None;
+        }
+    }
+}
+
+/// Which search candidate is our node: the first in suffix order (as the model's search)
+/// with our protection id and owned by the session the search ran in (any session for
+/// `adopt-old-session`); with plain names, the first `lock-` node of that session.
+fn pick_own(
+    candidates: &[(String, crate::zk::coord::NodeStat)],
+    prefix: Option<&str>,
+    session: SessionId,
+    any_session: bool,
+) -> Option<(String, crate::zk::coord::NodeStat)> {
+    let mut mine: Vec<&(String, crate::zk::coord::NodeStat)> = candidates
+        .iter()
+        .filter(|(n, s)| match prefix {
+            Some(p) => n.starts_with(p) && (any_session || s.ephemeral_owner == session),
+            None => n.starts_with(LOCK_MARKER) && s.ephemeral_owner == session,
+        })
+        .collect();
+    mine.sort_by_key(|(n, _)| sequence_of(n));
+    mine.first().map(|c| (*c).clone())
+}
