@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::{OverlapCheck, Run};
 use crate::stress::server::{Overlap, ServerHandle};
-use crate::zkstress::ledger::Ledger;
+use crate::zkstress::ledger::{HoldRecord, Ledger};
 
 /// Sends a four-letter word.
 fn four_letter(addr: SocketAddr, word: &str) -> std::io::Result<String> {
@@ -35,6 +35,10 @@ fn live_sessions(dump: &str) -> Vec<String> {
 struct PendingOverlap {
     overlap: Overlap,
     holder: u8,
+    /// The old holder's hold, looked up when the overlap is taken: the ledger keeps only each
+    /// client's last few holds, and a check deferred across a server restart would otherwise
+    /// find them all newer than the overlap (the old holder goes on acquiring meanwhile).
+    hold: Option<HoldRecord>,
 }
 
 /// Verdicts by severity.
@@ -73,12 +77,18 @@ impl Overlaps {
     /// Takes the verify server's new overlaps and checks every pending one whose old holder's
     /// session can be looked up now (`server_up`: the server is not being restarted).
     fn check(&mut self, handle: &ServerHandle, ledger: &Ledger, zk: SocketAddr, server_up: bool) {
-        for ov in handle.take_overlaps() {
+        self.check_new(handle.take_overlaps(), ledger, zk, server_up);
+    }
+
+    /// [`Overlaps::check`] with the new overlaps given.
+    fn check_new(&mut self, new: Vec<Overlap>, ledger: &Ledger, zk: SocketAddr, server_up: bool) {
+        for ov in new {
             self.events += 1;
             for &h in &ov.holders {
                 self.pending.push(PendingOverlap {
                     overlap: ov.clone(),
                     holder: h,
+                    hold: ledger.hold_before(h, ov.at),
                 });
             }
         }
@@ -94,7 +104,7 @@ impl Overlaps {
         let start = self.start;
         let checks = &mut self.checks;
         self.pending.retain(|p| {
-            let hold = ledger.hold_before(p.holder, p.overlap.at);
+            let hold = p.hold;
             let waited = now.duration_since(p.overlap.at);
             let verdict = match (&hold, &dump) {
                 (None, _) => "unchecked",
@@ -136,9 +146,9 @@ impl Overlaps {
                 at_secs: p.overlap.at.duration_since(start).as_secs_f64(),
                 newcomer: p.overlap.newcomer,
                 holder: p.holder,
-                holder_session: None,
-                holder_pid: None,
-                holder_seq: None,
+                holder_session: p.hold.map(|h| format!("{:#x}", h.session)),
+                holder_pid: p.hold.map(|h| h.pid),
+                holder_seq: p.hold.map(|h| h.seq),
                 verdict: "unchecked",
                 checked_after_ms: 0,
             });
@@ -241,5 +251,93 @@ impl Run<'_> {
             }
             thread::sleep(Duration::from_millis(100));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+    use std::net::{SocketAddr, TcpListener};
+    use std::thread;
+    use std::time::{Duration, Instant};
+
+    use super::Overlaps;
+    use crate::stress::server::Overlap;
+    use crate::zkstress::ledger::{Ledger, LedgerConn, ResourceMode};
+
+    /// A loopback stand-in for ZooKeeper's `dump` four-letter word: answers every connection
+    /// with `answer`.
+    fn dump_server(answer: &'static str) -> SocketAddr {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        thread::spawn(move || {
+            for mut s in listener.incoming().map_while(Result::ok) {
+                let mut word = [0u8; 4];
+                let _ = s.read_exact(&mut word);
+                let _ = s.write_all(answer.as_bytes());
+            }
+        });
+        addr
+    }
+
+    /// An overlap seen while the server restarts is checked after the restart, against the old
+    /// holder's hold as it was at the overlap, even when the old holder has made more holds
+    /// since than the ledger keeps (what a 5.5 s restart on a loaded CI machine did: the
+    /// check then found no hold and called the overlap unchecked).
+    #[test]
+    fn a_check_deferred_by_a_restart_keeps_the_old_hold() {
+        let ledger = Ledger::start(ResourceMode::Checked).unwrap();
+        let mut old = LedgerConn::connect(&ledger.addr().to_string(), 0).unwrap();
+        old.hold(1, 10, 0x1234).unwrap();
+        let at = Instant::now();
+        let start = at - Duration::from_secs(1);
+        let mut overlaps = Overlaps::new(start);
+        let expired = dump_server("SessionTracker dump:\nSession Sets (1):\n0x99\n");
+        let overlap = Overlap {
+            at,
+            newcomer: 1,
+            holders: vec![0],
+        };
+        // The server is restarting: the overlap waits.
+        overlaps.check_new(vec![overlap], &ledger, expired, false);
+        assert!(!overlaps.settled());
+        // The old holder wakes up and holds again, more often than the ledger remembers.
+        for seq in 2..=20 {
+            old.hold(seq, 10 + i64::try_from(seq).unwrap(), 0x5678)
+                .unwrap();
+        }
+        overlaps.check_new(Vec::new(), &ledger, expired, true);
+        assert!(overlaps.settled());
+        let found = overlaps.conclude();
+        assert_eq!(found.checks.len(), 1);
+        let c = &found.checks[0];
+        assert_eq!(
+            c.holder_session.as_deref(),
+            Some("0x1234"),
+            "{:?}",
+            c.holder_seq
+        );
+        assert_eq!(c.holder_seq, Some(1));
+        assert_eq!(c.verdict, "session-expired");
+        assert_eq!(found.holds_with("unchecked"), 0);
+    }
+
+    /// The twin: the same overlap while the old session is still on the server is a violation.
+    #[test]
+    fn an_old_session_still_alive_is_a_violation() {
+        let ledger = Ledger::start(ResourceMode::Checked).unwrap();
+        let mut old = LedgerConn::connect(&ledger.addr().to_string(), 0).unwrap();
+        old.hold(1, 10, 0x1234).unwrap();
+        let at = Instant::now();
+        let mut overlaps = Overlaps::new(at);
+        let alive = dump_server("SessionTracker dump:\nSession Sets (1):\n0x1234\n");
+        let overlap = Overlap {
+            at,
+            newcomer: 1,
+            holders: vec![0],
+        };
+        overlaps.check_new(vec![overlap], &ledger, alive, true);
+        let found = overlaps.conclude();
+        assert_eq!(found.holds_with("session-alive"), 1);
     }
 }
