@@ -7,8 +7,7 @@ mod zk_support;
 
 use lockwright::zk::{block_on, ZkMutex};
 use zk_support::{
-    acquire_behind_peer, client, curator, dir, finish_stress, run_peer, server, start_holder,
-    verify_server, zk_stress,
+    acquire_behind_peer, client, curator, dir, mixed_stress, run_peer, server, start_holder,
 };
 
 #[test]
@@ -54,32 +53,5 @@ fn curator_waits_for_a_lockwright_holder() {
 
 #[test]
 fn curator_and_lockwright_clients_never_overlap_under_the_verify_server() {
-    let s = server();
-    let d = dir("curator-stress");
-    let count = 40;
-    let (verifier, port) = verify_server(4);
-    let mut clients = vec![
-        zk_stress(&s, &d, 1, port, count, 1),
-        zk_stress(&s, &d, 2, port, count, 1),
-    ];
-    for id in [3u8, 4] {
-        let mut cmd = curator().command([
-            "stress".to_string(),
-            s.connect_string(),
-            d.clone(),
-            "127.0.0.1".to_string(),
-            port.to_string(),
-            id.to_string(),
-            count.to_string(),
-            "1".to_string(),
-        ]);
-        clients.push(
-            lockwright_checks::stress::proc::Spawned::spawn(
-                format!("Curator stress {id}"),
-                &mut cmd,
-            )
-            .unwrap(),
-        );
-    }
-    finish_stress(verifier, clients, 4 * count);
+    mixed_stress("curator-stress", "Curator", |args| curator().command(args));
 }

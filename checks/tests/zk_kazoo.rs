@@ -11,10 +11,8 @@
 mod zk_support;
 
 use lockwright::zk::{block_on, ZkMutex};
-use lockwright_checks::stress::proc::Spawned;
 use zk_support::{
-    acquire_behind_peer, client, dir, finish_stress, kazoo, run_peer, server, start_holder,
-    verify_server, zk_stress,
+    acquire_behind_peer, client, dir, kazoo, mixed_stress, run_peer, server, start_holder,
 };
 
 #[test]
@@ -65,29 +63,7 @@ fn lockwright_waits_for_a_kazoo_holder_and_names_it() {
 
 #[test]
 fn lockwright_and_kazoo_with_extra_lock_patterns_never_overlap_under_the_verify_server() {
-    let s = server();
-    let d = dir("kazoo-stress");
-    let count = 40;
-    let (verifier, port) = verify_server(4);
-    let mut clients = vec![
-        zk_stress(&s, &d, 1, port, count, 1),
-        zk_stress(&s, &d, 2, port, count, 1),
-    ];
-    for id in [3u8, 4] {
-        let mut cmd = kazoo().command(
-            &["lock-"],
-            [
-                "stress".to_string(),
-                s.connect_string(),
-                d.clone(),
-                "127.0.0.1".to_string(),
-                port.to_string(),
-                id.to_string(),
-                count.to_string(),
-                "1".to_string(),
-            ],
-        );
-        clients.push(Spawned::spawn(format!("kazoo stress {id}"), &mut cmd).unwrap());
-    }
-    finish_stress(verifier, clients, 4 * count);
+    mixed_stress("kazoo-stress", "kazoo", |args| {
+        kazoo().command(&["lock-"], args)
+    });
 }

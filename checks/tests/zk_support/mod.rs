@@ -187,6 +187,36 @@ pub fn zk_stress(
     Spawned::spawn(format!("lockwright zk-stress {id}"), &mut cmd).unwrap()
 }
 
+/// Two `lockwright zk-stress` clients (ids 1, 2) and two peer clients (ids 3, 4) take the lock
+/// in one directory, `count` times each, under one verify server, which must count every
+/// acquisition and no overlap. `peer(args)` builds a peer's command for its `stress` mode from
+/// `stress CONNECT PATH VHOST VPORT ID COUNT SLEEP_MS`.
+pub fn mixed_stress(dir_name: &str, peer_name: &str, peer: impl Fn(&[String]) -> Command) {
+    let s = server();
+    let d = dir(dir_name);
+    let count = 40;
+    let (verifier, port) = verify_server(4);
+    let mut clients = vec![
+        zk_stress(&s, &d, 1, port, count, 1),
+        zk_stress(&s, &d, 2, port, count, 1),
+    ];
+    for id in [3u8, 4] {
+        let args = [
+            "stress".to_string(),
+            s.connect_string(),
+            d.clone(),
+            "127.0.0.1".to_string(),
+            port.to_string(),
+            id.to_string(),
+            count.to_string(),
+            "1".to_string(),
+        ];
+        let name = format!("{peer_name} stress {id}");
+        clients.push(Spawned::spawn(name, &mut peer(&args)).unwrap());
+    }
+    finish_stress(verifier, clients, 4 * count);
+}
+
 /// Waits for every client and then the verify server; asserts all succeeded and the server
 /// counted `acquisitions` without a violation.
 pub fn finish_stress(mut verifier: Spawned, mut clients: Vec<Spawned>, acquisitions: u64) {
