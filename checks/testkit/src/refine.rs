@@ -9,7 +9,36 @@
 
 use std::fmt;
 
+use lockwright_model::Family;
 use stateright::{Expectation, Model};
+
+/// The model instance a family's recordings are checked against, and which of its `always`
+/// properties are enforced on every state. A family adds its own `check` (its replayer) in
+/// an inherent impl for its scenario type (the ZooKeeper and document-store families).
+#[derive(Clone, Debug)]
+pub struct Refinement<M> {
+    /// The scenario; each family says how its fault budgets relate to the recording.
+    pub model: M,
+    /// The `always` properties checked on every state (default: all).
+    pub enforce: Vec<&'static str>,
+}
+
+impl<M: Family> Refinement<M> {
+    /// All of the family's `always` properties enforced.
+    pub fn new(model: M) -> Self {
+        Refinement {
+            model,
+            enforce: M::ALWAYS.to_vec(),
+        }
+    }
+
+    /// Only these `always` properties enforced.
+    #[must_use]
+    pub fn enforcing(mut self, props: &[&'static str]) -> Self {
+        self.enforce = props.to_vec();
+        self
+    }
+}
 
 /// Where and why a recording left the model.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -32,7 +32,6 @@
 //!
 //! The first failure is a [`Divergence`] naming the step.
 
-use lockwright_model::zk::protocol::ALWAYS;
 use lockwright_model::zk::{Action, ClientId, Pc, Scenario, Server};
 
 use crate::refine::Cursor;
@@ -41,30 +40,11 @@ pub use crate::refine::{Divergence, Summary};
 use super::core::Core;
 use super::record::{format_trace, Call, Outcome, Step};
 
-/// The model instance a recording is checked against.
-#[derive(Clone, Debug)]
-pub struct Refinement {
-    /// The scenario, its fault budgets the workload's (an upper bound on what a run injects).
-    pub model: Scenario,
-    /// The `always` properties checked on every state (default: all).
-    pub enforce: Vec<&'static str>,
-}
+/// The model instance a recording is checked against: the scenario's fault budgets are the
+/// workload's (an upper bound on what a run injects).
+pub type Refinement = crate::refine::Refinement<Scenario>;
 
 impl Refinement {
-    /// All `always` properties enforced.
-    pub fn new(model: Scenario) -> Self {
-        Refinement {
-            model,
-            enforce: ALWAYS.to_vec(),
-        }
-    }
-
-    /// Only these `always` properties enforced.
-    pub fn enforcing(mut self, props: &[&'static str]) -> Self {
-        self.enforce = props.to_vec();
-        self
-    }
-
     pub(crate) fn replay(&self) -> Replay {
         Replay::new(self.model, self.enforce.clone())
     }

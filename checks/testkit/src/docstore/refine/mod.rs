@@ -38,7 +38,6 @@ mod stepper;
 #[cfg(test)]
 mod tests;
 
-use lockwright_model::docstore::protocol::ALWAYS;
 use lockwright_model::docstore::{Faults, Scenario};
 
 pub use crate::refine::{Divergence, Summary};
@@ -46,30 +45,11 @@ pub use crate::refine::{Divergence, Summary};
 use super::record::{format_trace, Call, Outcome, Step};
 use stepper::Replay;
 
-/// The model instance a recording is checked against.
-#[derive(Clone, Debug)]
-pub struct Refinement {
-    /// The scenario without faults: the recording's faults become its budgets.
-    pub model: Scenario,
-    /// The `always` properties checked on every state (default: all).
-    pub enforce: Vec<&'static str>,
-}
+/// The model instance a recording is checked against: the scenario without faults (the
+/// recording's faults become its budgets).
+pub type Refinement = crate::refine::Refinement<Scenario>;
 
 impl Refinement {
-    /// All `always` properties enforced.
-    pub fn new(model: Scenario) -> Self {
-        Refinement {
-            model,
-            enforce: ALWAYS.to_vec(),
-        }
-    }
-
-    /// Only these `always` properties enforced.
-    pub fn enforcing(mut self, props: &[&'static str]) -> Self {
-        self.enforce = props.to_vec();
-        self
-    }
-
     /// The model scenario for `trace`: fault budgets = the faults the recording injects.
     pub fn scenario(&self, trace: &[Step]) -> Scenario {
         let mut f = Faults::NONE;
