@@ -75,16 +75,21 @@ public class CuratorPeer {
         System.exit(0);
     }
 
+    // The verify server's handshake: send the client id, wait for its start signal (43).
+    static void register(DataInputStream in, OutputStream out, int id) throws Exception {
+        out.write(id);
+        out.flush();
+        int start = in.read();
+        if (start != 43) throw new IllegalStateException("expected 43 from the verify server, got " + start);
+    }
+
     static void stress(String cs, String path, String vhost, int vport, int id, int count, long sleepMs) throws Exception {
         try (CuratorFramework c = client(cs); Socket s = new Socket(vhost, vport)) {
             Mutex m = new Mutex(c, path);
             s.setTcpNoDelay(true);
             DataInputStream in = new DataInputStream(s.getInputStream());
             OutputStream out = s.getOutputStream();
-            out.write(id);
-            out.flush();
-            int start = in.read();
-            if (start != 43) throw new IllegalStateException("expected 43 from the verify server, got " + start);
+            register(in, out, id);
             for (int i = 0; i < count; i++) {
                 m.acquire();
                 if (i == 0) System.out.println("curator " + id + " acquired " + m.node());
@@ -135,10 +140,7 @@ public class CuratorPeer {
             s.setTcpNoDelay(true);
             DataInputStream in = new DataInputStream(s.getInputStream());
             OutputStream out = s.getOutputStream();
-            out.write(id);
-            out.flush();
-            int start = in.read();
-            if (start != 43) throw new IllegalStateException("expected 43 from the verify server, got " + start);
+            register(in, out, id);
             long seq = 0;
             boolean stop = false;
             while (!stop) {
