@@ -14,8 +14,8 @@ use crate::zk::scenario::ClientId;
 /// `FindOwnNode`, `list_children` → `ListChildren`, `watch` (getData with watch) →
 /// `WatchPredecessor`, `wait_watch_event` returning → `ReceiveWatchEvent`, the session-event
 /// stream delivering `Expired` → `ReceiveSessionEvent`, `delete` → `DeleteLockNode`,
-/// `exists` on the own node → `CheckLockNode`, `multi` → `GuardedWrite`; the resource's write
-/// → `Write` or `FencedWrite`; a re-entrant acquire/release → `Reenter`/`ReleaseInner`. Feed
+/// `exists` on the own node → `CheckLockNode`, `multi` → `GuardedWrite`; the resource's read
+/// → `Read`, its claim → `Claim`, its write → `Write` or `FencedWrite`; a re-entrant acquire/release → `Reenter`/`ReleaseInner`. Feed
 /// it to [`Scenario::step`](crate::zk::Scenario::step): `None` means the model does not allow the step there. Outcomes
 /// (`SessionExpired`, `NoNode`, granted or not) follow from the state and are read from the
 /// resulting client (`State::clients[c].pc`).
@@ -42,6 +42,11 @@ pub enum Action {
     ReleaseInner(ClientId),
     /// `delete(own node, -1)`: the release, retried until ok or NoNode.
     DeleteLockNode(ClientId),
+    /// `fenced-claim`: right after the grant, the holder writes its token to the resource
+    /// (accepted unless an older-than-accepted token; refused: `LockLost`).
+    Claim(ClientId),
+    /// The holder reads the resource: the first access of an update (read, compute, write).
+    Read(ClientId),
     /// The resource's write without a token.
     Write(ClientId),
     /// `exists(own node)` just before writing (check-then-write).
@@ -76,6 +81,8 @@ impl Action {
             | Reenter(c)
             | ReleaseInner(c)
             | DeleteLockNode(c)
+            | Claim(c)
+            | Read(c)
             | Write(c)
             | CheckLockNode(c)
             | FencedWrite(c)
@@ -101,6 +108,8 @@ impl Action {
             Reenter(_) => "Reenter",
             ReleaseInner(_) => "ReleaseInner",
             DeleteLockNode(_) => "DeleteLockNode",
+            Claim(_) => "Claim",
+            Read(_) => "Read",
             Write(_) => "Write",
             CheckLockNode(_) => "CheckLockNode",
             FencedWrite(_) => "FencedWrite",

@@ -20,7 +20,7 @@ impl Scenario {
         let session = after.session(c);
         let what = match (b, a) {
             _ if after.last == Event::LockLost => "; the guard reports LockLost".to_string(),
-            (Pc::Holding | Pc::Checked, Pc::Holding | Pc::Checked) => {
+            (b, a) if b.believes() && a.believes() => {
                 "; still believes it holds (Curator never revokes)".to_string()
             }
             (Pc::CreateLost, Pc::CreateLost) => "; will search for its uuid".to_string(),
@@ -218,16 +218,55 @@ impl Scenario {
                     None => format!("{head} → NoNode (already gone): released"),
                 }
             }
-            Write(c) | FencedWrite(c) | GuardedWrite(c) | CheckLockNode(c) => {
+            Read(c) => {
+                let cl = before.clients[c as usize];
+                format!(
+                    "c{c} Read: reads the resource for an update (grant {}, token czxid {})",
+                    cl.grant,
+                    cl.own.map_or(0, |o| o.czxid)
+                )
+            }
+            Claim(c) => {
                 let o = own_b(c).expect("a holder has a node");
-                let stale = if after.last == Event::StaleWriteAccepted {
+                let high = before
+                    .resource
+                    .max_czxid
+                    .map_or("none".to_string(), |m| m.to_string());
+                if after.last == Event::LockLost {
                     format!(
-                        " — STALE: it already accepted a write from a holder granted later (czxid {})",
-                        before.resource.max_czxid.unwrap_or(0)
+                        "c{c} Claim: token czxid {} → refused (highest accepted {high}){}",
+                        o.czxid,
+                        lost(after)
                     )
                 } else {
-                    String::new()
-                };
+                    format!(
+                        "c{c} Claim: writes its token czxid {} to the resource → accepted (highest before: {high}); older tokens are refused from now on",
+                        o.czxid
+                    )
+                }
+            }
+            Write(c) | FencedWrite(c) | GuardedWrite(c) | CheckLockNode(c) => {
+                let o = own_b(c).expect("a holder has a node");
+                let mut stale = String::new();
+                if let Event::Accepted {
+                    stale: s,
+                    lost_update: l,
+                    ..
+                } = after.last
+                {
+                    if s {
+                        stale.push_str(&format!(
+                            " — STALE: it already accepted a write made under a later grant (grant {}; this writer's is grant {})",
+                            before.resource.max_grant.unwrap_or(0),
+                            before.clients[c as usize].grant
+                        ));
+                    }
+                    if l {
+                        stale.push_str(
+                            " — LOST UPDATE: since this client's read the resource accepted a write made under another grant, which this write overwrites unseen",
+                        );
+                    }
+                }
                 match action {
                     Write(_) => format!(
                         "c{c} Write: the resource accepts a write (writer's node czxid {}){stale}",

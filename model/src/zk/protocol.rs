@@ -14,9 +14,13 @@
 //! | `adopt-old-session` | the search takes our uuid's node from any session | CURATOR-498, CURATOR-604 |
 //! | `delete-by-name-retry` | plain names; the retried delete may hit a newer node of the same name | the release ABA |
 //!
-//! Writes (`WriteMode`): `unfenced`, `check-then-write`, `fenced` (token = the lock node's
-//! czxid; Kleppmann 2016, Chubby's sequencer), `fenced-by-sequence` (token = the suffix:
-//! unsafe), `guarded` (a ZooKeeper `multi`). What a holder does on learning its session is gone
+//! A hold's work is updates of the protected resource: read, compute, write (`Read`, then the
+//! write of the mode). Writes (`WriteMode`): `unfenced`, `check-then-write`, `fenced` (token =
+//! the lock node's czxid; Kleppmann 2016, Chubby's sequencer), `fenced-claim` (`fenced` plus
+//! claim-at-acquire: the holder writes its token before its first read), `fenced-by-sequence`
+//! (token = the suffix: unsafe), `guarded` (a ZooKeeper `multi`). "no lost update" and "fenced
+//! writes are exclusive" are judged from the model's own grant history (`Client::grant`), not
+//! from the token the resource compares. What a holder does on learning its session is gone
 //! (`Guard`): lockwright reports `LockLost`; Curator itself keeps believing (tech note 10: "both
 //! client A and client B will believe they are the lock holder").
 //!
@@ -45,6 +49,7 @@ use crate::zk::state::{Client, Event, Own, Pc, Resource, State};
 pub const AT_MOST_ONE_HOLDER: &str = "at most one holder";
 pub const AT_MOST_ONE_LIVE_HOLDER: &str = "at most one live holder";
 pub const FENCED_WRITES_ARE_EXCLUSIVE: &str = "fenced writes are exclusive";
+pub const NO_LOST_UPDATE: &str = "no lost update";
 pub const NO_ORPHAN_NODE: &str = "no orphan node";
 pub const GRANTS_IN_REQUEST_ORDER: &str = "grants in request order";
 pub const HOLDER_EXISTS: &str = "holder exists";
@@ -53,24 +58,27 @@ pub const CONTENTION_SEEN: &str = "contention seen";
 pub const WAITER_WOKEN_BY_WATCH: &str = "waiter woken by watch";
 pub const REENTRANT_HOLD: &str = "reentrant hold";
 pub const LOCK_LOST_REPORTED: &str = "lock lost reported";
+pub const UPDATE_COMPLETED: &str = "update completed";
 
 /// The `always` properties, in report order.
-pub const ALWAYS: [&str; 5] = [
+pub const ALWAYS: [&str; 6] = [
     AT_MOST_ONE_HOLDER,
     AT_MOST_ONE_LIVE_HOLDER,
     FENCED_WRITES_ARE_EXCLUSIVE,
+    NO_LOST_UPDATE,
     NO_ORPHAN_NODE,
     GRANTS_IN_REQUEST_ORDER,
 ];
 
 /// The `sometimes` properties, in report order.
-pub const SOMETIMES: [&str; 6] = [
+pub const SOMETIMES: [&str; 7] = [
     HOLDER_EXISTS,
     HANDOFF_AFTER_EXPIRY,
     CONTENTION_SEEN,
     WAITER_WOKEN_BY_WATCH,
     REENTRANT_HOLD,
     LOCK_LOST_REPORTED,
+    UPDATE_COMPLETED,
 ];
 
 impl Scenario {
@@ -148,13 +156,9 @@ impl Scenario {
                     out.push(ReceiveWatchEvent(c));
                 }
             }
+            Pc::Granted => out.push(Claim(c)),
             Pc::Holding => {
-                out.push(match self.writes {
-                    WriteMode::Unfenced => Write(c),
-                    WriteMode::CheckThenWrite => CheckLockNode(c),
-                    WriteMode::Fenced | WriteMode::FencedBySequence => FencedWrite(c),
-                    WriteMode::Guarded => GuardedWrite(c),
-                });
+                out.push(Read(c));
                 match cl.count {
                     1 if self.is_reentrant(c) => out.push(Reenter(c)),
                     2 => out.push(ReleaseInner(c)),
@@ -164,6 +168,14 @@ impl Scenario {
                     release(out);
                 }
             }
+            Pc::Updating => out.push(match self.writes {
+                WriteMode::Unfenced => Write(c),
+                WriteMode::CheckThenWrite => CheckLockNode(c),
+                WriteMode::Fenced | WriteMode::FencedClaim | WriteMode::FencedBySequence => {
+                    FencedWrite(c)
+                }
+                WriteMode::Guarded => GuardedWrite(c),
+            }),
             Pc::Checked => out.push(Write(c)),
             Pc::Releasing => release(out),
         }
@@ -209,13 +221,25 @@ impl Scenario {
         })
     }
 
-    /// The client is granted the lock.
-    fn grant(s: &mut State, c: ClientId) {
+    /// The client is granted the lock: the grant gets the next number of the grant history
+    /// (above every grant still remembered).
+    fn grant(&self, s: &mut State, c: ClientId) {
         let epoch = s.clients[c as usize].session;
+        let latest = s
+            .holders()
+            .map(|h| s.clients[h as usize].grant)
+            .chain(s.resource.max_grant)
+            .max();
         let cl = &mut s.clients[c as usize];
-        cl.pc = Pc::Holding;
+        cl.pc = if self.writes == WriteMode::FencedClaim {
+            Pc::Granted
+        } else {
+            Pc::Holding
+        };
         cl.count = 1;
         cl.held_in = epoch;
+        cl.grant = latest.map_or(0, |g| g + 1);
+        cl.overwritten = false;
         cl.pred = None;
         if s.expired_holder {
             s.expired_holder = false;
@@ -229,6 +253,8 @@ impl Scenario {
         cl.pc = Pc::Releasing;
         cl.count = 0;
         cl.held_in = 0;
+        cl.grant = 0;
+        cl.overwritten = false;
         s.last = Event::LockLost;
     }
 
@@ -251,21 +277,40 @@ impl Scenario {
             Pc::Idle | Pc::Releasing => {}
             Pc::CreateLost if self.variant.rules().search_any_session => {}
             Pc::CreateLost | Pc::Created | Pc::MustWatch | Pc::Waiting => Self::start_over(s, c),
-            Pc::Holding | Pc::Checked => match self.guard {
+            Pc::Granted | Pc::Holding | Pc::Updating | Pc::Checked => match self.guard {
                 Guard::Lockwright => Self::lock_lost(s, c),
                 Guard::Curator => {}
             },
         }
     }
 
-    /// The resource accepts a write from holder `c` (ground truth: was a later-granted
-    /// holder's write accepted before?).
-    fn accept_write(&self, s: &mut State, c: ClientId) {
-        let own = s.clients[c as usize].own.expect("a holder has a node");
+    /// The resource accepts a write from holder `c`: its claim (`update` false) or its update's
+    /// write. Judged from the grant history alone (never the token the resource compared):
+    /// stale if a later grant's write was accepted before; a lost update if, since `c`'s read, a
+    /// write made under another grant was accepted. Every other client inside an update has
+    /// its read overwritten now.
+    fn accept_write(&self, s: &mut State, c: ClientId, update: bool) {
+        let cl = s.clients[c as usize];
+        let own = cl.own.expect("a holder has a node");
         let r = &mut s.resource;
-        if r.max_czxid.is_some_and(|m| m > own.czxid) {
-            s.last = Event::StaleWriteAccepted;
+        let stale = r.max_grant.is_some_and(|m| m > cl.grant);
+        let lost_update = update && cl.overwritten;
+        r.max_grant = Some(r.max_grant.map_or(cl.grant, |m| m.max(cl.grant)));
+        for (d, other) in s.clients.iter_mut().enumerate() {
+            if d != c as usize && other.pc.updating() {
+                other.overwritten = true;
+            }
         }
+        let me = &mut s.clients[c as usize];
+        me.overwritten = false;
+        if update {
+            me.pc = Pc::Holding;
+        }
+        s.last = Event::Accepted {
+            update,
+            stale,
+            lost_update,
+        };
         r.max_czxid = Some(r.max_czxid.map_or(own.czxid, |m| m.max(own.czxid)));
         if self.writes == WriteMode::FencedBySequence {
             r.max_seq = Some(r.max_seq.map_or(own.name.seq, |m| m.max(own.name.seq)));
@@ -319,6 +364,7 @@ impl Scenario {
                         cl.pc = Pc::Releasing;
                         cl.count = 0;
                         cl.held_in = 0;
+                        cl.grant = 0;
                     } else {
                         Self::start_over(s, c);
                     }
@@ -359,7 +405,7 @@ impl Scenario {
                 match s.server.get_children(session) {
                     Ok(children) => match children.iter().position(|z| z.name == own.name) {
                         None => Self::start_over(s, c),
-                        Some(0) => Self::grant(s, c),
+                        Some(0) => self.grant(s, c),
                         Some(i) => {
                             let pred = children[i - 1].name;
                             let cl = &mut s.clients[c as usize];
@@ -410,14 +456,26 @@ impl Scenario {
                         cl.pc = Pc::Releasing;
                         cl.count = 0;
                         cl.held_in = 0;
+                        cl.grant = 0;
                         self.new_session(s, c);
                     }
                 }
             }
-            Write(c) => {
-                self.accept_write(s, c);
-                s.clients[c as usize].pc = Pc::Holding;
+            Claim(c) => {
+                let own = s.clients[c as usize].own.expect("a holder has a node");
+                if s.resource.max_czxid.is_none_or(|m| own.czxid >= m) {
+                    self.accept_write(s, c, false);
+                    s.clients[c as usize].pc = Pc::Holding;
+                } else {
+                    Self::lock_lost(s, c);
+                }
             }
+            Read(c) => {
+                let cl = &mut s.clients[c as usize];
+                cl.pc = Pc::Updating;
+                cl.overwritten = false;
+            }
+            Write(c) => self.accept_write(s, c, true),
             CheckLockNode(c) => {
                 let session = s.session(c);
                 let own = s.clients[c as usize].own.expect("a holder has a node");
@@ -438,7 +496,7 @@ impl Scenario {
                     _ => s.resource.max_czxid.is_none_or(|m| own.czxid >= m),
                 };
                 if ok {
-                    self.accept_write(s, c);
+                    self.accept_write(s, c, true);
                 } else {
                     Self::lock_lost(s, c);
                 }
@@ -447,7 +505,7 @@ impl Scenario {
                 let session = s.session(c);
                 let own = s.clients[c as usize].own.expect("a holder has a node");
                 match s.server.multi_check_write(own.name, session) {
-                    Ok(_) => self.accept_write(s, c),
+                    Ok(_) => self.accept_write(s, c, true),
                     Err(ZkError::NoNode) => Self::lock_lost(s, c),
                     Err(_) => self.new_session(s, c),
                 }
@@ -557,7 +615,16 @@ impl Model for Scenario {
                 s.live_holders().count() <= 1
             }),
             Property::always(FENCED_WRITES_ARE_EXCLUSIVE, |_, s: &State| {
-                s.last != Event::StaleWriteAccepted
+                !matches!(s.last, Event::Accepted { stale: true, .. })
+            }),
+            Property::always(NO_LOST_UPDATE, |_, s: &State| {
+                !matches!(
+                    s.last,
+                    Event::Accepted {
+                        lost_update: true,
+                        ..
+                    }
+                )
             }),
             Property::always(NO_ORPHAN_NODE, |m: &Scenario, s: &State| {
                 m.no_orphan_node(s)
@@ -577,6 +644,9 @@ impl Model for Scenario {
                 s.clients.iter().any(|c| c.count == 2)
             }),
             Property::sometimes(LOCK_LOST_REPORTED, |_, s: &State| s.last == Event::LockLost),
+            Property::sometimes(UPDATE_COMPLETED, |_, s: &State| {
+                matches!(s.last, Event::Accepted { update: true, .. })
+            }),
         ]
     }
 }

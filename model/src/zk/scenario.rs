@@ -113,6 +113,11 @@ pub enum WriteMode {
     /// `FencedWrite` carrying the lock node's `czxid`; the resource rejects a token lower than
     /// the highest it accepted (Kleppmann 2016; Chubby's sequencer).
     Fenced,
+    /// `fenced`, plus claim-at-acquire: right after the grant, before its first read, the
+    /// holder writes its token to the resource (`Claim`), so from then on the resource refuses
+    /// every older holder's write — also one whose reader came first (the lost update `fenced`
+    /// admits).
+    FencedClaim,
     /// `FencedWrite` carrying the node's sequence suffix instead: unsafe, the suffix restarts
     /// when the parent is re-created.
     FencedBySequence,
@@ -122,10 +127,11 @@ pub enum WriteMode {
 }
 
 impl WriteMode {
-    pub const ALL: [WriteMode; 5] = [
+    pub const ALL: [WriteMode; 6] = [
         WriteMode::Unfenced,
         WriteMode::CheckThenWrite,
         WriteMode::Fenced,
+        WriteMode::FencedClaim,
         WriteMode::FencedBySequence,
         WriteMode::Guarded,
     ];
@@ -136,6 +142,7 @@ impl WriteMode {
             WriteMode::Unfenced => "unfenced",
             WriteMode::CheckThenWrite => "check-then-write",
             WriteMode::Fenced => "fenced",
+            WriteMode::FencedClaim => "fenced-claim",
             WriteMode::FencedBySequence => "fenced-by-sequence",
             WriteMode::Guarded => "guarded",
         }
@@ -305,9 +312,10 @@ impl Scenario {
     }
 
     /// The standard scenario (plain `cargo test`, `lockwright check --family zk`): `curator`
-    /// × `fenced`, 3 clients (1 reentrant), faults `expire=1,lose-reply=1,restart=1`.
+    /// × `fenced-claim` (the corrected design: plain `fenced` admits a lost update under
+    /// expiry), 3 clients (1 reentrant), faults `expire=1,lose-reply=1,restart=1`.
     pub fn standard() -> Scenario {
-        Scenario::new(Variant::Curator, WriteMode::Fenced).with_faults(Faults {
+        Scenario::new(Variant::Curator, WriteMode::FencedClaim).with_faults(Faults {
             expire: 1,
             lose_reply: 1,
             restart: 1,
@@ -315,10 +323,10 @@ impl Scenario {
         })
     }
 
-    /// The deep scenario (`LOCKWRIGHT_DEEP=1`): `curator` × `fenced`, 3 clients (1 reentrant),
-    /// every fault: `expire=2,lose-reply=2,restart=1,recreate-parent=1`.
+    /// The deep scenario (`LOCKWRIGHT_DEEP=1`): `curator` × `fenced-claim`, 3 clients (1
+    /// reentrant), every fault: `expire=2,lose-reply=2,restart=1,recreate-parent=1`.
     pub fn deep() -> Scenario {
-        Scenario::new(Variant::Curator, WriteMode::Fenced).with_faults(Faults {
+        Scenario::new(Variant::Curator, WriteMode::FencedClaim).with_faults(Faults {
             expire: 2,
             lose_reply: 2,
             restart: 1,

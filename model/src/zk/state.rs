@@ -21,8 +21,14 @@ pub enum Pc {
     MustWatch,
     /// A watch is set on the predecessor; next `ReceiveWatchEvent` once it fires.
     Waiting,
-    /// Granted: believes it holds (`Client::count` ≥ 1). Writes, re-enters, releases.
+    /// `fenced-claim`: granted, the resource not claimed yet; next `Claim` (before any read).
+    Granted,
+    /// Granted: believes it holds (`Client::count` ≥ 1). Starts an update (`Read`), re-enters,
+    /// releases.
     Holding,
+    /// Has read the resource for an update (read, compute, write); next the write (or, in
+    /// `check-then-write`, the check).
+    Updating,
     /// `check-then-write`: the check passed; next `Write`.
     Checked,
     /// Releasing or lock lost: next `DeleteLockNode` (retried until it succeeds).
@@ -32,14 +38,26 @@ pub enum Pc {
 impl Pc {
     /// Whether the client believes it holds the lock ("at most one holder").
     pub fn believes(self) -> bool {
-        matches!(self, Pc::Holding | Pc::Checked)
+        matches!(self, Pc::Granted | Pc::Holding | Pc::Updating | Pc::Checked)
+    }
+
+    /// Whether the client is inside an update: it has read the resource and not written yet.
+    pub fn updating(self) -> bool {
+        matches!(self, Pc::Updating | Pc::Checked)
     }
 
     /// Whether the client knows of its own lock node in this state.
     pub fn has_node(self) -> bool {
         matches!(
             self,
-            Pc::Created | Pc::MustWatch | Pc::Waiting | Pc::Holding | Pc::Checked | Pc::Releasing
+            Pc::Created
+                | Pc::MustWatch
+                | Pc::Waiting
+                | Pc::Granted
+                | Pc::Holding
+                | Pc::Updating
+                | Pc::Checked
+                | Pc::Releasing
         )
     }
 }
@@ -52,9 +70,9 @@ pub struct Own {
     pub czxid: Zxid,
 }
 
-/// [`Client::symmetry_key`]: pc, count, session, held-in, own (czxid, suffix), predecessor's
-/// suffix.
-pub(crate) type SymmetryKey = (Pc, u8, u8, u8, Option<(Zxid, Seq)>, Option<Seq>);
+/// [`Client::symmetry_key`]: pc, count, session, held-in, grant, overwritten, own (czxid,
+/// suffix), predecessor's suffix.
+pub(crate) type SymmetryKey = (Pc, u8, u8, u8, u8, bool, Option<(Zxid, Seq)>, Option<Seq>);
 
 /// One client's view: everything it knows, nothing it could not know.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -70,6 +88,13 @@ pub struct Client {
     pub held_in: u8,
     /// Reentrancy count while holding (0 otherwise).
     pub count: u8,
+    /// The model's grant history: the grant's number while it believes (grants are numbered
+    /// in the order the recipe handed them out; otherwise 0). The ground truth "no lost update"
+    /// and "fenced writes are exclusive" are judged by — never the token the resource compares.
+    pub grant: u8,
+    /// Inside an update (`Pc::updating`): the resource has accepted a write made under another
+    /// grant since this client's read (its write would now be a lost update).
+    pub overwritten: bool,
 }
 
 impl Client {
@@ -81,6 +106,8 @@ impl Client {
             self.count,
             self.session,
             self.held_in,
+            self.grant,
+            self.overwritten,
             self.own.map(|o| (o.czxid, o.name.seq)),
             self.pred.map(|p| p.seq),
         )
@@ -93,6 +120,8 @@ impl Client {
         pred: None,
         held_in: 0,
         count: 0,
+        grant: 0,
+        overwritten: false,
     };
 }
 
@@ -105,6 +134,9 @@ pub struct Resource {
     pub max_czxid: Option<Zxid>,
     /// `fenced-by-sequence`: the highest sequence-suffix token accepted.
     pub max_seq: Option<Seq>,
+    /// Ground truth, from the grant history: the latest grant (`Client::grant`) under which the
+    /// resource accepted a write (a claim included).
+    pub max_grant: Option<u8>,
 }
 
 /// The notable outcome of the step that led here, for the `sometimes` properties and for
@@ -120,9 +152,15 @@ pub enum Event {
     HandoffAfterExpiry,
     /// The guard reported `LockLost` (learned session loss, failed check, rejected write).
     LockLost,
-    /// The resource accepted a write from a holder granted before the holder of a write it
-    /// had already accepted.
-    StaleWriteAccepted,
+    /// The resource accepted a write: a claim (`update` false) or an update's write. `stale`:
+    /// the writer was granted before the grant of a write the resource had already accepted.
+    /// `lost_update`: since the writer's read, the resource accepted a write made under
+    /// another grant (which this write now overwrites unseen).
+    Accepted {
+        update: bool,
+        stale: bool,
+        lost_update: bool,
+    },
 }
 
 /// The whole system. `Debug` prints a compact summary (the Explorer shows it).
@@ -230,7 +268,18 @@ impl State {
             em[s.client as usize] |= 1 << s.epoch;
         }
         let edense = em[..n].iter().all(|&m| m & (m + 1) == 0);
-        if zm == (1u128 << zcount) - 1 && holes == 0 && edense {
+        // Grant numbers: only their order matters.
+        let mut gm = 0u128;
+        for cl in &self.clients {
+            if cl.pc.believes() {
+                gm |= 1 << cl.grant;
+            }
+        }
+        if let Some(g) = self.resource.max_grant {
+            gm |= 1 << g;
+        }
+        let gdense = gm & (gm + 1) == 0;
+        if zm == (1u128 << zcount) - 1 && holes == 0 && edense && gdense {
             if !zdense {
                 self.server.set_next_zxid(zcount);
             }
@@ -240,6 +289,7 @@ impl State {
         let fz = |z: Zxid| (zm & ((1u128 << z) - 1)).count_ones() as Zxid;
         let fs = |s: Seq| s - (holes & ((1u128 << s) - 1)).count_ones() as Seq;
         let fe = |c: u8, e: u8| (em[c as usize] & ((1u128 << e) - 1)).count_ones() as u8;
+        let fg = |g: u8| (gm & ((1u128 << g) - 1)).count_ones() as u8;
         let fsid = |s: SessionId| SessionId {
             client: s.client,
             epoch: fe(s.client, s.epoch),
@@ -249,10 +299,10 @@ impl State {
         for (c, cl) in self.clients.iter_mut().enumerate() {
             let c = c as u8;
             cl.session = fe(c, cl.session);
-            cl.held_in = if cl.pc.believes() {
-                fe(c, cl.held_in)
+            (cl.held_in, cl.grant) = if cl.pc.believes() {
+                (fe(c, cl.held_in), fg(cl.grant))
             } else {
-                0
+                (0, 0)
             };
             if let Some(o) = cl.own.as_mut() {
                 o.czxid = fz(o.czxid);
@@ -267,6 +317,9 @@ impl State {
         }
         if let Some(s) = self.resource.max_seq.as_mut() {
             *s = fs(*s);
+        }
+        if let Some(g) = self.resource.max_grant.as_mut() {
+            *g = fg(*g);
         }
     }
 
@@ -370,7 +423,14 @@ impl fmt::Debug for State {
             }
             write!(f, " session s{}", cl.session)?;
             if cl.pc.believes() {
-                write!(f, ", granted in s{}, count {}", cl.held_in, cl.count)?;
+                write!(
+                    f,
+                    ", grant {} in s{}, count {}",
+                    cl.grant, cl.held_in, cl.count
+                )?;
+            }
+            if cl.overwritten {
+                write!(f, ", its read OVERWRITTEN")?;
             }
             writeln!(f)?;
         }
@@ -381,13 +441,21 @@ impl fmt::Debug for State {
             Event::WokenByWatch => "; last step: waiter woken by watch",
             Event::HandoffAfterExpiry => "; last step: granted after a holder's session expired",
             Event::LockLost => "; last step: lock lost reported",
-            Event::StaleWriteAccepted => "; last step: STALE WRITE ACCEPTED",
+            Event::Accepted {
+                stale, lost_update, ..
+            } => match (stale, lost_update) {
+                (false, false) => "; last step: write accepted",
+                (true, false) => "; last step: STALE WRITE ACCEPTED",
+                (false, true) => "; last step: LOST UPDATE",
+                (true, true) => "; last step: STALE WRITE ACCEPTED, LOST UPDATE",
+            },
         };
         write!(
             f,
-            "resource: max czxid {}, max seq token {}; faults left: {}{}{last}",
+            "resource: max czxid {}, max seq token {}, latest grant written {}; faults left: {}{}{last}",
             opt(self.resource.max_czxid),
             opt(self.resource.max_seq),
+            opt(self.resource.max_grant),
             self.budget,
             if self.expired_holder {
                 "; a holder's session expired"

@@ -1,22 +1,25 @@
 //! Curator's recipe: the standard scenario, session expiry, lost replies, restarts, and the
-//! write modes (unfenced, check-then-write, guarded multi, czxid and sequence fencing).
+//! write modes (unfenced, check-then-write, guarded multi, czxid and sequence fencing). Plain
+//! `fenced` against `fenced-claim` is in `fencing.rs`.
 
 use super::*;
 
 /// The standard scenario (`Scenario::standard()`, 3 clients, c0 reentrant): Curator's recipe with czxid
-/// fencing keeps every property but "at most one holder" under expiry, lost replies and restarts.
-/// A holder whose session expired still believes it holds until it hears of it (Curator tech note
-/// 10): the pinned counterexample. Twins: `curator_unfenced_accepts_a_stale_write`,
-/// `curator_check_then_write_accepts_a_stale_write`.
+/// fencing and claim-at-acquire (`fenced-claim`) keeps every property but "at most one holder" under
+/// expiry, lost replies and restarts, "no lost update" included. A holder whose session expired still
+/// believes it holds until it hears of it (Curator tech note 10): the pinned counterexample. Twins:
+/// `curator_unfenced_accepts_a_stale_write`, `curator_check_then_write_accepts_a_stale_write`, and
+/// for "no lost update" `curator_fenced_loses_an_update_under_expiry` (no claim).
 #[test]
-fn standard_scenario_curator_fenced_holds_all_but_at_most_one_holder() {
+fn standard_scenario_curator_fenced_claim_holds_all_but_at_most_one_holder() {
     expect(Expected {
         scenario: Scenario::standard(),
-        unique_states: 235566,
+        unique_states: 228489,
         verdicts: [
             ("at most one holder", "VIOLATED"),
             ("at most one live holder", "holds"),
             ("fenced writes are exclusive", "holds"),
+            ("no lost update", "holds"),
             ("no orphan node", "holds"),
             ("grants in request order", "holds"),
             ("holder exists", "holds"),
@@ -25,6 +28,7 @@ fn standard_scenario_curator_fenced_holds_all_but_at_most_one_holder() {
             ("waiter woken by watch", "holds"),
             ("reentrant hold", "holds"),
             ("lock lost reported", "holds"),
+            ("update completed", "holds"),
         ],
         counterexamples: &[(
             "at most one holder",
@@ -46,11 +50,12 @@ fn standard_scenario_curator_fenced_holds_all_but_at_most_one_holder() {
 fn curator_without_faults_keeps_one_holder() {
     expect(Expected {
         scenario: sc(Curator, Fenced, "none"),
-        unique_states: 115,
+        unique_states: 170,
         verdicts: [
             ("at most one holder", "holds"),
             ("at most one live holder", "holds"),
             ("fenced writes are exclusive", "holds"),
+            ("no lost update", "holds"),
             ("no orphan node", "holds"),
             ("grants in request order", "holds"),
             ("holder exists", "holds"),
@@ -59,6 +64,7 @@ fn curator_without_faults_keeps_one_holder() {
             ("waiter woken by watch", "holds"),
             ("reentrant hold", "holds"),
             ("lock lost reported", "NOT FOUND"),
+            ("update completed", "holds"),
         ],
         counterexamples: &[],
     });
@@ -66,16 +72,19 @@ fn curator_without_faults_keeps_one_holder() {
 
 /// One session expiry is enough for two clients to believe they hold the lock (Curator tech note
 /// 10; CURATOR-206 is the partition version): c0's session expires while it holds, the server
-/// deletes its node, c1 is granted before c0 hears of the expiry.
+/// deletes its node, c1 is granted before c0 hears of the expiry. The same expiry loses an update
+/// under plain `fenced` writes: c0 read before it, c1 reads after its grant, c0's write is accepted
+/// (nobody has written a higher token yet), then c1's, computed from the state c0 changed.
 #[test]
 fn curator_session_expiry_makes_two_holders() {
     expect(Expected {
         scenario: sc(Curator, Fenced, "expire=1"),
-        unique_states: 768,
+        unique_states: 1255,
         verdicts: [
             ("at most one holder", "VIOLATED"),
             ("at most one live holder", "holds"),
             ("fenced writes are exclusive", "holds"),
+            ("no lost update", "VIOLATED"),
             ("no orphan node", "holds"),
             ("grants in request order", "holds"),
             ("holder exists", "holds"),
@@ -84,65 +93,52 @@ fn curator_session_expiry_makes_two_holders() {
             ("waiter woken by watch", "holds"),
             ("reentrant hold", "holds"),
             ("lock lost reported", "holds"),
+            ("update completed", "holds"),
         ],
-        counterexamples: &[(
-            "at most one holder",
-            &[
-                "CreateLockNode(c0)",
-                "ListChildren(c0)",
-                "CreateLockNode(c1)",
-                "ExpireSession(c0)",
-                "ListChildren(c1)",
-            ],
-        )],
-    });
-}
-
-/// Two clients under every fault but a re-created parent: as the standard scenario.
-#[test]
-fn curator_fenced_survives_expiry_lost_replies_and_restarts() {
-    expect(Expected {
-        scenario: sc(Curator, Fenced, "expire=1,lose-reply=1,restart=1"),
-        unique_states: 15593,
-        verdicts: [
-            ("at most one holder", "VIOLATED"),
-            ("at most one live holder", "holds"),
-            ("fenced writes are exclusive", "holds"),
-            ("no orphan node", "holds"),
-            ("grants in request order", "holds"),
-            ("holder exists", "holds"),
-            ("handoff after expiry", "holds"),
-            ("contention seen", "holds"),
-            ("waiter woken by watch", "holds"),
-            ("reentrant hold", "holds"),
-            ("lock lost reported", "holds"),
+        counterexamples: &[
+            (
+                "at most one holder",
+                &[
+                    "CreateLockNode(c0)",
+                    "ListChildren(c0)",
+                    "CreateLockNode(c1)",
+                    "ExpireSession(c0)",
+                    "ListChildren(c1)",
+                ],
+            ),
+            (
+                "no lost update",
+                &[
+                    "CreateLockNode(c0)",
+                    "ListChildren(c0)",
+                    "Read(c0)",
+                    "CreateLockNode(c1)",
+                    "ExpireSession(c0)",
+                    "ListChildren(c1)",
+                    "Read(c1)",
+                    "FencedWrite(c0)",
+                    "FencedWrite(c1)",
+                ],
+            ),
         ],
-        counterexamples: &[(
-            "at most one holder",
-            &[
-                "CreateLockNode(c0)",
-                "ListChildren(c0)",
-                "CreateLockNode(c1)",
-                "ExpireSession(c0)",
-                "ListChildren(c1)",
-            ],
-        )],
     });
 }
 
 /// Curator's own mutex never revokes a hold (guard `curator`): a holder that learned its session
-/// expired keeps believing. The verdicts are those of the lockwright guard (row above): the
-/// believing holder's writes are fenced off, and its hold session is dead, so it is not a live
-/// holder. Only the state count differs.
+/// expired keeps believing. The verdicts are those of the lockwright guard
+/// (`curator_fenced_loses_an_update_under_expiry`): the believing holder's stale writes are fenced
+/// off (but an update is lost as there), and its hold session is dead, so it is not a live holder.
+/// Only the state count differs.
 #[test]
 fn curator_guard_keeps_believing_and_fencing_still_holds() {
     expect(Expected {
         scenario: sc(Curator, Fenced, "expire=1,lose-reply=1,restart=1").with_guard(Guard::Curator),
-        unique_states: 18617,
+        unique_states: 31737,
         verdicts: [
             ("at most one holder", "VIOLATED"),
             ("at most one live holder", "holds"),
             ("fenced writes are exclusive", "holds"),
+            ("no lost update", "VIOLATED"),
             ("no orphan node", "holds"),
             ("grants in request order", "holds"),
             ("holder exists", "holds"),
@@ -151,31 +147,49 @@ fn curator_guard_keeps_believing_and_fencing_still_holds() {
             ("waiter woken by watch", "holds"),
             ("reentrant hold", "holds"),
             ("lock lost reported", "holds"),
+            ("update completed", "holds"),
         ],
-        counterexamples: &[(
-            "at most one holder",
-            &[
-                "CreateLockNode(c0)",
-                "ListChildren(c0)",
-                "CreateLockNode(c1)",
-                "ExpireSession(c0)",
-                "ListChildren(c1)",
-            ],
-        )],
+        counterexamples: &[
+            (
+                "at most one holder",
+                &[
+                    "CreateLockNode(c0)",
+                    "ListChildren(c0)",
+                    "CreateLockNode(c1)",
+                    "ExpireSession(c0)",
+                    "ListChildren(c1)",
+                ],
+            ),
+            (
+                "no lost update",
+                &[
+                    "CreateLockNode(c0)",
+                    "ListChildren(c0)",
+                    "Read(c0)",
+                    "CreateLockNode(c1)",
+                    "ExpireSession(c0)",
+                    "ListChildren(c1)",
+                    "Read(c1)",
+                    "FencedWrite(c0)",
+                    "FencedWrite(c1)",
+                ],
+            ),
+        ],
     });
 }
 
 /// Unfenced writes: after c0's session expired and c1 was granted and wrote, c0 (paused, it has not
-/// heard) writes too and the resource accepts it.
+/// heard) writes too and the resource accepts it; the update of whichever writes second is lost.
 #[test]
 fn curator_unfenced_accepts_a_stale_write() {
     expect(Expected {
         scenario: sc(Curator, Unfenced, "expire=1,lose-reply=1,restart=1"),
-        unique_states: 15585,
+        unique_states: 22359,
         verdicts: [
             ("at most one holder", "VIOLATED"),
             ("at most one live holder", "holds"),
             ("fenced writes are exclusive", "VIOLATED"),
+            ("no lost update", "VIOLATED"),
             ("no orphan node", "holds"),
             ("grants in request order", "holds"),
             ("holder exists", "holds"),
@@ -184,6 +198,7 @@ fn curator_unfenced_accepts_a_stale_write() {
             ("waiter woken by watch", "holds"),
             ("reentrant hold", "holds"),
             ("lock lost reported", "holds"),
+            ("update completed", "holds"),
         ],
         counterexamples: &[
             (
@@ -201,11 +216,27 @@ fn curator_unfenced_accepts_a_stale_write() {
                 &[
                     "CreateLockNode(c0)",
                     "ListChildren(c0)",
+                    "Read(c0)",
                     "CreateLockNode(c1)",
                     "ExpireSession(c0)",
                     "ListChildren(c1)",
+                    "Read(c1)",
                     "Write(c1)",
                     "Write(c0)",
+                ],
+            ),
+            (
+                "no lost update",
+                &[
+                    "CreateLockNode(c0)",
+                    "ListChildren(c0)",
+                    "Read(c0)",
+                    "CreateLockNode(c1)",
+                    "ExpireSession(c0)",
+                    "ListChildren(c1)",
+                    "Read(c1)",
+                    "Write(c0)",
+                    "Write(c1)",
                 ],
             ),
         ],
@@ -218,11 +249,12 @@ fn curator_unfenced_accepts_a_stale_write() {
 fn curator_check_then_write_accepts_a_stale_write() {
     expect(Expected {
         scenario: sc(Curator, CheckThenWrite, "expire=1,lose-reply=1,restart=1"),
-        unique_states: 19807,
+        unique_states: 27441,
         verdicts: [
             ("at most one holder", "VIOLATED"),
             ("at most one live holder", "holds"),
             ("fenced writes are exclusive", "VIOLATED"),
+            ("no lost update", "VIOLATED"),
             ("no orphan node", "holds"),
             ("grants in request order", "holds"),
             ("holder exists", "holds"),
@@ -231,6 +263,7 @@ fn curator_check_then_write_accepts_a_stale_write() {
             ("waiter woken by watch", "holds"),
             ("reentrant hold", "holds"),
             ("lock lost reported", "holds"),
+            ("update completed", "holds"),
         ],
         counterexamples: &[
             (
@@ -248,30 +281,50 @@ fn curator_check_then_write_accepts_a_stale_write() {
                 &[
                     "CreateLockNode(c0)",
                     "ListChildren(c0)",
+                    "Read(c0)",
                     "CheckLockNode(c0)",
                     "CreateLockNode(c1)",
                     "ExpireSession(c0)",
                     "ListChildren(c1)",
+                    "Read(c1)",
                     "CheckLockNode(c1)",
                     "Write(c1)",
                     "Write(c0)",
+                ],
+            ),
+            (
+                "no lost update",
+                &[
+                    "CreateLockNode(c0)",
+                    "ListChildren(c0)",
+                    "Read(c0)",
+                    "CheckLockNode(c0)",
+                    "CreateLockNode(c1)",
+                    "ExpireSession(c0)",
+                    "ListChildren(c1)",
+                    "Read(c1)",
+                    "Write(c0)",
+                    "CheckLockNode(c1)",
+                    "Write(c1)",
                 ],
             ),
         ],
     });
 }
 
-/// A ZooKeeper `multi` that checks the lock node and writes atomically keeps writes exclusive (the
-/// node of an expired holder is gone, so its `multi` fails). Twin: `curator_unfenced_accepts_a_stale_write`.
+/// A ZooKeeper `multi` that checks the lock node and writes atomically keeps writes exclusive and
+/// loses no update (the node of an expired holder is gone before anyone else is granted, so its
+/// `multi` fails). Twin: `curator_unfenced_accepts_a_stale_write`.
 #[test]
 fn curator_guarded_multi_keeps_writes_exclusive() {
     expect(Expected {
         scenario: sc(Curator, Guarded, "expire=1,lose-reply=1,restart=1"),
-        unique_states: 15338,
+        unique_states: 20463,
         verdicts: [
             ("at most one holder", "VIOLATED"),
             ("at most one live holder", "holds"),
             ("fenced writes are exclusive", "holds"),
+            ("no lost update", "holds"),
             ("no orphan node", "holds"),
             ("grants in request order", "holds"),
             ("holder exists", "holds"),
@@ -280,6 +333,7 @@ fn curator_guarded_multi_keeps_writes_exclusive() {
             ("waiter woken by watch", "holds"),
             ("reentrant hold", "holds"),
             ("lock lost reported", "holds"),
+            ("update completed", "holds"),
         ],
         counterexamples: &[(
             "at most one holder",
@@ -294,7 +348,8 @@ fn curator_guarded_multi_keeps_writes_exclusive() {
     });
 }
 
-/// czxid tokens survive a re-created parent: zxids never restart. Twin:
+/// czxid tokens survive a re-created parent: zxids never restart (writes stay exclusive; without a
+/// claim an update is still lost, as in `curator_fenced_loses_an_update_under_expiry`). Twin:
 /// `curator_sequence_fencing_fails_after_a_recreated_parent`.
 #[test]
 fn curator_czxid_fencing_survives_a_recreated_parent() {
@@ -304,11 +359,12 @@ fn curator_czxid_fencing_survives_a_recreated_parent() {
             Fenced,
             "expire=1,lose-reply=1,restart=1,recreate-parent=1",
         ),
-        unique_states: 39079,
+        unique_states: 56241,
         verdicts: [
             ("at most one holder", "VIOLATED"),
             ("at most one live holder", "holds"),
             ("fenced writes are exclusive", "holds"),
+            ("no lost update", "VIOLATED"),
             ("no orphan node", "holds"),
             ("grants in request order", "holds"),
             ("holder exists", "holds"),
@@ -317,17 +373,34 @@ fn curator_czxid_fencing_survives_a_recreated_parent() {
             ("waiter woken by watch", "holds"),
             ("reentrant hold", "holds"),
             ("lock lost reported", "holds"),
+            ("update completed", "holds"),
         ],
-        counterexamples: &[(
-            "at most one holder",
-            &[
-                "CreateLockNode(c0)",
-                "ListChildren(c0)",
-                "CreateLockNode(c1)",
-                "ExpireSession(c0)",
-                "ListChildren(c1)",
-            ],
-        )],
+        counterexamples: &[
+            (
+                "at most one holder",
+                &[
+                    "CreateLockNode(c0)",
+                    "ListChildren(c0)",
+                    "CreateLockNode(c1)",
+                    "ExpireSession(c0)",
+                    "ListChildren(c1)",
+                ],
+            ),
+            (
+                "no lost update",
+                &[
+                    "CreateLockNode(c0)",
+                    "ListChildren(c0)",
+                    "Read(c0)",
+                    "CreateLockNode(c1)",
+                    "ExpireSession(c0)",
+                    "ListChildren(c1)",
+                    "Read(c1)",
+                    "FencedWrite(c0)",
+                    "FencedWrite(c1)",
+                ],
+            ),
+        ],
     });
 }
 
@@ -342,11 +415,12 @@ fn curator_sequence_fencing_fails_after_a_recreated_parent() {
             FencedBySequence,
             "expire=1,lose-reply=1,restart=1,recreate-parent=1",
         ),
-        unique_states: 63119,
+        unique_states: 91904,
         verdicts: [
             ("at most one holder", "VIOLATED"),
             ("at most one live holder", "holds"),
             ("fenced writes are exclusive", "VIOLATED"),
+            ("no lost update", "VIOLATED"),
             ("no orphan node", "holds"),
             ("grants in request order", "holds"),
             ("holder exists", "holds"),
@@ -355,6 +429,7 @@ fn curator_sequence_fencing_fails_after_a_recreated_parent() {
             ("waiter woken by watch", "holds"),
             ("reentrant hold", "holds"),
             ("lock lost reported", "holds"),
+            ("update completed", "holds"),
         ],
         counterexamples: &[
             (
@@ -372,12 +447,28 @@ fn curator_sequence_fencing_fails_after_a_recreated_parent() {
                 &[
                     "CreateLockNode(c0)",
                     "ListChildren(c0)",
+                    "Read(c0)",
                     "ExpireSession(c0)",
                     "RecreateParent",
                     "CreateLockNode(c1)",
                     "ListChildren(c1)",
+                    "Read(c1)",
                     "FencedWrite(c1)",
                     "FencedWrite(c0)",
+                ],
+            ),
+            (
+                "no lost update",
+                &[
+                    "CreateLockNode(c0)",
+                    "ListChildren(c0)",
+                    "Read(c0)",
+                    "CreateLockNode(c1)",
+                    "ExpireSession(c0)",
+                    "ListChildren(c1)",
+                    "Read(c1)",
+                    "FencedWrite(c0)",
+                    "FencedWrite(c1)",
                 ],
             ),
         ],

@@ -1,20 +1,25 @@
 //! The recipe's known defects, each as a variant: no protection id, a release that forgets,
 //! adopting the old session's node, and delete-by-name retries; plus option round-trips.
+//!
+//! Every row writes with plain `fenced` tokens (no claim), so each also loses an update under
+//! expiry, with the counterexample of `fencing.rs` — a property of the write mode, not of the
+//! variant; the twins compare the variant's own properties.
 
 use super::*;
 
 /// Without protection a create retried after a lost reply leaves the first node behind, owned by a
 /// live session nobody will delete it for (ZooKeeper recipes, "Recoverable Errors and the GUID";
-/// CURATOR-79). Twin: `curator_fenced_survives_expiry_lost_replies_and_restarts`.
+/// CURATOR-79). Twin: `curator_fenced_loses_an_update_under_expiry`.
 #[test]
 fn no_protection_orphans_the_first_node() {
     expect(Expected {
         scenario: sc(NoProtection, Fenced, "expire=1,lose-reply=1,restart=1"),
-        unique_states: 23897,
+        unique_states: 31070,
         verdicts: [
             ("at most one holder", "VIOLATED"),
             ("at most one live holder", "holds"),
             ("fenced writes are exclusive", "holds"),
+            ("no lost update", "VIOLATED"),
             ("no orphan node", "VIOLATED"),
             ("grants in request order", "holds"),
             ("holder exists", "holds"),
@@ -23,6 +28,7 @@ fn no_protection_orphans_the_first_node() {
             ("waiter woken by watch", "holds"),
             ("reentrant hold", "holds"),
             ("lock lost reported", "holds"),
+            ("update completed", "holds"),
         ],
         counterexamples: &[
             (
@@ -35,7 +41,26 @@ fn no_protection_orphans_the_first_node() {
                     "ListChildren(c1)",
                 ],
             ),
-            ("no orphan node", &["LoseReply(c0, applied)"]),
+            (
+                "no lost update",
+                &[
+                    "CreateLockNode(c0)",
+                    "ListChildren(c0)",
+                    "Read(c0)",
+                    "CreateLockNode(c1)",
+                    "ExpireSession(c0)",
+                    "ListChildren(c1)",
+                    "Read(c1)",
+                    "FencedWrite(c0)",
+                    "FencedWrite(c1)",
+                ],
+            ),
+            (
+                "no orphan node",
+                &[
+                    "LoseReply(c0, applied)",
+                ],
+            ),
         ],
     });
 }
@@ -50,11 +75,12 @@ fn no_protection_with_a_recreated_parent_also_deletes_a_newer_holder() {
             Fenced,
             "expire=1,lose-reply=1,restart=1,recreate-parent=1",
         ),
-        unique_states: 62229,
+        unique_states: 90336,
         verdicts: [
             ("at most one holder", "VIOLATED"),
             ("at most one live holder", "VIOLATED"),
             ("fenced writes are exclusive", "holds"),
+            ("no lost update", "VIOLATED"),
             ("no orphan node", "VIOLATED"),
             ("grants in request order", "VIOLATED"),
             ("holder exists", "holds"),
@@ -63,6 +89,7 @@ fn no_protection_with_a_recreated_parent_also_deletes_a_newer_holder() {
             ("waiter woken by watch", "holds"),
             ("reentrant hold", "holds"),
             ("lock lost reported", "holds"),
+            ("update completed", "holds"),
         ],
         counterexamples: &[
             (
@@ -89,7 +116,26 @@ fn no_protection_with_a_recreated_parent_also_deletes_a_newer_holder() {
                     "ListChildren(c0)",
                 ],
             ),
-            ("no orphan node", &["LoseReply(c0, applied)"]),
+            (
+                "no lost update",
+                &[
+                    "CreateLockNode(c0)",
+                    "ListChildren(c0)",
+                    "Read(c0)",
+                    "CreateLockNode(c1)",
+                    "ExpireSession(c0)",
+                    "ListChildren(c1)",
+                    "Read(c1)",
+                    "FencedWrite(c0)",
+                    "FencedWrite(c1)",
+                ],
+            ),
+            (
+                "no orphan node",
+                &[
+                    "LoseReply(c0, applied)",
+                ],
+            ),
             (
                 "grants in request order",
                 &[
@@ -108,16 +154,17 @@ fn no_protection_with_a_recreated_parent_also_deletes_a_newer_holder() {
 
 /// The hold is forgotten although the delete's reply was lost and the delete not applied: the node
 /// stays in a live session and blocks everyone (CURATOR-486, CURATOR-678). Twin:
-/// `curator_fenced_survives_expiry_lost_replies_and_restarts`.
+/// `curator_fenced_loses_an_update_under_expiry`.
 #[test]
 fn release_forgets_leaves_an_orphan() {
     expect(Expected {
         scenario: sc(ReleaseForgets, Fenced, "expire=1,lose-reply=1,restart=1"),
-        unique_states: 21914,
+        unique_states: 28329,
         verdicts: [
             ("at most one holder", "VIOLATED"),
             ("at most one live holder", "holds"),
             ("fenced writes are exclusive", "holds"),
+            ("no lost update", "VIOLATED"),
             ("no orphan node", "VIOLATED"),
             ("grants in request order", "holds"),
             ("holder exists", "holds"),
@@ -126,6 +173,7 @@ fn release_forgets_leaves_an_orphan() {
             ("waiter woken by watch", "holds"),
             ("reentrant hold", "holds"),
             ("lock lost reported", "holds"),
+            ("update completed", "holds"),
         ],
         counterexamples: &[
             (
@@ -136,6 +184,20 @@ fn release_forgets_leaves_an_orphan() {
                     "CreateLockNode(c1)",
                     "ExpireSession(c0)",
                     "ListChildren(c1)",
+                ],
+            ),
+            (
+                "no lost update",
+                &[
+                    "CreateLockNode(c0)",
+                    "ListChildren(c0)",
+                    "Read(c0)",
+                    "CreateLockNode(c1)",
+                    "ExpireSession(c0)",
+                    "ListChildren(c1)",
+                    "Read(c1)",
+                    "FencedWrite(c0)",
+                    "FencedWrite(c1)",
                 ],
             ),
             (
@@ -153,16 +215,17 @@ fn release_forgets_leaves_an_orphan() {
 /// The protected search adopts the node of the session c0 abandoned (CURATOR-498/604): c0 is
 /// granted on it in its new, healthy session; the old session times out, the node goes, c1 is
 /// granted, and nothing ever tells c0. It also orphans the node its new session made. Twin:
-/// `curator_fenced_survives_expiry_lost_replies_and_restarts`.
+/// `curator_fenced_loses_an_update_under_expiry`.
 #[test]
 fn adopt_old_session_holds_a_node_that_will_vanish() {
     expect(Expected {
         scenario: sc(AdoptOldSession, Fenced, "expire=1,lose-reply=1,restart=1"),
-        unique_states: 23467,
+        unique_states: 34424,
         verdicts: [
             ("at most one holder", "VIOLATED"),
             ("at most one live holder", "VIOLATED"),
             ("fenced writes are exclusive", "holds"),
+            ("no lost update", "VIOLATED"),
             ("no orphan node", "VIOLATED"),
             ("grants in request order", "VIOLATED"),
             ("holder exists", "holds"),
@@ -171,6 +234,7 @@ fn adopt_old_session_holds_a_node_that_will_vanish() {
             ("waiter woken by watch", "holds"),
             ("reentrant hold", "holds"),
             ("lock lost reported", "holds"),
+            ("update completed", "holds"),
         ],
         counterexamples: &[
             (
@@ -193,6 +257,20 @@ fn adopt_old_session_holds_a_node_that_will_vanish() {
                     "ListChildren(c0)",
                     "ExpireOldSession(c0)",
                     "ListChildren(c1)",
+                ],
+            ),
+            (
+                "no lost update",
+                &[
+                    "CreateLockNode(c0)",
+                    "ListChildren(c0)",
+                    "Read(c0)",
+                    "CreateLockNode(c1)",
+                    "ExpireSession(c0)",
+                    "ListChildren(c1)",
+                    "Read(c1)",
+                    "FencedWrite(c0)",
+                    "FencedWrite(c1)",
                 ],
             ),
             (
@@ -224,11 +302,12 @@ fn adopt_old_session_holds_a_node_that_will_vanish() {
 fn delete_by_name_retry_is_safe_while_names_do_not_repeat() {
     expect(Expected {
         scenario: sc(DeleteByNameRetry, Fenced, "expire=1,lose-reply=1,restart=1"),
-        unique_states: 15289,
+        unique_states: 21361,
         verdicts: [
             ("at most one holder", "VIOLATED"),
             ("at most one live holder", "holds"),
             ("fenced writes are exclusive", "holds"),
+            ("no lost update", "VIOLATED"),
             ("no orphan node", "holds"),
             ("grants in request order", "holds"),
             ("holder exists", "holds"),
@@ -237,17 +316,34 @@ fn delete_by_name_retry_is_safe_while_names_do_not_repeat() {
             ("waiter woken by watch", "holds"),
             ("reentrant hold", "holds"),
             ("lock lost reported", "holds"),
+            ("update completed", "holds"),
         ],
-        counterexamples: &[(
-            "at most one holder",
-            &[
-                "CreateLockNode(c0)",
-                "ListChildren(c0)",
-                "CreateLockNode(c1)",
-                "ExpireSession(c0)",
-                "ListChildren(c1)",
-            ],
-        )],
+        counterexamples: &[
+            (
+                "at most one holder",
+                &[
+                    "CreateLockNode(c0)",
+                    "ListChildren(c0)",
+                    "CreateLockNode(c1)",
+                    "ExpireSession(c0)",
+                    "ListChildren(c1)",
+                ],
+            ),
+            (
+                "no lost update",
+                &[
+                    "CreateLockNode(c0)",
+                    "ListChildren(c0)",
+                    "Read(c0)",
+                    "CreateLockNode(c1)",
+                    "ExpireSession(c0)",
+                    "ListChildren(c1)",
+                    "Read(c1)",
+                    "FencedWrite(c0)",
+                    "FencedWrite(c1)",
+                ],
+            ),
+        ],
     });
 }
 
@@ -262,11 +358,12 @@ fn delete_by_name_retry_deletes_a_newer_holders_node() {
             Fenced,
             "expire=1,lose-reply=1,restart=1,recreate-parent=1",
         ),
-        unique_states: 43002,
+        unique_states: 67756,
         verdicts: [
             ("at most one holder", "VIOLATED"),
             ("at most one live holder", "VIOLATED"),
             ("fenced writes are exclusive", "holds"),
+            ("no lost update", "VIOLATED"),
             ("no orphan node", "holds"),
             ("grants in request order", "VIOLATED"),
             ("holder exists", "holds"),
@@ -275,6 +372,7 @@ fn delete_by_name_retry_deletes_a_newer_holders_node() {
             ("waiter woken by watch", "holds"),
             ("reentrant hold", "holds"),
             ("lock lost reported", "holds"),
+            ("update completed", "holds"),
         ],
         counterexamples: &[
             (
@@ -302,6 +400,20 @@ fn delete_by_name_retry_deletes_a_newer_holders_node() {
                 ],
             ),
             (
+                "no lost update",
+                &[
+                    "CreateLockNode(c0)",
+                    "ListChildren(c0)",
+                    "Read(c0)",
+                    "CreateLockNode(c1)",
+                    "ExpireSession(c0)",
+                    "ListChildren(c1)",
+                    "Read(c1)",
+                    "FencedWrite(c0)",
+                    "FencedWrite(c1)",
+                ],
+            ),
+            (
                 "grants in request order",
                 &[
                     "CreateLockNode(c0)",
@@ -322,11 +434,11 @@ fn delete_by_name_retry_deletes_a_newer_holders_node() {
 fn options_print_and_parse_back() {
     assert_eq!(
         Scenario::standard().label(),
-        "curator × fenced, 3 clients (1 reentrant), faults expire=1,lose-reply=1,restart=1"
+        "curator × fenced-claim, 3 clients (1 reentrant), faults expire=1,lose-reply=1,restart=1"
     );
     assert_eq!(
         Scenario::deep().label(),
-        "curator × fenced, 3 clients (1 reentrant), faults expire=2,lose-reply=2,restart=1,recreate-parent=1"
+        "curator × fenced-claim, 3 clients (1 reentrant), faults expire=2,lose-reply=2,restart=1,recreate-parent=1"
     );
     assert_eq!(
         sc(Curator, Fenced, "expire=1")
@@ -362,6 +474,7 @@ fn options_print_and_parse_back() {
             "at most one holder",
             "at most one live holder",
             "fenced writes are exclusive",
+            "no lost update",
             "no orphan node",
             "grants in request order"
         ]

@@ -5,7 +5,8 @@
 //!
 //! Every row runs exhaustively, so "holds" means "holds in every reachable state". Every row
 //! that holds has a twin in which the check finds the bug (named in each test's comment). The
-//! rows use 2 clients (c0 reentrant, c1) except the standard scenario (3 clients).
+//! rows use 2 clients (c0 reentrant, c1) except the standard scenario (3 clients). `fencing.rs`
+//! holds the lost update of plain `fenced` writes and claim-at-acquire, which prevents it.
 //!
 //! Check them all: `cargo test -p lockwright-model --test zk_verdicts`.
 
@@ -21,7 +22,7 @@ struct Expected {
     unique_states: usize,
     /// Every property, in report order: `holds`, `VIOLATED` (always) or `NOT FOUND`
     /// (sometimes).
-    verdicts: [(&'static str, &'static str); 11],
+    verdicts: [(&'static str, &'static str); 13],
     /// The counterexample of each violated `always` property.
     counterexamples: &'static [(&'static str, &'static [&'static str])],
 }
@@ -45,6 +46,15 @@ fn expect(e: Expected) {
         })),
         "{label}: no later grant ever writes"
     );
+    // Nor is "no lost update": wherever a session can expire, some holder is inside an update
+    // (read, not yet written) when a write made under another grant is accepted — the step a
+    // lost update needs. Where it holds, the write that would lose it is refused.
+    if sc.faults.expire > 0 {
+        assert!(
+            reachable(&sc, |s| s.clients.iter().any(|c| c.overwritten)),
+            "{label}: no update is ever overtaken by another grant's write"
+        );
+    }
     let report = assert_pinned(
         &sc,
         &label,
@@ -71,3 +81,4 @@ fn expect(e: Expected) {
 
 mod curator;
 mod defects;
+mod fencing;
