@@ -11,40 +11,40 @@ use lockwright_model::zk::{Faults, Scenario, Variant, WriteMode};
 fn rows() -> Vec<(Scenario, usize, usize)> {
     let f = |s: &str| Faults::parse(s).unwrap();
     vec![
-        (Scenario::standard(), 235_566, 470_441),
+        (Scenario::standard(), 228_489, 456_272),
         // All three clients interchangeable (6 permutations).
         (
             Scenario::new(Variant::Curator, WriteMode::Unfenced)
                 .with_reentrant(false)
                 .with_faults(f("expire=1,lose-reply=1")),
-            7_096,
-            42_093,
+            9_881,
+            58_674,
         ),
         (
             Scenario::new(Variant::AdoptOldSession, WriteMode::Fenced)
                 .with_reentrant(false)
                 .with_faults(f("lose-reply=1,restart=1")),
-            15_474,
-            92_207,
+            19_779,
+            117_911,
         ),
         (
             Scenario::new(Variant::DeleteByNameRetry, WriteMode::Fenced)
                 .with_reentrant(false)
                 .with_faults(f("lose-reply=1,recreate-parent=1")),
-            1_740,
-            10_166,
+            2_505,
+            14_690,
         ),
         (
             Scenario::new(Variant::ReleaseForgets, WriteMode::CheckThenWrite)
                 .with_faults(f("expire=1,lose-reply=1")),
-            39_452,
-            78_650,
+            52_153,
+            103_960,
         ),
         (
             Scenario::new(Variant::NoProtection, WriteMode::FencedBySequence)
                 .with_faults(f("expire=1,recreate-parent=1")),
-            25_006,
-            49_641,
+            41_706,
+            82_859,
         ),
     ]
 }
