@@ -1,5 +1,6 @@
 //! Teeth for the ZooKeeper mutex: one twin per broken variant, run through the REAL recipe by
-//! its test-only `ZkDefect` switches on the simulated ZooKeeper under shuttle. For each,
+//! its test-only `ZkDefect` switches on the simulated ZooKeeper under shuttle, plus the
+//! unclaimed fence (plain `fenced` writes without `ZkGuard::claim`), which loses an update. For each,
 //! shuttle must find the `always` property the model says the variant violates (the replay
 //! enforces only that one, so the first failure is it); the model checker must agree for the
 //! twin's recipe and budgets; the recording must replay offline through the broken model
@@ -15,7 +16,7 @@
 
 use lockwright::zk::ZkDefect;
 use lockwright_model::zk::protocol::{
-    AT_MOST_ONE_LIVE_HOLDER, FENCED_WRITES_ARE_EXCLUSIVE, NO_ORPHAN_NODE,
+    AT_MOST_ONE_LIVE_HOLDER, FENCED_WRITES_ARE_EXCLUSIVE, NO_LOST_UPDATE, NO_ORPHAN_NODE,
 };
 use lockwright_testkit::budget::deep;
 use lockwright_testkit::zk::suite::{find, replay_pinned, Twin};
@@ -40,17 +41,18 @@ fn twin_iterations() -> usize {
 fn twin(
     incident: &'static str,
     name: &'static str,
-    defect: ZkDefect,
+    defect: Option<ZkDefect>,
     writes: Writes,
     faults: Vec<Fault>,
     properties: &[&'static str],
 ) -> Twin {
+    let mut workload = Workload::curator(name, writes, 2)
+        .with_reenter(false)
+        .with_faults(faults);
+    workload.defect = defect;
     Twin {
         incident,
-        workload: Workload::curator(name, writes, 2)
-            .with_defect(defect)
-            .with_reenter(false)
-            .with_faults(faults),
+        workload,
         properties: properties.to_vec(),
     }
 }
@@ -60,7 +62,7 @@ fn twins() -> Vec<Twin> {
         twin(
             "no-protection: a create retried after a lost reply orphans the first node (CURATOR-79)",
             "twin no-protection",
-            ZkDefect::NoProtection,
+            Some(ZkDefect::NoProtection),
             Writes::Fenced,
             vec![Fault::LoseReply(0, true)],
             &[NO_ORPHAN_NODE],
@@ -68,7 +70,7 @@ fn twins() -> Vec<Twin> {
         twin(
             "release-forgets: a lost delete reply drops the hold and leaves the node (CURATOR-486/678)",
             "twin release-forgets",
-            ZkDefect::ReleaseForgets,
+            Some(ZkDefect::ReleaseForgets),
             Writes::Fenced,
             vec![Fault::LoseReply(0, false)],
             &[NO_ORPHAN_NODE],
@@ -76,7 +78,7 @@ fn twins() -> Vec<Twin> {
         twin(
             "adopt-old-session: the search adopts the abandoned session's node (CURATOR-498/604)",
             "twin adopt-old-session",
-            ZkDefect::AdoptOldSession,
+            Some(ZkDefect::AdoptOldSession),
             Writes::Fenced,
             vec![Fault::LoseReply(0, true), Fault::Restart(0), Fault::ExpireOld(0)],
             &[AT_MOST_ONE_LIVE_HOLDER, NO_ORPHAN_NODE],
@@ -84,7 +86,7 @@ fn twins() -> Vec<Twin> {
         twin(
             "delete-by-name-retry: the retried delete removes a newer holder's node (release ABA)",
             "twin delete-by-name-retry",
-            ZkDefect::DeleteByNameRetry,
+            Some(ZkDefect::DeleteByNameRetry),
             Writes::Fenced,
             vec![Fault::LoseReply(0, true), Fault::RecreateParent],
             &[AT_MOST_ONE_LIVE_HOLDER],
@@ -92,7 +94,7 @@ fn twins() -> Vec<Twin> {
         twin(
             "unfenced writes: an expired holder's late write lands after the next holder's",
             "twin unfenced",
-            ZkDefect::UnfencedWrites,
+            Some(ZkDefect::UnfencedWrites),
             Writes::Guarded,
             vec![Fault::Expire(0), Fault::Expire(1)],
             &[FENCED_WRITES_ARE_EXCLUSIVE],
@@ -100,10 +102,18 @@ fn twins() -> Vec<Twin> {
         twin(
             "fenced-by-sequence: the suffix restarts with a re-created parent, a stale token passes",
             "twin fenced-by-sequence",
-            ZkDefect::FenceBySequence,
+            Some(ZkDefect::FenceBySequence),
             Writes::Fenced,
             vec![Fault::Expire(0), Fault::RecreateParent],
             &[FENCED_WRITES_ARE_EXCLUSIVE],
+        ),
+        twin(
+            "unclaimed fence: an expired holder's late write lands between the next holder's read and write",
+            "twin unclaimed fence",
+            None,
+            Writes::Fenced,
+            vec![Fault::Expire(0), Fault::Expire(1)],
+            &[NO_LOST_UPDATE],
         ),
     ]
 }
@@ -187,23 +197,38 @@ fn replay_fenced_by_sequence_accepts_a_stale_token() {
     replay_pinned(&named("twin fenced-by-sequence"), schedule, property);
 }
 
-// Found by `shuttle_catches_every_broken_variant` (seed 0x2c7e_e7a1). If the recipe's call
-// sequence changes, these stop replaying ("schedule ended early" or a different failure):
+/// Fencing without the claim (the correct recipe, plain `fenced` writes): a holder reads and
+/// its session expires; the next holder is granted and reads; the old holder's write is
+/// accepted (nobody has written the newer token yet), then the new holder's, computed from a
+/// state the old one changed. `ZkGuard::claim` prevents it
+/// (`curator_fenced_claim_refines_under_every_fault` in `shuttle_zk_mutex.rs`).
+#[test]
+fn replay_unclaimed_fence_loses_an_update() {
+    let (schedule, property) = PINNED_UNCLAIMED;
+    replay_pinned(&named("twin unclaimed fence"), schedule, property);
+}
+
+// Found by `shuttle_catches_every_broken_variant` (seed 0x2c7e_e7a1); re-pinned when each hold's
+// work became updates (a read before every write). If the recipe's call sequence changes, these stop replaying ("schedule ended early" or a different failure):
 // rerun that test with `--nocapture` and pin the schedules it prints.
 const PINNED_NO_PROTECTION: (&str, &str) = ("910208c9e896ebc5f8accc2000604b", NO_ORPHAN_NODE);
-const PINNED_RELEASE_FORGETS: (&str, &str) = ("910211a1cffbe302800490142d9302", NO_ORPHAN_NODE);
+const PINNED_RELEASE_FORGETS: (&str, &str) = ("910213a1cffbe302800490142d939200", NO_ORPHAN_NODE);
 const PINNED_ADOPT_OLD_SESSION: (&str, &str) =
     ("91020ee9bec7b296bbf6bbcb0100049b126901", NO_ORPHAN_NODE);
 const PINNED_DELETE_BY_NAME_RETRY: (&str, &str) = (
-    "910214918f929dafafd1bc7e0024c8924d4aa404",
+    "91021787ffb6a5ff8dfe81018004c892649a12290a",
     AT_MOST_ONE_LIVE_HOLDER,
 );
 const PINNED_UNFENCED: (&str, &str) = (
-    "91021b8a91d8c8aa8cc69165002412b2484b9229492001",
+    "91021b8a91d8c8aa8cc69165002412b2484b9229492201",
     FENCED_WRITES_ARE_EXCLUSIVE,
 );
+const PINNED_UNCLAIMED: (&str, &str) = (
+    "91021e99f39caffec686fa9001802408124551b26c89224501",
+    NO_LOST_UPDATE,
+);
 const PINNED_FENCED_BY_SEQUENCE: (&str, &str) = (
-    "910213c6a5e896abd4b5cf150020d9264952a400",
+    "910215c6a5e896abd4b5cf150020d9264952a428",
     FENCED_WRITES_ARE_EXCLUSIVE,
 );
 

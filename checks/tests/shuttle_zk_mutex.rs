@@ -1,8 +1,11 @@
 //! shuttle, randomized: the real ZooKeeper mutex (`lockwright::zk::ZkMutex`, the `curator`
 //! recipe) on the simulated ZooKeeper (`lockwright_testkit::zk`, the model's server semantics),
 //! under shuttle's random and PCT schedulers with fixed seeds, once per write mode the guard
-//! offers: `guarded_write` (the model's `guarded`), the fencing token (`fenced`) and
-//! `ensure_valid` before a plain write (`check-then-write`). Every step of every execution is
+//! offers: `guarded_write` (the model's `guarded`), the claim of a fenced resource and the
+//! token on every write through the `Claimed` handle (`fenced-claim`) and `ensure_valid`
+//! before a plain write (`check-then-write`). Each hold's work is updates: a read, then a
+//! write; "no lost update" is enforced wherever the model proves it (the claim path and
+//! guarded writes; its unclaimed twin is in `shuttle_zk_defects.rs`). Every step of every execution is
 //! replayed through the Stateright model as it is recorded (`zk::refine`): it must be a model
 //! step, the simulated and the model's server must keep the same shape, and the enforced
 //! `always` properties must hold on every state.
@@ -11,8 +14,8 @@
 //! fault budgets (checked first, in each test). "at most one holder" is violated by design
 //! under session expiry (Curator's tech note 10: a holder hears of its expiry only later), and
 //! `check-then-write` lets a stale write through ("fenced writes are exclusive": the pause
-//! lands between the check and the write) — the model says so, and so the replay does not
-//! enforce those there.
+//! lands between the check and the write) and so loses updates ("no lost update") — the model
+//! says so, and so the replay does not enforce those there.
 //!
 //! Budgets: `STANDARD` executions per scheduler in plain `cargo test`; `LOCKWRIGHT_DEEP=1`
 //! raises them to `DEEP`:
@@ -25,7 +28,7 @@
 
 use lockwright_model::zk::protocol::{
     AT_MOST_ONE_HOLDER, AT_MOST_ONE_LIVE_HOLDER, FENCED_WRITES_ARE_EXCLUSIVE,
-    GRANTS_IN_REQUEST_ORDER, NO_ORPHAN_NODE,
+    GRANTS_IN_REQUEST_ORDER, NO_LOST_UPDATE, NO_ORPHAN_NODE,
 };
 use lockwright_model::zk::ALWAYS;
 use lockwright_testkit::budget::deep;
@@ -100,11 +103,12 @@ fn curator_guarded_without_faults_keeps_every_property() {
     ]);
 }
 
-/// `guarded_write` under every fault but a re-created parent.
+/// `guarded_write` under every fault but a re-created parent: no update is lost.
 #[test]
 fn curator_guarded_refines_under_expiry_lost_replies_and_restarts() {
     let w = every_fault("curator × guarded, every fault", Writes::Guarded);
     let enforce = proved(&w, &[AT_MOST_ONE_HOLDER]);
+    assert!(enforce.contains(&NO_LOST_UPDATE));
     let cov = explore(
         &w,
         w.refinement().enforcing(&enforce),
@@ -122,14 +126,16 @@ fn curator_guarded_refines_under_expiry_lost_replies_and_restarts() {
     ]);
 }
 
-/// The fencing token under every fault, a re-created parent included (czxid tokens survive it:
-/// zxids never restart).
+/// The claim path (`ZkGuard::claim`, then reads and writes through `Claimed`) under every
+/// fault, a re-created parent included (czxid tokens survive it: zxids never restart): no
+/// stale write and no lost update on any run. Its unclaimed twin, which loses an update, is
+/// `replay_unclaimed_fence_loses_an_update` in `shuttle_zk_defects.rs`.
 #[test]
-fn curator_fenced_refines_under_every_fault() {
-    let mut w = every_fault("curator × fenced, every fault", Writes::Fenced);
+fn curator_fenced_claim_refines_under_every_fault() {
+    let mut w = every_fault("curator × fenced-claim, every fault", Writes::FencedClaim);
     w.faults.push(Fault::RecreateParent);
     let enforce = proved(&w, &[AT_MOST_ONE_HOLDER]);
-    assert!(enforce.contains(&FENCED_WRITES_ARE_EXCLUSIVE));
+    assert!(enforce.contains(&FENCED_WRITES_ARE_EXCLUSIVE) && enforce.contains(&NO_LOST_UPDATE));
     let cov = explore(
         &w,
         w.refinement().enforcing(&enforce),
@@ -143,6 +149,8 @@ fn curator_fenced_refines_under_every_fault() {
         ("a restart", &cov.restarts),
         ("a re-created parent", &cov.parents_recreated),
         ("a refused stale token", &cov.fenced_rejected),
+        ("a refused claim", &cov.claims_refused),
+        ("an update", &cov.updates),
     ]);
 }
 
@@ -163,7 +171,14 @@ fn curator_ensure_valid_refines_under_expiry_and_lost_replies() {
         Fault::Expire(0),
         Fault::LoseReply(1, false),
     ]);
-    let enforce = proved(&w, &[AT_MOST_ONE_HOLDER, FENCED_WRITES_ARE_EXCLUSIVE]);
+    let enforce = proved(
+        &w,
+        &[
+            AT_MOST_ONE_HOLDER,
+            FENCED_WRITES_ARE_EXCLUSIVE,
+            NO_LOST_UPDATE,
+        ],
+    );
     assert_eq!(
         enforce,
         [

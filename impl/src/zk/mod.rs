@@ -2,27 +2,31 @@
 //! fair, re-entrant, fenced lock, interoperable with Curator on the same lock directory.
 //!
 //! ```no_run
-//! use lockwright::zk::{block_on, ZkClient, ZkMutex};
+//! use lockwright::zk::{block_on, HighWaterMark, ZkClient, ZkMutex};
 //! use std::time::Duration;
 //!
 //! block_on(async {
 //!     let zk = ZkClient::connect("127.0.0.1:2181").await?;
 //!     let mutex = ZkMutex::new(zk, "/locks/my-index")?;
 //!     let guard = mutex.acquire_timeout(Duration::from_secs(10)).await?;
-//!     // Before each write: still ours? (one request) ...
-//!     guard.ensure_valid().await?;
-//!     // ... and hand the resource the fencing token, so it can refuse a holder that lost it.
-//!     let token = guard.token();
-//!     # let _ = token;
-//!     guard.release().await // or drop it: released in the background
+//!     // Claim the resource with the fencing token before reading it: from now on it refuses
+//!     // every holder that lost the lock before us, so none can overwrite what we read.
+//!     let store = HighWaterMark::new(); // your resource implements `FencedResource`
+//!     let claimed = guard.claim(&store)?;
+//!     let seen = claimed.read(|s| s.highest());
+//!     claimed.write(|_s| { /* write what you computed from `seen` */ })?;
+//!     # let _ = seen;
+//!     guard.release().await?; // or drop it: released in the background
+//!     Ok::<(), Box<dyn std::error::Error>>(())
 //! })?;
-//! # Ok::<(), lockwright::zk::ZkLockError>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
 //! # Structure (as Curator's `locks/` package)
 //!
 //! - [`ZkMutex`] / [`ZkGuard`] (module `mutex`): the public API: acquire, try, timeout,
-//!   re-enter by guard, `ensure_valid`, guarded writes, the fencing token, release on drop.
+//!   re-enter by guard, `ensure_valid`, guarded writes, the fencing token and the claim of a
+//!   fenced resource ([`ZkGuard::claim`], module [`fencing`]), release on drop.
 //! - `internals`: the acquire loop and the release, the model's step table per variant.
 //! - [`Coordination`] (module [`coord`]): the interface the recipe runs on, one request per
 //!   model step; [`ZkClient`] implements it on zookeeper-client; the checks implement it on a
@@ -47,7 +51,7 @@ pub use coord::{
 };
 pub use defects::{recipe_rules, ZkDefect};
 pub use error::{BadPathReason, Cleanup, Holder, LostReason, ZkLockError};
-pub use fencing::{FencingToken, HighWaterMark, StaleToken};
+pub use fencing::{Claimed, FencedResource, FencingToken, HighWaterMark, StaleToken};
 pub use mutex::{HoldState, ZkGuard, ZkMutex};
 
 /// Blocks the current thread on a future: the way to use this module from synchronous code.

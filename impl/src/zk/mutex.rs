@@ -11,7 +11,7 @@ use crate::zk::coord::{
     CoordError, Coordination, GuardedOp, MultiError, OpResult, SessionEvent, SessionId,
 };
 use crate::zk::error::{LostReason, ZkLockError};
-use crate::zk::fencing::FencingToken;
+use crate::zk::fencing::{Claimed, FencedResource, FencingToken, StaleToken};
 use crate::zk::internals::{self, Granted, Patience, Released, Spec, Variant};
 use crate::zk::names::validate_dir;
 
@@ -293,6 +293,30 @@ impl<C: Coordination> ZkGuard<C> {
             return FencingToken::new(i64::try_from(self.hold.seq).unwrap_or(i64::MAX));
         }
         FencingToken::new(self.hold.czxid)
+    }
+
+    /// Claims `resource` for this hold (claim at acquire, [`crate::zk::fencing`]): writes the
+    /// [`ZkGuard::token`] to it before anything is read, so from now on it refuses every
+    /// holder granted before this one — also one whose write would otherwise land between
+    /// this hold's read and its write (a lost update; the model's "no lost update"). Call it
+    /// once per grant, right after acquiring; reads and writes then go through the returned
+    /// [`Claimed`], which carries the token to every write.
+    ///
+    /// What `resource` must do with tokens: keep the highest one claimed or written, refuse
+    /// lower ones atomically with the write they guard, and never forget the mark (see
+    /// [`FencedResource`]). A resource kept in ZooKeeper can use [`ZkGuard::guarded_write`]
+    /// instead, which needs no token.
+    ///
+    /// # Errors
+    /// [`StaleToken`]: a holder granted after this one has claimed or written; this hold has
+    /// lost the lock (release the guard; do not touch the resource).
+    pub fn claim<'a, R: FencedResource + ?Sized>(
+        &'a self,
+        resource: &'a R,
+    ) -> Result<Claimed<'a, R>, StaleToken> {
+        let token = self.token();
+        resource.claim(token)?;
+        Ok(Claimed::new(resource, token))
     }
 
     /// The sequence suffix of the lock node (NOT a fencing token).

@@ -55,12 +55,7 @@ fn no_protection_orphans_the_first_node() {
                     "FencedWrite(c1)",
                 ],
             ),
-            (
-                "no orphan node",
-                &[
-                    "LoseReply(c0, applied)",
-                ],
-            ),
+            ("no orphan node", &["LoseReply(c0, applied)"]),
         ],
     });
 }
@@ -130,12 +125,7 @@ fn no_protection_with_a_recreated_parent_also_deletes_a_newer_holder() {
                     "FencedWrite(c1)",
                 ],
             ),
-            (
-                "no orphan node",
-                &[
-                    "LoseReply(c0, applied)",
-                ],
-            ),
+            ("no orphan node", &["LoseReply(c0, applied)"]),
             (
                 "grants in request order",
                 &[

@@ -59,7 +59,6 @@ fn curator_fenced_loses_an_update_under_expiry() {
     });
 }
 
-
 /// Claim-at-acquire keeps every update (two clients, every fault but a re-created parent): once c1
 /// has claimed with token czxid 2, the resource refuses c0's token 1, so c0's late write cannot land
 /// between c1's read and c1's write. Twin: `curator_fenced_loses_an_update_under_expiry`.
@@ -141,7 +140,8 @@ fn curator_fenced_claim_survives_a_recreated_parent() {
 #[test]
 fn curator_guard_with_claim_keeps_every_update() {
     expect(Expected {
-        scenario: sc(Curator, FencedClaim, "expire=1,lose-reply=1,restart=1").with_guard(Guard::Curator),
+        scenario: sc(Curator, FencedClaim, "expire=1,lose-reply=1,restart=1")
+            .with_guard(Guard::Curator),
         unique_states: 19012,
         verdicts: [
             ("at most one holder", "VIOLATED"),

@@ -194,6 +194,7 @@ impl Core {
         }
     }
 
+    /// A fenced write or a claim: the same check (refused below the highest token accepted).
     pub(crate) fn fenced_write(&mut self, token: i64) -> Outcome {
         if self.highest.is_some_and(|h| token < h) {
             return Outcome::Rejected;
@@ -271,8 +272,8 @@ impl Core {
             Call::Delete { name } => self.delete(cl(), *name),
             Call::Check { name } => self.check(cl(), *name).0,
             Call::GuardedWrite { check } => self.multi(cl(), *check),
-            Call::FencedWrite { token } => self.fenced_write(*token),
-            Call::Write => Outcome::Ok,
+            Call::FencedWrite { token } | Call::Claim { token } => self.fenced_write(*token),
+            Call::Write | Call::Read => Outcome::Ok,
             Call::Reenter | Call::ReleaseInner | Call::Acquired | Call::LockLost => return None,
             Call::Expire(c) => self.expire(*c),
             Call::Restart(c) => self.restart(*c),

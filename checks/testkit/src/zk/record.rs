@@ -29,7 +29,12 @@ pub enum Call {
     /// `guarded_write`: with the lock-node check (`GuardedWrite`), or without it under the
     /// unfenced-writes defect (`Write`: the model's resource outside ZooKeeper).
     GuardedWrite { check: Option<Name> },
-    // ---- the protected resource (not ZooKeeper): the workload's writes ----
+    // ---- the protected resource (not ZooKeeper): the workload's reads and writes ----
+    /// The holder reads the resource: the start of an update (`Read`).
+    Read,
+    /// Claim at acquire: the holder writes its token to the fenced resource before its first
+    /// read (`Claim`; refused like a fenced write).
+    Claim { token: i64 },
     /// A write carrying a fencing token, to a resource that keeps the highest it accepted
     /// (`FencedWrite`).
     FencedWrite { token: i64 },

@@ -14,8 +14,8 @@
 //!    `FindOwnNode`, `list_children` → `ListChildren`, `watch_node` → `WatchPredecessor`, a
 //!    fired wait → `ReceiveWatchEvent`, the learned expiry → `ReceiveSessionEvent`,
 //!    `delete_node` → `DeleteLockNode` (or `LoseReply`), `check_node` → `CheckLockNode`,
-//!    `guarded_write` → `GuardedWrite` (without its check: `Write`), the resource's writes →
-//!    `FencedWrite` / `Write`, re-entrancy → `Reenter` / `ReleaseInner`, the faults →
+//!    `guarded_write` → `GuardedWrite` (without its check: `Write`), the resource's read →
+//!    `Read`, its claim → `Claim`, its writes → `FencedWrite` / `Write`, re-entrancy → `Reenter` / `ReleaseInner`, the faults →
 //!    `ExpireSession`, `RestartClient`, `ExpireOldSession`, `RecreateParent`. The action must
 //!    be enabled in the model's state (else the real client did what the model's client
 //!    cannot), and where the answer tells the client where to go, the model's client must have
@@ -213,12 +213,16 @@ impl Replay {
                     (Some(FencedWrite(c)), Some(&[Pc::Holding][..]))
                 }
                 (Call::FencedWrite { .. }, _) => (Some(FencedWrite(c)), Some(&[Pc::Releasing][..])),
+                (Call::Read, _) => (Some(Read(c)), Some(&[Pc::Updating][..])),
+                (Call::Claim { .. }, Outcome::Ok) => (Some(Claim(c)), Some(&[Pc::Holding][..])),
+                (Call::Claim { .. }, _) => (Some(Claim(c)), Some(&[Pc::Releasing][..])),
                 (Call::Reenter, _) => (Some(Reenter(c)), None),
                 (Call::ReleaseInner, _) => (Some(ReleaseInner(c)), None),
                 (Call::Acquired, _) => {
                     let pc = self.pc(c);
                     let restarted = self.restarted[usize::from(c)];
-                    if !(pc == Pc::Holding || restarted && !pc.believes()) {
+                    let granted = matches!(pc, Pc::Holding | Pc::Granted);
+                    if !(granted || restarted && !pc.believes()) {
                         return Err(fail(format!(
                             "acquire returned a guard, but the model's client c{c} is at {pc:?}"
                         )));
@@ -320,6 +324,7 @@ mod tests {
             step(0, Call::Create { uuid: Some(0) }, Outcome::Ok),
             step(0, Call::ListChildren, Outcome::Ok),
             step(0, Call::Acquired, Outcome::Ok),
+            step(0, Call::Read, Outcome::Ok),
             step(0, Call::FencedWrite { token: 1 }, Outcome::Ok),
             step(0, Call::Delete { name: N0 }, Outcome::Ok),
         ]
@@ -328,7 +333,7 @@ mod tests {
     #[test]
     fn a_round_replays() {
         let s = model(1).check(&one_round()).expect("a model path");
-        assert_eq!(s.actions, 4);
+        assert_eq!(s.actions, 5);
         assert!(s.observations >= 5);
     }
 
@@ -347,9 +352,9 @@ mod tests {
     #[test]
     fn an_answer_the_semantics_do_not_give_diverges() {
         let mut t = one_round();
-        t[4].outcome = Outcome::NoNode;
+        t[5].outcome = Outcome::NoNode;
         let d = model(1).check(&t).expect_err("the node exists");
-        assert_eq!(d.step, 4);
+        assert_eq!(d.step, 5);
         assert!(d.reason.contains("the shadow server answers Ok"), "{d}");
     }
 

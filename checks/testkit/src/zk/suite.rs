@@ -50,6 +50,10 @@ pub struct Coverage {
     pub parents_recreated: AtomicUsize,
     pub locks_lost: AtomicUsize,
     pub fenced_rejected: AtomicUsize,
+    /// Claims the resource refused (a later holder had claimed first).
+    pub claims_refused: AtomicUsize,
+    /// Updates whose read was followed by an accepted write.
+    pub updates: AtomicUsize,
     pub reentries: AtomicUsize,
 }
 
@@ -95,6 +99,19 @@ impl Coverage {
             &self.fenced_rejected,
             n(&|s| matches!(s.call, Call::FencedWrite { .. }) && s.outcome == Outcome::Rejected),
         );
+        add(
+            &self.claims_refused,
+            n(&|s| matches!(s.call, Call::Claim { .. }) && s.outcome == Outcome::Rejected),
+        );
+        add(
+            &self.updates,
+            n(&|s| {
+                matches!(
+                    s.call,
+                    Call::FencedWrite { .. } | Call::Write | Call::GuardedWrite { .. }
+                ) && ok(s)
+            }),
+        );
         add(&self.reentries, n(&|s| s.call == Call::Reenter));
     }
 
@@ -110,7 +127,7 @@ impl Coverage {
             "{name}: {} executions, {} steps, 0 divergences; acquisitions {}, contention {}, \
              watch events {}, expiries {} (learned by event {}, by a reply {}), lost replies {}, \
              restarts {} (old sessions expired {}), parents re-created {}, locks lost {}, \
-             fenced writes refused {}, re-entries {}",
+             fenced writes refused {}, claims refused {}, updates {}, re-entries {}",
             g(&self.executions),
             g(&self.steps),
             g(&self.acquisitions),
@@ -125,6 +142,8 @@ impl Coverage {
             g(&self.parents_recreated),
             g(&self.locks_lost),
             g(&self.fenced_rejected),
+            g(&self.claims_refused),
+            g(&self.updates),
             g(&self.reentries),
         )
     }

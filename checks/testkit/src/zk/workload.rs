@@ -2,20 +2,21 @@
 //! under shuttle.
 //!
 //! Each client is a shuttle thread blocking on its async rounds: `acquire` (waits as long as
-//! it takes), `c0` re-enters and releases the inner guard (when the workload says so), a few
-//! writes in the workload's [`Writes`] mode, release, then wait for the recipe's background
+//! it takes), in [`Writes::FencedClaim`] the claim of the resource, `c0` re-enters and releases
+//! the inner guard (when the workload says so), a few updates (a read, then a write in the
+//! workload's [`Writes`] mode), release, then wait for the recipe's background
 //! tasks (the model's client deletes its node before it acquires again). One more thread, the
 //! environment, injects the faults of its plan in order. Every step is replayed through the
 //! model as it is recorded ([`super::refine`]).
 
 use std::sync::Arc;
 
-use lockwright::zk::{HoldState, LostReason, ZkDefect, ZkGuard, ZkLockError, ZkMutex};
+use lockwright::zk::{Claimed, HoldState, LostReason, ZkDefect, ZkGuard, ZkLockError, ZkMutex};
 use lockwright_model::zk::{ClientId, Faults, Scenario, Variant, WriteMode};
 
 use super::record::{Call, Step};
 use super::refine::Refinement;
-use super::world::{SimCoord, SimZk, DIR};
+use super::world::{SimCoord, SimResource, SimZk, DIR};
 
 /// How a holder writes (the guard API the workload exercises).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,8 +26,12 @@ pub enum Writes {
     Guarded,
     /// `ZkGuard::token` carried to a resource that refuses a token below the highest it took:
     /// `fenced`; with [`ZkDefect::FenceBySequence`] the token is the suffix:
-    /// `fenced-by-sequence`.
+    /// `fenced-by-sequence`. No claim: the unclaimed twin of [`Writes::FencedClaim`].
     Fenced,
+    /// `ZkGuard::claim` on the resource right after the grant (the production
+    /// `FencedResource` trait on [`SimResource`]), then every read and write through the
+    /// returned `Claimed` handle: `fenced-claim`.
+    FencedClaim,
     /// `ZkGuard::ensure_valid`, then a write without a token: `check-then-write`.
     EnsureValid,
 }
@@ -118,6 +123,7 @@ impl Workload {
             (Writes::Guarded, _) => WriteMode::Guarded,
             (Writes::Fenced, Some(ZkDefect::FenceBySequence)) => WriteMode::FencedBySequence,
             (Writes::Fenced, _) => WriteMode::Fenced,
+            (Writes::FencedClaim, _) => WriteMode::FencedClaim,
             (Writes::EnsureValid, _) => WriteMode::CheckThenWrite,
         }
     }
@@ -154,8 +160,27 @@ fn lost(e: &ZkLockError) -> bool {
     e.lost_reason().is_some_and(LostReason::is_final)
 }
 
-/// One hold's writes; `false` once the hold is lost.
-async fn write_once(w: &Workload, coord: &SimCoord, guard: &ZkGuard<SimCoord>, i: usize) -> bool {
+/// Whether the guard knows its client runs another session (the model's guard reported the
+/// loss at the session change): it touches the resource no more. An expiry it has not learned
+/// of does not stop it: the fence must.
+fn replaced(guard: &ZkGuard<SimCoord>) -> bool {
+    matches!(
+        guard.state(),
+        HoldState::Lost(LostReason::SessionReplaced { .. })
+    )
+}
+
+/// One update's write (after its read); `false` once the hold is lost.
+async fn write_once(
+    w: &Workload,
+    coord: &SimCoord,
+    guard: &ZkGuard<SimCoord>,
+    claimed: Option<&Claimed<'_, SimResource>>,
+    i: usize,
+) -> bool {
+    if let Some(claimed) = claimed {
+        return !replaced(guard) && claimed.write(|_| ()).is_ok();
+    }
     match w.writes {
         Writes::Guarded => {
             let op =
@@ -169,11 +194,8 @@ async fn write_once(w: &Workload, coord: &SimCoord, guard: &ZkGuard<SimCoord>, i
                 Err(e) => panic!("c{}: guarded write failed: {e}", coord.id()),
             }
         }
-        Writes::Fenced => {
-            // A guard that knows its client runs another session writes no more (the model's
-            // guard reports the loss at the session change); an expiry it has not learned of
-            // does not stop it: the fence must.
-            if let HoldState::Lost(LostReason::SessionReplaced { .. }) = guard.state() {
+        Writes::Fenced | Writes::FencedClaim => {
+            if replaced(guard) {
                 return false;
             }
             coord.fenced_write(guard.token()).await.is_ok()
@@ -204,6 +226,21 @@ async fn client(w: Arc<Workload>, coord: SimCoord) {
             Err(e) => panic!("c{c}: acquire failed: {e}"),
         };
         coord.note(Call::Acquired);
+        let resource = coord.resource();
+        let claimed = match w.writes {
+            Writes::FencedClaim if replaced(&guard) => Err(()),
+            Writes::FencedClaim => guard.claim(&resource).map(Some).map_err(|_| ()),
+            _ => Ok(None),
+        };
+        // A refused claim: a later holder has claimed; this hold is lost (the model's
+        // `LockLost`), so no re-entry and no update.
+        let Ok(claimed) = claimed else {
+            if let Err(e) = guard.release().await {
+                panic!("c{c}: release failed: {e}");
+            }
+            coord.quiesce().await;
+            continue;
+        };
         if w.reenter && c == 0 && guard.state() == HoldState::Held {
             // Re-entrancy takes no request: both steps happen at once.
             let inner = guard.reenter();
@@ -215,10 +252,19 @@ async fn client(w: Arc<Workload>, coord: SimCoord) {
             coord.note(Call::ReleaseInner);
         }
         for i in 0..w.writes_per_hold {
-            if !write_once(&w, &coord, &guard, i).await {
+            // An update: read (the claimed handle, or the resource directly), then write.
+            if replaced(&guard) {
+                break;
+            }
+            match &claimed {
+                Some(h) => h.read(SimResource::read),
+                None => coord.read().await,
+            }
+            if !write_once(&w, &coord, &guard, claimed.as_ref(), i).await {
                 break;
             }
         }
+        drop(claimed);
         if let Err(e) = guard.release().await {
             panic!("c{c}: release failed: {e}");
         }

@@ -34,6 +34,7 @@
 //! model's names, sessions and stats as `Coordination` returns them.
 
 mod coordination;
+mod resource;
 mod wire;
 
 use std::collections::BTreeMap;
@@ -48,6 +49,7 @@ use super::record::{format_trace, Call, Outcome, Step};
 use super::refine::{Refinement, Replay};
 
 pub use coordination::{SimCoord, SimWatch};
+pub use resource::SimResource;
 pub use wire::child_name;
 
 /// The lock directory the workloads use.

@@ -46,7 +46,11 @@ impl SimCoord {
         &self.sim
     }
 
-    fn client_step<T>(&self, call: Call, f: impl FnOnce(&mut Core) -> (Outcome, T)) -> T {
+    pub(super) fn client_step<T>(
+        &self,
+        call: Call,
+        f: impl FnOnce(&mut Core) -> (Outcome, T),
+    ) -> T {
         let c = self.c;
         self.sim.step(|w| {
             let (outcome, out) = f(&mut w.core);
@@ -77,6 +81,12 @@ impl SimCoord {
             (o, o)
         });
         after_step(if o == Outcome::Ok { Ok(()) } else { Err(()) }).await
+    }
+
+    /// A read of the resource: the start of an update (read, compute, write).
+    pub async fn read(&self) {
+        self.client_step(Call::Read, |_| (Outcome::Ok, ()));
+        after_step(()).await;
     }
 
     /// A write without a token to the resource (after a passed `ensure_valid`).
