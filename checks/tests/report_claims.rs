@@ -271,10 +271,12 @@ fn steps<A: ToString>(path: &Option<Vec<A>>) -> Vec<String> {
         .collect()
 }
 
-/// zookeeper.md §5–§7: the standard scenario (row 1) has 235,566 states; Curator's recipe with
-/// czxid fencing violates only "at most one holder", by the expiry path §7 narrates (tech note
-/// 10), and reaches every `sometimes` property. Rows 3, 4 and 9 (`curator × fenced`, 2
-/// clients, with expiry) violate only "at most one holder" too; row 2 (no faults) nothing.
+/// zookeeper.md §5–§7: the standard scenario (row 1, `curator × fenced-claim`) has 228,489
+/// states; Curator's recipe with czxid fencing and claim-at-acquire violates only "at most one
+/// holder", by the expiry path §7 narrates (tech note 10), and reaches every `sometimes`
+/// property. Rows 3, 4 and 9 (`curator × fenced`, 2 clients, with expiry, no claim) violate "at
+/// most one holder" and "no lost update" (§7's lost update); rows 17–18 (`fenced-claim`) only the
+/// former; row 2 (no faults) nothing.
 #[test]
 fn zk_curator_fenced_claims() {
     let expiry = [
@@ -284,8 +286,19 @@ fn zk_curator_fenced_claims() {
         "ExpireSession(c0)",
         "ListChildren(c1)",
     ];
+    let lost_update = [
+        "CreateLockNode(c0)",
+        "ListChildren(c0)",
+        "Read(c0)",
+        "CreateLockNode(c1)",
+        "ExpireSession(c0)",
+        "ListChildren(c1)",
+        "Read(c1)",
+        "FencedWrite(c0)",
+        "FencedWrite(c1)",
+    ];
     let r = check(&zk::Scenario::standard());
-    assert_eq!(r.unique_states, 235_566, "zk standard scenario");
+    assert_eq!(r.unique_states, 228_489, "zk standard scenario");
     assert_eq!(r.violated(), ["at most one holder"]);
     assert!(r
         .verdicts
@@ -294,26 +307,38 @@ fn zk_curator_fenced_claims() {
         .all(|v| v.holds()));
     assert_eq!(steps(&r.verdict("at most one holder").path), expiry);
 
-    let two = |faults: &str| {
+    let two = |writes: zk::WriteMode, faults: &str| {
         check(
-            &zk::Scenario::new(zk::Variant::Curator, zk::WriteMode::Fenced)
+            &zk::Scenario::new(zk::Variant::Curator, writes)
                 .with_clients(2)
                 .with_faults(zk::Faults::parse(faults).expect("faults")),
         )
     };
-    assert!(two("none").violated().is_empty(), "row 2");
+    assert!(two(zk::WriteMode::Fenced, "none").violated().is_empty(), "row 2");
     for faults in [
         "expire=1",
         "expire=1,lose-reply=1,restart=1",
         "expire=1,lose-reply=1,restart=1,recreate-parent=1",
     ] {
-        let r = two(faults);
+        let r = two(zk::WriteMode::Fenced, faults);
         assert_eq!(
             r.violated(),
-            ["at most one holder"],
+            ["at most one holder", "no lost update"],
             "curator × fenced, {faults}"
         );
         assert_eq!(steps(&r.verdict("at most one holder").path), expiry);
+        assert_eq!(steps(&r.verdict("no lost update").path), lost_update);
+    }
+    for faults in [
+        "expire=1,lose-reply=1,restart=1",
+        "expire=1,lose-reply=1,restart=1,recreate-parent=1",
+    ] {
+        let r = two(zk::WriteMode::FencedClaim, faults);
+        assert_eq!(
+            r.violated(),
+            ["at most one holder"],
+            "curator × fenced-claim, {faults}"
+        );
     }
 }
 

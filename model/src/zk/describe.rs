@@ -160,14 +160,19 @@ impl Scenario {
                 let listing = Self::names(before);
                 let cl = after.clients[c as usize];
                 match cl.pc {
-                    Pc::Holding => {
+                    Pc::Holding | Pc::Granted => {
                         let handoff = if after.last == Event::HandoffAfterExpiry {
                             " (after a holder's session expired)"
                         } else {
                             ""
                         };
+                        let claim = if cl.pc == Pc::Granted {
+                            "; it claims the resource next"
+                        } else {
+                            ""
+                        };
                         format!(
-                            "{head} → {listing}: {} is lowest: lock acquired, token czxid {}{handoff}",
+                            "{head} → {listing}: {} is lowest: lock acquired, token czxid {}{handoff}{claim}",
                             node(own_b(c)).split(' ').next().unwrap_or("?"),
                             cl.own.map_or(0, |o| o.czxid)
                         )

@@ -5,7 +5,7 @@
 
 use lockwright_model::zk::protocol::{
     AT_MOST_ONE_HOLDER, AT_MOST_ONE_LIVE_HOLDER, FENCED_WRITES_ARE_EXCLUSIVE,
-    GRANTS_IN_REQUEST_ORDER, NO_ORPHAN_NODE,
+    GRANTS_IN_REQUEST_ORDER, NO_LOST_UPDATE, NO_ORPHAN_NODE,
 };
 use lockwright_model::zk::WriteMode::{self, *};
 use lockwright_model::zk::{Action, Faults, Guard, Pc, Scenario, SessionId, State, Variant};
@@ -60,7 +60,8 @@ impl Presenter for Scenario {
         &WORDS
     }
 
-    /// `docs/zookeeper.md` §6, rows 1–16 (the standard scenario, then 2 clients).
+    /// `docs/zookeeper.md` §6, rows 1–19 (the standard scenario, then 2 clients; rows 17–19:
+    /// claim-at-acquire).
     fn rows() -> Vec<Scenario> {
         use Variant::*;
         vec![
@@ -80,6 +81,9 @@ impl Presenter for Scenario {
             sc(AdoptOldSession, Fenced, EFR),
             sc(DeleteByNameRetry, Fenced, EFR),
             sc(DeleteByNameRetry, Fenced, EFRP),
+            sc(Curator, FencedClaim, EFR),
+            sc(Curator, FencedClaim, EFRP),
+            sc(Curator, FencedClaim, EFR).with_guard(Guard::Curator),
         ]
     }
 
@@ -215,12 +219,18 @@ impl Presenter for Scenario {
                 )
             }
             FENCED_WRITES_ARE_EXCLUSIVE => format!(
-                "the resource had already accepted a write of the holder whose node has czxid \
-                 {}, and then accepted one from a holder granted before it: a stale write",
+                "the resource had already accepted a write made under grant {} (the model's \
+                 grant history), and then accepted one from a holder granted before it: a \
+                 stale write",
                 s.resource
-                    .max_czxid
-                    .map_or("?".to_string(), |z| z.to_string())
+                    .max_grant
+                    .map_or("?".to_string(), |g| g.to_string())
             ),
+            NO_LOST_UPDATE => "the writer had read the resource, then the resource accepted a \
+                 write made under another grant (the model's grant history), then the \
+                 writer's own write: it overwrote that write unseen, computed from a state \
+                 that no longer held (a lost update)"
+                .to_string(),
             NO_ORPHAN_NODE => {
                 let orphans: Vec<String> = s
                     .server
