@@ -314,7 +314,10 @@ fn zk_curator_fenced_claims() {
                 .with_faults(zk::Faults::parse(faults).expect("faults")),
         )
     };
-    assert!(two(zk::WriteMode::Fenced, "none").violated().is_empty(), "row 2");
+    assert!(
+        two(zk::WriteMode::Fenced, "none").violated().is_empty(),
+        "row 2"
+    );
     for faults in [
         "expire=1",
         "expire=1,lose-reply=1,restart=1",

@@ -264,7 +264,6 @@ async fn client(w: Arc<Workload>, coord: SimCoord) {
                 break;
             }
         }
-        drop(claimed);
         if let Err(e) = guard.release().await {
             panic!("c{c}: release failed: {e}");
         }
