@@ -64,6 +64,49 @@ fn an_expired_session_makes_ensure_valid_and_guarded_writes_report_lock_lost() {
     block_on(b.delete_node(resource)).unwrap();
 }
 
+/// The lost update on a real server, and claim-at-acquire preventing it. A holds and reads;
+/// its session expires; B is granted (a larger czxid) and reads. Without a claim (the twin, a
+/// bare fence) A's late write is accepted — nobody has written B's token yet — and B's write,
+/// computed from what it read, is accepted after it: A's update is lost. With `ZkGuard::claim`
+/// B's claim comes before its read, and A's late write through its `Claimed` handle is refused.
+#[test]
+fn a_claim_at_acquire_refuses_the_expired_holders_write_inside_the_next_update() {
+    let s = server();
+    let (a, b) = (client(&s), client(&s));
+    let d = dir("claim-at-acquire");
+    let ma = ZkMutex::new(a.clone(), &d).unwrap();
+    let mb = ZkMutex::new(b.clone(), &d).unwrap();
+    let (bare, claimed_store) = (HighWaterMark::new(), HighWaterMark::new());
+    let ga = block_on(ma.acquire()).unwrap();
+    let ca = ga.claim(&claimed_store).expect("A's claim");
+    assert_eq!(ca.read(HighWaterMark::highest), Some(ga.token()), "A read");
+    let waiter = std::thread::spawn(move || block_on(mb.acquire()).unwrap());
+    assert!(eventually(Duration::from_secs(10), || children(&b, &d)
+        .len()
+        == 2));
+    block_on(a.kill_session()).unwrap();
+    let gb = waiter.join().unwrap();
+    assert!(gb.token() > ga.token(), "czxid tokens grow");
+
+    // Twin, the bare fence: B reads (no mark), A's late write lands, then B's: a lost update.
+    assert_eq!(bare.highest(), None, "B read");
+    assert_eq!(bare.admit(ga.token()), Ok(()), "A's late write is accepted");
+    assert_eq!(
+        bare.admit(gb.token()),
+        Ok(()),
+        "B's write overwrites it unseen"
+    );
+
+    // Claim at acquire: B claims before reading; A's late write is refused.
+    let cb = gb.claim(&claimed_store).expect("B's claim");
+    assert_eq!(cb.read(HighWaterMark::highest), Some(gb.token()), "B read");
+    let late = ca.write(|_| ()).unwrap_err();
+    assert_eq!((late.offered, late.highest), (ga.token(), gb.token()));
+    assert_eq!(cb.write(|_| ()), Ok(()));
+    block_on(ga.release()).unwrap();
+    block_on(gb.release()).unwrap();
+}
+
 #[test]
 fn a_guarded_write_right_after_the_expiry_is_refused_by_the_server() {
     let s = server();
