@@ -360,9 +360,9 @@ impl fmt::Debug for State {
     /// ```text
     /// /locks: _c_c0-lock-0 (czxid 2, c0.s0), _c_c1-lock-1 (czxid 3, c1.s0); next seq 2
     /// sessions alive: c0.s0, c1.s0, c2.s0; watches: _c_c0-lock-0 by c1.s0; fired: -
-    /// c0 Holding [_c_c0-lock-0 czxid 2] session s0, count 1
+    /// c0 Updating [_c_c0-lock-0 czxid 2] session s0, grant 0 in s0, count 1
     /// c1 Waiting [_c_c1-lock-1 czxid 3] session s0
-    /// resource: max czxid 2; faults left: expire=1; last step: contention
+    /// resource: max czxid 2, max seq token -, latest grant written 0; faults left: expire=1; last step: contention
     /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let list = |v: Vec<String>| {
