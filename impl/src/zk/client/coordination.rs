@@ -30,8 +30,9 @@ fn sid(c: &Client) -> SessionId {
     SessionId(c.session_id().0)
 }
 
-/// zookeeper-client's errors as the recipe sees them.
-fn map_err(e: zookeeper_client::Error) -> CoordError {
+/// zookeeper-client's errors as the recipe sees them. Every variant's row is in
+/// `error_table.rs` (and `docs/zookeeper-client.md`, "Every client error, classified").
+pub(super) fn map_err(e: zookeeper_client::Error) -> CoordError {
     use zookeeper_client::Error as E;
     match e {
         E::NoNode => CoordError::NoNode,
