@@ -45,8 +45,16 @@ pub(super) fn map_err(e: zookeeper_client::Error) -> CoordError {
             connect: String::new(),
             detail: "no available hosts".to_string(),
         },
-        // The request may or may not have been applied.
-        E::ConnectionLoss | E::Timeout | E::Custom(_) | E::SessionMoved => {
+        // The request may or may not have been applied. `UnmarshalError`/`UnexpectedError`
+        // are replies the client could not decode (a create's reply included): the server may
+        // have applied the request, and zookeeper-client's `has_no_data_change` does not list
+        // them. Reading them as refused left an orphan lock node (found by the error table).
+        E::ConnectionLoss
+        | E::Timeout
+        | E::Custom(_)
+        | E::SessionMoved
+        | E::UnmarshalError { .. }
+        | E::UnexpectedError(_) => {
             CoordError::ConnectionLoss {
                 detail: e.to_string(),
             }
