@@ -54,11 +54,9 @@ pub(super) fn map_err(e: zookeeper_client::Error) -> CoordError {
         | E::Custom(_)
         | E::SessionMoved
         | E::UnmarshalError { .. }
-        | E::UnexpectedError(_) => {
-            CoordError::ConnectionLoss {
-                detail: e.to_string(),
-            }
-        }
+        | E::UnexpectedError(_) => CoordError::ConnectionLoss {
+            detail: e.to_string(),
+        },
         e => CoordError::Rejected {
             detail: e.to_string(),
         },
