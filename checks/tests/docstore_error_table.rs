@@ -396,8 +396,8 @@ fn rows() -> Vec<(Request, Answer, Option<&'static str>)> {
     let release = [
         (A::Applied, "released"),
         (A::OkNotJson, "error (`Store`, bad response)"),
-        (A::Script400, "error (`Store`, rejected)"),
-        (A::Parse400, "error (`Store`, rejected)"),
+        (A::Script400, "`NotOwner`"),
+        (A::Parse400, "`NotOwner`"),
         (A::Unauthorized401, "error (`Store`, rejected)"),
         (A::Forbidden403, "error (`Store`, rejected)"),
         (A::Missing404, "`NotOwner`"),
