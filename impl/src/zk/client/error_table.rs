@@ -24,6 +24,9 @@
 //! `NotEmpty` folded into `Rejected` (its row fails); `outcome_unknown` answering false for
 //! everything (every "outcome unknown" row fails).
 
+// A test: it reads (and on request rewrites) docs/zookeeper-client.md.
+#![allow(clippy::disallowed_methods)]
+
 use std::path::Path;
 
 use zookeeper_client::Error as E;
