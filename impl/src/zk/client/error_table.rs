@@ -217,9 +217,14 @@ const ANSWERS: &[(&str, &str, &str)] = &[
         "`NoNode`: the lock directory is missing: make it (containers), then create again",
     ),
     (
-        "`getChildren` (list, protected search)",
+        "`getChildren` (list)",
         "list again",
         "`NoNode`: the directory is gone, so no children (our node is gone too)",
+    ),
+    (
+        "`getChildren` + `exists` (protected search)",
+        "pause, then search again",
+        "`NoNode` of the directory: no candidates, so create again; a candidate gone before its `exists`: left out",
     ),
     (
         "`getData` + watch (predecessor)",
