@@ -429,7 +429,8 @@ impl<S: DocStore> LeaseGuard<'_, S> {
     /// no answer. A guard whose lease check failed sends nothing.
     ///
     /// # Errors
-    /// [`DocLockError::NotOwner`] if the lock document was no longer ours (409/404);
+    /// [`DocLockError::NotOwner`] if the lock document was no longer ours (409/404, or 400:
+    /// the unlock script refused);
     /// [`DocLockError::Store`] if the store never answered (the lease passes at the deadline
     /// anyway) or answered unexpectedly.
     pub fn release(mut self) -> Result<(), DocLockError> {
@@ -477,7 +478,15 @@ impl<S: DocStore> LeaseGuard<'_, S> {
                         return Err(lock.store_error(e));
                     }
                 }
-                Err(e @ StoreError::Rejected { .. }) => {
+                // 409/404: the document is not ours (or gone); 400: the unlock script refused
+                // (the `_update` releases). Any other refusal (401, 403, 429) says nothing about
+                // the owner: it is a store error (found by `checks/tests/docstore_error_table.rs`).
+                Err(
+                    e @ StoreError::Rejected {
+                        status: 400 | 404 | 409,
+                        ..
+                    },
+                ) => {
                     self.pc = Pc::Idle;
                     return Err(DocLockError::NotOwner {
                         lock: lock.lock_name(),

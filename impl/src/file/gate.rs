@@ -22,6 +22,12 @@
 //! errno mapping is the same for all three kinds: `EINTR` is retried here, "would block"
 //! (`EWOULDBLOCK`/`EAGAIN`, and `EACCES` from `F_SETLK`) is [`TryLock::WouldBlock`], and every
 //! other error (`ENOLCK`, `EOPNOTSUPP`, `EIO`, ...) is returned with its raw errno intact.
+//!
+//! Every raw call goes through [`injected`] first, naming its [`RawCall`]. In production that
+//! is nothing; in the crate's unit tests it can answer a scripted errno instead of the kernel,
+//! so that the errno table in `errno_table.rs` (the same table as `docs/protocol.md`, "Every
+//! errno, classified") drives each row through this module's real classification and the
+//! protocol above it: errnos this kernel never returns here (`ENOLCK`, `EIO`, `EDEADLK`, ...).
 
 // This is the gate: the raw calls are allowed here and nowhere else.
 #![allow(clippy::disallowed_methods)]
@@ -233,6 +239,41 @@ fn ofd_unsupported(kind: OsLockKind) -> io::Result<()> {
     Ok(())
 }
 
+/// The raw calls of the gate, by the role they play (the same role for `fcntl` and `flock`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum RawCall {
+    /// `lstat(path)`.
+    Lstat,
+    /// `open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC)`.
+    Open,
+    /// `fstat(fd)`.
+    Fstat,
+    /// `F_OFD_SETLK` / `F_SETLK` with `F_WRLCK`, or `flock(LOCK_EX | LOCK_NB)`.
+    TryLock,
+    /// `F_OFD_SETLKW` / `F_SETLKW` with `F_WRLCK`, or `flock(LOCK_EX)`.
+    LockWait,
+    /// `F_OFD_SETLK` / `F_SETLK` with `F_UNLCK`, or `flock(LOCK_UN)`.
+    Unlock,
+    /// `F_OFD_GETLK` / `F_GETLK`.
+    Probe,
+    /// `close(fd)`.
+    Close,
+}
+
+/// A scripted error for the raw call `call`, answered instead of the kernel's (tests only).
+#[cfg(test)]
+fn injected(call: RawCall) -> Option<io::Error> {
+    super::inject::take(call)
+}
+
+/// A scripted error for the raw call: never, outside the crate's unit tests.
+#[cfg(not(test))]
+#[inline(always)]
+fn injected(call: RawCall) -> Option<io::Error> {
+    let _ = call;
+    None
+}
+
 /// Runs `call` until it does not fail with `EINTR`.
 fn retry_eintr<T>(mut call: impl FnMut() -> io::Result<T>) -> io::Result<T> {
     loop {
@@ -244,8 +285,16 @@ fn retry_eintr<T>(mut call: impl FnMut() -> io::Result<T>) -> io::Result<T> {
 }
 
 /// `fcntl(fd, cmd, fl)`, retrying `EINTR`.
-fn fcntl_lock(file: &File, cmd: libc::c_int, fl: &mut libc::flock) -> io::Result<()> {
+fn fcntl_lock(
+    file: &File,
+    call: RawCall,
+    cmd: libc::c_int,
+    fl: &mut libc::flock,
+) -> io::Result<()> {
     retry_eintr(|| {
+        if let Some(e) = injected(call) {
+            return Err(e);
+        }
         // SAFETY: `file` keeps the descriptor open for the call; `fl` is a valid `struct flock`.
         let r = unsafe { libc::fcntl(file.as_raw_fd(), cmd, fl as *mut libc::flock) };
         if r == -1 {
@@ -257,9 +306,14 @@ fn fcntl_lock(file: &File, cmd: libc::c_int, fl: &mut libc::flock) -> io::Result
 }
 
 /// fs4's non-blocking exclusive `flock`, retrying `EINTR`; "would block" is `Ok(WouldBlock)`.
-/// fs4 builds its errors with `io::Error::from_raw_os_error`, so the errno survives.
+/// fs4 builds its errors with `io::Error::from_raw_os_error`, so the errno survives; a
+/// scripted errno goes through fs4's own `From<io::Error>`, which is how fs4 reads flock's.
 fn flock_try(file: &File) -> io::Result<TryLock> {
-    retry_eintr(|| match fs4::FileExt::try_lock(file) {
+    let attempt = || match injected(RawCall::TryLock) {
+        Some(e) => Err(fs4::TryLockError::from(e)),
+        None => fs4::FileExt::try_lock(file),
+    };
+    retry_eintr(|| match attempt() {
         Ok(()) => Ok(TryLock::Acquired),
         Err(fs4::TryLockError::WouldBlock) => Ok(TryLock::WouldBlock),
         Err(fs4::TryLockError::Error(e)) => Err(e),
@@ -275,8 +329,13 @@ fn is_would_block(e: &io::Error) -> bool {
 /// on Linux the descriptor is released regardless (close(2), "Dealing with error returns").
 fn close_fd(file: File) -> io::Result<()> {
     let fd = file.into_raw_fd();
+    // A scripted error still closes the descriptor, as Linux does on every close error.
+    let scripted = injected(RawCall::Close);
     // SAFETY: we own `fd` (just taken out of the `File`) and close it exactly once.
     let r = unsafe { libc::close(fd) };
+    if let Some(e) = scripted {
+        return Err(e);
+    }
     if r == -1 {
         Err(io::Error::last_os_error())
     } else {
@@ -321,7 +380,7 @@ impl System for RealSystem {
     }
 
     fn stat(&self, path: &Path) -> io::Result<Option<FileMeta>> {
-        match std::fs::symlink_metadata(path) {
+        match injected(RawCall::Lstat).map_or_else(|| std::fs::symlink_metadata(path), Err) {
             Ok(m) => Ok(Some(meta_of(&m))),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
@@ -330,16 +389,20 @@ impl System for RealSystem {
 
     fn open_lock_file(&self, path: &Path, mode: u32) -> io::Result<(File, FileMeta)> {
         // std adds O_CLOEXEC itself; O_NOFOLLOW makes a symlink at the path fail with ELOOP
-        // instead of locking whatever it points to.
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(mode)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(path)?;
-        match file.metadata() {
+        // instead of locking whatever it points to. std retries EINTR inside `open` too; the
+        // retry here makes it this gate's rule, pinned by the errno table.
+        let file = retry_eintr(|| match injected(RawCall::Open) {
+            Some(e) => Err(e),
+            None => OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .mode(mode)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+                .open(path),
+        })?;
+        match injected(RawCall::Fstat).map_or_else(|| file.metadata(), Err) {
             Ok(m) => Ok((file, meta_of(&m))),
             Err(e) => {
                 let _ = close_fd(file);
@@ -390,7 +453,8 @@ impl System for RealSystem {
         match kind {
             OsLockKind::Flock => flock_try(file),
             OsLockKind::Ofd | OsLockKind::Posix => {
-                match fcntl_lock(file, setlk_cmd(kind, false), &mut whole_file(libc::F_WRLCK)) {
+                let mut fl = whole_file(libc::F_WRLCK);
+                match fcntl_lock(file, RawCall::TryLock, setlk_cmd(kind, false), &mut fl) {
                     Ok(()) => Ok(TryLock::Acquired),
                     Err(e) if is_would_block(&e) => Ok(TryLock::WouldBlock),
                     Err(e) => Err(e),
@@ -402,20 +466,32 @@ impl System for RealSystem {
     fn lock_blocking(&self, file: &File, kind: OsLockKind) -> io::Result<()> {
         ofd_unsupported(kind)?;
         match kind {
-            OsLockKind::Flock => retry_eintr(|| fs4::FileExt::lock(file)),
-            OsLockKind::Ofd | OsLockKind::Posix => {
-                fcntl_lock(file, setlk_cmd(kind, true), &mut whole_file(libc::F_WRLCK))
-            }
+            OsLockKind::Flock => retry_eintr(|| match injected(RawCall::LockWait) {
+                Some(e) => Err(e),
+                None => fs4::FileExt::lock(file),
+            }),
+            OsLockKind::Ofd | OsLockKind::Posix => fcntl_lock(
+                file,
+                RawCall::LockWait,
+                setlk_cmd(kind, true),
+                &mut whole_file(libc::F_WRLCK),
+            ),
         }
     }
 
     fn unlock(&self, file: &File, kind: OsLockKind) -> io::Result<()> {
         ofd_unsupported(kind)?;
         match kind {
-            OsLockKind::Flock => retry_eintr(|| fs4::FileExt::unlock(file)),
-            OsLockKind::Ofd | OsLockKind::Posix => {
-                fcntl_lock(file, setlk_cmd(kind, false), &mut whole_file(libc::F_UNLCK))
-            }
+            OsLockKind::Flock => retry_eintr(|| match injected(RawCall::Unlock) {
+                Some(e) => Err(e),
+                None => fs4::FileExt::unlock(file),
+            }),
+            OsLockKind::Ofd | OsLockKind::Posix => fcntl_lock(
+                file,
+                RawCall::Unlock,
+                setlk_cmd(kind, false),
+                &mut whole_file(libc::F_UNLCK),
+            ),
         }
     }
 
@@ -425,7 +501,7 @@ impl System for RealSystem {
             return Ok(Probe::Unknown);
         }
         let mut fl = whole_file(libc::F_WRLCK);
-        fcntl_lock(file, getlk_cmd(kind), &mut fl)?;
+        fcntl_lock(file, RawCall::Probe, getlk_cmd(kind), &mut fl)?;
         if fl.l_type == libc::F_UNLCK as libc::c_short {
             return Ok(Probe::NoConflict);
         }
@@ -435,7 +511,9 @@ impl System for RealSystem {
     }
 
     fn fstat(&self, file: &File) -> io::Result<FileMeta> {
-        file.metadata().map(|m| meta_of(&m))
+        injected(RawCall::Fstat)
+            .map_or_else(|| file.metadata(), Err)
+            .map(|m| meta_of(&m))
     }
 
     fn close(&self, file: File) -> io::Result<()> {

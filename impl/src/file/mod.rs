@@ -20,8 +20,12 @@
 //! [`timeouts`] (polling obtain), [`verifying`] (Lucene's verify-server protocol); the OS gate,
 //! `gate`, is private: it is the only code in the crate that makes file-system or lock calls.
 
+#[cfg(test)]
+mod errno_table;
 mod error;
 mod gate;
+#[cfg(test)]
+mod inject;
 mod inprocess;
 mod native;
 mod simple;

@@ -14,7 +14,10 @@
 //! Anything else, a body the model has no shape for, or a script whose stored source is not
 //! the model's, is refused with a 4xx error body. Faults for the client's timeout handling:
 //! [`LoopbackServer::lose_next_reply`] (applied, answered too late) and
-//! [`LoopbackServer::lose_next_request`] (not applied, answered too late).
+//! [`LoopbackServer::lose_next_request`] (not applied, answered too late). Scripted answers
+//! for the client's error classification (`checks/tests/docstore_error_table.rs`):
+//! [`LoopbackServer::answer_next`] (any status and body, not applied) and
+//! [`LoopbackServer::truncate_next`] (a head that promises more body than comes).
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -35,6 +38,10 @@ enum Fault {
     ReplyLost(Duration),
     /// Do not apply it; answer 500 after this delay.
     RequestLost(Duration),
+    /// Do not apply it; answer this status and raw body at once.
+    Answer(u16, &'static str),
+    /// Do not apply it; answer this status with a `Content-Length` longer than the body sent.
+    Truncated(u16),
 }
 
 #[derive(Debug, Default)]
@@ -113,6 +120,19 @@ impl LoopbackServer {
     /// The next request is not applied, and answered 500 only after `delay`.
     pub fn lose_next_request(&self, delay: Duration) {
         lock(&self.shared).fault = Some(Fault::RequestLost(delay));
+    }
+
+    /// The next request (whatever it is) is not applied, and answered `status` with `body`
+    /// as it stands (JSON or not) at once.
+    pub fn answer_next(&self, status: u16, body: &'static str) {
+        lock(&self.shared).fault = Some(Fault::Answer(status, body));
+    }
+
+    /// The next request is not applied, and answered `status` with a head whose
+    /// `Content-Length` promises more than the few body bytes that follow: a truncated answer
+    /// (the client waits for the rest until its timeout).
+    pub fn truncate_next(&self, status: u16) {
+        lock(&self.shared).fault = Some(Fault::Truncated(status));
     }
 }
 
@@ -266,6 +286,17 @@ fn serve(shared: &Mutex<Shared>, mut request: tiny_http::Request) {
     let mut sh = lock(shared);
     sh.requests.push(format!("{method} {url}"));
     let fault = sh.fault.take();
+    match fault {
+        Some(Fault::Answer(status, body)) => {
+            drop(sh);
+            return respond_raw(request, status, body);
+        }
+        Some(Fault::Truncated(status)) => {
+            drop(sh);
+            return respond_truncated(request, status);
+        }
+        _ => {}
+    }
     let body: Value = if raw.trim().is_empty() {
         Value::Null
     } else {
@@ -352,4 +383,24 @@ fn respond(request: tiny_http::Request, (status, body): (u16, Value), delay: Opt
         }
         None => send(),
     }
+}
+
+fn respond_raw(request: tiny_http::Request, status: u16, body: &'static str) {
+    let header =
+        tiny_http::Header::from_bytes("Content-Type", "application/json").expect("a valid header");
+    let response = tiny_http::Response::from_string(body)
+        .with_status_code(status)
+        .with_header(header);
+    let _ = request.respond(response);
+}
+
+/// The head promises 400 bytes; 12 come, then nothing more on this connection.
+fn respond_truncated(request: tiny_http::Request, status: u16) {
+    use std::io::Write;
+    let mut w = request.into_writer();
+    let _ = write!(
+        w,
+        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: 400\r\n\r\n{{\"_index\": \""
+    );
+    let _ = w.flush();
 }

@@ -30,8 +30,9 @@ fn sid(c: &Client) -> SessionId {
     SessionId(c.session_id().0)
 }
 
-/// zookeeper-client's errors as the recipe sees them.
-fn map_err(e: zookeeper_client::Error) -> CoordError {
+/// zookeeper-client's errors as the recipe sees them. Every variant's row is in
+/// `error_table.rs` (and `docs/zookeeper-client.md`, "Every client error, classified").
+pub(super) fn map_err(e: zookeeper_client::Error) -> CoordError {
     use zookeeper_client::Error as E;
     match e {
         E::NoNode => CoordError::NoNode,
@@ -44,12 +45,18 @@ fn map_err(e: zookeeper_client::Error) -> CoordError {
             connect: String::new(),
             detail: "no available hosts".to_string(),
         },
-        // The request may or may not have been applied.
-        E::ConnectionLoss | E::Timeout | E::Custom(_) | E::SessionMoved => {
-            CoordError::ConnectionLoss {
-                detail: e.to_string(),
-            }
-        }
+        // The request may or may not have been applied. `UnmarshalError`/`UnexpectedError`
+        // are replies the client could not decode (a create's reply included): the server may
+        // have applied the request, and zookeeper-client's `has_no_data_change` does not list
+        // them. Reading them as refused left an orphan lock node (found by the error table).
+        E::ConnectionLoss
+        | E::Timeout
+        | E::Custom(_)
+        | E::SessionMoved
+        | E::UnmarshalError { .. }
+        | E::UnexpectedError(_) => CoordError::ConnectionLoss {
+            detail: e.to_string(),
+        },
         e => CoordError::Rejected {
             detail: e.to_string(),
         },

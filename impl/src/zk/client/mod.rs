@@ -19,6 +19,8 @@
 //! wait for the reconnect (or the expiry).
 
 mod coordination;
+#[cfg(test)]
+mod error_table;
 mod executor;
 
 use std::future::Future;
