@@ -33,14 +33,20 @@ impl Scenario {
             Action::SyncDir => copier("fsync(replica directory)".to_string()),
             Action::Delete(n) => copier(format!("delete({n})")),
             Action::CrashCopier => format!(
-                "copier crashes and restarts: forgets its place{}{round}{}",
+                "copier crashes and restarts: forgets its place{}; reads {} as the replica's last \
+                 commit{round}{}",
                 if self.variant.program().keep == crate::replication::Keep::NewAndPrevious {
                     " and the previous commit"
                 } else {
                     ""
                 },
+                after
+                    .copier
+                    .base
+                    .map_or("no segments_N".to_string(), |b| File::Segments(b)
+                        .to_string()),
                 if after.copier.round > before.copier.round {
-                    "; finds nothing left to do: round done"
+                    "; the commit is not newer: refused, round done"
                 } else {
                     ""
                 }
@@ -127,9 +133,10 @@ impl fmt::Debug for State {
             "copier: {} rounds done, phase {}{inflight}, {}{}{}",
             c.round,
             c.phase,
-            match c.known_prev {
-                Some(g) => format!("knows commit {g}"),
-                None => "knows no previous commit".to_string(),
+            match (c.known_prev, c.base) {
+                (Some(g), _) => format!("knows commit {g}"),
+                (None, Some(b)) => format!("knows no previous commit, trusts commit {b}"),
+                (None, None) => "knows no previous commit, trusts none".to_string(),
             },
             if c.touched { ", touched" } else { "" },
             if c.crashed {

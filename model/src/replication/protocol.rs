@@ -68,6 +68,18 @@ pub struct Copier {
     /// The commit the copier last completed (the replica's previous generation, for
     /// [`crate::replication::Keep::NewAndPrevious`]); forgotten on a crash.
     pub known_prev: Option<Gen>,
+    /// The last completed revision, as Lucene's `ReplicationClient` judges what to copy
+    /// (`requiredFiles` against the handler's `currentRevisionFiles`): the copier copies only
+    /// the files of the new commit this commit does not name, and refuses a commit that is not
+    /// newer than it. Set when a round completes; after a crash the restarted copier reads it
+    /// from the replica (its newest complete `segments_N`, as the handler's constructor does),
+    /// so a torn leftover of the crashed round is never trusted. `None`: the replica has no
+    /// readable commit, and every file is copied.
+    pub base: Option<Gen>,
+    /// The files of the new commit copied so far this round (bit `i`: the `i`-th file in
+    /// [`crate::replication::dir::Source::files`] order); cleared with the round and on a
+    /// crash.
+    pub copied: u8,
     /// The copier has changed the replica during this round.
     pub touched: bool,
     /// The copier crashed during this round.
@@ -244,19 +256,26 @@ pub const NO_LOST_FILE: &str = "a reader never loses a file it is using";
 pub const COMPLETE_COMMIT: &str = "the replica always has a complete commit";
 pub const NEWEST_OPENED: &str = "a reader opens the newest commit";
 pub const OPENED_MID_ROUND: &str = "a reader opens a commit mid-round";
-pub const IN_USE_DELETED: &str = "a file in use is deleted";
+pub const NO_IN_USE_DELETED: &str = "no file in use is deleted";
+pub const OLD_COMMIT_DELETED: &str = "the copier deletes an old commit";
 pub const RECOVERED: &str = "a round completes after a crash";
 
 /// The `always` properties, in report order.
-pub const ALWAYS: [&str; 4] = [
+pub const ALWAYS: [&str; 5] = [
     NO_MISSING_FILE,
     NO_PARTIAL_READ,
     NO_LOST_FILE,
+    NO_IN_USE_DELETED,
     COMPLETE_COMMIT,
 ];
 
 /// The `sometimes` properties, in report order.
-pub const SOMETIMES: [&str; 4] = [NEWEST_OPENED, OPENED_MID_ROUND, IN_USE_DELETED, RECOVERED];
+pub const SOMETIMES: [&str; 4] = [
+    NEWEST_OPENED,
+    OPENED_MID_ROUND,
+    OLD_COMMIT_DELETED,
+    RECOVERED,
+];
 
 // ---------------------------------------------------------------------------------------------
 // The model.
@@ -280,11 +299,11 @@ impl Scenario {
             return;
         }
         let src = self.source();
-        let start = |f: File| match program.copy {
+        let start = |f: File| match program.copy(f) {
             CopyMethod::InPlace => Action::Create(f),
             CopyMethod::TempFsyncRename => Action::CopyToTemp(f),
         };
-        let lacks = |f: File| !s.replica.exists(Name::Final(f));
+        let lacks = |f: File| self.needs_copy(s, f);
         let deletes = s
             .replica
             .entries()
@@ -358,10 +377,18 @@ impl Scenario {
                 c.inflight = None;
                 c.phase = 0;
                 c.known_prev = None;
+                c.copied = 0;
+                // The restarted copier reads the replica's last commit, as Lucene's handler
+                // does when it is constructed.
+                c.base = s.replica.newest_complete_segments();
                 c.crashed = true;
                 self.settle(s);
             }
             call => {
+                let new = self
+                    .target(s)
+                    .expect("the copier acts while it has a round");
+                let src = self.source();
                 let c = &mut s.copier;
                 let d = &mut s.replica;
                 // The model only offers calls that succeed (see `copier_actions`).
@@ -374,6 +401,7 @@ impl Scenario {
                     Action::Fill(f) => {
                         ok(d.fill(Name::Final(f)));
                         c.inflight = None;
+                        c.copied |= src.bit(new, f);
                     }
                     Action::CopyToTemp(f) => {
                         d.write_whole(Name::Temp(f));
@@ -386,6 +414,7 @@ impl Scenario {
                     Action::Rename(f) => {
                         ok(d.rename(Name::Temp(f), Name::Final(f)));
                         c.inflight = None;
+                        c.copied |= src.bit(new, f);
                     }
                     Action::SyncDir => c.phase += 1,
                     Action::Delete(n) => ok(d.delete(n)),
@@ -402,11 +431,15 @@ impl Scenario {
     fn settle(&self, s: &mut State) {
         let phases = self.variant.program().phases;
         while let Some(new) = self.target(s) {
-            if s.copier.inflight.is_some() || self.phase_has_work(s) {
+            // The copier refuses a commit that is not newer than the last completed revision
+            // (a restarted copier whose crashed round had already renamed `segments_N` into
+            // place): the round ends with no call.
+            let refused = s.copier.base >= Some(new);
+            if !refused && (s.copier.inflight.is_some() || self.phase_has_work(s)) {
                 return;
             }
             s.copier.phase += 1;
-            if s.copier.phase as usize == phases.len() {
+            if refused || s.copier.phase as usize == phases.len() {
                 let c = &mut s.copier;
                 if c.crashed {
                     s.last = Event::RoundDoneAfterCrash;
@@ -414,6 +447,8 @@ impl Scenario {
                 c.round += 1;
                 c.phase = 0;
                 c.known_prev = Some(new);
+                c.base = Some(new);
+                c.copied = 0;
                 c.touched = false;
                 c.crashed = false;
                 if self.pace == Pace::KeepUp {
@@ -505,6 +540,8 @@ impl Model for Scenario {
                 phase: 0,
                 inflight: None,
                 known_prev: Some(1),
+                base: Some(1),
+                copied: 0,
                 touched: false,
                 crashed: false,
             },
@@ -555,6 +592,9 @@ impl Model for Scenario {
             Property::always(NO_LOST_FILE, |m: &Scenario, s: &State| {
                 m.reader == ReaderKind::OpenHandles || !m.file_in_use_deleted(s)
             }),
+            Property::always(NO_IN_USE_DELETED, |m: &Scenario, s: &State| {
+                !m.file_in_use_deleted(s)
+            }),
             Property::always(COMPLETE_COMMIT, |m: &Scenario, s: &State| {
                 m.has_complete_commit(s)
             }),
@@ -564,8 +604,8 @@ impl Model for Scenario {
             Property::sometimes(OPENED_MID_ROUND, |_, s: &State| {
                 s.last == Event::OpenedMidRound
             }),
-            Property::sometimes(IN_USE_DELETED, |m: &Scenario, s: &State| {
-                m.file_in_use_deleted(s)
+            Property::sometimes(OLD_COMMIT_DELETED, |_, s: &State| {
+                !s.replica.exists(Name::Final(File::Segments(1)))
             }),
             Property::sometimes(RECOVERED, |_, s: &State| {
                 s.last == Event::RoundDoneAfterCrash
