@@ -21,6 +21,12 @@ fn lucene_jar() -> PathBuf {
     )
 }
 
+/// Lucene 4.10.4's replicator module (`LocalReplicator`, `ReplicationClient`,
+/// `IndexReplicationHandler`), next to the core jar.
+fn replicator_jar() -> PathBuf {
+    lucene_jar().with_file_name("lucene-replicator-4.10.4.jar")
+}
+
 /// Checks for the jar, `javac` and `java`, and compiles the Java programs once per test run.
 fn tools() -> &'static Tools {
     static TOOLS: OnceLock<Tools> = OnceLock::new();
@@ -47,13 +53,22 @@ fn tools() -> &'static Tools {
         }
         let sources = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/replication");
         let classes = tempfile::tempdir().expect("temp dir");
+        let replicator = replicator_jar();
+        assert!(
+            replicator.is_file(),
+            "{} is missing: install Debian's liblucene4.10-java (apt-get install -y \
+             liblucene4.10-java)",
+            replicator.display()
+        );
+        let cp = format!("{}:{}", jar.display(), replicator.display());
         let out = Command::new("javac")
             .args(["-nowarn", "-encoding", "UTF-8", "-cp"])
-            .arg(&jar)
+            .arg(&cp)
             .arg("-d")
             .arg(classes.path())
             .arg(sources.join("ReplicationWriter.java"))
             .arg(sources.join("ReplicationReader.java"))
+            .arg(sources.join("HandlerPeer410.java"))
             .output()
             .expect("run javac");
         assert!(
@@ -62,7 +77,7 @@ fn tools() -> &'static Tools {
             String::from_utf8_lossy(&out.stderr)
         );
         Tools {
-            classpath: format!("{}:{}", jar.display(), classes.path().display()),
+            classpath: format!("{cp}:{}", classes.path().display()),
             _classes: classes,
         }
     })

@@ -22,6 +22,7 @@
 //! `cargo test -p lockwright-checks --test replication_lucene -- --nocapture` prints each
 //! scenario's counts.
 
+mod handlers;
 mod java;
 mod refinement;
 mod rounds;
@@ -94,17 +95,21 @@ fn lockwright_order_loses_a_commit_held_for_two_rounds_by_name() {
     assert_eq!(o.fails("handles"), 0, "{}", o.report(name));
 }
 
-/// Model rows 5–6 (`lucene-replicator`, keep-up): deleting the previous generation at once is
-/// safe for readers with open handles, and takes the files of a by-name reader that still
-/// searches it.
+/// Model rows 12–13 (`lockwright-no-retention`, keep-up): deleting the previous generation at
+/// once is safe for readers with open handles, and takes the files of a by-name reader that
+/// still searches it.
 #[test]
-fn lucene_replicator_order_is_safe_only_with_open_handles() {
-    let name = "lucene-replicator, hold 1 round";
-    let o = run(name, Order::LuceneReplicator, hold(1));
+fn no_retention_order_is_safe_only_with_open_handles() {
+    let name = "lockwright-no-retention, hold 1 round";
+    let o = run(name, Order::LockwrightNoRetention, hold(1));
     assert!(o.fails("by-name") > 0, "{}", o.report(name));
     assert_eq!(o.fails("handles"), 0, "{}", o.report(name));
-    let name = "lucene-replicator";
-    let o = run(name, Order::LuceneReplicator, Plan::rounds(6, Gens::Skip));
+    let name = "lockwright-no-retention";
+    let o = run(
+        name,
+        Order::LockwrightNoRetention,
+        Plan::rounds(6, Gens::Skip),
+    );
     for m in MODES {
         assert_eq!(o.fails(m), 0, "{}", o.report(name));
         assert_eq!(o.retries(m), 0, "{}", o.report(name));

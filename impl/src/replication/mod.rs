@@ -314,11 +314,12 @@ pub struct Copier<F: ReplicaFs> {
     order: Order,
     /// The commit of the last completed round: the replica's previous generation.
     previous: Option<Commit>,
-    /// The last completed revision: the commit the replica is known to hold complete. The copier
+    /// The last completed revision, if known: the commit the replica is known to hold complete
+    /// (`Some(None)`: it is known to hold none). The copier
     /// copies only the files of a new commit this one does not name (Lucene's
     /// `ReplicationClient.requiredFiles`), so a leftover of a failed round is never trusted for
     /// its name.
-    revision: Option<Commit>,
+    revision: Option<Option<Commit>>,
     hook: Option<Hook>,
 }
 
@@ -338,7 +339,7 @@ impl<F: ReplicaFs> Copier<F> {
     /// The same copier, knowing that the replica holds `commit` complete (it made that copy):
     /// the commit its first round keeps next to the new one.
     pub fn with_previous(mut self, commit: Commit) -> Copier<F> {
-        self.revision = Some(commit.clone());
+        self.revision = Some(Some(commit.clone()));
         self.previous = Some(commit);
         self
     }
@@ -347,8 +348,9 @@ impl<F: ReplicaFs> Copier<F> {
     /// restarted copier's supervisor reads from the replica, as Lucene's handler reads the
     /// replica's last commit when it starts): its files are not copied again, and a commit not
     /// newer than it is refused. Unlike [`Copier::with_previous`], the round does not keep this
-    /// commit's files next to the new one.
-    pub fn with_revision(mut self, commit: Commit) -> Copier<F> {
+    /// commit's files next to the new one. `None`: the replica holds no complete commit, so
+    /// every file is copied and no commit is refused.
+    pub fn with_revision(mut self, commit: Option<Commit>) -> Copier<F> {
         self.revision = Some(commit);
         self
     }
@@ -403,11 +405,18 @@ impl<F: ReplicaFs> Copier<F> {
         match result {
             Ok(report) => {
                 self.previous = Some(commit.clone());
-                self.revision = Some(commit.clone());
+                self.revision = Some(Some(commit.clone()));
                 Ok(report)
             }
-            // Refused before any call: the copier still knows what the replica holds.
-            Err(e @ ReplicationError::NotNewer { .. }) => Err(e),
+            // Refused before any call. A copier that was told the replica holds exactly this
+            // commit (a restart after the crashed round renamed `segments_N` into place) takes
+            // it as its last completed round, as the model's copier does.
+            Err(e @ ReplicationError::NotNewer { .. }) => {
+                if self.revision.as_ref().and_then(Option::as_ref) == Some(commit) {
+                    self.previous = Some(commit.clone());
+                }
+                Err(e)
+            }
             Err(e) => {
                 self.previous = None;
                 self.revision = None;
@@ -427,7 +436,7 @@ impl<F: ReplicaFs> Copier<F> {
         // The replica's generation: the last completed revision, or, for a copier that knows
         // none, the newest `segments_N` name on the replica.
         let replica = match &self.revision {
-            Some(r) => Some(r.generation()),
+            Some(r) => r.as_ref().map(Commit::generation),
             None => listing.iter().filter_map(|n| segments_generation(n)).max(),
         };
         if let Some(replica) = replica.filter(|&g| g >= commit.generation()) {
@@ -444,7 +453,8 @@ impl<F: ReplicaFs> Copier<F> {
             match phase {
                 Phase::CopyData => {
                     for name in commit.data_files() {
-                        if !self.revision.as_ref().is_some_and(|r| r.names(name)) {
+                        let trusted = self.revision.as_ref().and_then(Option::as_ref);
+                        if !trusted.is_some_and(|r| r.names(name)) {
                             self.copy(program.data, name, &mut listing, &mut report)?;
                         }
                     }

@@ -197,7 +197,7 @@ fn a_crash_after_any_step_leaves_a_complete_commit() {
         // refuses commit 3 if the crash came after `segments_3` was renamed into place.
         let newest = if complete(r, &c3) { &c3 } else { &c2 };
         let mut restarted = Copier::new(StdReplicaFs::new(&src.path, r), Order::Lockwright)
-            .with_revision(newest.clone());
+            .with_revision(Some(newest.clone()));
         match restarted.replicate(&c3) {
             Ok(_) => assert_eq!(newest, &c2, "crash after step {}", crash_at + 1),
             Err(ReplicationError::NotNewer {
