@@ -19,7 +19,8 @@
 //! The source document's rule (copy everything but `segments_N`, then `segments_N`, delete
 //! old files only at the next sync) with Lucene's replicator's mechanics:
 //!
-//! 1. each data file of the new commit that the replica lacks: `copy_to_temp` (under
+//! 1. each data file of the new commit that the last completed revision does not name (never
+//!    judged by the names on the replica): `copy_to_temp` (under
 //!    `pending_<name>`), `fsync`, `rename` — a name appears only with all its bytes, so a
 //!    crash never leaves a partial file under a name the next round would trust;
 //! 2. `segments_N` the same way, last: a reader that sees it finds every file it names;
