@@ -1,18 +1,43 @@
-//! Lucene 4.10.4's own replicator as a peer (`checks/tests/replication/HandlerPeer410.java`):
+//! Lucene's own replicators as peers: 4.10.4 (`checks/tests/replication/HandlerPeer410.java`,
+//! 4.10 readers) and 8.7 (`HandlerPeer87.java`, the 5–9 handler, with 8.7 readers:
+//! `ReplicationReader87.java`). In each,
 //! an `IndexWriter` publishes each commit to a `LocalReplicator`, and a `ReplicationClient`
 //! with an `IndexReplicationHandler` copies it into the replica, under the same reader harness
 //! the copier runs under: the handler's replica directory stops after every call that changes
 //! it (`STEP create|fill|sync|delete <name>`) until each reader thread has finished two more
 //! search + reopen attempts. What the readers see is compared with the model's rows for
-//! `lucene-4.10-handler` (`docs/replication.md` §5, rows 5–7).
+//! `lucene-4.10-handler` (`docs/replication.md` §5, rows 5–7) and `lucene-5-handler` (rows
+//! 8–10).
 
-use crate::java::{serial, Proc};
+use crate::java::{classpath_87, serial, Proc};
+
+/// Which Lucene drives the replica, and which readers search it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Lucene {
+    V410,
+    V87,
+}
+
+impl Lucene {
+    fn spawn(self, name: &'static str, class410: &str, class87: &str, args: &[&str]) -> Proc {
+        match self {
+            Lucene::V410 => Proc::spawn(name, class410, args),
+            Lucene::V87 => Proc::spawn_with(classpath_87(), name, class87, args),
+        }
+    }
+}
 use crate::rounds::{readers_look, Outcome, MODES};
 
-/// Runs `rounds` rounds of the real 4.10 handler; `merge`: every commit is a `forceMerge(1)`
+/// Runs `rounds` rounds of the real handler of `lucene`; `merge`: every commit is a `forceMerge(1)`
 /// (it shares no file with the previous one, so the handler deletes the previous generation's
 /// data files); `hold`: the readers keep the commit they have during the rounds.
-fn run_410(name: &str, rounds: usize, merge: bool, hold: bool) -> (Outcome, Vec<String>) {
+fn run_peer(
+    lucene: Lucene,
+    name: &str,
+    rounds: usize,
+    merge: bool,
+    hold: bool,
+) -> (Outcome, Vec<String>) {
     let _serial = serial();
     let root = tempfile::tempdir().unwrap();
     let (src, replica, work) = (
@@ -21,9 +46,10 @@ fn run_410(name: &str, rounds: usize, merge: bool, hold: bool) -> (Outcome, Vec<
         root.path().join("sessions"),
     );
     std::fs::create_dir_all(&replica).unwrap();
-    let mut peer = Proc::spawn(
-        "lucene 4.10 replicator",
+    let mut peer = lucene.spawn(
+        "lucene replicator",
         "HandlerPeer410",
+        "HandlerPeer87",
         &[
             src.to_str().unwrap(),
             replica.to_str().unwrap(),
@@ -33,9 +59,10 @@ fn run_410(name: &str, rounds: usize, merge: bool, hold: bool) -> (Outcome, Vec<
     peer.wait_for("the first commit replicated", |o| {
         o.lines.iter().any(|l| l.starts_with("READY "))
     });
-    let mut reader = Proc::spawn(
+    let mut reader = lucene.spawn(
         "reader",
         "ReplicationReader",
+        "ReplicationReader87",
         &[replica.to_str().unwrap(), &MODES.join(",")],
     );
     reader.wait_for("both readers open", |l| {
@@ -112,7 +139,7 @@ fn run_410(name: &str, rounds: usize, merge: bool, hold: bool) -> (Outcome, Vec<
 #[test]
 fn lucene_4_10_handler_lets_readers_read_a_torn_segments_file() {
     let name = "real lucene 4.10 handler";
-    let (o, steps) = run_410(name, 4, false, false);
+    let (o, steps) = run_peer(Lucene::V410, name, 4, false, false);
     let torn = o
         .retries
         .values()
@@ -136,7 +163,48 @@ fn lucene_4_10_handler_lets_readers_read_a_torn_segments_file() {
 #[test]
 fn lucene_4_10_handler_deletes_the_previous_generation_under_its_readers() {
     let name = "real lucene 4.10 handler, hold 1 round";
-    let (o, _) = run_410(name, 1, true, true);
+    let (o, _) = run_peer(Lucene::V410, name, 1, true, true);
+    assert!(o.fails("by-name") > 0, "{}", o.report(name));
+    assert_eq!(o.fails("handles"), 0, "{}", o.report(name));
+}
+
+/// Model rows 8 and 10 (`lucene-5-handler × keep-up`): readers that keep up never meet a missing
+/// or partial file — `segments_N` appears by a rename, and no `segments_N` names a data file
+/// before it is complete — so no 8.7 reader fails, though 8.7 has no fallback to hide one. The
+/// handler's calls are the model's order: data files in place, `pending_segments_N`, `sync`,
+/// `rename`, `syncMetaData`, then the deletes.
+#[test]
+fn lucene_8_7_handler_never_fails_a_reader_that_keeps_up() {
+    let name = "real lucene 8.7 handler";
+    let (o, steps) = run_peer(Lucene::V87, name, 4, false, false);
+    for m in MODES {
+        assert_eq!(o.fails(m), 0, "{}", o.report(name));
+        assert!(o.commits(m) >= 4, "{}", o.report(name));
+    }
+    let pos = |p: &str| steps.iter().position(|s| s.starts_with(p));
+    assert!(pos("create pending_segments_") > pos("fill _"), "{steps:?}");
+    assert!(
+        pos("rename pending_segments_") > pos("fill pending_segments_"),
+        "{steps:?}"
+    );
+    assert!(
+        pos("syncMetaData") > pos("rename pending_segments_"),
+        "{steps:?}"
+    );
+    assert!(pos("delete segments_") > pos("syncMetaData"), "{steps:?}");
+    assert!(
+        !steps.iter().any(|s| s.starts_with("create segments_")),
+        "{steps:?}"
+    );
+}
+
+/// Model rows 8 and 10 ("a reader never loses a file it is using": holds with open handles,
+/// VIOLATED by name; "no file in use is deleted" VIOLATED in both): the 8.7 handler deletes the
+/// previous generation at once under readers that still search it.
+#[test]
+fn lucene_8_7_handler_deletes_the_previous_generation_under_its_readers() {
+    let name = "real lucene 8.7 handler, hold 1 round";
+    let (o, _) = run_peer(Lucene::V87, name, 1, true, true);
     assert!(o.fails("by-name") > 0, "{}", o.report(name));
     assert_eq!(o.fails("handles"), 0, "{}", o.report(name));
 }
