@@ -1,7 +1,9 @@
-//! How states and steps read in counterexample listings and the Explorer.
+//! How states and steps read in counterexample listings and the Explorer, and the checker's hooks
+//! ([`Checkable`]: successors in place, readers sorted for symmetry).
 
 use std::fmt;
 
+use crate::checker::Checkable;
 use crate::replication::dir::{Content, File, Name};
 use crate::replication::protocol::{Action, Event, Stage, State};
 use crate::replication::scenario::Scenario;
@@ -88,6 +90,30 @@ impl Scenario {
                 format!("r{r} Open: {what} → {outcome}")
             }
         }
+    }
+}
+
+impl Checkable for Scenario {
+    fn successor_into(&self, s: &State, action: Action, out: &mut State) -> bool {
+        out.clone_from(s);
+        self.apply_in_place(out, action);
+        true
+    }
+
+    /// Readers are interchangeable: sort them.
+    fn representative(&self, s: &State) -> Option<State> {
+        if !self.symmetry || s.readers.windows(2).all(|w| w[0] <= w[1]) {
+            return None;
+        }
+        let mut rep = s.clone();
+        rep.readers.sort_unstable();
+        Some(rep)
+    }
+
+    /// What a step did: who acts, the call, and its outcome (`copier Rename:
+    /// rename(pending__2, _2)`).
+    fn describe_step(&self, before: &State, action: &Action, after: &State) -> String {
+        self.describe(before, *action, after)
     }
 }
 

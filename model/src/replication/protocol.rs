@@ -34,7 +34,6 @@ use std::fmt;
 
 use stateright::{Model, Property};
 
-use crate::checker::Checkable;
 use crate::replication::dir::{Content, Dir, File, Gen, Name};
 use crate::replication::scenario::{CopyMethod, Faults, Pace, Phase, ReaderKind, Scenario};
 
@@ -501,30 +500,6 @@ impl Scenario {
                 }
             }
         }
-    }
-}
-
-impl Checkable for Scenario {
-    fn successor_into(&self, s: &State, action: Action, out: &mut State) -> bool {
-        out.clone_from(s);
-        self.apply_in_place(out, action);
-        true
-    }
-
-    /// Readers are interchangeable: sort them.
-    fn representative(&self, s: &State) -> Option<State> {
-        if !self.symmetry || s.readers.windows(2).all(|w| w[0] <= w[1]) {
-            return None;
-        }
-        let mut rep = s.clone();
-        rep.readers.sort_unstable();
-        Some(rep)
-    }
-
-    /// What a step did: who acts, the call, and its outcome (`copier Rename:
-    /// rename(pending__2, _2)`).
-    fn describe_step(&self, before: &State, action: &Action, after: &State) -> String {
-        self.describe(before, *action, after)
     }
 }
 
