@@ -5,21 +5,27 @@
 //! `segments_*` first, then `segments_N`, then advance the generation, and delete old files
 //! only at the next sync — because a periodic reopen thread on the replica may open
 //! `segments_N` and look for files that are not there yet, or lose files it still uses.
-//! Lucene's replicator module copies to temporary names, renames, writes
-//! `segments_N` last and deletes the previous generation at once.
+//! Lucene's replicator module (4.10, and 5–9: `IndexReplicationHandler`) copies the data files
+//! in place, then `segments_N` (5–9: through `pending_segments_N` and a rename), and deletes the
+//! previous generation at once.
 //!
 //! One copier replicates commits `2, 3, …` of a source index into a replica that starts with
 //! commit 1; reader threads on the replica reopen continuously: list the directory, pick the
 //! newest `segments_N`, read it, open each file it names. The copier's orders
 //! ([`crate::replication::Variant`], step table in [`crate::replication::Variant::program`]):
 //!
-//! | variant | phases | a file is copied | a round keeps |
-//! |---|---|---|---|
-//! | `segments-first` | segments, data, delete | in place | the new commit |
-//! | `any-order` | any interleaving | in place | the new commit |
-//! | `seed-rule` | data, segments, delete | in place | the new and the previous commit |
-//! | `lucene-replicator` | data, segments, sync dir, delete | temp, fsync, rename | the new commit |
-//! | `lockwright` | data, segments, sync dir, delete | temp, fsync, rename | the new and the previous commit |
+//! | variant | phases | data file copied | `segments_N` copied | a round keeps |
+//! |---|---|---|---|---|
+//! | `segments-first` | segments, data, delete | in place | in place | the new commit |
+//! | `any-order` | any interleaving | in place | in place | the new commit |
+//! | `seed-rule` | data, segments, delete | in place | in place | the new and the previous commit |
+//! | `lucene-4.10-handler` | data, segments, delete | in place | in place | the new commit |
+//! | `lucene-5-handler` | data, segments, sync dir, delete | in place | temp, fsync, rename | the new commit |
+//! | `lockwright-no-retention` | data, segments, sync dir, delete | temp, fsync, rename | temp, fsync, rename | the new commit |
+//! | `lockwright` | data, segments, sync dir, delete | temp, fsync, rename | temp, fsync, rename | the new and the previous commit |
+//!
+//! Every order copies only what the last completed revision does not name, and refuses a
+//! commit not newer than it ([`Copier::base`]).
 //!
 //! Faults: `CrashCopier` (the copier dies and is restarted at once: it forgets its place in
 //! the round and which commit the replica held before; what it wrote stays). Readers are

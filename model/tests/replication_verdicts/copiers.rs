@@ -224,7 +224,7 @@ fn lockwright_reopen_by_name_unbounded() {
 }
 
 /// Row 12, lockwright's own hybrid without retention (`lockwright-no-retention`, formerly
-/// `lucene-replicator`): with open handles no reader fails, but the previous generation's `_0` goes
+/// `lucene-replicator`, an order no Lucene version uses): with open handles no reader fails, but the previous generation's `_0` goes
 /// while readers still search commit 1 ("no file in use is deleted"), which only open handles
 /// make harmless.
 #[test]
