@@ -78,7 +78,8 @@ pub struct ScenarioArgs {
     /// native-skip-held-contains, native-carry-on-after-lock-error. zk: curator,
     /// no-protection, release-forgets, adopt-old-session, delete-by-name-retry. docstore:
     /// global, document, read-write, leased, leased-noop. replication: segments-first,
-    /// any-order, seed-rule, lucene-replicator, lockwright.
+    /// any-order, seed-rule, lucene-4.10-handler, lucene-5-handler, lockwright-no-retention,
+    /// lockwright.
     #[arg(long)]
     pub variant: Option<String>,
     /// file: OS lock kind of the native variants: flock, posix, ofd, nfs-flock (`mixed` always

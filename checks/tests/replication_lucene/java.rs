@@ -21,6 +21,12 @@ fn lucene_jar() -> PathBuf {
     )
 }
 
+/// Lucene 4.10.4's replicator module (`LocalReplicator`, `ReplicationClient`,
+/// `IndexReplicationHandler`), next to the core jar.
+fn replicator_jar() -> PathBuf {
+    lucene_jar().with_file_name("lucene-replicator-4.10.4.jar")
+}
+
 /// Checks for the jar, `javac` and `java`, and compiles the Java programs once per test run.
 fn tools() -> &'static Tools {
     static TOOLS: OnceLock<Tools> = OnceLock::new();
@@ -47,13 +53,22 @@ fn tools() -> &'static Tools {
         }
         let sources = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/replication");
         let classes = tempfile::tempdir().expect("temp dir");
+        let replicator = replicator_jar();
+        assert!(
+            replicator.is_file(),
+            "{} is missing: install Debian's liblucene4.10-java (apt-get install -y \
+             liblucene4.10-java)",
+            replicator.display()
+        );
+        let cp = format!("{}:{}", jar.display(), replicator.display());
         let out = Command::new("javac")
             .args(["-nowarn", "-encoding", "UTF-8", "-cp"])
-            .arg(&jar)
+            .arg(&cp)
             .arg("-d")
             .arg(classes.path())
             .arg(sources.join("ReplicationWriter.java"))
             .arg(sources.join("ReplicationReader.java"))
+            .arg(sources.join("HandlerPeer410.java"))
             .output()
             .expect("run javac");
         assert!(
@@ -62,10 +77,73 @@ fn tools() -> &'static Tools {
             String::from_utf8_lossy(&out.stderr)
         );
         Tools {
-            classpath: format!("{}:{}", jar.display(), classes.path().display()),
+            classpath: format!("{cp}:{}", classes.path().display()),
             _classes: classes,
         }
     })
+}
+
+struct Tools87 {
+    classpath: String,
+    _classes: tempfile::TempDir,
+}
+
+/// Where `.ci/run` unpacks Debian's `liblucene8-java` (`apt-get download` + `dpkg -x`: the
+/// package conflicts with `liblucene4.10-java`, so it is not installed).
+fn lucene8_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("LOCKWRIGHT_LUCENE8_DIR") {
+        return PathBuf::from(dir);
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME").map_or_else(
+        || PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache"),
+        PathBuf::from,
+    );
+    cache.join("lockwright/lucene8")
+}
+
+/// The Lucene 8.7 classpath (core and replicator jars) with the 8.7 peer and reader compiled
+/// against it, once per run.
+pub(crate) fn classpath_87() -> &'static str {
+    static TOOLS: OnceLock<Tools87> = OnceLock::new();
+    let _ = tools(); // a JDK is there
+    &TOOLS
+        .get_or_init(|| {
+            let java = lucene8_dir().join("usr/share/java");
+            let jars =
+                ["lucene-core-8.7.0.jar", "lucene-replicator-8.7.0.jar"].map(|j| java.join(j));
+            for jar in &jars {
+                assert!(
+                    jar.is_file(),
+                    "{} is missing: unpack Debian's liblucene8-java there as .ci/run does \
+                     (mkdir -p {dir} && cd {dir} && apt-get download liblucene8-java && dpkg -x \
+                     liblucene8-java_*.deb .), or set LOCKWRIGHT_LUCENE8_DIR to such a directory",
+                    jar.display(),
+                    dir = lucene8_dir().display()
+                );
+            }
+            let cp = format!("{}:{}", jars[0].display(), jars[1].display());
+            let sources = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/replication");
+            let classes = tempfile::tempdir().expect("temp dir");
+            let out = Command::new("javac")
+                .args(["-nowarn", "-encoding", "UTF-8", "-cp"])
+                .arg(&cp)
+                .arg("-d")
+                .arg(classes.path())
+                .arg(sources.join("HandlerPeer87.java"))
+                .arg(sources.join("ReplicationReader87.java"))
+                .output()
+                .expect("run javac");
+            assert!(
+                out.status.success(),
+                "javac failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            Tools87 {
+                classpath: format!("{cp}:{}", classes.path().display()),
+                _classes: classes,
+            }
+        })
+        .classpath
 }
 
 /// Scenarios run one at a time: each starts two JVMs, and CI has two cores.
@@ -96,9 +174,19 @@ pub(crate) struct Proc {
 
 impl Proc {
     pub(crate) fn spawn(name: &'static str, class: &str, args: &[&str]) -> Proc {
+        Proc::spawn_with(&tools().classpath, name, class, args)
+    }
+
+    /// [`Proc::spawn`] with another classpath (Lucene 8.7: [`classpath_87`]).
+    pub(crate) fn spawn_with(
+        classpath: &str,
+        name: &'static str,
+        class: &str,
+        args: &[&str],
+    ) -> Proc {
         let mut child = Command::new("java")
             .arg("-cp")
-            .arg(&tools().classpath)
+            .arg(classpath)
             .arg(class)
             .args(args)
             .stdin(Stdio::piped())

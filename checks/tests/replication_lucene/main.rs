@@ -15,13 +15,19 @@
 //! `segments_N` and falls back to the previous one) reported separately from the failures
 //! that reach the application.
 //!
-//! These tests FAIL (they do not skip) when `javac`, `java` or the Lucene jar is missing: CI
-//! installs them (`apt-get install -y openjdk-17-jdk-headless liblucene4.10-java`).
+//! Lucene's own replicators, 4.10.4 and 8.7, run under the same reader harness in
+//! `handlers.rs`.
+//!
+//! These tests FAIL (they do not skip) when `javac`, `java` or the Lucene jars are missing: CI
+//! installs them (`apt-get install -y openjdk-17-jdk-headless liblucene4.10-java`, and `.ci/run`
+//! unpacks `liblucene8-java` into `$LOCKWRIGHT_LUCENE8_DIR`, default
+//! `~/.cache/lockwright/lucene8`).
 //! `LOCKWRIGHT_LUCENE_JAR` points at another lucene-core 4.10.x jar.
 //!
 //! `cargo test -p lockwright-checks --test replication_lucene -- --nocapture` prints each
 //! scenario's counts.
 
+mod handlers;
 mod java;
 mod refinement;
 mod rounds;
@@ -48,7 +54,8 @@ fn lockwright_order_never_fails_a_lucene_reader() {
 }
 
 /// Model rows 1–2 with `crash=1`: a round stopped after any call and finished by a copier that
-/// remembers nothing leaves readers untouched.
+/// knows no previous commit (it refuses the commit if the crashed round had already renamed
+/// `segments_N` into place) leaves readers untouched.
 #[test]
 fn lockwright_order_survives_copier_crashes() {
     let name = "lockwright + crashes";
@@ -94,24 +101,28 @@ fn lockwright_order_loses_a_commit_held_for_two_rounds_by_name() {
     assert_eq!(o.fails("handles"), 0, "{}", o.report(name));
 }
 
-/// Model rows 5–6 (`lucene-replicator`, keep-up): deleting the previous generation at once is
-/// safe for readers with open handles, and takes the files of a by-name reader that still
-/// searches it.
+/// Model rows 12–13 (`lockwright-no-retention`, keep-up): deleting the previous generation at
+/// once is safe for readers with open handles, and takes the files of a by-name reader that
+/// still searches it.
 #[test]
-fn lucene_replicator_order_is_safe_only_with_open_handles() {
-    let name = "lucene-replicator, hold 1 round";
-    let o = run(name, Order::LuceneReplicator, hold(1));
+fn no_retention_order_is_safe_only_with_open_handles() {
+    let name = "lockwright-no-retention, hold 1 round";
+    let o = run(name, Order::LockwrightNoRetention, hold(1));
     assert!(o.fails("by-name") > 0, "{}", o.report(name));
     assert_eq!(o.fails("handles"), 0, "{}", o.report(name));
-    let name = "lucene-replicator";
-    let o = run(name, Order::LuceneReplicator, Plan::rounds(6, Gens::Skip));
+    let name = "lockwright-no-retention";
+    let o = run(
+        name,
+        Order::LockwrightNoRetention,
+        Plan::rounds(6, Gens::Skip),
+    );
     for m in MODES {
         assert_eq!(o.fails(m), 0, "{}", o.report(name));
         assert_eq!(o.retries(m), 0, "{}", o.report(name));
     }
 }
 
-/// Model row 8 (`seed-rule`): readers read `segments_N` while it is copied in place. Lucene
+/// Model row 15 (`seed-rule`): readers read `segments_N` while it is copied in place. Lucene
 /// 4.10 sees a torn file (`EOFException`), retries, and falls back to `segments_N-1`: when
 /// the replica received every generation, that is the previous commit (which the seed's rule
 /// keeps) and nothing reaches the application; when the copier skipped a generation there is
@@ -137,7 +148,7 @@ fn seed_rule_order_lets_readers_read_a_partial_segments_file() {
     assert!(torn, "{}", o.report(name));
 }
 
-/// Model row 11 (`segments-first`): readers open `segments_N` before its files are there (and
+/// Model row 18 (`segments-first`): readers open `segments_N` before its files are there (and
 /// read it while it is written). As for the seed's rule, Lucene's fallback to `segments_N-1`
 /// hides this only when the replica received every generation.
 #[test]
@@ -161,7 +172,7 @@ fn segments_first_order_sends_readers_after_missing_files() {
     }
 }
 
-/// Model rows 13–14 (`any-order`, its shortest counterexample: delete `segments_N-1` first):
+/// Model rows 20–21 (`any-order`, its shortest counterexample: delete `segments_N-1` first):
 /// the replica has no commit at all for a while, and every reader's reopen fails
 /// (`IndexNotFoundException`): Lucene has nothing to fall back to.
 #[test]

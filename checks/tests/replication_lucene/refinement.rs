@@ -195,13 +195,26 @@ fn drive(order: Order, seed: u64) -> Vec<&'static str> {
                     if fs.sc.target(&fs.s).is_some() {
                         fs.take(Action::CrashCopier);
                     }
-                    // The restarted copier remembers nothing. Unless the round was over,
-                    // it runs the round again (when nothing is left to do, the model
-                    // already counts the round as done, and the rerun makes no call).
-                    copier = Copier::new(fs, order);
+                    // The restarted copier remembers no previous commit; its supervisor
+                    // tells it the replica's newest complete commit (what the model's
+                    // restarted copier reads). Unless the round was over, it runs the round
+                    // again, or refuses the commit if the crashed round had already renamed
+                    // its `segments_N` into place (the model refuses it too).
+                    let base = fs.s.copier.base.map(|b| commit(u64::from(b)));
+                    copier = Copier::new(fs, order).with_revision(base);
                     if finished {
                         break;
                     }
+                }
+                Err(ReplicationError::NotNewer { generation, .. }) => {
+                    let fs = copier.fs();
+                    assert!(
+                        u64::from(fs.s.copier.round) >= generation - 1,
+                        "{order}: the model did not refuse commit {generation}\n{:?}\n{:?}",
+                        fs.s,
+                        fs.trace
+                    );
+                    break;
                 }
                 Err(e) => panic!("{e}"),
             }
@@ -221,7 +234,9 @@ fn drive(order: Order, seed: u64) -> Vec<&'static str> {
 fn copier_calls_refine_the_model() {
     let orders = [
         Order::Lockwright,
-        Order::LuceneReplicator,
+        Order::Lucene410Handler,
+        Order::Lucene5Handler,
+        Order::LockwrightNoRetention,
         Order::SeedRule,
         Order::SegmentsFirst,
         Order::AnyOrder,

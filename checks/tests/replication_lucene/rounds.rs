@@ -73,6 +73,28 @@ impl Outcome {
         g.dedup();
         g.len()
     }
+    /// Adds what the reader printed (`OPEN`, `RETRY`, `FAIL` lines).
+    pub(crate) fn read(&mut self, lines: &[String]) {
+        for l in lines {
+            let mut it = l.splitn(3, ' ');
+            let (kind, mode, rest) = (it.next(), it.next(), it.next().unwrap_or(""));
+            let Some(mode) = mode else { continue };
+            let list = match kind {
+                Some("OPEN") => {
+                    let g = rest.parse().unwrap_or(0);
+                    self.opens.entry(mode.to_string()).or_default().push(g);
+                    continue;
+                }
+                Some("RETRY") => &mut self.retries,
+                Some("FAIL") => &mut self.fails,
+                _ => continue,
+            };
+            list.entry(mode.to_string())
+                .or_default()
+                .push(rest.to_string());
+        }
+    }
+
     pub(crate) fn report(&self, name: &str) -> String {
         let mut s = format!(
             "{name}: {} rounds, {} copier calls, {} crashes",
@@ -103,28 +125,33 @@ pub(crate) fn pausing_hook(reader: Shared, crash_at: Option<usize>) -> Hook {
     let mut calls = 0;
     Box::new(move |_step: &Step| {
         calls += 1;
-        let (lines, cv) = &*reader;
-        let mut guard = lines.lock().unwrap();
-        let start = guard.tries.clone();
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let now = &guard.tries;
-            let done = MODES.iter().all(|m| {
-                now.get(*m).copied().unwrap_or(0) >= start.get(*m).copied().unwrap_or(0) + 2
-            });
-            if done {
-                break;
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            assert!(!left.is_zero(), "the readers stopped making progress");
-            guard = cv.wait_timeout(guard, left).unwrap().0;
-        }
+        readers_look(&reader);
         if crash_at == Some(calls) {
             ControlFlow::Break(())
         } else {
             ControlFlow::Continue(())
         }
     })
+}
+
+/// Waits until each reader thread has finished two more attempts.
+pub(crate) fn readers_look(reader: &Shared) {
+    let (lines, cv) = &**reader;
+    let mut guard = lines.lock().unwrap();
+    let start = guard.tries.clone();
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let now = &guard.tries;
+        let done = MODES
+            .iter()
+            .all(|m| now.get(*m).copied().unwrap_or(0) >= start.get(*m).copied().unwrap_or(0) + 2);
+        if done {
+            return;
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        assert!(!left.is_zero(), "the readers stopped making progress");
+        guard = cv.wait_timeout(guard, left).unwrap().0;
+    }
 }
 
 /// The commit a round replicates after generation `after`: generation `after + 1`
@@ -239,10 +266,13 @@ pub(crate) fn run(name: &str, order: Order, plan: Plan) -> Outcome {
             copier = Copier::new(StdReplicaFs::new(&src, &replica), order)
                 .with_hook(pausing_hook(reader.out.clone(), None));
         }
-        let report = copier
-            .replicate(&commit)
-            .unwrap_or_else(|e| panic!("{name}: round {round}: {e}"));
-        outcome.steps += report.steps;
+        match copier.replicate(&commit) {
+            Ok(report) => outcome.steps += report.steps,
+            // The crashed round had already renamed `segments_N` into place: the restarted
+            // copier refuses the commit as not newer than the replica's.
+            Err(ReplicationError::NotNewer { .. }) if plan.crashes => {}
+            Err(e) => panic!("{name}: round {round}: {e}"),
+        }
         outcome.rounds += 1;
         last = commit.generation();
         writer.send(&format!("RELEASE {last}"));
@@ -270,29 +300,7 @@ pub(crate) fn run(name: &str, order: Order, plan: Plan) -> Outcome {
         !names(&replica).iter().any(|n| n.starts_with(TEMP_PREFIX)) || order != Order::Lockwright,
         "temporary files left behind"
     );
-    for l in &lines {
-        let mut it = l.splitn(3, ' ');
-        let (kind, mode, rest) = (it.next(), it.next(), it.next().unwrap_or(""));
-        let Some(mode) = mode else { continue };
-        match kind {
-            Some("OPEN") => outcome
-                .opens
-                .entry(mode.to_string())
-                .or_default()
-                .push(rest.parse().unwrap_or(0)),
-            Some("RETRY") => outcome
-                .retries
-                .entry(mode.to_string())
-                .or_default()
-                .push(rest.to_string()),
-            Some("FAIL") => outcome
-                .fails
-                .entry(mode.to_string())
-                .or_default()
-                .push(rest.to_string()),
-            _ => {}
-        }
-    }
+    outcome.read(&lines);
     println!("{}", outcome.report(name));
     outcome
 }

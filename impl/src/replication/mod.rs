@@ -19,7 +19,8 @@
 //! The source document's rule (copy everything but `segments_N`, then `segments_N`, delete
 //! old files only at the next sync) with Lucene's replicator's mechanics:
 //!
-//! 1. each data file of the new commit that the replica lacks: `copy_to_temp` (under
+//! 1. each data file of the new commit that the last completed revision does not name (never
+//!    judged by the names on the replica): `copy_to_temp` (under
 //!    `pending_<name>`), `fsync`, `rename` — a name appears only with all its bytes, so a
 //!    crash never leaves a partial file under a name the next round would trust;
 //! 2. `segments_N` the same way, last: a reader that sees it finds every file it names;
@@ -135,6 +136,11 @@ impl Commit {
 }
 
 /// `n` in base 36, lower case (Java's `Long.toString(n, Character.MAX_RADIX)`).
+/// The generation of a `segments_N` name (`N` in base 36), if `name` is one.
+fn segments_generation(name: &str) -> Option<u64> {
+    u64::from_str_radix(name.strip_prefix("segments_")?, 36).ok()
+}
+
 fn base36(mut n: u64) -> String {
     const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
     let mut out = Vec::new();
@@ -232,6 +238,15 @@ pub enum ReplicationError {
         /// What is wrong with it.
         reason: String,
     },
+    /// The commit is not newer than the replica's newest complete commit: copying it would
+    /// take the replica back (with a delete-at-once order, delete the newer commit's files).
+    /// Nothing was changed.
+    NotNewer {
+        /// The generation asked for.
+        generation: u64,
+        /// The replica's generation.
+        replica: u64,
+    },
     /// The hook stopped the round after this step (tests: a crash there).
     Interrupted {
         /// The step after which the round stopped.
@@ -249,6 +264,17 @@ impl fmt::Display for ReplicationError {
             ReplicationError::BadCommit { generation, reason } => {
                 write!(f, "replication: commit {generation}: {reason}")
             }
+            ReplicationError::NotNewer {
+                generation,
+                replica,
+            } => write!(
+                f,
+                "replication: commit {generation} (segments_{}) is not newer than the replica's \
+                 commit {replica} (segments_{}); nothing was copied: replicate a commit newer \
+                 than {replica}",
+                base36(*generation),
+                base36(*replica)
+            ),
             ReplicationError::Interrupted { after } => {
                 write!(f, "replication: round interrupted after {after}")
             }
@@ -289,6 +315,12 @@ pub struct Copier<F: ReplicaFs> {
     order: Order,
     /// The commit of the last completed round: the replica's previous generation.
     previous: Option<Commit>,
+    /// The last completed revision, if known: the commit the replica is known to hold complete
+    /// (`Some(None)`: it is known to hold none). The copier
+    /// copies only the files of a new commit this one does not name (Lucene's
+    /// `ReplicationClient.requiredFiles`), so a leftover of a failed round is never trusted for
+    /// its name.
+    revision: Option<Option<Commit>>,
     hook: Option<Hook>,
 }
 
@@ -300,6 +332,7 @@ impl<F: ReplicaFs> Copier<F> {
             fs,
             order,
             previous: None,
+            revision: None,
             hook: None,
         }
     }
@@ -307,7 +340,19 @@ impl<F: ReplicaFs> Copier<F> {
     /// The same copier, knowing that the replica holds `commit` complete (it made that copy):
     /// the commit its first round keeps next to the new one.
     pub fn with_previous(mut self, commit: Commit) -> Copier<F> {
+        self.revision = Some(Some(commit.clone()));
         self.previous = Some(commit);
+        self
+    }
+
+    /// The same copier, told that the replica's newest complete commit is `commit` (what a
+    /// restarted copier's supervisor reads from the replica, as Lucene's handler reads the
+    /// replica's last commit when it starts): its files are not copied again, and a commit not
+    /// newer than it is refused. Unlike [`Copier::with_previous`], the round does not keep this
+    /// commit's files next to the new one. `None`: the replica holds no complete commit, so
+    /// every file is copied and no commit is refused.
+    pub fn with_revision(mut self, commit: Option<Commit>) -> Copier<F> {
+        self.revision = Some(commit);
         self
     }
 
@@ -361,10 +406,21 @@ impl<F: ReplicaFs> Copier<F> {
         match result {
             Ok(report) => {
                 self.previous = Some(commit.clone());
+                self.revision = Some(Some(commit.clone()));
                 Ok(report)
+            }
+            // Refused before any call. A copier that was told the replica holds exactly this
+            // commit (a restart after the crashed round renamed `segments_N` into place) takes
+            // it as its last completed round, as the model's copier does.
+            Err(e @ ReplicationError::NotNewer { .. }) => {
+                if self.revision.as_ref().and_then(Option::as_ref) == Some(commit) {
+                    self.previous = Some(commit.clone());
+                }
+                Err(e)
             }
             Err(e) => {
                 self.previous = None;
+                self.revision = None;
                 Err(e)
             }
         }
@@ -378,6 +434,18 @@ impl<F: ReplicaFs> Copier<F> {
             .into_iter()
             .filter(|n| is_replicated_name(n))
             .collect();
+        // The replica's generation: the last completed revision, or, for a copier that knows
+        // none, the newest `segments_N` name on the replica.
+        let replica = match &self.revision {
+            Some(r) => r.as_ref().map(Commit::generation),
+            None => listing.iter().filter_map(|n| segments_generation(n)).max(),
+        };
+        if let Some(replica) = replica.filter(|&g| g >= commit.generation()) {
+            return Err(ReplicationError::NotNewer {
+                generation: commit.generation(),
+                replica,
+            });
+        }
         let mut report = RoundReport {
             generation: commit.generation(),
             ..RoundReport::default()
@@ -386,16 +454,15 @@ impl<F: ReplicaFs> Copier<F> {
             match phase {
                 Phase::CopyData => {
                     for name in commit.data_files() {
-                        if !listing.contains(name) {
-                            self.copy(program.copy, name, &mut listing, &mut report)?;
+                        let trusted = self.revision.as_ref().and_then(Option::as_ref);
+                        if !trusted.is_some_and(|r| r.names(name)) {
+                            self.copy(program.data, name, &mut listing, &mut report)?;
                         }
                     }
                 }
                 Phase::CopySegments => {
                     let name = commit.segments_file();
-                    if !listing.contains(name) {
-                        self.copy(program.copy, name, &mut listing, &mut report)?;
-                    }
+                    self.copy(program.segments, name, &mut listing, &mut report)?;
                 }
                 Phase::SyncDir => self.step(Step::SyncDir, &mut listing, &mut report)?,
                 Phase::DeleteOld => {

@@ -34,10 +34,19 @@ pub enum Order {
     /// delete what belongs to neither this commit nor the previous one.
     #[cfg(feature = "defects")]
     SeedRule,
-    /// Lucene's replicator module, in outline: temporary names, `fsync`, `rename`,
-    /// `segments_N` last, directory sync, then delete the previous generation's files at once.
+    /// Lucene 4.10's `IndexReplicationHandler`: the data files in place, then `segments_N` in
+    /// place, then delete every index file the new commit does not name.
     #[cfg(feature = "defects")]
-    LuceneReplicator,
+    Lucene410Handler,
+    /// Lucene 5–9's `IndexReplicationHandler`: the data files in place, `segments_N` through a
+    /// temporary name and a `rename`, directory sync, then delete every index file the new
+    /// commit does not name.
+    #[cfg(feature = "defects")]
+    Lucene5Handler,
+    /// lockwright's own hybrid without retention: [`Order::Lockwright`]'s copies, then delete
+    /// the previous generation's files at once.
+    #[cfg(feature = "defects")]
+    LockwrightNoRetention,
 }
 
 impl Order {
@@ -52,43 +61,75 @@ impl Order {
             #[cfg(feature = "defects")]
             Order::SeedRule => "seed-rule",
             #[cfg(feature = "defects")]
-            Order::LuceneReplicator => "lucene-replicator",
+            Order::Lucene410Handler => "lucene-4.10-handler",
+            #[cfg(feature = "defects")]
+            Order::Lucene5Handler => "lucene-5-handler",
+            #[cfg(feature = "defects")]
+            Order::LockwrightNoRetention => "lockwright-no-retention",
         }
     }
 
     /// The step table.
     pub(crate) fn program(self) -> Program {
+        #[cfg(feature = "defects")]
+        use CopyMethod::InPlace;
+        use CopyMethod::TempFsyncRename;
         use Phase::*;
-        match self {
-            Order::Lockwright => Program {
-                phases: &[CopyData, CopySegments, SyncDir, DeleteOld],
-                copy: CopyMethod::TempFsyncRename,
-                keep: Keep::NewAndPrevious,
-            },
+        let (phases, data, segments, keep): (&'static [Phase], _, _, _) = match self {
+            Order::Lockwright => (
+                &[CopyData, CopySegments, SyncDir, DeleteOld],
+                TempFsyncRename,
+                TempFsyncRename,
+                Keep::NewAndPrevious,
+            ),
             #[cfg(feature = "defects")]
-            Order::SegmentsFirst => Program {
-                phases: &[CopySegments, CopyData, DeleteOld],
-                copy: CopyMethod::InPlace,
-                keep: Keep::New,
-            },
+            Order::SegmentsFirst => (
+                &[CopySegments, CopyData, DeleteOld],
+                InPlace,
+                InPlace,
+                Keep::New,
+            ),
             #[cfg(feature = "defects")]
-            Order::AnyOrder => Program {
-                phases: &[DeleteOld, CopySegments, CopyData],
-                copy: CopyMethod::InPlace,
-                keep: Keep::New,
-            },
+            Order::AnyOrder => (
+                &[DeleteOld, CopySegments, CopyData],
+                InPlace,
+                InPlace,
+                Keep::New,
+            ),
             #[cfg(feature = "defects")]
-            Order::SeedRule => Program {
-                phases: &[CopyData, CopySegments, DeleteOld],
-                copy: CopyMethod::InPlace,
-                keep: Keep::NewAndPrevious,
-            },
+            Order::SeedRule => (
+                &[CopyData, CopySegments, DeleteOld],
+                InPlace,
+                InPlace,
+                Keep::NewAndPrevious,
+            ),
             #[cfg(feature = "defects")]
-            Order::LuceneReplicator => Program {
-                phases: &[CopyData, CopySegments, SyncDir, DeleteOld],
-                copy: CopyMethod::TempFsyncRename,
-                keep: Keep::New,
-            },
+            Order::Lucene410Handler => (
+                &[CopyData, CopySegments, DeleteOld],
+                InPlace,
+                InPlace,
+                Keep::New,
+            ),
+            #[cfg(feature = "defects")]
+            Order::Lucene5Handler => (
+                &[CopyData, CopySegments, SyncDir, DeleteOld],
+                InPlace,
+                TempFsyncRename,
+                Keep::New,
+            ),
+            #[cfg(feature = "defects")]
+            Order::LockwrightNoRetention => (
+                &[CopyData, CopySegments, SyncDir, DeleteOld],
+                TempFsyncRename,
+                TempFsyncRename,
+                Keep::New,
+            ),
+        };
+        Program {
+            phases,
+            data,
+            segments,
+            keep,
         }
     }
 }
@@ -103,7 +144,10 @@ impl fmt::Display for Order {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Program {
     pub phases: &'static [Phase],
-    pub copy: CopyMethod,
+    /// How a data file is copied.
+    pub data: CopyMethod,
+    /// How `segments_N` is copied.
+    pub segments: CopyMethod,
     pub keep: Keep,
 }
 

@@ -192,17 +192,83 @@ fn a_crash_after_any_step_leaves_a_complete_commit() {
             names(r)
         );
 
-        // The restarted copier (new process: knows no previous commit) finishes the round,
-        // deleting only temporary files, and the round after deletes commit 2's own files.
-        let mut restarted = Copier::new(StdReplicaFs::new(&src.path, r), Order::Lockwright);
-        restarted.replicate(&c3).unwrap();
+        // The restarted copier (new process: knows no previous commit) is told the replica's
+        // newest complete commit, as its supervisor reads it: it finishes the round, or
+        // refuses commit 3 if the crash came after `segments_3` was renamed into place.
+        let newest = if complete(r, &c3) { &c3 } else { &c2 };
+        let mut restarted = Copier::new(StdReplicaFs::new(&src.path, r), Order::Lockwright)
+            .with_revision(Some(newest.clone()));
+        match restarted.replicate(&c3) {
+            Ok(_) => assert_eq!(newest, &c2, "crash after step {}", crash_at + 1),
+            Err(ReplicationError::NotNewer {
+                generation: 3,
+                replica: 3,
+            }) => assert_eq!(newest, &c3, "crash after step {}", crash_at + 1),
+            Err(e) => panic!("crash after step {}: {e}", crash_at + 1),
+        }
         assert!(complete(r, &c3));
-        assert!(!names(r).iter().any(|n| n.starts_with(TEMP_PREFIX)));
-        let c4 = src.commit(4);
+        let (c4, c5) = (src.commit(4), src.commit(5));
         restarted.replicate(&c4).unwrap();
+        assert!(!names(r).iter().any(|n| n.starts_with(TEMP_PREFIX)));
         assert!(complete(r, &c3) && complete(r, &c4));
+        // Two rounds after the crash, the copier knows its previous commit again.
+        restarted.replicate(&c5).unwrap();
+        assert!(complete(r, &c4) && complete(r, &c5));
         assert!(!r.join("_1").exists() && !r.join("segments_2").exists());
     }
+}
+
+/// The copier refuses a commit that is not newer than the replica's, naming both generations,
+/// and changes nothing; a copier that knows no revision judges the replica's generation by its
+/// newest `segments_N`.
+#[test]
+fn a_commit_not_newer_than_the_replica_is_refused() {
+    let src = Source::new();
+    let replica = tempfile::tempdir().unwrap();
+    let r = replica.path();
+    let (c1, c2) = (src.commit(1), src.commit(2));
+    let mut copier = Copier::new(StdReplicaFs::new(&src.path, r), Order::Lockwright);
+    copier.replicate(&c1).unwrap();
+    copier.replicate(&c2).unwrap();
+    let before = names(r);
+    let err = copier.replicate(&c1).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "replication: commit 1 (segments_1) is not newer than the replica's commit 2 \
+         (segments_2); nothing was copied: replicate a commit newer than 2"
+    );
+    assert_eq!(names(r), before);
+    assert_eq!(copier.previous(), Some(&c2), "a refusal forgets nothing");
+    let mut fresh = Copier::new(StdReplicaFs::new(&src.path, r), Order::Lockwright);
+    assert!(matches!(
+        fresh.replicate(&c2),
+        Err(ReplicationError::NotNewer {
+            generation: 2,
+            replica: 2
+        })
+    ));
+    assert_eq!(names(r), before);
+    fresh.replicate(&src.commit(3)).unwrap();
+}
+
+/// The skip rule is by the last completed revision, not by name: a torn `_2` left under its
+/// own name (a crashed in-place copy) is copied again, because commit 1 does not name it.
+#[test]
+fn a_torn_leftover_is_not_trusted_for_its_name() {
+    let src = Source::new();
+    let replica = tempfile::tempdir().unwrap();
+    let r = replica.path();
+    let c1 = src.commit(1);
+    let mut copier = Copier::new(StdReplicaFs::new(&src.path, r), Order::Lockwright);
+    copier.replicate(&c1).unwrap();
+    fs::write(r.join("_2"), "torn").unwrap();
+    let c2 = src.commit(2);
+    let report = copier.replicate(&c2).unwrap();
+    assert_eq!(report.copied, ["_2", "segments_2"]);
+    assert_eq!(
+        fs::read(r.join("_2")).unwrap(),
+        fs::read(src.path.join("_2")).unwrap()
+    );
 }
 
 /// While someone else holds the replica's `write.lock`, a round does nothing.
@@ -270,7 +336,7 @@ fn the_newest_manifest_describes_the_commit() {
 #[cfg(feature = "defects")]
 #[test]
 fn the_unsafe_orders_follow_their_step_tables() {
-    let expected: [(Order, &[&str]); 4] = [
+    let expected: [(Order, &[&str]); 6] = [
         (
             Order::SegmentsFirst,
             &[
@@ -303,7 +369,31 @@ fn the_unsafe_orders_follow_their_step_tables() {
             ],
         ),
         (
-            Order::LuceneReplicator,
+            Order::Lucene410Handler,
+            &[
+                "create(_2)",
+                "fill(_2)",
+                "create(segments_2)",
+                "fill(segments_2)",
+                "delete(_0)",
+                "delete(segments_1)",
+            ],
+        ),
+        (
+            Order::Lucene5Handler,
+            &[
+                "create(_2)",
+                "fill(_2)",
+                "copy_to_temp(segments_2, pending_segments_2)",
+                "fsync(pending_segments_2)",
+                "rename(pending_segments_2, segments_2)",
+                "sync_dir()",
+                "delete(_0)",
+                "delete(segments_1)",
+            ],
+        ),
+        (
+            Order::LockwrightNoRetention,
             &[
                 "copy_to_temp(_2, pending__2)",
                 "fsync(pending__2)",

@@ -1,7 +1,9 @@
-//! How states and steps read in counterexample listings and the Explorer.
+//! How states and steps read in counterexample listings and the Explorer, and the checker's hooks
+//! ([`Checkable`]: successors in place, readers sorted for symmetry).
 
 use std::fmt;
 
+use crate::checker::Checkable;
 use crate::replication::dir::{Content, File, Name};
 use crate::replication::protocol::{Action, Event, Stage, State};
 use crate::replication::scenario::Scenario;
@@ -33,14 +35,20 @@ impl Scenario {
             Action::SyncDir => copier("fsync(replica directory)".to_string()),
             Action::Delete(n) => copier(format!("delete({n})")),
             Action::CrashCopier => format!(
-                "copier crashes and restarts: forgets its place{}{round}{}",
+                "copier crashes and restarts: forgets its place{}; reads {} as the replica's last \
+                 commit{round}{}",
                 if self.variant.program().keep == crate::replication::Keep::NewAndPrevious {
                     " and the previous commit"
                 } else {
                     ""
                 },
+                after
+                    .copier
+                    .base
+                    .map_or("no segments_N".to_string(), |b| File::Segments(b)
+                        .to_string()),
                 if after.copier.round > before.copier.round {
-                    "; finds nothing left to do: round done"
+                    "; the commit is not newer: refused, round done"
                 } else {
                     ""
                 }
@@ -82,6 +90,30 @@ impl Scenario {
                 format!("r{r} Open: {what} → {outcome}")
             }
         }
+    }
+}
+
+impl Checkable for Scenario {
+    fn successor_into(&self, s: &State, action: Action, out: &mut State) -> bool {
+        out.clone_from(s);
+        self.apply_in_place(out, action);
+        true
+    }
+
+    /// Readers are interchangeable: sort them.
+    fn representative(&self, s: &State) -> Option<State> {
+        if !self.symmetry || s.readers.windows(2).all(|w| w[0] <= w[1]) {
+            return None;
+        }
+        let mut rep = s.clone();
+        rep.readers.sort_unstable();
+        Some(rep)
+    }
+
+    /// What a step did: who acts, the call, and its outcome (`copier Rename:
+    /// rename(pending__2, _2)`).
+    fn describe_step(&self, before: &State, action: &Action, after: &State) -> String {
+        self.describe(before, *action, after)
     }
 }
 
@@ -127,9 +159,10 @@ impl fmt::Debug for State {
             "copier: {} rounds done, phase {}{inflight}, {}{}{}",
             c.round,
             c.phase,
-            match c.known_prev {
-                Some(g) => format!("knows commit {g}"),
-                None => "knows no previous commit".to_string(),
+            match (c.known_prev, c.base) {
+                (Some(g), _) => format!("knows commit {g}"),
+                (None, Some(b)) => format!("knows no previous commit, trusts commit {b}"),
+                (None, None) => "knows no previous commit, trusts none".to_string(),
             },
             if c.touched { ", touched" } else { "" },
             if c.crashed {

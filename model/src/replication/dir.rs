@@ -239,6 +239,20 @@ impl Dir {
             .max()
     }
 
+    /// The newest `segments_N` whose bytes are all there: the commit Lucene's replication
+    /// handler reads as the replica's last commit when it starts (`DirectoryReader.listCommits`
+    /// cannot read a torn `segments_N`). It trusts the data files that commit names without
+    /// looking at them.
+    pub fn newest_complete_segments(&self) -> Option<Gen> {
+        self.entries
+            .iter()
+            .filter_map(|(n, c)| match (n, c) {
+                (Name::Final(File::Segments(g)), Content::Complete) => Some(*g),
+                _ => None,
+            })
+            .max()
+    }
+
     /// Whether commit `g` is complete here: `segments_g` and every file it names exist under
     /// their own names with all their bytes.
     pub fn has_complete_commit(&self, source: &Source, g: Gen) -> bool {
@@ -282,6 +296,12 @@ impl Source {
         } else {
             File::Data(self.data(g).start + i - 1)
         }
+    }
+
+    /// `f`'s bit in a set of commit `g`'s files (bit `i` for [`Source::nth`]`(g, i)`; 0 if
+    /// `g` does not name `f`).
+    pub fn bit(&self, g: Gen, f: File) -> u8 {
+        self.files(g).position(|x| x == f).map_or(0, |i| 1 << i)
     }
 
     /// Whether commit `g` names `f`.

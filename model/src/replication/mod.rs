@@ -20,8 +20,8 @@ pub mod scenario;
 
 pub use dir::{Content, Dir, File, FsError, Gen, Name, Source};
 pub use protocol::{
-    Action, Copier, Event, Opening, Reader, Stage, State, ALWAYS, COMPLETE_COMMIT, IN_USE_DELETED,
-    NEWEST_OPENED, NO_LOST_FILE, NO_MISSING_FILE, NO_PARTIAL_READ, OPENED_MID_ROUND, R, RECOVERED,
-    SOMETIMES,
+    Action, Copier, Event, Opening, Reader, Stage, State, ALWAYS, COMPLETE_COMMIT, NEWEST_OPENED,
+    NO_IN_USE_DELETED, NO_LOST_FILE, NO_MISSING_FILE, NO_PARTIAL_READ, OLD_COMMIT_DELETED,
+    OPENED_MID_ROUND, R, RECOVERED, SOMETIMES,
 };
 pub use scenario::{CopyMethod, Faults, Keep, Pace, Phase, Program, ReaderKind, Scenario, Variant};

@@ -28,6 +28,19 @@ impl Scenario {
         }
     }
 
+    /// Whether the copier still has to copy `f`, a file of the commit it is bringing: the last
+    /// completed revision ([`crate::replication::Copier::base`]) does not name it and the
+    /// round has not copied it yet. Judged by revision, never by name: a file left torn (or
+    /// whole) by a crashed round is copied again.
+    pub fn needs_copy(&self, s: &State, f: File) -> bool {
+        let Some(new) = self.target(s) else {
+            return false;
+        };
+        let src = self.source();
+        let in_base = s.copier.base.is_some_and(|b| src.names(b, f));
+        !in_base && s.copier.copied & src.bit(new, f) == 0
+    }
+
     /// The data files reader `r` is using: those of its current commit, and those it has
     /// already opened of the commit it is opening. (`segments_N` is read once at open.)
     pub fn in_use(&self, s: &State, r: R) -> impl Iterator<Item = File> + '_ {
@@ -66,7 +79,7 @@ impl Scenario {
             return false;
         };
         let src = self.source();
-        let lacks = |f: File| !s.replica.exists(Name::Final(f));
+        let lacks = |f: File| self.needs_copy(s, f);
         let deletable = || s.replica.entries().any(|(n, _)| !self.keeps(s, n));
         match self.variant.program().phases[s.copier.phase as usize] {
             Phase::CopyData => src.data(new).any(|d| lacks(File::Data(d))),

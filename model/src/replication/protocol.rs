@@ -5,21 +5,27 @@
 //! `segments_*` first, then `segments_N`, then advance the generation, and delete old files
 //! only at the next sync — because a periodic reopen thread on the replica may open
 //! `segments_N` and look for files that are not there yet, or lose files it still uses.
-//! Lucene's replicator module copies to temporary names, renames, writes
-//! `segments_N` last and deletes the previous generation at once.
+//! Lucene's replicator module (4.10, and 5–9: `IndexReplicationHandler`) copies the data files
+//! in place, then `segments_N` (5–9: through `pending_segments_N` and a rename), and deletes the
+//! previous generation at once.
 //!
 //! One copier replicates commits `2, 3, …` of a source index into a replica that starts with
 //! commit 1; reader threads on the replica reopen continuously: list the directory, pick the
 //! newest `segments_N`, read it, open each file it names. The copier's orders
 //! ([`crate::replication::Variant`], step table in [`crate::replication::Variant::program`]):
 //!
-//! | variant | phases | a file is copied | a round keeps |
-//! |---|---|---|---|
-//! | `segments-first` | segments, data, delete | in place | the new commit |
-//! | `any-order` | any interleaving | in place | the new commit |
-//! | `seed-rule` | data, segments, delete | in place | the new and the previous commit |
-//! | `lucene-replicator` | data, segments, sync dir, delete | temp, fsync, rename | the new commit |
-//! | `lockwright` | data, segments, sync dir, delete | temp, fsync, rename | the new and the previous commit |
+//! | variant | phases | data file copied | `segments_N` copied | a round keeps |
+//! |---|---|---|---|---|
+//! | `segments-first` | segments, data, delete | in place | in place | the new commit |
+//! | `any-order` | any interleaving | in place | in place | the new commit |
+//! | `seed-rule` | data, segments, delete | in place | in place | the new and the previous commit |
+//! | `lucene-4.10-handler` | data, segments, delete | in place | in place | the new commit |
+//! | `lucene-5-handler` | data, segments, sync dir, delete | in place | temp, fsync, rename | the new commit |
+//! | `lockwright-no-retention` | data, segments, sync dir, delete | temp, fsync, rename | temp, fsync, rename | the new commit |
+//! | `lockwright` | data, segments, sync dir, delete | temp, fsync, rename | temp, fsync, rename | the new and the previous commit |
+//!
+//! Every order copies only what the last completed revision does not name, and refuses a
+//! commit not newer than it ([`Copier::base`]).
 //!
 //! Faults: `CrashCopier` (the copier dies and is restarted at once: it forgets its place in
 //! the round and which commit the replica held before; what it wrote stays). Readers are
@@ -34,7 +40,6 @@ use std::fmt;
 
 use stateright::{Model, Property};
 
-use crate::checker::Checkable;
 use crate::replication::dir::{Content, Dir, File, Gen, Name};
 use crate::replication::scenario::{CopyMethod, Faults, Pace, Phase, ReaderKind, Scenario};
 
@@ -68,6 +73,18 @@ pub struct Copier {
     /// The commit the copier last completed (the replica's previous generation, for
     /// [`crate::replication::Keep::NewAndPrevious`]); forgotten on a crash.
     pub known_prev: Option<Gen>,
+    /// The last completed revision, as Lucene's `ReplicationClient` judges what to copy
+    /// (`requiredFiles` against the handler's `currentRevisionFiles`): the copier copies only
+    /// the files of the new commit this commit does not name, and refuses a commit that is not
+    /// newer than it. Set when a round completes; after a crash the restarted copier reads it
+    /// from the replica (its newest complete `segments_N`, as the handler's constructor does),
+    /// so a torn leftover of the crashed round is never trusted. `None`: the replica has no
+    /// readable commit, and every file is copied.
+    pub base: Option<Gen>,
+    /// The files of the new commit copied so far this round (bit `i`: the `i`-th file in
+    /// [`crate::replication::dir::Source::files`] order); cleared with the round and on a
+    /// crash.
+    pub copied: u8,
     /// The copier has changed the replica during this round.
     pub touched: bool,
     /// The copier crashed during this round.
@@ -244,19 +261,26 @@ pub const NO_LOST_FILE: &str = "a reader never loses a file it is using";
 pub const COMPLETE_COMMIT: &str = "the replica always has a complete commit";
 pub const NEWEST_OPENED: &str = "a reader opens the newest commit";
 pub const OPENED_MID_ROUND: &str = "a reader opens a commit mid-round";
-pub const IN_USE_DELETED: &str = "a file in use is deleted";
+pub const NO_IN_USE_DELETED: &str = "no file in use is deleted";
+pub const OLD_COMMIT_DELETED: &str = "the copier deletes an old commit";
 pub const RECOVERED: &str = "a round completes after a crash";
 
 /// The `always` properties, in report order.
-pub const ALWAYS: [&str; 4] = [
+pub const ALWAYS: [&str; 5] = [
     NO_MISSING_FILE,
     NO_PARTIAL_READ,
     NO_LOST_FILE,
+    NO_IN_USE_DELETED,
     COMPLETE_COMMIT,
 ];
 
 /// The `sometimes` properties, in report order.
-pub const SOMETIMES: [&str; 4] = [NEWEST_OPENED, OPENED_MID_ROUND, IN_USE_DELETED, RECOVERED];
+pub const SOMETIMES: [&str; 4] = [
+    NEWEST_OPENED,
+    OPENED_MID_ROUND,
+    OLD_COMMIT_DELETED,
+    RECOVERED,
+];
 
 // ---------------------------------------------------------------------------------------------
 // The model.
@@ -280,11 +304,11 @@ impl Scenario {
             return;
         }
         let src = self.source();
-        let start = |f: File| match program.copy {
+        let start = |f: File| match program.copy(f) {
             CopyMethod::InPlace => Action::Create(f),
             CopyMethod::TempFsyncRename => Action::CopyToTemp(f),
         };
-        let lacks = |f: File| !s.replica.exists(Name::Final(f));
+        let lacks = |f: File| self.needs_copy(s, f);
         let deletes = s
             .replica
             .entries()
@@ -358,10 +382,18 @@ impl Scenario {
                 c.inflight = None;
                 c.phase = 0;
                 c.known_prev = None;
+                c.copied = 0;
+                // The restarted copier reads the replica's last commit, as Lucene's handler
+                // does when it is constructed.
+                c.base = s.replica.newest_complete_segments();
                 c.crashed = true;
                 self.settle(s);
             }
             call => {
+                let new = self
+                    .target(s)
+                    .expect("the copier acts while it has a round");
+                let src = self.source();
                 let c = &mut s.copier;
                 let d = &mut s.replica;
                 // The model only offers calls that succeed (see `copier_actions`).
@@ -374,6 +406,7 @@ impl Scenario {
                     Action::Fill(f) => {
                         ok(d.fill(Name::Final(f)));
                         c.inflight = None;
+                        c.copied |= src.bit(new, f);
                     }
                     Action::CopyToTemp(f) => {
                         d.write_whole(Name::Temp(f));
@@ -386,6 +419,7 @@ impl Scenario {
                     Action::Rename(f) => {
                         ok(d.rename(Name::Temp(f), Name::Final(f)));
                         c.inflight = None;
+                        c.copied |= src.bit(new, f);
                     }
                     Action::SyncDir => c.phase += 1,
                     Action::Delete(n) => ok(d.delete(n)),
@@ -402,11 +436,15 @@ impl Scenario {
     fn settle(&self, s: &mut State) {
         let phases = self.variant.program().phases;
         while let Some(new) = self.target(s) {
-            if s.copier.inflight.is_some() || self.phase_has_work(s) {
+            // The copier refuses a commit that is not newer than the last completed revision
+            // (a restarted copier whose crashed round had already renamed `segments_N` into
+            // place): the round ends with no call.
+            let refused = s.copier.base >= Some(new);
+            if !refused && (s.copier.inflight.is_some() || self.phase_has_work(s)) {
                 return;
             }
             s.copier.phase += 1;
-            if s.copier.phase as usize == phases.len() {
+            if refused || s.copier.phase as usize == phases.len() {
                 let c = &mut s.copier;
                 if c.crashed {
                     s.last = Event::RoundDoneAfterCrash;
@@ -414,6 +452,8 @@ impl Scenario {
                 c.round += 1;
                 c.phase = 0;
                 c.known_prev = Some(new);
+                c.base = Some(new);
+                c.copied = 0;
                 c.touched = false;
                 c.crashed = false;
                 if self.pace == Pace::KeepUp {
@@ -469,30 +509,6 @@ impl Scenario {
     }
 }
 
-impl Checkable for Scenario {
-    fn successor_into(&self, s: &State, action: Action, out: &mut State) -> bool {
-        out.clone_from(s);
-        self.apply_in_place(out, action);
-        true
-    }
-
-    /// Readers are interchangeable: sort them.
-    fn representative(&self, s: &State) -> Option<State> {
-        if !self.symmetry || s.readers.windows(2).all(|w| w[0] <= w[1]) {
-            return None;
-        }
-        let mut rep = s.clone();
-        rep.readers.sort_unstable();
-        Some(rep)
-    }
-
-    /// What a step did: who acts, the call, and its outcome (`copier Rename:
-    /// rename(pending__2, _2)`).
-    fn describe_step(&self, before: &State, action: &Action, after: &State) -> String {
-        self.describe(before, *action, after)
-    }
-}
-
 impl Model for Scenario {
     type State = State;
     type Action = Action;
@@ -505,6 +521,8 @@ impl Model for Scenario {
                 phase: 0,
                 inflight: None,
                 known_prev: Some(1),
+                base: Some(1),
+                copied: 0,
                 touched: false,
                 crashed: false,
             },
@@ -555,6 +573,9 @@ impl Model for Scenario {
             Property::always(NO_LOST_FILE, |m: &Scenario, s: &State| {
                 m.reader == ReaderKind::OpenHandles || !m.file_in_use_deleted(s)
             }),
+            Property::always(NO_IN_USE_DELETED, |m: &Scenario, s: &State| {
+                !m.file_in_use_deleted(s)
+            }),
             Property::always(COMPLETE_COMMIT, |m: &Scenario, s: &State| {
                 m.has_complete_commit(s)
             }),
@@ -564,8 +585,8 @@ impl Model for Scenario {
             Property::sometimes(OPENED_MID_ROUND, |_, s: &State| {
                 s.last == Event::OpenedMidRound
             }),
-            Property::sometimes(IN_USE_DELETED, |m: &Scenario, s: &State| {
-                m.file_in_use_deleted(s)
+            Property::sometimes(OLD_COMMIT_DELETED, |_, s: &State| {
+                !s.replica.exists(Name::Final(File::Segments(1)))
             }),
             Property::sometimes(RECOVERED, |_, s: &State| {
                 s.last == Event::RoundDoneAfterCrash

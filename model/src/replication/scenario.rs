@@ -20,22 +20,35 @@ pub enum Variant {
     /// The seed's rule: data files first, then `segments_N`, then delete every file that
     /// belongs to neither this generation nor the previous one. Plain in-place copies.
     SeedRule,
-    /// Lucene's replicator module, in outline: temporary name, `fsync`, `rename` per
-    /// file, `segments_N` last, directory sync, then delete the previous generation's files at
-    /// once.
-    LuceneReplicator,
-    /// The `lockwright::replication` copier: Lucene's mechanics (temporary names, `fsync`,
-    /// `rename`, `segments_N` last, directory sync) with the seed's retention (a generation's
+    /// Lucene 4.10's `IndexReplicationHandler.revisionReady`: the downloaded data files copied
+    /// in place under their final names (`Directory.copy`, then `sync`), then `segments_N` the
+    /// same way, then `segments.gen`, then every index file the newest commit does not name
+    /// deleted at once (`cleanupOldIndexFiles`). No directory sync.
+    Lucene410Handler,
+    /// Lucene 5–9's `IndexReplicationHandler.revisionReady`: the data files in place under
+    /// their final names (`copyFrom`, `sync`), only `segments_N` through `pending_segments_N`
+    /// and a `rename`, a metadata sync (`syncMetaData`), then every index file the newest
+    /// commit does not name deleted at once — only when the newest commit is the one just
+    /// copied.
+    Lucene5Handler,
+    /// lockwright's own hybrid, not an order any Lucene version uses: every file through a
+    /// temporary name, `fsync` and `rename`, `segments_N` last, directory sync, then the
+    /// previous generation deleted at once (`lockwright` without its retention).
+    LockwrightNoRetention,
+    /// The `lockwright::replication` copier: every file through a temporary name, `fsync`,
+    /// `rename`, `segments_N` last, directory sync, with the seed's retention (a generation's
     /// files go only at the sync after the next).
     Lockwright,
 }
 
 impl Variant {
-    pub const ALL: [Variant; 5] = [
+    pub const ALL: [Variant; 7] = [
         Variant::SegmentsFirst,
         Variant::AnyOrder,
         Variant::SeedRule,
-        Variant::LuceneReplicator,
+        Variant::Lucene410Handler,
+        Variant::Lucene5Handler,
+        Variant::LockwrightNoRetention,
         Variant::Lockwright,
     ];
 
@@ -45,7 +58,9 @@ impl Variant {
             Variant::SegmentsFirst => "segments-first",
             Variant::AnyOrder => "any-order",
             Variant::SeedRule => "seed-rule",
-            Variant::LuceneReplicator => "lucene-replicator",
+            Variant::Lucene410Handler => "lucene-4.10-handler",
+            Variant::Lucene5Handler => "lucene-5-handler",
+            Variant::LockwrightNoRetention => "lockwright-no-retention",
             Variant::Lockwright => "lockwright",
         }
     }
@@ -58,41 +73,65 @@ impl Variant {
     /// The step table: what the copier does in a round. Everything that differs between the
     /// orders is on this one screen.
     ///
-    /// | variant | phases | a file is copied | a round keeps |
-    /// |---|---|---|---|
-    /// | `segments-first` | segments, data, delete | in place | the new commit |
-    /// | `any-order` | any interleaving | in place | the new commit |
-    /// | `seed-rule` | data, segments, delete | in place | the new and the previous commit |
-    /// | `lucene-replicator` | data, segments, sync dir, delete | temp, fsync, rename | the new commit |
-    /// | `lockwright` | data, segments, sync dir, delete | temp, fsync, rename | the new and the previous commit |
+    /// | variant | phases | data file copied | `segments_N` copied | a round keeps |
+    /// |---|---|---|---|---|
+    /// | `segments-first` | segments, data, delete | in place | in place | the new commit |
+    /// | `any-order` | any interleaving | in place | in place | the new commit |
+    /// | `seed-rule` | data, segments, delete | in place | in place | the new and the previous commit |
+    /// | `lucene-4.10-handler` | data, segments, delete | in place | in place | the new commit |
+    /// | `lucene-5-handler` | data, segments, sync dir, delete | in place | temp, fsync, rename | the new commit |
+    /// | `lockwright-no-retention` | data, segments, sync dir, delete | temp, fsync, rename | temp, fsync, rename | the new commit |
+    /// | `lockwright` | data, segments, sync dir, delete | temp, fsync, rename | temp, fsync, rename | the new and the previous commit |
+    ///
+    /// Every order copies only the files the last completed revision does not reference, and
+    /// refuses a commit that is not newer than it (see [`crate::replication::Copier::base`]).
     pub fn program(self) -> Program {
+        use CopyMethod::*;
         use Phase::*;
-        match self {
-            Variant::SegmentsFirst => Program {
-                phases: &[CopySegments, CopyData, DeleteOld],
-                copy: CopyMethod::InPlace,
-                keep: Keep::New,
-            },
-            Variant::AnyOrder => Program {
-                phases: &[AnyOrder],
-                copy: CopyMethod::InPlace,
-                keep: Keep::New,
-            },
-            Variant::SeedRule => Program {
-                phases: &[CopyData, CopySegments, DeleteOld],
-                copy: CopyMethod::InPlace,
-                keep: Keep::NewAndPrevious,
-            },
-            Variant::LuceneReplicator => Program {
-                phases: &[CopyData, CopySegments, SyncDir, DeleteOld],
-                copy: CopyMethod::TempFsyncRename,
-                keep: Keep::New,
-            },
-            Variant::Lockwright => Program {
-                phases: &[CopyData, CopySegments, SyncDir, DeleteOld],
-                copy: CopyMethod::TempFsyncRename,
-                keep: Keep::NewAndPrevious,
-            },
+        let (phases, data, segments, keep): (&'static [Phase], _, _, _) = match self {
+            Variant::SegmentsFirst => (
+                &[CopySegments, CopyData, DeleteOld],
+                InPlace,
+                InPlace,
+                Keep::New,
+            ),
+            Variant::AnyOrder => (&[AnyOrder], InPlace, InPlace, Keep::New),
+            Variant::SeedRule => (
+                &[CopyData, CopySegments, DeleteOld],
+                InPlace,
+                InPlace,
+                Keep::NewAndPrevious,
+            ),
+            Variant::Lucene410Handler => (
+                &[CopyData, CopySegments, DeleteOld],
+                InPlace,
+                InPlace,
+                Keep::New,
+            ),
+            Variant::Lucene5Handler => (
+                &[CopyData, CopySegments, SyncDir, DeleteOld],
+                InPlace,
+                TempFsyncRename,
+                Keep::New,
+            ),
+            Variant::LockwrightNoRetention => (
+                &[CopyData, CopySegments, SyncDir, DeleteOld],
+                TempFsyncRename,
+                TempFsyncRename,
+                Keep::New,
+            ),
+            Variant::Lockwright => (
+                &[CopyData, CopySegments, SyncDir, DeleteOld],
+                TempFsyncRename,
+                TempFsyncRename,
+                Keep::NewAndPrevious,
+            ),
+        };
+        Program {
+            phases,
+            data,
+            segments,
+            keep,
         }
     }
 }
@@ -108,15 +147,29 @@ impl fmt::Display for Variant {
 pub struct Program {
     /// The phases, in order; a phase with nothing left to do is skipped.
     pub phases: &'static [Phase],
-    pub copy: CopyMethod,
+    /// How a data file is copied.
+    pub data: CopyMethod,
+    /// How `segments_N` is copied.
+    pub segments: CopyMethod,
     pub keep: Keep,
+}
+
+impl Program {
+    /// How `f` is copied.
+    pub fn copy(&self, f: crate::replication::dir::File) -> CopyMethod {
+        if f.is_segments() {
+            self.segments
+        } else {
+            self.data
+        }
+    }
 }
 
 /// One phase of a copier round.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Phase {
-    /// Copy each data file of the new commit that the replica lacks, one at a time, in any
-    /// order.
+    /// Copy each data file of the new commit that the last completed revision does not
+    /// reference, one at a time, in any order.
     CopyData,
     /// Copy `segments_N` of the new commit.
     CopySegments,

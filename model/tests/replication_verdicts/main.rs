@@ -19,7 +19,7 @@ struct Expected {
     unique_states: usize,
     /// Every property, in report order: `holds`, `VIOLATED` (always) or `NOT FOUND`
     /// (sometimes).
-    verdicts: [(&'static str, &'static str); 8],
+    verdicts: [(&'static str, &'static str); 9],
     /// The counterexample of each violated `always` property (actions' `Display`).
     counterexamples: &'static [(&'static str, &'static [&'static str])],
 }
@@ -52,4 +52,5 @@ fn expect(e: Expected) {
 }
 
 mod copiers;
+mod lucene_handlers;
 mod wrong_orders;

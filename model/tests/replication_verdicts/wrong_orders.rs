@@ -1,11 +1,12 @@
-//! The copy orders that break the rule: the seed's order, segments file first, and any order.
+//! The orders the model finds unsafe for every reader: the seed's rule as written
+//! (rows 15–17), `segments-first` (rows 18–19), `any-order` (rows 20–21).
 
 use super::*;
 
-/// The seed's rule as written (plain in-place copies): a reader can read segments_N while it is
-/// being written.
+/// Row 15, the seed's rule as written copies in place, so a reader can read `segments_N` while it
+/// is being written.
 #[test]
-fn seed_rule_reads_a_partial_segments_file() {
+fn seed_rule_open_handles() {
     expect(Expected {
         scenario: Scenario::new(Variant::SeedRule, ReaderKind::OpenHandles),
         unique_states: 273,
@@ -13,10 +14,11 @@ fn seed_rule_reads_a_partial_segments_file() {
             ("a reader never opens a commit with a missing file", "holds"),
             ("a reader never reads a partial file", "VIOLATED"),
             ("a reader never loses a file it is using", "holds"),
+            ("no file in use is deleted", "holds"),
             ("the replica always has a complete commit", "holds"),
             ("a reader opens the newest commit", "holds"),
             ("a reader opens a commit mid-round", "holds"),
-            ("a file in use is deleted", "NOT FOUND"),
+            ("the copier deletes an old commit", "holds"),
             ("a round completes after a crash", "NOT FOUND"),
         ],
         counterexamples: &[(
@@ -32,137 +34,75 @@ fn seed_rule_reads_a_partial_segments_file() {
     });
 }
 
-/// Twin with a crash: an in-place copy cut short leaves a partial file the restarted copier takes
-/// for copied; two rounds later no complete commit is left.
+/// Row 16: with a crash, only the torn `segments_N` read remains: the restarted copier no longer
+/// trusts a torn leftover by its name (it copies what the last completed revision does not name),
+/// so the replica always has a complete commit.
 #[test]
-fn seed_rule_crash_leaves_a_torn_file() {
+fn seed_rule_open_handles_crash() {
     expect(Expected {
         scenario: Scenario::new(Variant::SeedRule, ReaderKind::OpenHandles)
             .with_faults(faults("crash=1")),
-        unique_states: 3188,
+        unique_states: 1304,
         verdicts: [
             ("a reader never opens a commit with a missing file", "holds"),
             ("a reader never reads a partial file", "VIOLATED"),
             ("a reader never loses a file it is using", "holds"),
-            ("the replica always has a complete commit", "VIOLATED"),
+            ("no file in use is deleted", "holds"),
+            ("the replica always has a complete commit", "holds"),
             ("a reader opens the newest commit", "holds"),
             ("a reader opens a commit mid-round", "holds"),
-            ("a file in use is deleted", "holds"),
+            ("the copier deletes an old commit", "holds"),
             ("a round completes after a crash", "holds"),
         ],
-        counterexamples: &[
-            (
-                "a reader never reads a partial file",
-                &[
-                    "Create(_2)",
-                    "Fill(_2)",
-                    "Create(segments_2)",
-                    "List(r0)",
-                    "Open(r0)",
-                ],
-            ),
-            (
-                "the replica always has a complete commit",
-                &[
-                    "Create(_2)",
-                    "CrashCopier",
-                    "Create(segments_2)",
-                    "Fill(segments_2)",
-                    "List(r0)",
-                    "Open(r0)",
-                    "Open(r0)",
-                    "Open(r0)",
-                    "List(r1)",
-                    "Open(r1)",
-                    "Open(r1)",
-                    "Open(r1)",
-                    "Create(_3)",
-                    "Fill(_3)",
-                    "Create(segments_3)",
-                    "Fill(segments_3)",
-                    "Delete(segments_1)",
-                ],
-            ),
-        ],
+        counterexamples: &[(
+            "a reader never reads a partial file",
+            &[
+                "Create(_2)",
+                "Fill(_2)",
+                "Create(segments_2)",
+                "List(r0)",
+                "Open(r0)",
+            ],
+        )],
     });
 }
 
-/// The same crash with NFS readers: readers stuck on the previous commit (the new one is torn) lose
-/// it at the next round.
+/// Row 17: the same with by-name readers; the retention keeps every file a reader that keeps up
+/// uses.
 #[test]
-fn seed_rule_crash_reopen_by_name() {
+fn seed_rule_reopen_by_name_crash() {
     expect(Expected {
         scenario: Scenario::new(Variant::SeedRule, ReaderKind::ReopenByName)
             .with_faults(faults("crash=1")),
-        unique_states: 3188,
+        unique_states: 1304,
         verdicts: [
             ("a reader never opens a commit with a missing file", "holds"),
             ("a reader never reads a partial file", "VIOLATED"),
-            ("a reader never loses a file it is using", "VIOLATED"),
-            ("the replica always has a complete commit", "VIOLATED"),
+            ("a reader never loses a file it is using", "holds"),
+            ("no file in use is deleted", "holds"),
+            ("the replica always has a complete commit", "holds"),
             ("a reader opens the newest commit", "holds"),
             ("a reader opens a commit mid-round", "holds"),
-            ("a file in use is deleted", "holds"),
+            ("the copier deletes an old commit", "holds"),
             ("a round completes after a crash", "holds"),
         ],
-        counterexamples: &[
-            (
-                "a reader never reads a partial file",
-                &[
-                    "Create(_2)",
-                    "Fill(_2)",
-                    "Create(segments_2)",
-                    "List(r0)",
-                    "Open(r0)",
-                ],
-            ),
-            (
-                "a reader never loses a file it is using",
-                &[
-                    "Create(_2)",
-                    "Fill(_2)",
-                    "Create(segments_2)",
-                    "CrashCopier",
-                    "List(r0)",
-                    "Open(r0)",
-                    "List(r1)",
-                    "Open(r1)",
-                    "Create(_3)",
-                    "Fill(_3)",
-                    "Create(segments_3)",
-                    "Fill(segments_3)",
-                    "Delete(_0)",
-                ],
-            ),
-            (
-                "the replica always has a complete commit",
-                &[
-                    "Create(_2)",
-                    "CrashCopier",
-                    "Create(segments_2)",
-                    "Fill(segments_2)",
-                    "List(r0)",
-                    "Open(r0)",
-                    "Open(r0)",
-                    "Open(r0)",
-                    "List(r1)",
-                    "Open(r1)",
-                    "Open(r1)",
-                    "Open(r1)",
-                    "Create(_3)",
-                    "Fill(_3)",
-                    "Create(segments_3)",
-                    "Fill(segments_3)",
-                    "Delete(segments_1)",
-                ],
-            ),
-        ],
+        counterexamples: &[(
+            "a reader never reads a partial file",
+            &[
+                "Create(_2)",
+                "Fill(_2)",
+                "Create(segments_2)",
+                "List(r0)",
+                "Open(r0)",
+            ],
+        )],
     });
 }
 
-/// segments_N first: a reader opens it and looks for data files that are not there yet.
+/// Row 18, `segments-first` sends readers after files that are not there yet, and lets them read
+/// a torn `segments_N`.
 #[test]
-fn segments_first_opens_missing_files() {
+fn segments_first_open_handles() {
     expect(Expected {
         scenario: Scenario::new(Variant::SegmentsFirst, ReaderKind::OpenHandles),
         unique_states: 409,
@@ -173,10 +113,11 @@ fn segments_first_opens_missing_files() {
             ),
             ("a reader never reads a partial file", "VIOLATED"),
             ("a reader never loses a file it is using", "holds"),
+            ("no file in use is deleted", "VIOLATED"),
             ("the replica always has a complete commit", "holds"),
             ("a reader opens the newest commit", "holds"),
             ("a reader opens a commit mid-round", "holds"),
-            ("a file in use is deleted", "holds"),
+            ("the copier deletes an old commit", "holds"),
             ("a round completes after a crash", "NOT FOUND"),
         ],
         counterexamples: &[
@@ -195,18 +136,29 @@ fn segments_first_opens_missing_files() {
                 "a reader never reads a partial file",
                 &["Create(segments_2)", "List(r0)", "Open(r0)"],
             ),
+            (
+                "no file in use is deleted",
+                &[
+                    "Create(segments_2)",
+                    "Fill(segments_2)",
+                    "Create(_2)",
+                    "Fill(_2)",
+                    "Delete(_0)",
+                ],
+            ),
         ],
     });
 }
 
-/// Twin with a crash: the restarted copier takes the partial data file for copied and deletes the
-/// previous commit.
+/// Row 19: with a crash after `segments_2` is complete, the restarted copier refuses commit 2 (the
+/// replica's newest complete commit is 2), so `_2` is never copied; the next round trusts commit
+/// 2's files, copies `_3` and `segments_3` and deletes `segments_1`: no complete commit is left.
 #[test]
-fn segments_first_crash_deletes_the_last_complete_commit() {
+fn segments_first_open_handles_crash() {
     expect(Expected {
         scenario: Scenario::new(Variant::SegmentsFirst, ReaderKind::OpenHandles)
             .with_faults(faults("crash=1")),
-        unique_states: 2097,
+        unique_states: 3580,
         verdicts: [
             (
                 "a reader never opens a commit with a missing file",
@@ -214,10 +166,11 @@ fn segments_first_crash_deletes_the_last_complete_commit() {
             ),
             ("a reader never reads a partial file", "VIOLATED"),
             ("a reader never loses a file it is using", "holds"),
+            ("no file in use is deleted", "VIOLATED"),
             ("the replica always has a complete commit", "VIOLATED"),
             ("a reader opens the newest commit", "holds"),
             ("a reader opens a commit mid-round", "holds"),
-            ("a file in use is deleted", "holds"),
+            ("the copier deletes an old commit", "holds"),
             ("a round completes after a crash", "holds"),
         ],
         counterexamples: &[
@@ -237,12 +190,33 @@ fn segments_first_crash_deletes_the_last_complete_commit() {
                 &["Create(segments_2)", "List(r0)", "Open(r0)"],
             ),
             (
-                "the replica always has a complete commit",
+                "no file in use is deleted",
                 &[
                     "Create(segments_2)",
                     "Fill(segments_2)",
                     "Create(_2)",
+                    "Fill(_2)",
+                    "Delete(_0)",
+                ],
+            ),
+            (
+                "the replica always has a complete commit",
+                &[
+                    "Create(segments_2)",
+                    "Fill(segments_2)",
                     "CrashCopier",
+                    "List(r0)",
+                    "Open(r0)",
+                    "Open(r0)",
+                    "Open(r0)",
+                    "List(r1)",
+                    "Open(r1)",
+                    "Open(r1)",
+                    "Open(r1)",
+                    "Create(segments_3)",
+                    "Fill(segments_3)",
+                    "Create(_3)",
+                    "Fill(_3)",
                     "Delete(segments_1)",
                 ],
             ),
@@ -250,9 +224,9 @@ fn segments_first_crash_deletes_the_last_complete_commit() {
     });
 }
 
-/// Any order (a naive sync): deleting segments_1 first leaves no commit at all.
+/// Row 20, `any-order` can delete `segments_1` first and leave the replica with no commit at all.
 #[test]
-fn any_order_deletes_the_only_commit() {
+fn any_order_open_handles() {
     expect(Expected {
         scenario: Scenario::new(Variant::AnyOrder, ReaderKind::OpenHandles),
         unique_states: 817,
@@ -263,10 +237,11 @@ fn any_order_deletes_the_only_commit() {
             ),
             ("a reader never reads a partial file", "VIOLATED"),
             ("a reader never loses a file it is using", "holds"),
+            ("no file in use is deleted", "VIOLATED"),
             ("the replica always has a complete commit", "VIOLATED"),
             ("a reader opens the newest commit", "holds"),
             ("a reader opens a commit mid-round", "holds"),
-            ("a file in use is deleted", "holds"),
+            ("the copier deletes an old commit", "holds"),
             ("a round completes after a crash", "NOT FOUND"),
         ],
         counterexamples: &[
@@ -278,6 +253,7 @@ fn any_order_deletes_the_only_commit() {
                 "a reader never reads a partial file",
                 &["Create(segments_2)", "List(r0)", "Open(r0)"],
             ),
+            ("no file in use is deleted", &["Delete(_0)"]),
             (
                 "the replica always has a complete commit",
                 &["Delete(segments_1)"],
@@ -286,9 +262,9 @@ fn any_order_deletes_the_only_commit() {
     });
 }
 
-/// Any order with NFS readers: every property fails.
+/// Row 21: the same, and a by-name reader's file can go first.
 #[test]
-fn any_order_reopen_by_name_violates_everything() {
+fn any_order_reopen_by_name() {
     expect(Expected {
         scenario: Scenario::new(Variant::AnyOrder, ReaderKind::ReopenByName),
         unique_states: 817,
@@ -299,10 +275,11 @@ fn any_order_reopen_by_name_violates_everything() {
             ),
             ("a reader never reads a partial file", "VIOLATED"),
             ("a reader never loses a file it is using", "VIOLATED"),
+            ("no file in use is deleted", "VIOLATED"),
             ("the replica always has a complete commit", "VIOLATED"),
             ("a reader opens the newest commit", "holds"),
             ("a reader opens a commit mid-round", "holds"),
-            ("a file in use is deleted", "holds"),
+            ("the copier deletes an old commit", "holds"),
             ("a round completes after a crash", "NOT FOUND"),
         ],
         counterexamples: &[
@@ -315,6 +292,7 @@ fn any_order_reopen_by_name_violates_everything() {
                 &["Create(segments_2)", "List(r0)", "Open(r0)"],
             ),
             ("a reader never loses a file it is using", &["Delete(_0)"]),
+            ("no file in use is deleted", &["Delete(_0)"]),
             (
                 "the replica always has a complete commit",
                 &["Delete(segments_1)"],
