@@ -24,7 +24,7 @@ pub mod store;
 
 pub use describe::{outcome_text, request_text};
 pub use protocol::{
-    next, Action, Client, ClientId, Delivery, Event, Pc, State, Step, ALWAYS, SOMETIMES,
+    next, Action, Client, ClientId, Delivery, Event, Pc, Session, State, Step, ALWAYS, SOMETIMES,
 };
 pub use requests::{Index, Request};
 pub use scenario::{Faults, Role, Scenario, Variant, Writes};
