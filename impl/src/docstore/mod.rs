@@ -56,6 +56,7 @@
 //! - An operator who deletes the lock document gives two holders (fencing still protects the
 //!   data).
 
+mod claim;
 mod error;
 mod http;
 mod lock;
@@ -63,6 +64,7 @@ pub mod recipe;
 pub mod scripts;
 pub mod store;
 
+pub use claim::Claimed;
 pub use error::DocLockError;
 pub use http::{HttpStore, DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT};
 pub use lock::{default_owner, LeaseGuard, LeaseLock, DEFAULT_ATTEMPTS};
