@@ -104,12 +104,13 @@ pub struct Workload {
 }
 
 impl Workload {
-    /// The corrected recipe (`leased × fenced`), `clients` clients, a lease of 2 ticks.
+    /// The corrected recipe with claim-at-acquire (`leased × fenced-claim`), `clients`
+    /// clients, a lease of 2 ticks.
     pub fn leased(name: &'static str, clients: u8, threads: Vec<ThreadPlan>) -> Self {
         Workload {
             name,
             variant: Variant::Leased,
-            writes: Writes::Fenced,
+            writes: Writes::FencedClaim,
             clients,
             readers: 0,
             lease_ticks: 2,
