@@ -118,7 +118,7 @@ pub struct ScenarioArgs {
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=3))]
     pub lease: Option<u8>,
     /// How the protected resource is written. zk: unfenced, check-then-write, fenced,
-    /// fenced-by-sequence, guarded. docstore: unfenced, fenced.
+    /// fenced-by-sequence, guarded. docstore: unfenced, fenced, fenced-claim.
     #[arg(long)]
     pub writes: Option<String>,
     /// Fault budgets, or `none`. file: crash, restart, unlink, replace, foreign, lose-lock,
