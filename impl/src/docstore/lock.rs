@@ -298,8 +298,8 @@ impl<S: DocStore> LeaseLock<S> {
 /// A held lease.
 ///
 /// The safe way to use it is [`LeaseGuard::claim`] first: it writes the token into the data
-/// document before anything reads it, and hands back the [`Claimed`] handle through which the
-/// session reads and writes. Without the claim ([`LeaseGuard::read`], then
+/// document before anything reads it, and hands back the [`Claimed`](super::Claimed) handle
+/// through which the session reads and writes. Without the claim ([`LeaseGuard::read`], then
 /// [`LeaseGuard::fenced_write`]) the fence only refuses tokens older than one the document
 /// has already seen, so a holder paused past its lease can still land a write between this
 /// holder's read and its write: a lost update (`docs/docstore.md`).

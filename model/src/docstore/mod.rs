@@ -17,6 +17,7 @@ mod apply;
 mod canon;
 mod describe;
 mod family;
+mod holders;
 pub mod protocol;
 pub mod requests;
 pub mod scenario;
