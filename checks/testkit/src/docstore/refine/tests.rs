@@ -9,7 +9,8 @@ use crate::prims::Std;
 use lockwright_model::docstore::store::{Script, StoreError, UpdateBody};
 use lockwright_model::docstore::{Variant, Writes};
 
-/// One client, two rounds of two writes, then a tick: deterministic on std threads.
+/// One client, two rounds of two writes (plain `fenced`: no claim), then a tick:
+/// deterministic on std threads.
 fn one_client_run() -> (Workload, Vec<Step>) {
     let w = Workload::leased(
         "docstore refine unit",
@@ -23,7 +24,8 @@ fn one_client_run() -> (Workload, Vec<Step>) {
                 WOp::Tick,
             ],
         )],
-    );
+    )
+    .with_recipe(Variant::Leased, Writes::Fenced);
     let trace = workload::run::<Std>(&w, None);
     (w, trace)
 }
