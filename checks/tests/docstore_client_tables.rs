@@ -26,7 +26,9 @@ fn the_step_table_is_the_models() {
     let pcs = [
         (Pc::Idle, model::Pc::Idle),
         (Pc::Retrying, model::Pc::Retrying),
+        (Pc::Claiming, model::Pc::Claiming),
         (Pc::Holding, model::Pc::Holding),
+        (Pc::Computing, model::Pc::Computing),
         (Pc::Writing, model::Pc::Writing),
         (Pc::Releasing, model::Pc::Releasing),
     ];
@@ -54,7 +56,7 @@ fn the_step_table_is_the_models() {
             }
         }
     }
-    assert_eq!(cells, 50);
+    assert_eq!(cells, 70);
 }
 
 #[test]
@@ -77,6 +79,7 @@ fn the_installed_scripts_are_the_models() {
             },
         ),
         (scripts::FENCED_WRITE, Script::FencedWrite { token: t }),
+        (scripts::FENCE_CLAIM, Script::FenceClaim { token: t }),
         (
             scripts::LEASE_ACQUIRE_NOOP,
             Script::LeaseAcquireNoop {
@@ -105,7 +108,11 @@ fn the_installed_scripts_are_the_models() {
     use lockwright::docstore::Writes;
     assert_eq!(
         installed(Recipe::Leased, Writes::Fenced),
-        ["lease-acquire", "fenced-write"]
+        ["lease-acquire", "fenced-write", "fence-claim"]
+    );
+    assert_eq!(
+        installed(Recipe::Leased, Writes::FencedClaim),
+        ["lease-acquire", "fenced-write", "fence-claim"]
     );
     assert_eq!(
         installed(Recipe::ReadWrite, Writes::Unfenced),

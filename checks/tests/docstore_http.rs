@@ -68,7 +68,10 @@ fn acquire_write_release_send_the_recipes_requests() {
         [
             "POST /_scripts/lease-acquire",
             "POST /_scripts/fenced-write",
+            "POST /_scripts/fence-claim",
             "POST /files-lock/_update/1",
+            // A write without a read of its own reads first: a session is read, then write.
+            "GET /files/_doc/1",
             "POST /files/_update/1",
             "GET /files-lock/_doc/1",
             "DELETE /files-lock/_doc/1?if_seq_no=0&if_primary_term=1",
@@ -181,6 +184,111 @@ fn a_stale_token_is_refused_by_the_fence_and_its_release_is_not_the_owners() {
     );
     gb.release().unwrap();
     assert_eq!(lease_doc(&server), None);
+}
+
+/// The lost update of plain fencing, over HTTP: A reads, loses its lock (an operator's delete
+/// stands in for a pause past the lease), B acquires and reads; A's late write is accepted —
+/// the document has seen no newer token yet — and B then writes what it computed before A's
+/// write. The twin below is the same schedule with B's claim.
+#[test]
+fn without_a_claim_an_older_holders_late_write_lands_between_the_new_holders_read_and_write() {
+    let server = LoopbackServer::start();
+    let a = lock(&server, "owner-a", Duration::from_secs(30));
+    let b = lock(&server, "owner-b", Duration::from_secs(30));
+    a.install_scripts().unwrap();
+    let mut ga = a.try_acquire().unwrap();
+    ga.read("files", "1").unwrap();
+    store(&server).delete(LOCKS, "1").unwrap();
+    let mut gb = b.try_acquire().unwrap();
+    assert!(gb.token() > ga.token());
+    gb.read("files", "1").unwrap();
+    let late = ga.fenced_write("files", "1", &json!("from a")).unwrap();
+    assert_eq!(
+        late.result,
+        WriteResult::Updated,
+        "the older token is accepted"
+    );
+    let w = gb.fenced_write("files", "1", &json!("from b")).unwrap();
+    assert_eq!(
+        w.result,
+        WriteResult::Updated,
+        "and B overwrites it: A's update is lost"
+    );
+    drop(ga);
+    gb.release().unwrap();
+}
+
+/// Claim-at-acquire: B's claim, sent before its first read, puts its token in the data
+/// document; A's late write is refused, and B's session writes through the claim's handle.
+/// The claim is an upsert: on a data document that was deleted it creates the document
+/// already fenced, so a deleted and re-created document does not come back open.
+#[test]
+fn a_claim_refuses_an_older_holders_late_write_and_fences_a_missing_document() {
+    let server = LoopbackServer::start();
+    let a = lock(&server, "owner-a", Duration::from_secs(30));
+    let b = lock(&server, "owner-b", Duration::from_secs(30));
+    a.install_scripts().unwrap();
+    let mut ga = a.try_acquire().unwrap();
+    ga.read("files", "1").unwrap();
+    store(&server).delete(LOCKS, "1").unwrap();
+    // The data document is gone too (deleted, about to be re-created).
+    store(&server).delete("files", "1").unwrap();
+    let mut gb = b.try_acquire().unwrap();
+    let tb = gb.token();
+    let mut claimed = gb.claim("files", "1").unwrap();
+    assert_eq!(claimed.token(), tb);
+    let fence = server.service().get("files", "1").map(|d| d.source.fence());
+    assert_eq!(
+        fence,
+        Some(Some(to_model(tb))),
+        "the upsert created it fenced"
+    );
+    claimed.read().unwrap();
+    let err = ga.fenced_write("files", "1", &json!("from a")).unwrap_err();
+    assert!(matches!(err, DocLockError::Fenced { .. }), "{err}");
+    assert!(err.to_string().contains("stale fencing token"), "{err}");
+    let w = claimed.write(&json!("from b")).unwrap();
+    assert_eq!(w.result, WriteResult::Updated);
+    // A claim comes first or not at all.
+    let err = gb.claim("files", "1").unwrap_err();
+    assert!(matches!(err, DocLockError::NotHolding { .. }), "{err}");
+    drop(ga);
+    gb.release().unwrap();
+    let sent: Vec<String> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.contains("/files/"))
+        .collect();
+    assert_eq!(
+        sent,
+        [
+            "GET /files/_doc/1",     // A's read
+            "DELETE /files/_doc/1",  // the operator
+            "POST /files/_update/1", // B's claim (fence-claim + upsert)
+            "GET /files/_doc/1",     // B's read
+            "POST /files/_update/1", // A's late write: refused
+            "POST /files/_update/1", // B's write
+        ]
+    );
+    // An older holder's claim is refused as well.
+    let c = lock(&server, "owner-c", Duration::from_secs(30));
+    let mut gc = c.try_acquire().unwrap();
+    store(&server).delete(LOCKS, "1").unwrap();
+    let d = lock(&server, "owner-d", Duration::from_secs(30));
+    let mut gd = d.try_acquire().unwrap();
+    let td = gd.token();
+    assert_eq!(gd.claim("files", "1").unwrap().token(), td);
+    let err = gc.claim("files", "1").unwrap_err();
+    assert!(matches!(err, DocLockError::Fenced { .. }), "{err}");
+    drop(gc);
+    gd.release().unwrap();
+}
+
+fn to_model(t: lockwright::docstore::Token) -> lockwright_model::docstore::store::Token {
+    lockwright_model::docstore::store::Token {
+        primary_term: t.primary_term,
+        seq_no: t.seq_no,
+    }
 }
 
 #[test]

@@ -5,15 +5,18 @@
 //! answers and states equal up to the model's renumbering), and the enforced `always`
 //! properties must hold on every state.
 //!
-//! - The corrected recipe (`leased × fenced`): without pauses and operators every property
-//!   holds (the model's row 16 faults, fenced); with every fault — pause and stray delete
-//!   included — "at most one writer" is violated by design (rows 19, 20) and "fenced writes
-//!   are exclusive" and "no stale lock" still hold, with stale writes really refused.
+//! - The corrected recipe with claim-at-acquire (`leased × fenced-claim`: `LeaseGuard::claim`,
+//!   then read-then-write sessions through the claim): without pauses and operators every
+//!   property holds (the model's row 16 faults); with every fault — pause and stray delete
+//!   included — "at most one writer" is violated by design (rows 19, 25) and "fenced writes
+//!   are exclusive", "no lost update" and "no stale lock" still hold on every run, with stale
+//!   writes really refused.
 //! - Teeth: one twin per broken variant — the blog's three recipes as written, the first
-//!   draft `leased-noop`, unfenced writes — run through the same code by the client's
-//!   test-only `Defect` switches; shuttle must find the property the model says each
-//!   violates, the recording must reach it in the broken model variant, and each schedule
-//!   found is pinned below as a regression test naming its incident.
+//!   draft `leased-noop`, unfenced writes, and fenced writes without the claim — run through
+//!   the same code (the client's test-only `Defect` switches; the unclaimed twin simply does
+//!   not call `claim`); shuttle must find the property the model says each violates, the
+//!   recording must reach it in the broken model variant, and each schedule found is pinned
+//!   below as a regression test naming its incident.
 //!
 //! A failure prints shuttle's replay string (`failing schedule: "..."`) and the recording.
 
@@ -23,7 +26,8 @@ use std::time::Instant;
 
 use lockwright_model::checker;
 use lockwright_model::docstore::protocol::{
-    AT_MOST_ONE_WRITER, FENCED_WRITES_ARE_EXCLUSIVE, NO_STALE_LOCK, READERS_AND_WRITER_EXCLUSIVE,
+    AT_MOST_ONE_WRITER, FENCED_WRITES_ARE_EXCLUSIVE, NO_LOST_UPDATE, NO_STALE_LOCK,
+    READERS_AND_WRITER_EXCLUSIVE,
 };
 use lockwright_model::docstore::store::{ScriptError, StoreError};
 use lockwright_model::docstore::{Variant, Writes};
@@ -232,7 +236,7 @@ fn model_violations(w: &Workload, faults: &str) -> Vec<&'static str> {
 /// the clock ticks (leases pass).
 fn corrected_no_pause() -> Workload {
     Workload::leased(
-        "leased × fenced, crash/restart/lost replies/fail-over",
+        "leased × fenced-claim, crash/restart/lost replies/fail-over",
         2,
         vec![
             ThreadPlan::client(0, 2, 2),
@@ -258,7 +262,7 @@ fn corrected_no_pause() -> Workload {
 /// The same with every fault, pause and stray delete included.
 fn corrected_every_fault() -> Workload {
     let mut w = corrected_no_pause();
-    w.name = "leased × fenced, every fault";
+    w.name = "leased × fenced-claim, every fault";
     w.threads.push(ThreadPlan::env(vec![
         Op::Pause(0),
         Op::Pause(1),
@@ -269,9 +273,10 @@ fn corrected_every_fault() -> Workload {
     w
 }
 
-/// Budget 3,000 + 3,000: ≈ 36 steps an execution, each replayed through the model; measured
-/// 0.9 s for all 6,000 on the quiet machine, up to 7 s while it is shared. The model's own
-/// space for these faults is 21,780 states, checked exhaustively just before (≈ 0.5 s): the
+/// Budget 3,000 + 3,000: ≈ 42 steps an execution (the claim and the session reads included),
+/// each replayed through the model; measured 0.7 s for all 6,000 on the quiet machine, up to
+/// 7 s while it is shared. The model's own space for these faults is 64,601 states, checked
+/// exhaustively just before (≈ 1 s): the
 /// runs show the real client stays on it, and beyond a few thousand they mostly repeat
 /// interleavings already seen (`LOCKWRIGHT_DEEP=1`: 100,000 executions, 0 divergences, ≈ 45 s).
 #[test]
@@ -293,12 +298,14 @@ fn corrected_recipe_refines_and_every_property_holds_without_pauses() {
     }
 }
 
-/// Same budget and reasoning (≈ 42 steps an execution; 1.2-6 s measured). The model says
+/// Same budget and reasoning (≈ 49 steps an execution; 0.7-6 s measured). The model says
 /// pauses longer than the lease and an operator's delete give two believed writers (rows 19,
-/// 20: "at most one writer" VIOLATED; checked here for these exact faults, 226,320 states,
-/// ≈ 4 s) and that the fence keeps the data exclusive: the replay enforces the other three
-/// properties, and the runs must show the fence refusing a stale write at least once
-/// (otherwise "fenced writes are exclusive" would hold vacuously).
+/// 25: "at most one writer" VIOLATED; checked here for these exact faults, 699,818 states,
+/// ≈ 10 s) and that the claimed fence keeps the data exclusive and loses no update: the replay
+/// enforces the other four properties on every state of every run, and the runs must show the
+/// fence refusing a stale write or claim at least once (a late write into a newer holder's
+/// session: otherwise "fenced writes are exclusive" and "no lost update" would hold
+/// vacuously). The twin that must fail is "twin fenced unclaimed" below.
 #[test]
 fn corrected_recipe_keeps_fenced_writes_exclusive_under_every_fault() {
     let w = corrected_every_fault();
@@ -311,6 +318,7 @@ fn corrected_recipe_keeps_fenced_writes_exclusive_under_every_fault() {
         READERS_AND_WRITER_EXCLUSIVE,
         NO_STALE_LOCK,
         FENCED_WRITES_ARE_EXCLUSIVE,
+        NO_LOST_UPDATE,
     ]);
     let cov = explore(&w, refinement, 0xd0c5_0002, iterations(3_000));
     assert!(Coverage::get(&cov.pauses) > 0, "no pause took effect");
@@ -406,18 +414,34 @@ fn twins() -> Vec<Twin> {
             faults: "pause=1",
             property: FENCED_WRITES_ARE_EXCLUSIVE,
         },
+        Twin {
+            // Row 18: fenced writes without the claim. A holder paused past its lease writes
+            // between the next holder's read and its write; the fence accepts the older token
+            // (it has seen no newer one yet), and the next holder's write then loses it.
+            incident: "fenced without a claim: a paused holder's late write is lost",
+            workload: Workload::leased(
+                "twin fenced unclaimed",
+                2,
+                two_clients(2, 2, vec![Op::Pause(0), Op::Pause(1)]),
+            )
+            .with_recipe(Variant::Leased, Writes::Fenced),
+            faults: "pause=1",
+            property: NO_LOST_UPDATE,
+        },
     ]
 }
 
 /// Scheduler seed (any fixed value; pinned so that the finder is deterministic).
 const SEED: u64 = 0xd0c5_7ee7;
 /// Executions per scheduler per twin before giving up. Measured at this seed (20,000-run
-/// sweep): the random scheduler finds every twin — global after 1 execution, read-write 25,
-/// leased-noop 30, document 202, unfenced 653 — while PCT at depth 3 misses document,
-/// read-write and leased-noop (their failures need a lost reply or two ticks to land between
-/// specific steps of two clients: four or five ordering constraints) and depth 5 finds all
-/// five within 1,632. So the finder runs the random scheduler, then PCT at depth 5 if random
-/// missed; 3,000 each bounds a miss at about a second.
+/// sweep, before sessions read the data document): the random scheduler found every twin
+/// within 653 executions, while PCT at depth 3 missed document, read-write and leased-noop
+/// (their failures need a lost reply or two ticks to land between specific steps of two
+/// clients: four or five ordering constraints) and depth 5 found all within 1,632. So the
+/// finder runs the random scheduler, then PCT at depth 5 if random missed; 3,000 each bounds
+/// a miss at about a second. With the session reads (this commit): random finds global after
+/// 1 execution, leased-noop 4, fenced-unclaimed 19, read-write 25, document 106; the unfenced
+/// twin is missed by random in 3,000 and found by PCT after 7.
 const TWIN_ITERATIONS: usize = 3_000;
 /// PCT depth for the twins' second chance (see [`TWIN_ITERATIONS`]).
 const TWIN_PCT_DEPTH: usize = 5;
@@ -562,15 +586,31 @@ fn replay_unfenced_paused_write_lands_after_the_next_holder() {
     replay_pinned("twin unfenced", PINNED_UNFENCED);
 }
 
-// Found by `shuttle_catches_every_broken_variant` (random scheduler, seed 0xd0c5_7ee7). If the
+/// Fenced writes without claim-at-acquire: a holder paused past its lease writes between the
+/// next holder's read and its write, the fence accepts it (no newer token written yet), and
+/// the next holder's write overwrites it (model row 18, "no lost update").
+#[test]
+fn replay_fenced_unclaimed_paused_write_is_lost() {
+    replay_pinned("twin fenced unclaimed", PINNED_FENCED_UNCLAIMED);
+}
+
+// Found by `shuttle_catches_every_broken_variant` (seed 0xd0c5_7ee7; random scheduler, the
+// unfenced one by PCT at depth 5), re-pinned when sessions began to read the data document. If the
 // client's call sequence changes, these stop replaying ("schedule ended early" or a different
 // failure): rerun that test with `--nocapture` and pin the schedules it prints.
 const PINNED_GLOBAL: &str = "91022be7fd95860d0000c29649922449491225491248120000";
 const PINNED_DOCUMENT: &str =
-    "91024788fae9a9b093d39466000008a448d03449c9124d8a944489a4448924494a9224491200\n00";
+    "9102478fa78f97bba99cce1a000048024958922949a2689a24258a12494a224552a224491200
+00";
 const PINNED_READ_WRITE: &str =
-    "910353c7c4d2aaeba6fc5a000000002002264440262648424246862862662226262244666424\n246662422244240266644666000000";
+    "910355c7c4d2aaeba6fc5a000000002002264440262648424246862862662226262244666424
+24666242224424026664466606060000";
 const PINNED_LEASED_NOOP: &str =
-    "910274ed9ef998bfdf92e2a30100000010284b942459b66d9aa6258994444aa24492944449a4\n485194448a1249491429892229912449090000";
+    "91028701c8969cbdd2ece795ea0100000080244892084bb22dcb9644da946c8a94644ba44452
+24495292488912499192248a22255122494a240992244992240100";
 const PINNED_UNFENCED: &str =
-    "910258cff29bb0a4e7b4e3be0100008024244994494aa22892262d59b2244992449124255292\n4092244992240900";
+    "91025fa4a7a387a6a2c2bef0010000489224499224498029db26499224499224294a92244912
+4892244992244992240100";
+const PINNED_FENCED_UNCLAIMED: &str =
+    "910268decbff9bc3c3aceb6300000080244902644a922cd326499a264952a228899224521429
+51242590244992244992240900";

@@ -345,24 +345,34 @@ fn zk_curator_fenced_claims() {
     }
 }
 
-/// docstore.md §5–§7: the standard scenario (row 19, `leased × fenced`) has 21,771 states and
-/// violates only "at most one writer", by the 4-step pause; "readers share" cannot occur
-/// without readers; fencing refuses the stale write ("stale write attempted" found, "fenced
-/// writes are exclusive" holds).
+/// docstore.md §5–§8: the standard scenario (row 19, `leased × fenced-claim`) has 66,271
+/// states and violates only "at most one writer", by the 6-step pause; "readers share" cannot
+/// occur without readers; the claimed fence refuses the stale write ("stale write attempted"
+/// and "sessions overlap" found, "fenced writes are exclusive" and "no lost update" hold).
+/// Without the claim (row 24, the same faults) the pause loses an update.
 #[test]
 fn docstore_standard_scenario_claims() {
     let sc = docstore::Scenario::standard();
     let r = check(&sc);
-    assert_eq!(r.unique_states, 21_771, "docstore standard scenario");
+    assert_eq!(r.unique_states, 66_271, "docstore standard scenario");
     assert_eq!(r.violated(), ["at most one writer"]);
     assert_eq!(
         steps(&r.verdict("at most one writer").path),
         [
             "UpsertLock(c0)",
+            "ClaimData(c0)",
+            "ReadData(c0)",
             "CheckLease(c0)",
             "Pause(c0)",
             "UpsertLock(c1)"
         ]
+    );
+    assert!(r.verdict("no lost update").holds());
+    assert!(r.verdict("sessions overlap").holds());
+    let unclaimed = check(&sc.with_writes(docstore::Writes::Fenced));
+    assert_eq!(
+        unclaimed.violated(),
+        ["at most one writer", "no lost update"]
     );
     assert!(!sc.applies("readers share") && !r.verdict("readers share").holds());
     assert!(r.verdict("stale write attempted").holds());

@@ -170,17 +170,102 @@ fn a_lost_lease_acquire_reply_is_retried_and_rewrites_the_owners_lease() {
 #[test]
 fn the_clock_never_passes_a_writers_lease_except_by_a_pause() {
     let sc = Scenario::new(Variant::Leased, Writes::Unfenced).with_lease(1);
-    let s = run(&sc, &[call(0, UpsertLock), call(0, CheckLease)]);
+    let s = run(
+        &sc,
+        &[call(0, UpsertLock), call(0, ReadData), call(0, CheckLease)],
+    );
     assert_eq!(s.clients[0].pc, Pc::Writing);
     assert!(sc.step(&s, Action::Tick).is_none(), "timing assumption");
     assert!(sc.step(&s, Action::Pause(0)).is_none(), "no pause budget");
-    let s = run(&sc, &[call(0, UpsertLock), Action::Tick]);
+    let s = run(&sc, &[call(0, UpsertLock), call(0, ReadData), Action::Tick]);
     let s = sc.step(&s, call(0, CheckLease)).unwrap();
     assert_eq!(
         s.clients[0].pc,
         Pc::Idle,
         "the lease passed before the check"
     );
+}
+
+/// docs/docstore.md §8: the lost update of `fenced` writes, step by step — judged from the
+/// grants (the ghost sessions), while the tokens say c0's is the older one and the fence
+/// accepts both writes; then the same schedule with claim-at-acquire, where c1's claim makes
+/// the fence refuse c0's late write.
+#[test]
+fn a_paused_holders_late_write_is_lost_with_fenced_and_refused_with_fenced_claim() {
+    use lockwright_model::docstore::protocol::NO_LOST_UPDATE;
+    use lockwright_model::docstore::Session;
+    let sc = Scenario::new(Variant::Leased, Writes::Fenced).with_faults(Faults {
+        pause: 1,
+        ..Faults::NONE
+    });
+    let s = run(
+        &sc,
+        &[
+            call(0, UpsertLock),
+            call(0, ReadData),
+            call(0, CheckLease),
+            Action::Pause(0),
+            call(1, UpsertLock),
+            call(1, ReadData),
+        ],
+    );
+    let (t0, t1) = (s.clients[0].token.unwrap(), s.clients[1].token.unwrap());
+    assert!(t0 < t1, "c1 holds the newer token: {t0} < {t1}");
+    let path = [
+        call(0, UpsertLock),
+        call(0, ReadData),
+        call(0, CheckLease),
+        Action::Pause(0),
+        call(1, UpsertLock),
+        call(1, ReadData),
+        call(0, WriteData),
+    ];
+    let s = run(&sc, &path);
+    assert!(sc
+        .response(&run(&sc, &path[..6]), 0, WriteData)
+        .unwrap()
+        .is_ok());
+    assert_eq!(
+        s.clients[1].session,
+        Session::Overlapped,
+        "c0's write lands in c1's session"
+    );
+    assert!(
+        sc.violated(&s).is_empty(),
+        "nothing lost yet: c1 has not written"
+    );
+    let s = run(
+        &sc,
+        &[&path[..], &[call(1, CheckLease), call(1, WriteData)]].concat(),
+    );
+    assert_eq!(
+        sc.violated(&s),
+        vec![NO_LOST_UPDATE],
+        "c1's write is accepted too"
+    );
+
+    let sc = sc.with_writes(Writes::FencedClaim);
+    let path = [
+        call(0, UpsertLock),
+        call(0, ClaimData),
+        call(0, ReadData),
+        call(0, CheckLease),
+        Action::Pause(0),
+        call(1, UpsertLock),
+        call(1, ClaimData),
+        call(1, ReadData),
+    ];
+    let s = run(&sc, &path);
+    assert_eq!(
+        sc.response(&s, 0, WriteData),
+        Some(Err(StoreError::Script(
+            lockwright_model::docstore::store::ScriptError::Explain("stale fencing token")
+        ))),
+        "the claim fenced the document before c1 read it"
+    );
+    let s = sc.step(&s, call(0, WriteData)).unwrap();
+    assert_eq!(s.clients[0].pc, Pc::Releasing);
+    assert_eq!(s.clients[1].session, Session::Open);
 }
 
 #[test]
@@ -222,7 +307,7 @@ fn names_and_options_round_trip() {
     );
     assert_eq!(
         Scenario::deep().label(),
-        "leased × fenced, 3 clients, lease 2 ticks, faults \
+        "leased × fenced-claim, 3 clients, lease 2 ticks, faults \
          crash=2,restart=2,stray-delete=1,lose-reply=1,pause=1,failover=1"
     );
 }

@@ -40,32 +40,32 @@ fn symmetry_rows() -> Vec<(Scenario, usize, usize)> {
     use Variant::*;
     use Writes::*;
     vec![
-        (sc(Global, Unfenced, "lose-reply=1"), 54, 102),
-        (sc(Global, Fenced, "stray-delete=1,lose-reply=1"), 175, 338),
+        (sc(Global, Unfenced, "lose-reply=1"), 147, 288),
+        (sc(Global, Fenced, "stray-delete=1,lose-reply=1"), 634, 1256),
         (
             sc(Document, Unfenced, "crash=1,restart=1,lose-reply=1"),
-            249,
-            494,
+            606,
+            1208,
         ),
-        (sc(ReadWrite, Unfenced, "crash=1,restart=1"), 126, 216),
-        (sc(ReadWrite, Unfenced, "lose-reply=1"), 128, 193),
+        (sc(ReadWrite, Unfenced, "crash=1,restart=1"), 150, 252),
+        (sc(ReadWrite, Unfenced, "lose-reply=1"), 165, 248),
         (
             sc(ReadWrite, Unfenced, "stray-delete=1").with_clients(4),
-            87,
-            186,
+            266,
+            600,
         ),
-        (sc(Leased, Unfenced, "pause=1"), 163, 323),
-        (Scenario::standard(), 21_771, 43_524),
+        (sc(Leased, Unfenced, "pause=1"), 496, 989),
+        (Scenario::standard(), 66_271, 132_516),
         (
             sc(
                 Leased,
                 Fenced,
                 "crash=1,restart=1,stray-delete=1,lose-reply=1,failover=1",
             ),
-            27_006,
-            53_992,
+            74_839,
+            149_658,
         ),
-        (sc(LeasedNoop, Unfenced, "none"), 186, 370),
+        (sc(LeasedNoop, Unfenced, "none"), 788, 1574),
     ]
 }
 

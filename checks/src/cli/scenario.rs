@@ -119,7 +119,7 @@ pub struct ScenarioArgs {
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=3))]
     pub lease: Option<u8>,
     /// How the protected resource is written. zk: unfenced, check-then-write, fenced,
-    /// fenced-claim, fenced-by-sequence, guarded. docstore: unfenced, fenced.
+    /// fenced-claim, fenced-by-sequence, guarded. docstore: unfenced, fenced, fenced-claim.
     #[arg(long)]
     pub writes: Option<String>,
     /// Fault budgets, or `none`. file: crash, restart, unlink, replace, foreign, lose-lock,

@@ -14,7 +14,7 @@ use super::recipe::{
     acquire_request, keeps_token, release_request, scripts_of, step_where, write_request, Pc,
     Recipe, Role, Step, Writes,
 };
-use super::store::{DocStore, StoreError, Token, WriteResult, Written};
+use super::store::{Doc, DocStore, StoreError, Token, WriteResult, Written};
 use super::DocLockError;
 
 /// How many times one request is sent while it gets no answer, by default.
@@ -113,6 +113,11 @@ impl<S: DocStore> LeaseLock<S> {
         self
     }
 
+    /// How many times one request is sent while it gets no answer.
+    pub fn attempts(&self) -> u32 {
+        self.attempts
+    }
+
     /// The owner id written into the lock document.
     pub fn owner(&self) -> &str {
         &self.owner
@@ -148,7 +153,7 @@ impl<S: DocStore> LeaseLock<S> {
         format!("{}/{}", self.index, self.id)
     }
 
-    fn store_error(&self, source: StoreError) -> DocLockError {
+    pub(super) fn store_error(&self, source: StoreError) -> DocLockError {
         DocLockError::Store {
             lock: self.lock_name(),
             source,
@@ -211,6 +216,7 @@ impl<S: DocStore> LeaseLock<S> {
                         token: w.token,
                         deadline,
                         released: false,
+                        accessed: false,
                     })
                 }
                 // No answer, or (`_update` only) a concurrent update raced this one: send the
@@ -289,16 +295,35 @@ impl<S: DocStore> LeaseLock<S> {
     }
 }
 
-/// A held lease. Write only through [`LeaseGuard::fenced_write`] (or check
-/// [`LeaseGuard::ensure_valid`] right before a write of your own that carries
-/// [`LeaseGuard::token`]); release with [`LeaseGuard::release`] or by dropping it.
+/// A held lease.
+///
+/// The safe way to use it is [`LeaseGuard::claim`] first: it writes the token into the data
+/// document before anything reads it, and hands back the [`Claimed`](super::Claimed) handle
+/// through which the session reads and writes. Without the claim ([`LeaseGuard::read`], then
+/// [`LeaseGuard::fenced_write`]) the fence only refuses tokens older than one the document
+/// has already seen, so a holder paused past its lease can still land a write between this
+/// holder's read and its write: a lost update (`docs/docstore.md`).
+///
+/// # Your own resource
+///
+/// A resource of your own protected by this lock must do what the data document's scripts
+/// do: keep the highest token it has accepted (`_primary_term` first, then `_seq_no`), refuse
+/// any lower one, atomically with the write it guards; and accept the claim — a write of the
+/// token alone — before the holder's first read. Check [`LeaseGuard::ensure_valid`] right
+/// before every write that carries [`LeaseGuard::token`]; the lease alone never suffices (a
+/// pause can outlast it).
+///
+/// Release with [`LeaseGuard::release`] or by dropping it.
 #[must_use = "the lock is released as soon as the guard is dropped"]
 pub struct LeaseGuard<'a, S: DocStore> {
-    lock: &'a LeaseLock<S>,
-    pc: Pc,
+    pub(super) lock: &'a LeaseLock<S>,
+    pub(super) pc: Pc,
     token: Token,
     deadline: Option<u64>,
     released: bool,
+    /// Whether the holder has claimed, read or written the data document under this grant
+    /// (the claim must come first).
+    pub(super) accessed: bool,
 }
 
 impl<S: DocStore> fmt::Debug for LeaseGuard<'_, S> {
@@ -340,23 +365,9 @@ impl<S: DocStore> LeaseGuard<'_, S> {
     /// fenced write.
     pub fn ensure_valid(&mut self) -> Result<(), DocLockError> {
         let lock = self.lock;
-        match self.pc {
-            Pc::Holding | Pc::Writing => {}
-            Pc::Releasing => {
-                return Err(DocLockError::NotHolding {
-                    lock: lock.lock_name(),
-                    state: "a fenced write was refused: the lock is lost, release it",
-                })
-            }
-            Pc::Idle | Pc::Retrying => {
-                return Err(DocLockError::NotHolding {
-                    lock: lock.lock_name(),
-                    state: "the lease has passed",
-                })
-            }
-        }
+        self.usable()?;
         // The as-written recipes have no lease and nothing to check.
-        if step_where(lock.recipe, lock.role, Pc::Holding, |s| {
+        if step_where(lock.recipe, lock.role, Pc::Computing, |s| {
             s == Step::CheckLease
         })
         .is_none()
@@ -366,7 +377,9 @@ impl<S: DocStore> LeaseGuard<'_, S> {
         let deadline = self.deadline.expect("a leased guard has a deadline");
         let now = lock.store.now();
         if now < deadline {
-            self.pc = Pc::Writing;
+            if self.pc == Pc::Computing {
+                self.pc = Pc::Writing;
+            }
             Ok(())
         } else {
             self.pc = Pc::Idle;
@@ -378,9 +391,42 @@ impl<S: DocStore> LeaseGuard<'_, S> {
         }
     }
 
+    /// Whether the guard may still read, check or write (not lost, not claiming).
+    pub(super) fn usable(&self) -> Result<(), DocLockError> {
+        let state = match self.pc {
+            Pc::Holding | Pc::Computing | Pc::Writing => return Ok(()),
+            Pc::Claiming => "the claim got no answer: the lock's state is unknown, release it",
+            Pc::Releasing => "a fenced write or claim was refused: the lock is lost, release it",
+            Pc::Idle | Pc::Retrying => "the lease has passed",
+        };
+        Err(DocLockError::NotHolding {
+            lock: self.lock.lock_name(),
+            state,
+        })
+    }
+
+    /// Reads the data document `index/id` (`GET`): the read of a read-then-write session (the
+    /// model's `ReadData`). Without [`LeaseGuard::claim`] first, what it returns may be changed
+    /// by an older holder's late write before this holder writes (a lost update).
+    ///
+    /// # Errors
+    /// [`DocLockError::Store`] if the store did not answer; [`DocLockError::NotHolding`] on a
+    /// lost guard.
+    pub fn read(&mut self, index: &str, id: &str) -> Result<Option<Doc>, DocLockError> {
+        let lock = self.lock;
+        self.usable()?;
+        let doc = lock.store.get(index, id).map_err(|e| lock.store_error(e))?;
+        self.accessed = true;
+        if self.pc == Pc::Holding {
+            self.pc = Pc::Computing;
+        }
+        Ok(doc)
+    }
+
     /// Writes `name` into the data document `index/id` under the lock: checks the lease, then
     /// runs the `fenced-write` stored script with the token, which the data document refuses
-    /// if it has accepted a newer token.
+    /// if it has accepted a newer token. A write not preceded by [`LeaseGuard::read`] reads the
+    /// document first (a blind write is a session whose read is unused).
     ///
     /// # Errors
     /// [`DocLockError::LeaseExpired`] (nothing sent); [`DocLockError::Fenced`] if the data
@@ -400,10 +446,14 @@ impl<S: DocStore> LeaseGuard<'_, S> {
                 state: "a reader lock does not write",
             });
         }
+        if self.pc == Pc::Holding {
+            self.read(index, id)?;
+        }
         self.ensure_valid()?;
         step_where(lock.recipe, lock.role, self.pc, |s| s == Step::WriteData)
             .expect("the step table writes after a passed check");
         let request = write_request(lock.writes, index, id, Some(self.token), name);
+        self.accessed = true;
         match request.send(&lock.store) {
             Ok(w) => {
                 self.pc = Pc::Holding;
@@ -445,8 +495,9 @@ impl<S: DocStore> LeaseGuard<'_, S> {
         // Lease passed at the check: the model's client forgets the lock (Idle).
         let pc = match self.pc {
             Pc::Idle | Pc::Retrying => return Ok(()),
-            // A check passed without the write that should follow: release as from Holding.
-            Pc::Writing => Pc::Holding,
+            // A read or a check without the write that should follow, or a claim that got no
+            // answer: release as from Holding.
+            Pc::Claiming | Pc::Computing | Pc::Writing => Pc::Holding,
             pc => pc,
         };
         let step = step_where(lock.recipe, lock.role, pc, Step::releases)

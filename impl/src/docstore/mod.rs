@@ -1,6 +1,7 @@
 //! A writer lock kept in a document store (Elasticsearch, OpenSearch): the corrected recipe of
 //! `docs/docstore.md` — an owner and a lease in the lock document, a compare-and-delete
-//! release, and fencing tokens on the protected writes — written once over a store interface.
+//! release, and fencing tokens on the protected writes, claimed at acquire — written once over
+//! a store interface.
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -8,11 +9,15 @@
 //!
 //! let store = HttpStore::new("http://127.0.0.1:9200");
 //! let lock = LeaseLock::new(store, "files-lock", "1", Duration::from_secs(30));
-//! lock.install_scripts()?; // once per cluster: `lease-acquire` and `fenced-write`
+//! lock.install_scripts()?; // once per cluster: `lease-acquire`, `fenced-write`, `fence-claim`
 //! let mut guard = lock.acquire(Duration::from_secs(10), Duration::from_millis(200))?;
+//! // Claim first: the token goes into the data document before anything reads it, so no
+//! // older holder's late write can land between this session's read and its write.
+//! let mut data = guard.claim("files", "1")?;
+//! let _current = data.read()?;
 //! // Every protected write checks the lease, then carries the fencing token: the data
 //! // document refuses a token older than one it has accepted.
-//! guard.fenced_write("files", "1", &serde_json::json!("report.pdf"))?;
+//! data.write(&serde_json::json!("report.pdf"))?;
 //! guard.release()?; // compare-and-delete: never frees a later holder's lock
 //! # Ok::<(), lockwright::docstore::DocLockError>(())
 //! ```
@@ -21,8 +26,10 @@
 //!
 //! | operation | request (Elasticsearch REST) | model step (`lockwright_model::docstore`) |
 //! |---|---|---|
-//! | [`LeaseLock::install_scripts`] | `POST _scripts/lease-acquire`, `POST _scripts/fenced-write` | — (setup) |
+//! | [`LeaseLock::install_scripts`] | `POST _scripts/lease-acquire`, `POST _scripts/fenced-write`, `POST _scripts/fence-claim` | — (setup) |
 //! | [`LeaseLock::try_acquire`] | read the clock, then `POST files-lock/_update/1 {"script": {"id": "lease-acquire", "params": {owner, now, expires}}, "upsert": {owner, expires}}` | `UpsertLock` |
+//! | [`LeaseGuard::claim`] | `POST files/_update/1 {"script": {"id": "fence-claim", "params": {primary_term, seq_no}}, "upsert": {"fence": {..}}}` | `ClaimData` |
+//! | [`LeaseGuard::read`], [`Claimed::read`] | `GET files/_doc/1` | `ReadData` |
 //! | [`LeaseGuard::ensure_valid`] | read the clock: valid while now < the deadline, which counts from the first send of the acquire | `CheckLease` |
 //! | [`LeaseGuard::fenced_write`] | `ensure_valid`, then `POST files/_update/1 {"script": {"id": "fenced-write", "params": {primary_term, seq_no, name}}}` | `CheckLease`, `WriteData` |
 //! | [`LeaseGuard::release`], drop | `DELETE files-lock/_doc/1?if_seq_no=S&if_primary_term=T` (the token) | `CompareAndDelete` |
@@ -51,11 +58,14 @@
 //!   Unix epoch), used both in the lease document and for the holder's own deadline. Clients
 //!   whose clocks disagree by `d` need a lease shortened by `d`; a clock stepped backwards
 //!   lengthens a deadline. Pauses longer than the lease (GC, VM) make two holders believe they
-//!   hold the lock: only the fenced writes stay exclusive.
+//!   hold the lock: only the fenced writes stay exclusive, and only claimed sessions lose no
+//!   update (without [`LeaseGuard::claim`], an older holder's late write can land between this
+//!   holder's read and its write).
 //! - Needs Elasticsearch 6.7 or later (`if_seq_no`/`if_primary_term`).
 //! - An operator who deletes the lock document gives two holders (fencing still protects the
 //!   data).
 
+mod claim;
 mod error;
 mod http;
 mod lock;
@@ -63,6 +73,7 @@ pub mod recipe;
 pub mod scripts;
 pub mod store;
 
+pub use claim::Claimed;
 pub use error::DocLockError;
 pub use http::{HttpStore, DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT};
 pub use lock::{default_owner, LeaseGuard, LeaseLock, DEFAULT_ATTEMPTS};

@@ -3,7 +3,8 @@
 //! the checks compare the two cell by cell), so the client and the model cannot disagree about
 //! the order of the requests.
 //!
-//! Production has one recipe, [`Recipe::Leased`] with [`Writes::Fenced`]. The recipes of the
+//! Production has one recipe, [`Recipe::Leased`], with [`Writes::Fenced`] writes, claimed at
+//! acquire ([`Writes::FencedClaim`], through [`crate::docstore::LeaseGuard::claim`]). The recipes of the
 //! blog as written (`global`, `document`, `read-write`), the broken first draft of the
 //! corrected one (`leased-noop`) and unfenced writes exist only with the test-only `defects`
 //! feature (`Defect`), so that the checks can show they catch each of them.
@@ -74,12 +75,25 @@ impl Recipe {
 #[non_exhaustive]
 pub enum Writes {
     /// The `fenced-write` script with the holder's token: the data document refuses a token
-    /// lower than the highest it accepted.
+    /// lower than the highest it accepted. A token the document has not seen yet is accepted,
+    /// so an older holder's late write can land between a newer holder's read and its write
+    /// (a lost update: `docs/docstore.md`).
     Fenced,
+    /// `Fenced`, and right after the grant, before its first read, the holder claims the data
+    /// document with its token (the `fence-claim` script with an `upsert`): from then on the
+    /// document refuses every older token. [`crate::docstore::LeaseGuard::claim`].
+    FencedClaim,
     /// `{"doc": {"name": ..}}`, accepted whatever the token (the blog's). Test-only.
     #[cfg(feature = "defects")]
     #[doc(hidden)]
     Unfenced,
+}
+
+impl Writes {
+    /// Whether writes carry the holder's token (`Fenced`, `FencedClaim`).
+    pub fn fenced(self) -> bool {
+        matches!(self, Writes::Fenced | Writes::FencedClaim)
+    }
 }
 
 /// What a client does with the lock (only the `read-write` recipe has readers).
@@ -117,12 +131,18 @@ pub enum Pc {
     Idle = 0,
     /// An acquire got no answer: the next step sends it again.
     Retrying = 1,
-    /// The acquire succeeded.
-    Holding = 2,
+    /// `fenced-claim`: the acquire succeeded; the next step claims the data document.
+    Claiming = 2,
+    /// The acquire succeeded (and, `fenced-claim`, the claim): the next step reads the data
+    /// document or releases.
+    Holding = 3,
+    /// The data document was read: the next step writes (leased: checks the lease first).
+    Computing = 4,
     /// Leased: the lease check passed; the next step is the write.
-    Writing = 3,
-    /// A release got no answer, or a fenced write was refused: the next step releases.
-    Releasing = 4,
+    Writing = 5,
+    /// A release got no answer, or a fenced write or claim was refused: the next step
+    /// releases.
+    Releasing = 6,
 }
 
 /// A client step: one request (or, `CheckLease`, one clock read). Names as in the model.
@@ -140,6 +160,10 @@ pub enum Step {
     CompareAndDelete,
     /// Read the clock: the lease check passes if now < deadline.
     CheckLease,
+    /// `POST <data index>/_update/<data id>` with `fence-claim` and an `upsert` (claim-at-acquire).
+    ClaimData,
+    /// `GET <data index>/_doc/<data id>`: the session's read.
+    ReadData,
     /// `POST <data index>/_update/<data id>`, fenced or not.
     WriteData,
 }
@@ -160,39 +184,38 @@ impl Step {
 }
 
 /// The step table: which steps a client of `role` may take at `pc`. The model's
-/// `docstore::next`, cell for cell.
+/// `docstore::next`, cell for cell. A writer is at `Claiming` only when it claims.
 ///
-/// | recipe / role | `Idle` | `Retrying` | `Holding` | `Writing` | `Releasing` |
-/// |---|---|---|---|---|---|
-/// | `global` | `CreateLock` | `CreateLock` | `WriteData`, `DeleteLock` | — | `DeleteLock` |
-/// | `document` | `UpsertLock` | `UpsertLock` | `WriteData`, `DeleteLock` | — | `DeleteLock` |
-/// | `read-write`, reader | `UpsertLock` | `UpsertLock` | `UpdateUnlock` | — | `UpdateUnlock` |
-/// | `read-write`, writer | `CreateLock` | `CreateLock` | `WriteData`, `DeleteLock` | — | `DeleteLock` |
-/// | `leased`, `leased-noop` | `UpsertLock` | `UpsertLock` | `CheckLease`, `CompareAndDelete` | `WriteData` | `CompareAndDelete` |
+/// | recipe / role | `Idle`, `Retrying` | `Claiming` | `Holding` | `Computing` | `Writing` | `Releasing` |
+/// |---|---|---|---|---|---|---|
+/// | `global` | `CreateLock` | `ClaimData` | `ReadData`, `DeleteLock` | `WriteData` | — | `DeleteLock` |
+/// | `document` | `UpsertLock` | `ClaimData` | `ReadData`, `DeleteLock` | `WriteData` | — | `DeleteLock` |
+/// | `read-write`, reader | `UpsertLock` | — | `UpdateUnlock` | — | — | `UpdateUnlock` |
+/// | `read-write`, writer | `CreateLock` | `ClaimData` | `ReadData`, `DeleteLock` | `WriteData` | — | `DeleteLock` |
+/// | `leased`, `leased-noop` | `UpsertLock` | `ClaimData` | `ReadData`, `CompareAndDelete` | `CheckLease` | `WriteData` | `CompareAndDelete` |
 pub fn next(recipe: Recipe, role: Role, pc: Pc) -> &'static [Step] {
     use Step::*;
-    // Columns: Idle, Retrying, Holding, Writing, Releasing.
-    let row: [&'static [Step]; 5] = match (recipe, role) {
-        (Recipe::Leased, _) => [
-            &[UpsertLock],
-            &[UpsertLock],
-            &[CheckLease, CompareAndDelete],
-            &[WriteData],
-            &[CompareAndDelete],
-        ],
+    const LEASED: [&[Step]; 7] = [
+        &[UpsertLock],
+        &[UpsertLock],
+        &[ClaimData],
+        &[ReadData, CompareAndDelete],
+        &[CheckLease],
+        &[WriteData],
+        &[CompareAndDelete],
+    ];
+    // Columns: Idle, Retrying, Claiming, Holding, Computing, Writing, Releasing.
+    let row: [&'static [Step]; 7] = match (recipe, role) {
+        (Recipe::Leased, _) => LEASED,
         #[cfg(feature = "defects")]
-        (Recipe::LeasedNoop, _) => [
-            &[UpsertLock],
-            &[UpsertLock],
-            &[CheckLease, CompareAndDelete],
-            &[WriteData],
-            &[CompareAndDelete],
-        ],
+        (Recipe::LeasedNoop, _) => LEASED,
         #[cfg(feature = "defects")]
         (Recipe::Global, _) | (Recipe::ReadWrite, Role::Writer) => [
             &[CreateLock],
             &[CreateLock],
-            &[WriteData, DeleteLock],
+            &[ClaimData],
+            &[ReadData, DeleteLock],
+            &[WriteData],
             &[],
             &[DeleteLock],
         ],
@@ -200,7 +223,9 @@ pub fn next(recipe: Recipe, role: Role, pc: Pc) -> &'static [Step] {
         (Recipe::Document, _) => [
             &[UpsertLock],
             &[UpsertLock],
-            &[WriteData, DeleteLock],
+            &[ClaimData],
+            &[ReadData, DeleteLock],
+            &[WriteData],
             &[],
             &[DeleteLock],
         ],
@@ -208,7 +233,9 @@ pub fn next(recipe: Recipe, role: Role, pc: Pc) -> &'static [Step] {
         (Recipe::ReadWrite, Role::Reader) => [
             &[UpsertLock],
             &[UpsertLock],
+            &[],
             &[UpdateUnlock],
+            &[],
             &[],
             &[UpdateUnlock],
         ],
@@ -305,10 +332,27 @@ pub fn scripts_of(recipe: Recipe, writes: Writes) -> Vec<(&'static str, &'static
         #[cfg(feature = "defects")]
         Recipe::Global => {}
     }
-    if writes == Writes::Fenced {
+    if writes.fenced() {
         v.push(("fenced-write", scripts::FENCED_WRITE));
+        v.push(("fence-claim", scripts::FENCE_CLAIM));
     }
     v
+}
+
+/// The claim of claim-at-acquire: `fence-claim` with `token`, and an `upsert` holding the
+/// fence, so that a missing data document is created already fenced (deleting and
+/// re-creating the document cannot erase the fence).
+pub fn claim_request<'a>(index: &'a str, id: &'a str, token: Token) -> Request<'a> {
+    let fence = json!({"primary_term": token.primary_term, "seq_no": token.seq_no});
+    Request::Upsert {
+        index,
+        id,
+        script: StoredScript {
+            id: "fence-claim",
+            params: fence.clone(),
+        },
+        upsert: json!({ "fence": fence }),
+    }
 }
 
 /// The acquire request of `recipe` for `role`: `owner` is the caller's owner id, `now` the
@@ -409,7 +453,7 @@ pub fn write_request<'a>(
     name: &Value,
 ) -> Request<'a> {
     match (writes, token) {
-        (Writes::Fenced, Some(t)) => Request::Update {
+        (Writes::Fenced | Writes::FencedClaim, Some(t)) => Request::Update {
             index,
             id,
             script: StoredScript {
@@ -432,5 +476,5 @@ pub fn write_request<'a>(
 /// Whether a client of `role` keeps its acquiring write's token (the model's `keeps_token`):
 /// as its fencing token and (leased) its compare-and-delete guard.
 pub fn keeps_token(recipe: Recipe, writes: Writes, role: Role) -> bool {
-    recipe.leased() || (writes == Writes::Fenced && role == Role::Writer)
+    recipe.leased() || (writes.fenced() && role == Role::Writer)
 }

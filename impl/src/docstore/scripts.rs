@@ -21,6 +21,15 @@ pub const FENCED_WRITE: &str = "def f = ctx._source.fence; \
      ctx._source.fence = ['primary_term': params.primary_term, 'seq_no': params.seq_no]; \
      ctx._source.name = params.name;";
 
+/// `fence-claim` (claim-at-acquire): refuse a token lower than the data document's fence;
+/// otherwise record it as the fence, changing no data. Sent with an `upsert` holding the fence,
+/// so a missing data document is created already fenced.
+pub const FENCE_CLAIM: &str = "def f = ctx._source.fence; \
+     if (f != null && (params.primary_term < f.primary_term || \
+     (params.primary_term == f.primary_term && params.seq_no < f.seq_no))) { \
+     Debug.explain('stale fencing token'); } \
+     ctx._source.fence = ['primary_term': params.primary_term, 'seq_no': params.seq_no];";
+
 /// `lease-acquire-noop`: the broken first draft of `lease-acquire` (a `noop` for the current
 /// owner even when its lease has passed). Test-only defect.
 #[cfg(feature = "defects")]

@@ -1,7 +1,9 @@
 //! The model's transition function: a step's request goes to the store (unless lost), the
 //! client reacts to the answer or to the timeout; faults and the clock.
 
-use crate::docstore::protocol::{Action, ClientId, Delivery, Epoch, Event, Pc, State, Step};
+use crate::docstore::protocol::{
+    Action, ClientId, Delivery, Epoch, Event, Pc, Session, State, Step,
+};
 use crate::docstore::scenario::{Role, Scenario};
 use crate::docstore::store::{StoreError, Time, Token, WriteOutcome};
 
@@ -21,6 +23,7 @@ impl Scenario {
     /// [`Scenario::apply`] on a state the caller owns.
     pub fn apply_in_place(&self, s: &mut State, action: Action) {
         s.last = Event::None;
+        s.lost_update = false;
         match action {
             Action::Call(c, Step::CheckLease, _) => {
                 let cl = &mut s.clients[c as usize];
@@ -29,6 +32,14 @@ impl Scenario {
                 } else {
                     cl.forget(); // the lease has passed: the lock is no longer ours
                 }
+            }
+            Action::Call(c, Step::ReadData, _) => {
+                // `GET files/_doc/1` changes nothing; the session begins at the first access.
+                let cl = &mut s.clients[c as usize];
+                if cl.session == Session::None {
+                    cl.session = Session::Open;
+                }
+                cl.pc = Pc::Computing;
             }
             Action::Call(c, step, delivery) => self.call(s, c, step, delivery),
             Action::Crash(c) => {
@@ -93,6 +104,13 @@ impl Scenario {
             Delivery::RequestLost => None,
             _ => Some(request.execute(s)),
         };
+        if step == Step::ClaimData && matches!(outcome, Some(Ok(_))) {
+            // The claim is the session's first access (applied, whether or not its reply came).
+            let cl = &mut s.clients[c as usize];
+            if cl.session == Session::None {
+                cl.session = Session::Open;
+            }
+        }
         if step == Step::WriteData {
             Self::record_write(s, c, outcome);
         }
@@ -103,7 +121,14 @@ impl Scenario {
         self.react(s, c, step, reply);
     }
 
-    /// Ghost bookkeeping of a data write the store applied (or refused).
+    /// Ghost bookkeeping of a data write the store applied (or refused), judged from the
+    /// grants alone (epochs and sessions), never from the tokens the document compares:
+    ///
+    /// - "fenced writes are exclusive": an accepted write of an older grant after a newer
+    ///   grant's accepted write;
+    /// - "no lost update": an accepted write whose writer's session overlapped (since its
+    ///   first access under its grant, a write made under another grant was accepted). The
+    ///   accepted write then overlaps every other open session.
     fn record_write(s: &mut State, c: ClientId, outcome: Option<WriteOutcome>) {
         let epoch = s.clients[c as usize].epoch.expect("a writer has an epoch");
         let stale = s.written.is_some_and(|w| epoch < w);
@@ -113,6 +138,14 @@ impl Scenario {
                     s.last = Event::StaleWriteAccepted;
                 }
                 s.written = Some(s.written.map_or(epoch, |w| w.max(epoch)));
+                if s.clients[c as usize].session == Session::Overlapped {
+                    s.lost_update = true;
+                }
+                for (i, cl) in s.clients.iter_mut().enumerate() {
+                    if i != c as usize && cl.session == Session::Open && cl.epoch != Some(epoch) {
+                        cl.session = Session::Overlapped;
+                    }
+                }
             }
             Some(Err(_)) if stale => s.last = Event::StaleWriteRejected,
             _ => {}
@@ -147,10 +180,17 @@ impl Scenario {
             (UpdateUnlock | DeleteLock | CompareAndDelete, None) => {
                 s.clients[i].pc = Pc::Releasing;
             }
-            // A fenced write refused: the lock is no longer ours; release (as the recipe does).
-            (WriteData, Some(Err(StoreError::Script(_)))) => s.clients[i].pc = Pc::Releasing,
+            // A fenced write or a claim refused: the lock is no longer ours; release (as the
+            // recipe does).
+            (WriteData | ClaimData, Some(Err(StoreError::Script(_)))) => {
+                s.clients[i].pc = Pc::Releasing;
+            }
+            // Claimed; or no answer: claim again (the same token: idempotent).
+            (ClaimData, Some(_)) => s.clients[i].pc = Pc::Holding,
+            (ClaimData, None) => s.clients[i].pc = Pc::Claiming,
+            // Written, or no answer (landed or not): the session goes on with a fresh read.
             (WriteData, _) => s.clients[i].pc = Pc::Holding,
-            (CheckLease, _) => unreachable!("CheckLease sends no request"),
+            (CheckLease | ReadData, _) => unreachable!("{step:?} sends no write request"),
         }
     }
 
@@ -162,9 +202,14 @@ impl Scenario {
             Role::Reader => None,
         };
         let cl = &mut s.clients[c as usize];
-        cl.pc = Pc::Holding;
+        cl.pc = if role == Role::Writer && self.writes.claims() {
+            Pc::Claiming
+        } else {
+            Pc::Holding
+        };
         cl.token = self.keeps_token(role).then_some(token);
         cl.epoch = epoch;
+        cl.session = Session::None;
         if s.orphaned {
             s.orphaned = false;
             s.last = Event::AcquiredAfterCrash;

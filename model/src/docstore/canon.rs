@@ -230,6 +230,7 @@ fn client<H: Hasher>(h: &mut H, c: &Client) {
         token: t,
         deadline,
         epoch,
+        session,
     } = *c;
     num(h, alive.into());
     num(h, incarnation.into());
@@ -237,6 +238,7 @@ fn client<H: Hasher>(h: &mut H, c: &Client) {
     token(h, t);
     opt(h, deadline);
     opt(h, epoch.map(u64::from));
+    num(h, session as u64);
 }
 
 impl Hash for State {
@@ -260,5 +262,6 @@ impl Hash for State {
         opt(h, self.written.map(u64::from));
         num(h, self.orphaned.into());
         num(h, self.last as u64);
+        num(h, self.lost_update.into());
     }
 }

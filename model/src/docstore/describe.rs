@@ -2,7 +2,9 @@
 
 use std::fmt;
 
-use crate::docstore::protocol::{Action, Delivery, Event, Pc, State, Step, DATA_INDEX, LOCK_INDEX};
+use crate::docstore::protocol::{
+    Action, Delivery, Event, Pc, Session, State, Step, DATA_INDEX, LOCK_INDEX,
+};
 use crate::docstore::requests::Request;
 use crate::docstore::scenario::Scenario;
 use crate::docstore::store::{Script, StoreError, UpdateBody, WriteOutcome, WriteResult};
@@ -55,6 +57,7 @@ fn script_text(s: Script) -> String {
             expires,
         } => format!("lease-acquire-noop(owner {owner}, now {now}, expires {expires})"),
         Script::FencedWrite { token } => format!("fenced-write({token})"),
+        Script::FenceClaim { token } => format!("fence-claim({token})"),
         s => s.id().to_string(),
     }
 }
@@ -86,10 +89,17 @@ impl Scenario {
                     format!("c{c} CheckLease: now 0 ≥ deadline {d} → lease passed, c{c} stops")
                 }
             }
+            Action::Call(c, Step::ReadData, _) => {
+                let fence = before
+                    .files
+                    .get(&crate::docstore::protocol::DATA_ID)
+                    .map_or("no document".to_string(), |d| d.source.to_string());
+                format!("c{c} ReadData: GET {DATA_INDEX}/_doc/1 → {fence}; computes its write")
+            }
             Action::Call(c, step, delivery) => {
                 let request = self.request(before, c, step).expect("a request");
                 let outcome = self.response(before, c, step).expect("a response");
-                let with_token = step != Step::WriteData;
+                let with_token = !matches!(step, Step::WriteData | Step::ClaimData);
                 let answer = match delivery {
                     Delivery::Answered => format!("→ {}", outcome_text(&outcome, with_token)),
                     Delivery::ReplyLost => format!(
@@ -141,6 +151,8 @@ impl Scenario {
     ) -> String {
         let pc = after.clients[c as usize].pc;
         let note = match (step, delivery, pc) {
+            (_, Delivery::Answered, _) if after.lost_update => "lost update: accepted",
+            (_, _, _) if after.lost_update => "lost update: accepted unseen",
             (_, Delivery::Answered, _) if after.last == Event::StaleWriteAccepted => {
                 "stale write accepted"
             }
@@ -149,11 +161,17 @@ impl Scenario {
                 "stale write refused; releases"
             }
             (Step::CreateLock | Step::UpsertLock, Delivery::Answered, Pc::Holding) => "acquired",
+            (Step::CreateLock | Step::UpsertLock, Delivery::Answered, Pc::Claiming) => {
+                "acquired; claims next"
+            }
             (Step::CreateLock | Step::UpsertLock, Delivery::Answered, _) => "refused",
             (Step::CreateLock | Step::UpsertLock, _, _) => "will retry",
             (Step::WriteData, Delivery::Answered, Pc::Releasing) => "write refused; releases",
             (Step::WriteData, Delivery::Answered, _) => "",
             (Step::WriteData, _, _) => "write outcome unknown",
+            (Step::ClaimData, Delivery::Answered, Pc::Releasing) => "claim refused; releases",
+            (Step::ClaimData, Delivery::Answered, _) => "claimed",
+            (Step::ClaimData, _, _) => "will claim again",
             (_, Delivery::Answered, _) => match outcome {
                 Err(StoreError::VersionConflict) => "no longer ours",
                 Err(_) => "gives up",
@@ -200,6 +218,11 @@ impl fmt::Debug for State {
             if let Some(e) = cl.epoch {
                 parts.push(format!("epoch {e}"));
             }
+            match cl.session {
+                Session::None => {}
+                Session::Open => parts.push("session open".into()),
+                Session::Overlapped => parts.push("session overlapped".into()),
+            }
             writeln!(
                 f,
                 "c{c} {} (incarnation {}): {}",
@@ -221,10 +244,15 @@ impl fmt::Debug for State {
         };
         write!(
             f,
-            "faults left: {}{written}{}{last}",
+            "faults left: {}{written}{}{last}{}",
             self.budget,
             if self.orphaned {
                 "; a client crashed while not idle"
+            } else {
+                ""
+            },
+            if self.lost_update {
+                "; last step: lost update"
             } else {
                 ""
             }

@@ -17,6 +17,7 @@ mod apply;
 mod canon;
 mod describe;
 mod family;
+mod holders;
 pub mod protocol;
 pub mod requests;
 pub mod scenario;
@@ -24,7 +25,7 @@ pub mod store;
 
 pub use describe::{outcome_text, request_text};
 pub use protocol::{
-    next, Action, Client, ClientId, Delivery, Event, Pc, State, Step, ALWAYS, SOMETIMES,
+    next, Action, Client, ClientId, Delivery, Event, Pc, Session, State, Step, ALWAYS, SOMETIMES,
 };
 pub use requests::{Index, Request};
 pub use scenario::{Faults, Role, Scenario, Variant, Writes};

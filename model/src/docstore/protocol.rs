@@ -4,18 +4,24 @@
 //! fencing tokens (Kleppmann, "How to do distributed locking", 2016).
 //!
 //! `clients` clients share one lock document in the index `files-lock` and one protected data
-//! document `files/1`. Every client loops forever: acquire; while holding, write the data
-//! document any number of times (readers only read); release. A refused acquire is retried
+//! document `files/1`. Every client loops forever: acquire; while holding, read and then write
+//! the data document any number of times (readers of the read/write lock only hold); release. A refused acquire is retried
 //! later; a timed-out request is retried. The step table ([`next`]) says, per recipe and
 //! role, which request comes next at each program counter:
 //!
-//! | recipe / role | `Idle` | `Retrying` | `Holding` | `Writing` | `Releasing` |
-//! |---|---|---|---|---|---|
-//! | `global` | `CreateLock` | `CreateLock` | `WriteData`, `DeleteLock` | — | `DeleteLock` |
-//! | `document` | `UpsertLock` | `UpsertLock` | `WriteData`, `DeleteLock` | — | `DeleteLock` |
-//! | `read-write`, reader | `UpsertLock` | `UpsertLock` | `UpdateUnlock` | — | `UpdateUnlock` |
-//! | `read-write`, writer | `CreateLock` | `CreateLock` | `WriteData`, `DeleteLock` | — | `DeleteLock` |
-//! | `leased`, `leased-noop` | `UpsertLock` | `UpsertLock` | `CheckLease`, `CompareAndDelete` | `WriteData` | `CompareAndDelete` |
+//! | recipe / role | `Idle`, `Retrying` | `Claiming` | `Holding` | `Computing` | `Writing` | `Releasing` |
+//! |---|---|---|---|---|---|---|
+//! | `global` | `CreateLock` | `ClaimData` | `ReadData`, `DeleteLock` | `WriteData` | — | `DeleteLock` |
+//! | `document` | `UpsertLock` | `ClaimData` | `ReadData`, `DeleteLock` | `WriteData` | — | `DeleteLock` |
+//! | `read-write`, reader | `UpsertLock` | — | `UpdateUnlock` | — | — | `UpdateUnlock` |
+//! | `read-write`, writer | `CreateLock` | `ClaimData` | `ReadData`, `DeleteLock` | `WriteData` | — | `DeleteLock` |
+//! | `leased`, `leased-noop` | `UpsertLock` | `ClaimData` | `ReadData`, `CompareAndDelete` | `CheckLease` | `WriteData` | `CompareAndDelete` |
+//!
+//! A writer's critical section is a read-then-write session on the data document: read it
+//! (`ReadData`), compute, write (`WriteData`); then read again or release. A writer reaches
+//! `Claiming` only with `--writes fenced-claim`: right after the grant, before its first read,
+//! it writes its token into the data document (`ClaimData`, the `fence-claim` script with an
+//! `upsert`), so that from then on the document refuses every older token.
 //!
 //! and [`Scenario::request`] says what each request is (the HTTP call, its body and
 //! parameters). Faults, each with a budget: `Crash(c)`, `Restart(c)`, an operator's
@@ -62,12 +68,34 @@ pub enum Pc {
     /// An acquire timed out: the next step sends the same request again (leased: the lease
     /// deadline counts from the first send).
     Retrying = 1,
-    /// The acquire succeeded: the client believes it holds the lock.
-    Holding = 2,
+    /// `fenced-claim`: the acquire succeeded; the next step claims the data document with the
+    /// token (sent again after a timeout).
+    Claiming = 2,
+    /// The client believes it holds the lock: the next step reads the data document (a
+    /// session begins) or releases.
+    Holding = 3,
+    /// The client read the data document and computes its write: the next step writes
+    /// (leased: checks the lease first).
+    Computing = 4,
     /// Leased: the lease check passed; the next step is the write.
-    Writing = 3,
-    /// A release timed out (or a fenced write was refused): the next step is the release.
-    Releasing = 4,
+    Writing = 5,
+    /// A release timed out (or a fenced write or claim was refused): the next step is the
+    /// release.
+    Releasing = 6,
+}
+
+/// Ghost (not known to the client): where the client's read-then-write session stands in its
+/// current grant — what "no lost update" is judged by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Session {
+    /// No access to the data document under the current grant yet.
+    None = 0,
+    /// The client has accessed the data document (claimed or read it) under its grant, and no
+    /// write made under another grant has been accepted since.
+    Open = 1,
+    /// The client has accessed the data document, and since then the document accepted a
+    /// write made under another grant: a write of this client accepted now loses that update.
+    Overlapped = 2,
 }
 
 /// One client process.
@@ -85,6 +113,8 @@ pub struct Client {
     pub deadline: Option<Time>,
     /// Ghost (not known to the client): the order of this client's exclusive grant.
     pub epoch: Option<Epoch>,
+    /// Ghost: the client's read-then-write session under its current grant.
+    pub session: Session,
 }
 
 impl Client {
@@ -95,6 +125,7 @@ impl Client {
         token: None,
         deadline: None,
         epoch: None,
+        session: Session::None,
     };
 
     /// The client's `process_id`/`owner` in its current incarnation.
@@ -111,6 +142,7 @@ impl Client {
         self.token = None;
         self.deadline = None;
         self.epoch = None;
+        self.session = Session::None;
     }
 }
 
@@ -147,6 +179,10 @@ pub struct State {
     /// Ghost: a client crashed while not idle and no acquire succeeded since.
     pub orphaned: bool,
     pub last: Event,
+    /// Ghost: the last step's data write was accepted although, since its writer's first
+    /// access under its grant, the document had accepted a write made under another grant
+    /// (judged from [`Client::session`], never from the tokens the document compares).
+    pub lost_update: bool,
 }
 
 impl Clone for State {
@@ -159,6 +195,7 @@ impl Clone for State {
             written: self.written,
             orphaned: self.orphaned,
             last: self.last,
+            lost_update: self.lost_update,
         }
     }
 
@@ -171,6 +208,7 @@ impl Clone for State {
         self.written = source.written;
         self.orphaned = source.orphaned;
         self.last = source.last;
+        self.lost_update = source.lost_update;
     }
 }
 
@@ -193,41 +231,54 @@ pub enum Step {
     CompareAndDelete,
     /// Leased: read the clock; the lease check passes if now < deadline.
     CheckLease,
+    /// `POST files/_update/1` with the `fence-claim` script and an `upsert` (`fenced-claim`).
+    ClaimData,
+    /// `GET files/_doc/1`: the session's read (changes nothing; never lost in the model — a
+    /// read that gets no answer is simply sent again).
+    ReadData,
     /// `POST files/_update/1`, unfenced (`doc`) or fenced (`fenced-write` script).
     WriteData,
 }
 
 /// The step table: which steps client `role` of `variant` may take at `pc` (one screen shows
-/// what differs between the recipes).
+/// what differs between the recipes). A writer is at `Claiming` only with `fenced-claim`.
 pub fn next(variant: Variant, role: Role, pc: Pc) -> &'static [Step] {
     use Step::*;
-    // Columns: Idle, Retrying, Holding, Writing, Releasing.
-    let row: [&'static [Step]; 5] = match (variant, role) {
+    // Columns: Idle, Retrying, Claiming, Holding, Computing, Writing, Releasing.
+    let row: [&'static [Step]; 7] = match (variant, role) {
         (Variant::Global, _) | (Variant::ReadWrite, Role::Writer) => [
             &[CreateLock],
             &[CreateLock],
-            &[WriteData, DeleteLock],
+            &[ClaimData],
+            &[ReadData, DeleteLock],
+            &[WriteData],
             &[],
             &[DeleteLock],
         ],
         (Variant::Document, _) => [
             &[UpsertLock],
             &[UpsertLock],
-            &[WriteData, DeleteLock],
+            &[ClaimData],
+            &[ReadData, DeleteLock],
+            &[WriteData],
             &[],
             &[DeleteLock],
         ],
         (Variant::ReadWrite, Role::Reader) => [
             &[UpsertLock],
             &[UpsertLock],
+            &[],
             &[UpdateUnlock],
+            &[],
             &[],
             &[UpdateUnlock],
         ],
         (Variant::Leased | Variant::LeasedNoop, _) => [
             &[UpsertLock],
             &[UpsertLock],
-            &[CheckLease, CompareAndDelete],
+            &[ClaimData],
+            &[ReadData, CompareAndDelete],
+            &[CheckLease],
             &[WriteData],
             &[CompareAndDelete],
         ],
@@ -321,82 +372,27 @@ pub const READERS_SHARE: &str = "readers share";
 pub const CONTENTION_SEEN: &str = "contention seen";
 pub const ACQUIRED_AFTER_CRASH: &str = "acquired after crash";
 pub const STALE_WRITE_ATTEMPTED: &str = "stale write attempted";
+pub const NO_LOST_UPDATE: &str = "no lost update";
+pub const SESSIONS_OVERLAP: &str = "sessions overlap";
 
 /// The `always` properties, in report order.
-pub const ALWAYS: [&str; 4] = [
+pub const ALWAYS: [&str; 5] = [
     AT_MOST_ONE_WRITER,
     READERS_AND_WRITER_EXCLUSIVE,
     NO_STALE_LOCK,
     FENCED_WRITES_ARE_EXCLUSIVE,
+    NO_LOST_UPDATE,
 ];
 
 /// The `sometimes` properties, in report order.
-pub const SOMETIMES: [&str; 5] = [
+pub const SOMETIMES: [&str; 6] = [
     WRITER_EXISTS,
     READERS_SHARE,
     CONTENTION_SEEN,
     ACQUIRED_AFTER_CRASH,
     STALE_WRITE_ATTEMPTED,
+    SESSIONS_OVERLAP,
 ];
-
-impl Scenario {
-    /// Whether client `c` is a writer: a writer-role client whose acquire succeeded, who has
-    /// not started to release and who would still pass its own validity check (leased: its
-    /// deadline has not passed), or who is between a passed lease check and its write.
-    pub fn is_writer(&self, s: &State, c: ClientId) -> bool {
-        let cl = s.clients[c as usize];
-        cl.alive
-            && self.role(c) == Role::Writer
-            && match cl.pc {
-                Pc::Writing => true,
-                Pc::Holding => !self.timed() || cl.deadline.is_some_and(|d| d > 0),
-                _ => false,
-            }
-    }
-
-    /// Whether client `c` is a reader holding the shared lock.
-    pub fn is_reader(&self, s: &State, c: ClientId) -> bool {
-        let cl = s.clients[c as usize];
-        cl.alive && self.role(c) == Role::Reader && cl.pc == Pc::Holding
-    }
-
-    fn count(&self, f: impl Fn(ClientId) -> bool) -> usize {
-        (0..self.clients).filter(|&c| f(c)).count()
-    }
-
-    /// Whether a fresh client of `role` (a new `process_id`) would acquire the lock now or once
-    /// every lease has passed, by sending its real acquire request to a copy of the lock
-    /// index.
-    pub fn fresh_acquire_succeeds_eventually(&self, s: &State, role: Role) -> bool {
-        let mut scratch = s.clone();
-        scratch
-            .locks
-            .map_sources(|src| src.map_times(|_| 0 /* every lease has passed */));
-        let fresh = Client {
-            incarnation: u8::MAX,
-            ..Client::START
-        };
-        let c = match role {
-            Role::Reader => 0,
-            Role::Writer => self.clients - 1,
-        };
-        debug_assert_eq!(self.role(c), role);
-        scratch.clients[c as usize] = fresh;
-        let step = next(self.variant, role, Pc::Idle)[0];
-        let request = self.request(&scratch, c, step).expect("an acquire request");
-        request.execute(&mut scratch).is_ok()
-    }
-
-    /// The names of the `always` properties that `s` violates (the replayer checks every state
-    /// of a recorded run with this).
-    pub fn violated(&self, s: &State) -> Vec<&'static str> {
-        self.properties()
-            .into_iter()
-            .filter(|p| p.expectation == stateright::Expectation::Always && !(p.condition)(self, s))
-            .map(|p| p.name)
-            .collect()
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // The model.
@@ -408,7 +404,7 @@ impl Scenario {
         let cl = s.clients[c as usize];
         for &step in next(self.variant, self.role(c), cl.pc) {
             out.push(Action::Call(c, step, Delivery::Answered));
-            if step != Step::CheckLease && s.budget.lose_reply > 0 {
+            if !matches!(step, Step::CheckLease | Step::ReadData) && s.budget.lose_reply > 0 {
                 out.push(Action::Call(c, step, Delivery::ReplyLost));
                 out.push(Action::Call(c, step, Delivery::RequestLost));
             }
@@ -512,6 +508,7 @@ impl Model for Scenario {
             written: None,
             orphaned: false,
             last: Event::None,
+            lost_update: false,
         };
         self.canonicalize(&mut s);
         vec![s]
@@ -558,6 +555,7 @@ impl Model for Scenario {
             Property::always(FENCED_WRITES_ARE_EXCLUSIVE, |_, s: &State| {
                 s.last != Event::StaleWriteAccepted
             }),
+            Property::always(NO_LOST_UPDATE, |_, s: &State| !s.lost_update),
             Property::sometimes(WRITER_EXISTS, |m: &Scenario, s: &State| {
                 m.count(|c| m.is_writer(s, c)) > 0
             }),
@@ -573,6 +571,9 @@ impl Model for Scenario {
                     s.last,
                     Event::StaleWriteAccepted | Event::StaleWriteRejected
                 )
+            }),
+            Property::sometimes(SESSIONS_OVERLAP, |_, s: &State| {
+                s.clients.iter().any(|cl| cl.session == Session::Overlapped)
             }),
         ]
     }

@@ -82,8 +82,8 @@ impl State {
 
 impl Scenario {
     /// The request client `c` sends for `step` in `s` (`None` for `CheckLease`, which sends
-    /// nothing). The model clock reads 0, so the leased recipe sends `now` 0 and `expires`
-    /// `lease`.
+    /// nothing, and for `ReadData`, a `GET` that changes nothing). The model clock reads 0, so
+    /// the leased recipe sends `now` 0 and `expires` `lease`.
     pub fn request(&self, s: &State, c: ClientId, step: Step) -> Option<Request> {
         let me = s.clients[c as usize];
         let owner = me.owner(c);
@@ -154,22 +154,34 @@ impl Scenario {
                 id,
                 cond: Some(me.token.expect("a leased holder keeps its token")),
             },
+            (Step::ClaimData, _, _) => {
+                let token = me.token.expect("a claiming writer keeps its token");
+                Request::Update {
+                    index: Index::Files,
+                    id: DATA_ID,
+                    body: UpdateBody::Script(Script::FenceClaim { token }),
+                    upsert: Some(Source::Data { fence: Some(token) }),
+                }
+            }
             (Step::WriteData, _, _) => Request::Update {
                 index: Index::Files,
                 id: DATA_ID,
                 body: match self.writes {
                     Writes::Unfenced => UpdateBody::Doc,
-                    Writes::Fenced => UpdateBody::Script(Script::FencedWrite {
-                        token: me.token.expect("a fenced writer keeps its token"),
-                    }),
+                    Writes::Fenced | Writes::FencedClaim => {
+                        UpdateBody::Script(Script::FencedWrite {
+                            token: me.token.expect("a fenced writer keeps its token"),
+                        })
+                    }
                 },
                 upsert: None,
             },
-            (Step::CheckLease, _, _) => return None,
+            (Step::CheckLease | Step::ReadData, _, _) => return None,
         })
     }
 
-    /// What the store would answer to client `c`'s `step` in `s` (`None` for `CheckLease`):
+    /// What the store would answer to client `c`'s `step` in `s` (`None` for `CheckLease` and
+    /// `ReadData`):
     /// what the refinement replayer compares a recorded response with.
     pub fn response(&self, s: &State, c: ClientId, step: Step) -> Option<WriteOutcome> {
         let request = self.request(s, c, step)?;

@@ -8,17 +8,19 @@ use super::*;
 fn leased_holds_without_faults() {
     expect(Expected {
         scenario: Scenario::new(Variant::Leased, Writes::Unfenced).with_faults(faults("none")),
-        unique_states: 64,
+        unique_states: 178,
         verdicts: [
             ("at most one writer", "holds"),
             ("readers and writer exclusive", "holds"),
             ("no stale lock", "holds"),
             ("fenced writes are exclusive", "holds"),
+            ("no lost update", "holds"),
             ("writer exists", "holds"),
             ("readers share", "NOT FOUND"),
             ("contention seen", "holds"),
             ("acquired after crash", "NOT FOUND"),
             ("stale write attempted", "NOT FOUND"),
+            ("sessions overlap", "holds"),
         ],
         counterexamples: &[],
     });
@@ -30,44 +32,49 @@ fn leased_survives_crash_restart_lost_replies_and_failover() {
     expect(Expected {
         scenario: Scenario::new(Variant::Leased, Writes::Unfenced)
             .with_faults(faults("crash=1,restart=1,lose-reply=1,failover=1")),
-        unique_states: 6784,
+        unique_states: 15088,
         verdicts: [
             ("at most one writer", "holds"),
             ("readers and writer exclusive", "holds"),
             ("no stale lock", "holds"),
             ("fenced writes are exclusive", "holds"),
+            ("no lost update", "holds"),
             ("writer exists", "holds"),
             ("readers share", "NOT FOUND"),
             ("contention seen", "holds"),
             ("acquired after crash", "holds"),
             ("stale write attempted", "NOT FOUND"),
+            ("sessions overlap", "holds"),
         ],
         counterexamples: &[],
     });
 }
 
-/// 17. A pause longer than the lease between the lease check and the write: two writers, and the paused write lands after the new holder's.
+/// 17. A pause longer than the lease between the lease check and the write: two writers, the paused write lands after the new holder's, and an update is lost.
 #[test]
 fn leased_unfenced_pause_gives_two_writers_and_a_stale_write() {
     expect(Expected {
         scenario: Scenario::new(Variant::Leased, Writes::Unfenced).with_faults(faults("pause=1")),
-        unique_states: 163,
+        unique_states: 496,
         verdicts: [
             ("at most one writer", "VIOLATED"),
             ("readers and writer exclusive", "holds"),
             ("no stale lock", "holds"),
             ("fenced writes are exclusive", "VIOLATED"),
+            ("no lost update", "VIOLATED"),
             ("writer exists", "holds"),
             ("readers share", "NOT FOUND"),
             ("contention seen", "holds"),
             ("acquired after crash", "NOT FOUND"),
             ("stale write attempted", "holds"),
+            ("sessions overlap", "holds"),
         ],
         counterexamples: &[
             (
                 "at most one writer",
                 &[
                     "UpsertLock(c0)",
+                    "ReadData(c0)",
                     "CheckLease(c0)",
                     "Pause(c0)",
                     "UpsertLock(c1)",
@@ -77,69 +84,113 @@ fn leased_unfenced_pause_gives_two_writers_and_a_stale_write() {
                 "fenced writes are exclusive",
                 &[
                     "UpsertLock(c0)",
+                    "ReadData(c0)",
                     "CheckLease(c0)",
                     "Pause(c0)",
                     "UpsertLock(c1)",
+                    "ReadData(c1)",
                     "CheckLease(c1)",
                     "WriteData(c1)",
                     "WriteData(c0)",
+                ],
+            ),
+            (
+                "no lost update",
+                &[
+                    "UpsertLock(c0)",
+                    "ReadData(c0)",
+                    "CheckLease(c0)",
+                    "Pause(c0)",
+                    "UpsertLock(c1)",
+                    "ReadData(c1)",
+                    "WriteData(c0)",
+                    "CheckLease(c1)",
+                    "WriteData(c1)",
                 ],
             ),
         ],
     });
 }
 
-/// 18. The same pause with fenced writes: still two believed writers, but the store refuses the stale write (twin of 17).
+/// 18. The same pause with fenced writes: still two believed writers; the store never accepts an older token after a newer one ("fenced writes are exclusive" holds), yet an update is lost. c1 is granted token 2 and reads; c0 (token 1), paused past its lease, writes — accepted, the document has seen no token 2 yet; c1 writes — accepted: c1 computed its write from the data c0 then changed (twin of 17 for the stale write, of 23 for the lost update).
 #[test]
 fn leased_fenced_pause_gives_two_writers_but_no_stale_write() {
     expect(Expected {
         scenario: Scenario::new(Variant::Leased, Writes::Fenced).with_faults(faults("pause=1")),
-        unique_states: 182,
+        unique_states: 518,
         verdicts: [
             ("at most one writer", "VIOLATED"),
             ("readers and writer exclusive", "holds"),
             ("no stale lock", "holds"),
             ("fenced writes are exclusive", "holds"),
+            ("no lost update", "VIOLATED"),
             ("writer exists", "holds"),
             ("readers share", "NOT FOUND"),
             ("contention seen", "holds"),
             ("acquired after crash", "NOT FOUND"),
             ("stale write attempted", "holds"),
+            ("sessions overlap", "holds"),
         ],
-        counterexamples: &[(
-            "at most one writer",
-            &[
-                "UpsertLock(c0)",
-                "CheckLease(c0)",
-                "Pause(c0)",
-                "UpsertLock(c1)",
-            ],
-        )],
+        counterexamples: &[
+            (
+                "at most one writer",
+                &[
+                    "UpsertLock(c0)",
+                    "ReadData(c0)",
+                    "CheckLease(c0)",
+                    "Pause(c0)",
+                    "UpsertLock(c1)",
+                ],
+            ),
+            (
+                "no lost update",
+                &[
+                    "UpsertLock(c0)",
+                    "ReadData(c0)",
+                    "CheckLease(c0)",
+                    "Pause(c0)",
+                    "UpsertLock(c1)",
+                    "ReadData(c1)",
+                    "WriteData(c0)",
+                    "CheckLease(c1)",
+                    "WriteData(c1)",
+                ],
+            ),
+        ],
     });
 }
 
-/// 19. The standard scenario (`Scenario::standard()`): only "at most one writer" fails, by the pause.
+/// 19. The standard scenario (`Scenario::standard()`): claim-at-acquire (`fenced-claim`) under every fault but the stray delete; only "at most one writer" fails, by the pause: "no lost update" holds (twin: 18, the same recipe without the claim).
 #[test]
-fn leased_fenced_standard_scenario() {
+fn leased_fenced_claim_standard_scenario() {
+    assert_eq!(
+        Scenario::standard(),
+        Scenario::new(Variant::Leased, Writes::FencedClaim)
+            .with_faults(faults("crash=1,restart=1,lose-reply=1,pause=1,failover=1"))
+    );
     expect(Expected {
-        scenario: Scenario::new(Variant::Leased, Writes::Fenced)
+        scenario: Scenario::new(Variant::Leased, Writes::FencedClaim)
             .with_faults(faults("crash=1,restart=1,lose-reply=1,pause=1,failover=1")),
-        unique_states: 21771,
+        unique_states: 66271,
         verdicts: [
             ("at most one writer", "VIOLATED"),
             ("readers and writer exclusive", "holds"),
             ("no stale lock", "holds"),
             ("fenced writes are exclusive", "holds"),
+            ("no lost update", "holds"),
             ("writer exists", "holds"),
             ("readers share", "NOT FOUND"),
             ("contention seen", "holds"),
             ("acquired after crash", "holds"),
             ("stale write attempted", "holds"),
+            ("sessions overlap", "holds"),
         ],
         counterexamples: &[(
             "at most one writer",
             &[
                 "UpsertLock(c0)",
+                "ClaimData(c0)",
+                "ReadData(c0)",
                 "CheckLease(c0)",
                 "Pause(c0)",
                 "UpsertLock(c1)",
@@ -148,29 +199,47 @@ fn leased_fenced_standard_scenario() {
     });
 }
 
-/// 20. A stray delete breaks any lock kept in a document the operator can delete; fencing still protects the data.
+/// 20. A stray delete breaks any lock kept in a document the operator can delete; fencing still refuses stale writes, but the new holder can lose the old holder's update (twin of 25).
 #[test]
 fn leased_fenced_survives_a_stray_delete() {
     expect(Expected {
         scenario: Scenario::new(Variant::Leased, Writes::Fenced).with_faults(faults(
             "crash=1,restart=1,stray-delete=1,lose-reply=1,failover=1",
         )),
-        unique_states: 27006,
+        unique_states: 74839,
         verdicts: [
             ("at most one writer", "VIOLATED"),
             ("readers and writer exclusive", "holds"),
             ("no stale lock", "holds"),
             ("fenced writes are exclusive", "holds"),
+            ("no lost update", "VIOLATED"),
             ("writer exists", "holds"),
             ("readers share", "NOT FOUND"),
             ("contention seen", "holds"),
             ("acquired after crash", "holds"),
             ("stale write attempted", "holds"),
+            ("sessions overlap", "holds"),
         ],
-        counterexamples: &[(
-            "at most one writer",
-            &["UpsertLock(c0)", "StrayDelete", "UpsertLock(c1)"],
-        )],
+        counterexamples: &[
+            (
+                "at most one writer",
+                &["UpsertLock(c0)", "StrayDelete", "UpsertLock(c1)"],
+            ),
+            (
+                "no lost update",
+                &[
+                    "UpsertLock(c0)",
+                    "ReadData(c0)",
+                    "CheckLease(c0)",
+                    "StrayDelete",
+                    "UpsertLock(c1)",
+                    "ReadData(c1)",
+                    "WriteData(c0)",
+                    "CheckLease(c1)",
+                    "WriteData(c1)",
+                ],
+            ),
+        ],
     });
 }
 
@@ -179,23 +248,26 @@ fn leased_fenced_survives_a_stray_delete() {
 fn leased_noop_reacquire_hands_out_a_passed_lease() {
     expect(Expected {
         scenario: Scenario::new(Variant::LeasedNoop, Writes::Unfenced).with_faults(faults("none")),
-        unique_states: 186,
+        unique_states: 788,
         verdicts: [
             ("at most one writer", "VIOLATED"),
             ("readers and writer exclusive", "holds"),
             ("no stale lock", "holds"),
             ("fenced writes are exclusive", "VIOLATED"),
+            ("no lost update", "VIOLATED"),
             ("writer exists", "holds"),
             ("readers share", "NOT FOUND"),
             ("contention seen", "holds"),
             ("acquired after crash", "NOT FOUND"),
             ("stale write attempted", "holds"),
+            ("sessions overlap", "holds"),
         ],
         counterexamples: &[
             (
                 "at most one writer",
                 &[
                     "UpsertLock(c0)",
+                    "ReadData(c0)",
                     "Tick",
                     "Tick",
                     "CheckLease(c0)",
@@ -207,48 +279,203 @@ fn leased_noop_reacquire_hands_out_a_passed_lease() {
                 "fenced writes are exclusive",
                 &[
                     "UpsertLock(c0)",
+                    "ReadData(c0)",
                     "Tick",
                     "Tick",
                     "CheckLease(c0)",
                     "UpsertLock(c0)",
+                    "ReadData(c0)",
                     "CheckLease(c0)",
                     "UpsertLock(c1)",
+                    "ReadData(c1)",
                     "CheckLease(c1)",
                     "WriteData(c1)",
                     "WriteData(c0)",
+                ],
+            ),
+            (
+                "no lost update",
+                &[
+                    "UpsertLock(c0)",
+                    "ReadData(c0)",
+                    "Tick",
+                    "Tick",
+                    "CheckLease(c0)",
+                    "UpsertLock(c0)",
+                    "ReadData(c0)",
+                    "CheckLease(c0)",
+                    "UpsertLock(c1)",
+                    "ReadData(c1)",
+                    "WriteData(c0)",
+                    "CheckLease(c1)",
+                    "WriteData(c1)",
                 ],
             ),
         ],
     });
 }
 
-/// 22. The same broken script with fenced writes: two writers, no stale write (twin of 21).
+/// 22. The same broken script with fenced writes: two writers, no stale write, but a lost update (twin of 21).
 #[test]
 fn leased_noop_fenced_keeps_the_data_safe() {
     expect(Expected {
         scenario: Scenario::new(Variant::LeasedNoop, Writes::Fenced).with_faults(faults("none")),
-        unique_states: 265,
+        unique_states: 924,
         verdicts: [
             ("at most one writer", "VIOLATED"),
             ("readers and writer exclusive", "holds"),
             ("no stale lock", "holds"),
             ("fenced writes are exclusive", "holds"),
+            ("no lost update", "VIOLATED"),
             ("writer exists", "holds"),
             ("readers share", "NOT FOUND"),
             ("contention seen", "holds"),
             ("acquired after crash", "NOT FOUND"),
             ("stale write attempted", "holds"),
+            ("sessions overlap", "holds"),
+        ],
+        counterexamples: &[
+            (
+                "at most one writer",
+                &[
+                    "UpsertLock(c0)",
+                    "ReadData(c0)",
+                    "Tick",
+                    "Tick",
+                    "CheckLease(c0)",
+                    "UpsertLock(c0)",
+                    "UpsertLock(c1)",
+                ],
+            ),
+            (
+                "no lost update",
+                &[
+                    "UpsertLock(c0)",
+                    "ReadData(c0)",
+                    "Tick",
+                    "Tick",
+                    "CheckLease(c0)",
+                    "UpsertLock(c0)",
+                    "ReadData(c0)",
+                    "CheckLease(c0)",
+                    "UpsertLock(c1)",
+                    "ReadData(c1)",
+                    "WriteData(c0)",
+                    "CheckLease(c1)",
+                    "WriteData(c1)",
+                ],
+            ),
+        ],
+    });
+}
+
+/// 23. Claim-at-acquire under the pause of 18: the new holder's claim fences the data document before its first read, so the paused holder's late write is refused and no update is lost (twin of 18).
+#[test]
+fn leased_fenced_claim_pause_loses_no_update() {
+    expect(Expected {
+        scenario: Scenario::new(Variant::Leased, Writes::FencedClaim)
+            .with_faults(faults("pause=1")),
+        unique_states: 768,
+        verdicts: [
+            ("at most one writer", "VIOLATED"),
+            ("readers and writer exclusive", "holds"),
+            ("no stale lock", "holds"),
+            ("fenced writes are exclusive", "holds"),
+            ("no lost update", "holds"),
+            ("writer exists", "holds"),
+            ("readers share", "NOT FOUND"),
+            ("contention seen", "holds"),
+            ("acquired after crash", "NOT FOUND"),
+            ("stale write attempted", "holds"),
+            ("sessions overlap", "holds"),
         ],
         counterexamples: &[(
             "at most one writer",
             &[
                 "UpsertLock(c0)",
-                "Tick",
-                "Tick",
+                "ClaimData(c0)",
+                "ReadData(c0)",
                 "CheckLease(c0)",
-                "UpsertLock(c0)",
+                "Pause(c0)",
                 "UpsertLock(c1)",
             ],
+        )],
+    });
+}
+
+/// 24. Plain `fenced` writes under the standard scenario's faults: the pause loses an update (twin of 19).
+#[test]
+fn leased_fenced_standard_faults_lose_an_update() {
+    expect(Expected {
+        scenario: Scenario::new(Variant::Leased, Writes::Fenced)
+            .with_faults(faults("crash=1,restart=1,lose-reply=1,pause=1,failover=1")),
+        unique_states: 49301,
+        verdicts: [
+            ("at most one writer", "VIOLATED"),
+            ("readers and writer exclusive", "holds"),
+            ("no stale lock", "holds"),
+            ("fenced writes are exclusive", "holds"),
+            ("no lost update", "VIOLATED"),
+            ("writer exists", "holds"),
+            ("readers share", "NOT FOUND"),
+            ("contention seen", "holds"),
+            ("acquired after crash", "holds"),
+            ("stale write attempted", "holds"),
+            ("sessions overlap", "holds"),
+        ],
+        counterexamples: &[
+            (
+                "at most one writer",
+                &[
+                    "UpsertLock(c0)",
+                    "ReadData(c0)",
+                    "CheckLease(c0)",
+                    "Pause(c0)",
+                    "UpsertLock(c1)",
+                ],
+            ),
+            (
+                "no lost update",
+                &[
+                    "UpsertLock(c0)",
+                    "ReadData(c0)",
+                    "CheckLease(c0)",
+                    "Pause(c0)",
+                    "UpsertLock(c1)",
+                    "ReadData(c1)",
+                    "WriteData(c0)",
+                    "CheckLease(c1)",
+                    "WriteData(c1)",
+                ],
+            ),
+        ],
+    });
+}
+
+/// 25. Claim-at-acquire with a stray delete as well (row 20's faults): two believed writers, yet no update is lost (twin of 20).
+#[test]
+fn leased_fenced_claim_survives_a_stray_delete() {
+    expect(Expected {
+        scenario: Scenario::new(Variant::Leased, Writes::FencedClaim).with_faults(faults(
+            "crash=1,restart=1,stray-delete=1,lose-reply=1,failover=1",
+        )),
+        unique_states: 98772,
+        verdicts: [
+            ("at most one writer", "VIOLATED"),
+            ("readers and writer exclusive", "holds"),
+            ("no stale lock", "holds"),
+            ("fenced writes are exclusive", "holds"),
+            ("no lost update", "holds"),
+            ("writer exists", "holds"),
+            ("readers share", "NOT FOUND"),
+            ("contention seen", "holds"),
+            ("acquired after crash", "holds"),
+            ("stale write attempted", "holds"),
+            ("sessions overlap", "holds"),
+        ],
+        counterexamples: &[(
+            "at most one writer",
+            &["UpsertLock(c0)", "StrayDelete", "UpsertLock(c1)"],
         )],
     });
 }

@@ -16,7 +16,7 @@ struct Expected {
     unique_states: usize,
     /// Every property, in report order: `holds`, `VIOLATED` (always) or `NOT FOUND`
     /// (sometimes).
-    verdicts: [(&'static str, &'static str); 9],
+    verdicts: [(&'static str, &'static str); 11],
     /// The counterexample of each violated `always` property.
     counterexamples: &'static [(&'static str, &'static [&'static str])],
 }

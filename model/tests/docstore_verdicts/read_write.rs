@@ -7,17 +7,19 @@ use super::*;
 fn read_write_holds_without_faults() {
     expect(Expected {
         scenario: Scenario::new(Variant::ReadWrite, Writes::Unfenced).with_faults(faults("none")),
-        unique_states: 16,
+        unique_states: 22,
         verdicts: [
             ("at most one writer", "holds"),
             ("readers and writer exclusive", "holds"),
             ("no stale lock", "holds"),
             ("fenced writes are exclusive", "holds"),
+            ("no lost update", "holds"),
             ("writer exists", "holds"),
             ("readers share", "holds"),
             ("contention seen", "holds"),
             ("acquired after crash", "NOT FOUND"),
             ("stale write attempted", "NOT FOUND"),
+            ("sessions overlap", "NOT FOUND"),
         ],
         counterexamples: &[],
     });
@@ -29,17 +31,19 @@ fn read_write_reader_crash_starves_writers() {
     expect(Expected {
         scenario: Scenario::new(Variant::ReadWrite, Writes::Unfenced)
             .with_faults(faults("crash=1,restart=1")),
-        unique_states: 126,
+        unique_states: 150,
         verdicts: [
             ("at most one writer", "holds"),
             ("readers and writer exclusive", "holds"),
             ("no stale lock", "VIOLATED"),
             ("fenced writes are exclusive", "holds"),
+            ("no lost update", "holds"),
             ("writer exists", "holds"),
             ("readers share", "holds"),
             ("contention seen", "holds"),
             ("acquired after crash", "holds"),
             ("stale write attempted", "NOT FOUND"),
+            ("sessions overlap", "NOT FOUND"),
         ],
         counterexamples: &[("no stale lock", &["UpsertLock(c0)", "Crash(c0)"])],
     });
@@ -51,17 +55,19 @@ fn read_write_lost_unlock_reply_lets_the_writer_in() {
     expect(Expected {
         scenario: Scenario::new(Variant::ReadWrite, Writes::Unfenced)
             .with_faults(faults("lose-reply=1")),
-        unique_states: 128,
+        unique_states: 165,
         verdicts: [
             ("at most one writer", "holds"),
             ("readers and writer exclusive", "VIOLATED"),
             ("no stale lock", "VIOLATED"),
             ("fenced writes are exclusive", "holds"),
+            ("no lost update", "holds"),
             ("writer exists", "holds"),
             ("readers share", "holds"),
             ("contention seen", "holds"),
             ("acquired after crash", "NOT FOUND"),
             ("stale write attempted", "NOT FOUND"),
+            ("sessions overlap", "NOT FOUND"),
         ],
         counterexamples: &[
             (
@@ -88,17 +94,19 @@ fn read_write_stray_delete_lets_the_writer_in() {
     expect(Expected {
         scenario: Scenario::new(Variant::ReadWrite, Writes::Unfenced)
             .with_faults(faults("stray-delete=1")),
-        unique_states: 58,
+        unique_states: 88,
         verdicts: [
             ("at most one writer", "holds"),
             ("readers and writer exclusive", "VIOLATED"),
             ("no stale lock", "holds"),
             ("fenced writes are exclusive", "holds"),
+            ("no lost update", "holds"),
             ("writer exists", "holds"),
             ("readers share", "holds"),
             ("contention seen", "holds"),
             ("acquired after crash", "NOT FOUND"),
             ("stale write attempted", "NOT FOUND"),
+            ("sessions overlap", "NOT FOUND"),
         ],
         counterexamples: &[(
             "readers and writer exclusive",
@@ -114,17 +122,19 @@ fn read_write_two_writers_stray_delete() {
         scenario: Scenario::new(Variant::ReadWrite, Writes::Unfenced)
             .with_clients(4)
             .with_faults(faults("stray-delete=1")),
-        unique_states: 87,
+        unique_states: 266,
         verdicts: [
             ("at most one writer", "VIOLATED"),
             ("readers and writer exclusive", "VIOLATED"),
             ("no stale lock", "holds"),
             ("fenced writes are exclusive", "VIOLATED"),
+            ("no lost update", "VIOLATED"),
             ("writer exists", "holds"),
             ("readers share", "holds"),
             ("contention seen", "holds"),
             ("acquired after crash", "NOT FOUND"),
             ("stale write attempted", "holds"),
+            ("sessions overlap", "holds"),
         ],
         counterexamples: &[
             (
@@ -139,10 +149,24 @@ fn read_write_two_writers_stray_delete() {
                 "fenced writes are exclusive",
                 &[
                     "CreateLock(c2)",
+                    "ReadData(c2)",
                     "StrayDelete",
                     "CreateLock(c3)",
+                    "ReadData(c3)",
                     "WriteData(c3)",
                     "WriteData(c2)",
+                ],
+            ),
+            (
+                "no lost update",
+                &[
+                    "CreateLock(c2)",
+                    "ReadData(c2)",
+                    "StrayDelete",
+                    "CreateLock(c3)",
+                    "ReadData(c3)",
+                    "WriteData(c2)",
+                    "WriteData(c3)",
                 ],
             ),
         ],

@@ -4,8 +4,8 @@
 //! and the clock act.
 
 use lockwright_model::docstore::protocol::{
-    AT_MOST_ONE_WRITER, DATA_INDEX, FENCED_WRITES_ARE_EXCLUSIVE, LOCK_INDEX, NO_STALE_LOCK,
-    READERS_AND_WRITER_EXCLUSIVE,
+    AT_MOST_ONE_WRITER, DATA_INDEX, FENCED_WRITES_ARE_EXCLUSIVE, LOCK_INDEX, NO_LOST_UPDATE,
+    NO_STALE_LOCK, READERS_AND_WRITER_EXCLUSIVE,
 };
 use lockwright_model::docstore::{Action, Delivery, Faults, Role, Scenario, State, Step};
 use lockwright_model::docstore::{Variant, Writes};
@@ -54,7 +54,7 @@ impl Presenter for Scenario {
         &WORDS
     }
 
-    /// `docs/docstore.md` §5, rows 1–22, as `model/tests/docstore_verdicts/` pins them.
+    /// `docs/docstore.md` §5, rows 1–25, as `model/tests/docstore_verdicts/` pins them.
     fn rows() -> Vec<Scenario> {
         use Variant::*;
         use Writes::*;
@@ -89,6 +89,17 @@ impl Presenter for Scenario {
             ),
             new(LeasedNoop, Unfenced, "none"),
             new(LeasedNoop, Fenced, "none"),
+            new(Leased, FencedClaim, "pause=1"),
+            new(
+                Leased,
+                Fenced,
+                "crash=1,restart=1,lose-reply=1,pause=1,failover=1",
+            ),
+            new(
+                Leased,
+                FencedClaim,
+                "crash=1,restart=1,stray-delete=1,lose-reply=1,failover=1",
+            ),
         ]
     }
 
@@ -234,6 +245,12 @@ impl Presenter for Scenario {
             FENCED_WRITES_ARE_EXCLUSIVE => format!(
                 "{DATA_INDEX}/1 accepted a write of an older lock grant after it had accepted \
                  a write of a newer one: a stale write landed"
+            ),
+            NO_LOST_UPDATE => format!(
+                "{DATA_INDEX}/1 accepted this write although, since its writer first read (or \
+                 claimed) the document under its grant, it had accepted a write made under \
+                 another grant: the writer computed from data that changed under it, and the \
+                 other grant's update is lost"
             ),
             other => format!("violates “{other}”"),
         }

@@ -120,6 +120,10 @@ pub fn source_from_json(v: &Value, owners: &mut Owners) -> Result<Source, String
             expires: u64_field(v, "expires")?,
         },
         ["name"] => Source::Data { fence: None },
+        // The `fence-claim` upsert: a data document created already fenced.
+        ["fence"] => Source::Data {
+            fence: Some(token_of(&v["fence"])?),
+        },
         ["fence", "name"] => Source::Data {
             fence: match &v["fence"] {
                 Value::Null => None,
@@ -182,6 +186,9 @@ pub fn script_from_call(id: &str, params: &Value, owners: &mut Owners) -> Result
             }
         }
         "fenced-write" => Script::FencedWrite {
+            token: token_of(params)?,
+        },
+        "fence-claim" => Script::FenceClaim {
             token: token_of(params)?,
         },
         _ => return Err(format!("the model has no script `{id}`")),

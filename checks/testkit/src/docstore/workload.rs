@@ -2,9 +2,10 @@
 //! [`SimStore`]: written once, run under shuttle or on std threads.
 //!
 //! A client's round is the model's loop once: `try_acquire` (refused: the round ends, the next
-//! round tries again); while holding, `fenced_write` a few times (a leased client checks its
-//! lease before each; a refused fenced write or a passed lease ends the writes); release. A
-//! reader of the read/write recipe only acquires and releases. After each execution the whole
+//! round tries again); with `fenced-claim`, `claim` the data document; while holding, a few
+//! read-then-write sessions — `read`, then `fenced_write` (a leased client checks its lease
+//! before each write; a refused fenced write or claim, or a passed lease, ends the writes);
+//! release. A reader of the read/write recipe only acquires and releases. After each execution the whole
 //! recording is replayed through the model ([`super::refine`]).
 
 use std::collections::BTreeMap;
@@ -103,12 +104,13 @@ pub struct Workload {
 }
 
 impl Workload {
-    /// The corrected recipe (`leased × fenced`), `clients` clients, a lease of 2 ticks.
+    /// The corrected recipe with claim-at-acquire (`leased × fenced-claim`), `clients`
+    /// clients, a lease of 2 ticks.
     pub fn leased(name: &'static str, clients: u8, threads: Vec<ThreadPlan>) -> Self {
         Workload {
             name,
             variant: Variant::Leased,
-            writes: Writes::Fenced,
+            writes: Writes::FencedClaim,
             clients,
             readers: 0,
             lease_ticks: 2,
@@ -154,7 +156,7 @@ impl Workload {
             Role::Reader => WireRole::Reader,
         };
         match (self.variant, self.writes) {
-            (Variant::Leased, Writes::Fenced) => None,
+            (Variant::Leased, Writes::Fenced | Writes::FencedClaim) => None,
             (Variant::Leased, Writes::Unfenced) => Some(Defect::UnfencedWrites),
             (Variant::LeasedNoop, Writes::Fenced) => Some(Defect::LeasedNoop),
             (Variant::Global, Writes::Unfenced) => Some(Defect::Global),
@@ -204,6 +206,28 @@ pub fn take_failure(name: &'static str) -> Option<Failure> {
         .remove(name)
 }
 
+/// What a session's outcome means for the round.
+enum Session {
+    /// Written, or no answer (the write may or may not have landed): read and write again.
+    Next,
+    /// The lease passed (nothing to release) or the fence refused (release).
+    Stop,
+    /// This incarnation crashed: release nothing.
+    Dead,
+}
+
+fn session_end<R: Runtime>(
+    client: &SimClient<R>,
+    done: Result<lockwright::docstore::Written, lockwright::docstore::DocLockError>,
+) -> Session {
+    match done {
+        Ok(_) => Session::Next,
+        Err(_) if client.is_dead() => Session::Dead,
+        Err(e) if e.is_lost() => Session::Stop,
+        Err(_) => Session::Next,
+    }
+}
+
 fn run_round<R: Runtime>(w: &Workload, lock: &LeaseLock<SimClient<R>>, writes: u8) {
     let client = lock.store();
     let mut guard = match lock.try_acquire() {
@@ -218,18 +242,45 @@ fn run_round<R: Runtime>(w: &Workload, lock: &LeaseLock<SimClient<R>>, writes: u
         return;
     }
     if w.model().role(client.id()) == Role::Writer {
-        for i in 0..writes {
-            let name = json!(format!("{}-{i}", client.owner()));
-            match guard.fenced_write(DATA_INDEX, DATA_ID, &name) {
-                Ok(_) => {}
+        if w.writes == Writes::FencedClaim {
+            // Claim-at-acquire, through the handle the claim returns.
+            let mut claimed = match guard.claim(DATA_INDEX, DATA_ID) {
+                Ok(c) => c,
                 Err(_) if client.is_dead() => {
                     std::mem::forget(guard);
                     return;
                 }
-                // The lease passed (nothing to release) or the fence refused (release).
-                Err(e) if e.is_lost() => break,
-                // No answer: the write may or may not have landed; write again.
-                Err(_) => {}
+                Err(_) => {
+                    let _ = guard.release();
+                    return;
+                }
+            };
+            for i in 0..writes {
+                let name = json!(format!("{}-{i}", client.owner()));
+                let done = claimed.read().and_then(|_| claimed.write(&name));
+                match session_end(client, done) {
+                    Session::Next => {}
+                    Session::Stop => break,
+                    Session::Dead => {
+                        std::mem::forget(guard);
+                        return;
+                    }
+                }
+            }
+        } else {
+            for i in 0..writes {
+                let name = json!(format!("{}-{i}", client.owner()));
+                let done = guard
+                    .read(DATA_INDEX, DATA_ID)
+                    .and_then(|_| guard.fenced_write(DATA_INDEX, DATA_ID, &name));
+                match session_end(client, done) {
+                    Session::Next => {}
+                    Session::Stop => break,
+                    Session::Dead => {
+                        std::mem::forget(guard);
+                        return;
+                    }
+                }
             }
         }
     }

@@ -34,6 +34,10 @@ pub enum Script {
     /// `fenced-write` (corrected): throw if `token` is lower than the document's fence;
     /// otherwise record it as the fence (and write the data).
     FencedWrite { token: Token },
+    /// `fence-claim` (claim-at-acquire): throw if `token` is lower than the document's fence;
+    /// otherwise record it as the fence, the data unchanged. Sent with an `upsert` that holds
+    /// the fence, so a missing data document is created already fenced.
+    FenceClaim { token: Token },
 }
 
 /// A script's verdict on one document.
@@ -77,6 +81,7 @@ impl Script {
             Script::LeaseAcquire { .. } => "lease-acquire",
             Script::LeaseAcquireNoop { .. } => "lease-acquire-noop",
             Script::FencedWrite { .. } => "fenced-write",
+            Script::FenceClaim { .. } => "fence-claim",
         }
     }
 
@@ -112,6 +117,13 @@ impl Script {
                  Debug.explain('stale fencing token'); } \
                  ctx._source.fence = ['primary_term': params.primary_term, 'seq_no': params.seq_no]; \
                  ctx._source.name = params.name;"
+            }
+            Script::FenceClaim { .. } => {
+                "def f = ctx._source.fence; \
+                 if (f != null && (params.primary_term < f.primary_term || \
+                 (params.primary_term == f.primary_term && params.seq_no < f.seq_no))) { \
+                 Debug.explain('stale fencing token'); } \
+                 ctx._source.fence = ['primary_term': params.primary_term, 'seq_no': params.seq_no];"
             }
         }
     }
@@ -172,7 +184,7 @@ impl Script {
                 }
                 _ => Index(Source::Lease { owner, expires }),
             },
-            Script::FencedWrite { token } => match source.fence() {
+            Script::FencedWrite { token } | Script::FenceClaim { token } => match source.fence() {
                 Some(fence) if token < fence => Fail(ScriptError::Explain("stale fencing token")),
                 _ => Index(Source::Data { fence: Some(token) }),
             },

@@ -143,6 +143,19 @@ impl Shadow {
         }
     }
 
+    /// An upsert body as sent: times relative to the clock; a fence (the `fence-claim`
+    /// upsert) names the sender's token, mapped like a script's.
+    fn sent_upsert(&self, s: Source, map: &SeqMap) -> Result<Source, String> {
+        let s = self.sent_source(s)?;
+        match s.fence() {
+            Some(t) => {
+                let m = Self::map_token(map, t)?;
+                Ok(s.map_fence(|_| m))
+            }
+            None => Ok(s),
+        }
+    }
+
     fn sent_script(&self, s: Script, map: &SeqMap) -> Result<Script, String> {
         Ok(match s {
             Script::LeaseAcquire {
@@ -164,6 +177,9 @@ impl Shadow {
                 expires: self.rel_exact(expires)?,
             },
             Script::FencedWrite { token } => Script::FencedWrite {
+                token: Self::map_token(map, token)?,
+            },
+            Script::FenceClaim { token } => Script::FenceClaim {
                 token: Self::map_token(map, token)?,
             },
             s => s,
@@ -200,7 +216,7 @@ impl Shadow {
                     UpdateBody::Doc => UpdateBody::Doc,
                     UpdateBody::Script(s) => UpdateBody::Script(self.sent_script(*s, map)?),
                 },
-                upsert: upsert.map(|u| self.sent_source(u)).transpose()?,
+                upsert: upsert.map(|u| self.sent_upsert(u, map)).transpose()?,
             },
             Op::Delete { cond } => Request::Delete {
                 index,

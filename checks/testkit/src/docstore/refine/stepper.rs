@@ -236,8 +236,8 @@ impl Replay {
                     ));
                 }
                 match cl.pc {
-                    // A holder's clock read is its lease check.
-                    Pc::Holding if self.cur.model.timed() => self.act(
+                    // A holder's clock read after its read is its lease check.
+                    Pc::Computing if self.cur.model.timed() => self.act(
                         i,
                         step,
                         Action::Call(c, MStep::CheckLease, Delivery::Answered),
@@ -261,11 +261,24 @@ impl Replay {
             )),
             Call::Request(Ok(req)) => self.request(i, step, c, req),
             Call::Get { index, id } => {
-                self.cur.observed();
                 let ours = self.shadow.service.get(index, id);
                 if step.outcome != Outcome::Got(ours) {
                     return Err(fail(i, step, format!("the shadow store has {ours:?}")));
                 }
+                // A holder's read of the data document where the step table reads is the
+                // session's `ReadData`; any other read (an operator's look at the lock
+                // document, a second read of the same session) changes nothing.
+                let sc = self.cur.model;
+                let reads = index == lockwright_model::docstore::protocol::DATA_INDEX
+                    && next(sc.variant, sc.role(c), cl.pc).contains(&MStep::ReadData);
+                if reads {
+                    return self.act(
+                        i,
+                        step,
+                        Action::Call(c, MStep::ReadData, Delivery::Answered),
+                    );
+                }
+                self.cur.observed();
                 Ok(())
             }
             Call::Sleep => Ok(()),
@@ -281,7 +294,7 @@ impl Replay {
                              (at Retrying it sends the request again until answered)"
                         ),
                     )),
-                    (Some((token, until)), Pc::Holding) => {
+                    (Some((token, until)), Pc::Holding | Pc::Claiming) => {
                         let token = lockwright_model::docstore::store::Token {
                             primary_term: token.primary_term,
                             seq_no: token.seq_no,

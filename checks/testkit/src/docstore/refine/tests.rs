@@ -9,7 +9,8 @@ use crate::prims::Std;
 use lockwright_model::docstore::store::{Script, StoreError, UpdateBody};
 use lockwright_model::docstore::{Variant, Writes};
 
-/// One client, two rounds of two writes, then a tick: deterministic on std threads.
+/// One client, two rounds of two writes (plain `fenced`: no claim), then a tick:
+/// deterministic on std threads.
 fn one_client_run() -> (Workload, Vec<Step>) {
     let w = Workload::leased(
         "docstore refine unit",
@@ -23,7 +24,8 @@ fn one_client_run() -> (Workload, Vec<Step>) {
                 WOp::Tick,
             ],
         )],
-    );
+    )
+    .with_recipe(Variant::Leased, Writes::Fenced);
     let trace = workload::run::<Std>(&w, None);
     (w, trace)
 }
@@ -38,11 +40,29 @@ fn requests(trace: &[Step]) -> Vec<usize> {
 fn a_real_run_is_a_model_path() {
     let (w, trace) = one_client_run();
     let summary = w.refinement().check(&trace).expect("refines");
-    // 2 × (UpsertLock, 2 × (CheckLease, WriteData), CompareAndDelete).
-    assert_eq!(summary.actions, 12, "{summary:?}");
+    // 2 × (UpsertLock, 2 × (ReadData, CheckLease, WriteData), CompareAndDelete).
+    assert_eq!(summary.actions, 16, "{summary:?}");
     // 2 acquire clock reads, 2 Acquired events, and the tick: no lease is left, so the
     // model's relative clock has nothing to advance (a stutter, not a step).
     assert_eq!(summary.observations, 5, "{summary:?}");
+}
+
+#[test]
+fn a_claimed_run_is_a_model_path_and_not_one_of_the_unclaimed_recipe() {
+    let (w, _) = one_client_run();
+    let w = w.with_recipe(Variant::Leased, Writes::FencedClaim);
+    let trace = workload::run::<Std>(&w, None);
+    let summary = w.refinement().check(&trace).expect("refines");
+    // 2 × (UpsertLock, ClaimData, 2 × (ReadData, CheckLease, WriteData), CompareAndDelete).
+    assert_eq!(summary.actions, 18, "{summary:?}");
+    // The model without the claim never sends one: the claim is the first divergence.
+    let err = w
+        .with_recipe(Variant::Leased, Writes::Fenced)
+        .refinement()
+        .check(&trace)
+        .unwrap_err();
+    assert_eq!(err.step, requests(&trace)[1], "{err}");
+    assert!(err.reason.contains("the model's c0 sends one of"), "{err}");
 }
 
 #[test]
@@ -113,7 +133,7 @@ fn a_write_after_a_failed_lease_check_diverges() {
         }
     }
     let err = w.refinement().check(&trace).unwrap_err();
-    let write = acquired + 4; // tick, tick, the check's clock read, the write
+    let write = acquired + 5; // tick, tick, the read, the check's clock read, the write
     assert_eq!(err.step, write, "{err}");
     assert!(err.reason.contains("at Idle"), "{err}");
 }
