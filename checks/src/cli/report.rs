@@ -22,6 +22,9 @@ pub struct ReportArgs {
     /// folder differ (times in `results.json` are ignored).
     #[arg(long)]
     pub check: bool,
+    /// No progress line on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// Without the `report` feature: an error saying how to get it.
@@ -44,6 +47,13 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
 pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let out = args.out.unwrap_or_else(report::default_docs_dir);
     let started = Instant::now();
+    if !args.quiet {
+        eprintln!(
+            "lockwright report: model runs and shuttle runs of every family for {} (a few \
+             minutes)",
+            out.display()
+        );
+    }
     if args.check {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
