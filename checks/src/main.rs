@@ -29,9 +29,8 @@ enum Command {
     Stress(cli::stress::StressArgs),
     /// Start a verify server and N stress clients (with crash injection) and summarize.
     StressRun(cli::stress::StressRunArgs),
-    /// Regenerate docs/results.md, its JSON twin and the traces from real model runs (built
-    /// with the maintainers' `report` feature only).
-    #[cfg_attr(not(feature = "report"), command(hide = true))]
+    /// Moved to the repository's `lockwright-report` (says how to run it).
+    #[command(hide = true)]
     Report(cli::report::ReportArgs),
     /// One ZooKeeper-mutex stress client (Lucene's LockStressTest protocol, against a verify server).
     ZkStress(cli::zk::ZkStressArgs),

@@ -30,6 +30,7 @@ pub mod timeouts;
 pub mod verifying;
 
 #[cfg(feature = "defects")]
+#[cfg_attr(docsrs, doc(cfg(feature = "defects")))]
 pub mod defects;
 
 pub use error::{BadNameReason, InvalidReason, LockError};
