@@ -266,7 +266,7 @@ fn write_if_changed(path: &Path, text: &str) -> io::Result<()> {
 /// Runs everything and writes the docs into `out`.
 ///
 /// # Errors
-/// See [`build`] and [`write`].
+/// See [`build`] and [`write`](fn@write).
 pub fn generate(out: &Path) -> anyhow::Result<Report> {
     let report = build()?;
     write(&report, out)?;
