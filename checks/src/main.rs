@@ -8,7 +8,9 @@ use std::process::ExitCode;
 #[command(
     name = "lockwright",
     version,
-    about = "Provable writer locks: model checks, stress tests and reports"
+    about = "Provable writer locks: model checks, stress tests and reports",
+    after_help = "Exit status, every subcommand: 0 as expected; 1 a violation or a failed run; \
+                  2 bad arguments or an error before the run started."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -27,7 +29,8 @@ enum Command {
     Stress(cli::stress::StressArgs),
     /// Start a verify server and N stress clients (with crash injection) and summarize.
     StressRun(cli::stress::StressRunArgs),
-    /// Regenerate docs/results.md, its JSON twin and the traces from real model runs.
+    /// Moved to the repository's `lockwright-report` (says how to run it).
+    #[command(hide = true)]
     Report(cli::report::ReportArgs),
     /// One ZooKeeper-mutex stress client (Lucene's LockStressTest protocol, against a verify server).
     ZkStress(cli::zk::ZkStressArgs),
@@ -59,7 +62,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("lockwright: error: {e:#}");
-            ExitCode::from(2)
+            cli::error_status(&e)
         }
     }
 }

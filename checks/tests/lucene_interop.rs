@@ -82,7 +82,7 @@ fn our_client(id: u8, port: u16, dir: &Path, os_lock: &str, sleep_ms: u64, count
     .args([
         "--factory",
         "native",
-        "--os-lock",
+        "--os",
         os_lock,
         "--lock-name",
         LUCENE_4_LOCK_NAME,

@@ -150,7 +150,7 @@ fn lockwright_stress_clients_pass_against_lockwright_verify_server() {
                 &server,
                 "--factory",
                 "native",
-                "--os-lock",
+                "--os",
                 "ofd",
             ])
             .arg("--dir")

@@ -24,6 +24,62 @@
 //! # Ok::<(), LockError>(())
 //! ```
 //!
+//! # Waiting for the holder, and errors
+//!
+//! The same example as the README's (`checks/tests/readme_example.rs` keeps the two equal):
+//!
+//! ```rust
+//! use std::time::Duration;
+//!
+//! use lockwright::{LockError, LockFactory, NativeFsLockFactory, OsLockKind};
+//!
+//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let index_dir = std::env::temp_dir().join("lockwright-readme-example");
+//!     // OFD locks (Linux): exclude other processes, other threads of this process,
+//!     // and Java/Lucene's FileChannel.tryLock on the same file.
+//!     let factory = NativeFsLockFactory::new(OsLockKind::Ofd);
+//!
+//!     // One attempt, never waits:
+//!     let lock = factory.try_obtain(&index_dir, "write.lock")?;
+//!
+//!     // ... before each write that must be exclusive:
+//!     lock.ensure_valid()?;
+//!
+//!     lock.close()?; // or just drop it; the lock file itself is never deleted
+//!
+//!     // Or wait for the holder: up to a timeout (polling), or as long as it takes
+//!     // (in the kernel: F_OFD_SETLKW; a thread of this process waits on the held set).
+//!     let lock = factory.obtain_timeout(&index_dir, "write.lock", Duration::from_secs(5))?;
+//!     drop(lock);
+//!     let lock = factory.obtain_blocking(&index_dir, "write.lock")?;
+//!
+//!     // Errors name the path; the OS error is the `source()`, the advice a method.
+//!     if let Err(e) = factory.try_obtain(&index_dir, "write.lock") {
+//!         assert!(matches!(e, LockError::HeldByThisProcess { .. }));
+//!         eprintln!("{e} ({})", e.advice().unwrap_or_default());
+//!     }
+//!     drop(lock);
+//!     Ok(())
+//! }
+//! ```
+//!
+//! # The four families side by side
+//!
+//! The same operations in each family (the cargo feature in parentheses); where the domain
+//! differs, the names do.
+//!
+//! | operation | file locks (default) | ZooKeeper mutex (`zookeeper`) | document-store lease (`docstore`) | replication (`replication`) |
+//! |---|---|---|---|---|
+//! | the lock | `NativeFsLockFactory::new(kind)` | `ZkMutex::new(client, path)` | `LeaseLock::new(store, index, id, lease)` | the replica's `write.lock`, taken by `Copier::replicate` for a whole round |
+//! | try once, never wait | `factory.try_obtain(dir, name)` | `mutex.try_acquire().await` | `lock.try_acquire()` | `copier.replicate(&commit)` (fails if another copier holds the replica) |
+//! | wait up to a timeout | `factory.obtain_timeout(dir, name, timeout)` | `mutex.acquire_timeout(timeout).await` | `lock.acquire(timeout, poll)` | — |
+//! | wait as long as it takes | `factory.obtain_blocking(dir, name)` | `mutex.acquire().await` | — (a lease is always bounded: use a long timeout) | — |
+//! | validity check before a write | `lock.ensure_valid()` | `guard.ensure_valid().await` | `guard.ensure_valid()` (`&mut`: it records the expiry) | — (the round holds the lock) |
+//! | is this error a lost lock? | `LockError::is_invalidated()` | `ZkLockError::is_lock_lost()` | `DocLockError::is_lost()` | — |
+//! | is it held by someone else? | `LockError::is_held()` | `ZkLockError::is_held()` | `DocLockError::is_held()` | `ReplicationError::Lock` |
+//! | fencing token for the resource | — (one host: the kernel is the arbiter) | `guard.token()` (the node's `czxid`) | `guard.token()` (`_primary_term`/`_seq_no`) | — |
+//! | release | `lock.close()` or drop | `guard.release().await` or drop | `guard.release()` or drop | at the end of the round |
+//!
 //! # Obtaining: try, with a timeout, or blocking
 //!
 //! [`LockFactory::try_obtain`] tries once and never waits; [`LockFactory::obtain_timeout`]
@@ -112,13 +168,25 @@
 //!
 //! # Cargo features
 //!
+//! Default: none — the file locks ([`file`](mod@file)) with `libc` and `fs4` only.
+//!
+//! - `zookeeper`: `lockwright::zk`, the Curator-compatible, fenced ZooKeeper mutex (through
+//!   `zookeeper-client`, no async runtime of your own needed).
+//! - `docstore`: `lockwright::docstore`, the leased, fenced document-store lock and its
+//!   blocking HTTP/JSON client (`ureq`, plain HTTP).
+//! - `docstore-tls`: `docstore` plus HTTPS (rustls with webpki roots).
+//! - `replication`: `lockwright::replication`, the copier for Lucene index replicas
+//!   (generations copied in an order readers never notice).
 //! - `unstable-system`: lets other crates implement [`file::sys::System`] and give a factory
 //!   a held set of its own (`RealSystem::with_held_set`). No stability promise; a second held
 //!   set in one process re-opens LUCENE-5738 under POSIX locks.
 //! - `defects`: test-only switches that re-create known incidents (LUCENE-5612, LUCENE-5738,
 //!   LUCENE-6507), `file::defects`. Never enable it in production.
+//!
+//! On docs.rs every feature is documented; items that need one say so.
 
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(not(unix))]
 compile_error!(
@@ -128,11 +196,14 @@ compile_error!(
 );
 
 #[cfg(feature = "docstore")]
+#[cfg_attr(docsrs, doc(cfg(feature = "docstore")))]
 pub mod docstore;
 pub mod file;
 #[cfg(feature = "replication")]
+#[cfg_attr(docsrs, doc(cfg(feature = "replication")))]
 pub mod replication;
 #[cfg(feature = "zookeeper")]
+#[cfg_attr(docsrs, doc(cfg(feature = "zookeeper")))]
 pub mod zk;
 
 pub use file::{
@@ -140,8 +211,3 @@ pub use file::{
     NativeFsLockFactory, NoLockFactory, OsLockKind, SimpleFsLock, SimpleFsLockFactory,
     SingleInstanceLockFactory,
 };
-
-// The README's example is compiled and run as a doctest, so it cannot drift from the API.
-#[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
-pub struct ReadmeDoctests;

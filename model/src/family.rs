@@ -47,6 +47,16 @@ pub trait Family:
         true
     }
 
+    /// The verdicts this scenario has by design that differ from the default (every `always`
+    /// property holds, every `sometimes` property has an example): each `(property, reason)`
+    /// names an `always` property violated, or a `sometimes` property never reached, and says
+    /// why in one line. `lockwright check` expects exactly these, prints `VIOLATED (as
+    /// documented: <reason>)`, and fails if a documented verdict does not come out. Default:
+    /// none, so a family that declares nothing is held to "everything holds".
+    fn documented(&self) -> Vec<(&'static str, &'static str)> {
+        Vec::new()
+    }
+
     /// The `lockwright check` arguments that select this scenario (after `--family NAME`).
     fn check_args(&self) -> String;
 }

@@ -4,7 +4,7 @@
 //! - [`checker`]: the exhaustive BFS every family runs on: verdicts, state counts, shortest
 //!   counterexamples.
 //! - [`family`]: what the CLI, the report and the Explorer need of every family's model.
-//! - [`file`]: file locks — a per-process held set plus an OS advisory lock on `write.lock`
+//! - [`file`](mod@file): file locks — a per-process held set plus an OS advisory lock on `write.lock`
 //!   (Lucene's `NativeFSLockFactory` and its relatives).
 //! - [`docstore`]: document-store locks — the Elasticsearch recipes (global, document,
 //!   read/write) as written, and a corrected recipe with leases and fencing tokens.

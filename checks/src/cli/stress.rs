@@ -26,9 +26,12 @@ pub struct VerifyServerArgs {
     /// How long a conflict may wait for a possibly crashed holder's connection to drop.
     #[arg(long, default_value_t = 1000)]
     pub crash_grace_ms: u64,
-    /// Stop (exit 3) after this many seconds, whatever happens.
+    /// Stop after this many seconds, whatever happens (exit 1: the run did not finish).
     #[arg(long, default_value_t = 600)]
     pub max_secs: u64,
+    /// No progress line on stderr (Lucene's own lines on stdout stay).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -42,8 +45,8 @@ pub struct StressArgs {
     #[arg(long, value_enum, default_value = "native")]
     pub factory: FactoryKind,
     /// The OS lock `native` takes (Lucene/Java takes POSIX locks: `ofd` and `posix` exclude
-    /// them, `flock` does not).
-    #[arg(long, value_enum, default_value = "ofd")]
+    /// them, `flock` does not). The same flag as `lockwright check --os`.
+    #[arg(long = "os", alias = "os-lock", value_enum, default_value = "ofd")]
     pub os_lock: OsLockArg,
     /// The lock directory.
     #[arg(long)]
@@ -63,6 +66,9 @@ pub struct StressArgs {
     /// Machine-readable progress every N tries, for `stress-run`.
     #[arg(long, hide = true)]
     pub report_every: Option<u64>,
+    /// No progress line on stderr (Lucene's own lines on stdout stay).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -75,7 +81,8 @@ pub struct StressRunArgs {
     pub count: u64,
     #[arg(long, value_enum, default_value = "native")]
     pub factory: FactoryKind,
-    #[arg(long, value_enum, default_value = "ofd")]
+    /// The OS lock `native` takes (as `lockwright check --os`).
+    #[arg(long = "os", alias = "os-lock", value_enum, default_value = "ofd")]
     pub os_lock: OsLockArg,
     /// Hold time and pause between tries, in milliseconds.
     #[arg(long, default_value_t = 0)]
@@ -102,14 +109,14 @@ pub struct StressRunArgs {
     #[arg(long)]
     pub json: bool,
     /// No progress lines on stderr.
-    #[arg(long)]
+    #[arg(long, short)]
     pub quiet: bool,
     /// Exit 0 only if violations were found (for `no-lock` in CI).
     #[arg(long)]
     pub expect_violations: bool,
 }
 
-/// `lockwright verify-server`: exit 0 with no violation, 1 on a violation, 3 on timeout.
+/// `lockwright verify-server`: exit 0 with no violation, 1 on a violation or a timeout.
 ///
 /// # Errors
 /// Non-loopback address, bind or accept failures.
@@ -136,11 +143,19 @@ pub fn run_verify_server(a: VerifyServerArgs) -> anyhow::Result<ExitCode> {
     };
     let server = VerifyServer::bind(SocketAddr::new(a.bind, 0), cfg)
         .context("cannot bind the verify server")?;
+    if !a.quiet {
+        eprintln!(
+            "lockwright verify-server: waiting for {} client(s), at most {} s",
+            a.clients, a.max_secs
+        );
+    }
     // Lucene's exact line ("Listening on /127.0.0.1:PORT..."), so scripts written for Lucene's
     // server find the port the same way.
     println!("Listening on /{}...", server.local_addr()?);
     std::io::stdout().flush()?;
-    let report = server.run(Instant::now() + Duration::from_secs(a.max_secs), true)?;
+    let report = server
+        .run(Instant::now() + Duration::from_secs(a.max_secs), true)
+        .map_err(|e| super::failed(e.into()))?;
     let s = &report.stats;
     println!(
         "acquisitions={} releases={} violations={} crash_releases={} crash_handoffs={} stale_obtains={} connections={} late_joins={}",
@@ -154,11 +169,7 @@ pub fn run_verify_server(a: VerifyServerArgs) -> anyhow::Result<ExitCode> {
         s.late_joins
     );
     if report.timed_out {
-        eprintln!(
-            "lockwright verify-server: stopped after --max-secs {}",
-            a.max_secs
-        );
-        return Ok(ExitCode::from(3));
+        return Ok(super::timed_out("verify-server", a.max_secs));
     }
     Ok(if s.violations > 0 || s.protocol_errors > 0 {
         ExitCode::from(1)
@@ -167,12 +178,12 @@ pub fn run_verify_server(a: VerifyServerArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// `lockwright stress`: one client process. Exit 0 when every try ran; errors (exit 2) on a
-/// double obtain, a lock error other than "held", or the server hanging up (Lucene's server
-/// does that on a violation).
+/// `lockwright stress`: one client process. Exit 0 when every try ran; a failed run (exit 1)
+/// on a double obtain, a lock error other than "held", or the server hanging up (Lucene's
+/// server does that on a violation).
 ///
 /// # Errors
-/// See [`client::run_client`].
+/// See [`client::run_client`]; every one of them is a failed run.
 pub fn run_stress(a: StressArgs) -> anyhow::Result<ExitCode> {
     let cfg = ClientConfig {
         id: a.id,
@@ -186,15 +197,24 @@ pub fn run_stress(a: StressArgs) -> anyhow::Result<ExitCode> {
         keep_going: a.keep_going,
         report_every: a.report_every.filter(|n| *n > 0),
     };
+    if !a.quiet {
+        eprintln!(
+            "lockwright stress: client {}, {} tries on {} against {}",
+            cfg.id,
+            cfg.count,
+            cfg.dir.join(&cfg.lock_name).display(),
+            cfg.server
+        );
+    }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     // Without --keep-going a double obtain is an error already; with it, it is in the report.
-    client::run_client(&cfg, &mut out)?;
+    client::run_client(&cfg, &mut out).map_err(super::failed)?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// `lockwright stress-run`: exit 0 if the run met its expectation (no violations, or with
-/// `--expect-violations` at least one), 1 otherwise, 3 on timeout or client failures.
+/// `--expect-violations` at least one), 1 otherwise, on a timeout, or on client failures.
 ///
 /// # Errors
 /// Bad arguments, failures to bind or to start clients.
@@ -216,8 +236,15 @@ pub fn run_stress_run(a: StressRunArgs) -> anyhow::Result<ExitCode> {
     };
     let summary = orchestrator::run(&cfg)?;
     orchestrator::print_summary(&summary, a.json, &mut std::io::stdout().lock())?;
-    if summary.timed_out || !summary.client_failures.is_empty() {
-        return Ok(ExitCode::from(3));
+    if summary.timed_out {
+        return Ok(super::timed_out("stress-run", a.max_secs));
+    }
+    if !summary.client_failures.is_empty() {
+        eprintln!(
+            "lockwright stress-run: {} client(s) failed: the run failed",
+            summary.client_failures.len()
+        );
+        return Ok(ExitCode::from(1));
     }
     let ok = if a.expect_violations {
         summary.violations > 0

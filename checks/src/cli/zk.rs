@@ -36,20 +36,50 @@ pub struct ZkStressArgs {
     /// The session timeout to ask for.
     #[arg(long, default_value_t = 4000)]
     pub session_timeout_ms: u64,
+    /// No progress line on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
-/// `lockwright zk-stress`: exit 0 after `--count` acquisitions; errors (exit 2) on a lock error or
-/// the verify server hanging up (it does on a violation).
+/// `lockwright zk-stress`: exit 0 after `--count` acquisitions; a failed run (exit 1) on a
+/// connection or lock error or the verify server hanging up (it does on a violation).
 ///
 /// # Errors
-/// Connection, lock and protocol failures.
+/// Connection, lock and protocol failures (a failed run); a lock path ZooKeeper cannot take
+/// (bad arguments).
 pub fn run_zk_stress(a: ZkStressArgs) -> anyhow::Result<ExitCode> {
+    if !a.quiet {
+        eprintln!(
+            "lockwright zk-stress: client {}, {} acquisitions of {} on {} against {}",
+            a.id, a.count, a.path, a.connect, a.server
+        );
+    }
+    zk_stress(a).map_err(|e| {
+        if e.downcast_ref::<BadPath>().is_some() {
+            e
+        } else {
+            super::failed(e)
+        }
+    })
+}
+
+/// The context of a `--path` the mutex refuses: bad arguments (exit 2), not a failed run.
+#[derive(Debug)]
+struct BadPath(String);
+
+impl std::fmt::Display for BadPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "--path {}", self.0)
+    }
+}
+
+fn zk_stress(a: ZkStressArgs) -> anyhow::Result<ExitCode> {
     block_on(async {
         let zk = ZkClient::builder()
             .session_timeout(Duration::from_millis(a.session_timeout_ms))
             .connect(&a.connect)
             .await?;
-        let mutex = ZkMutex::new(zk, &a.path)?;
+        let mutex = ZkMutex::new(zk, &a.path).context(BadPath(a.path.clone()))?;
         let conn = VerifierConnection::connect(a.server.as_str(), a.id, Duration::from_secs(5))
             .with_context(|| format!("cannot register with verify server {}", a.server))?;
         let start = Instant::now();
@@ -109,6 +139,9 @@ pub struct ZkBenchArgs {
     /// Print JSON instead of markdown.
     #[arg(long)]
     pub json: bool,
+    /// No progress lines on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// `lockwright zk-bench`: prints the tables of `docs/performance.md`.
@@ -125,7 +158,7 @@ pub fn run_zk_bench(a: ZkBenchArgs) -> anyhow::Result<ExitCode> {
         curator: !a.no_curator,
         kazoo: !a.no_kazoo,
         peers_dir: None,
-        progress: true,
+        progress: !a.quiet,
     })?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -154,18 +187,22 @@ pub struct ZkStressRunArgs {
     /// The session timeout the clients ask for (a pause lasts twice this plus a second).
     #[arg(long, default_value_t = 2000)]
     pub session_timeout_ms: u64,
-    /// Fault kinds to inject [default: all; all but restart with --connect].
-    #[arg(long, value_enum, value_delimiter = ',')]
-    pub faults: Option<Vec<crate::zkstress::orchestrator::FaultKind>>,
-    /// No faults at all.
-    #[arg(long, conflicts_with = "faults")]
+    /// The faults to inject, as `lockwright check --faults` spells them: `KIND[=N],...` or
+    /// `none`, KIND one of kill, pause, cut, stall, restart; N is how many of that kind must
+    /// happen before the run may end (the same N for every kind; default --min-each)
+    /// [default: every kind; every kind but restart with --connect].
+    #[arg(long, value_name = "KIND[=N],...|none")]
+    pub faults: Option<String>,
+    /// No faults at all (the old spelling of `--faults none`).
+    #[arg(long, hide = true, conflicts_with = "faults")]
     pub no_faults: bool,
     /// Mean gap between faults, in milliseconds.
     #[arg(long, default_value_t = 1500)]
     pub fault_every_ms: u64,
-    /// Every fault kind at least this many times before the run may end.
-    #[arg(long, default_value_t = 1)]
-    pub min_each: u64,
+    /// Every fault kind at least this many times before the run may end (1 unless
+    /// `--faults` gives a count).
+    #[arg(long)]
+    pub min_each: Option<u64>,
     /// The seed of the fault schedule (default: from the clock; printed in the report).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -179,23 +216,95 @@ pub struct ZkStressRunArgs {
     /// The lock directory.
     #[arg(long, default_value = "/lockwright/zk-stress-run")]
     pub path: String,
-    /// Give up after this many seconds (exit 3).
+    /// Give up after this many seconds (exit 1: the run did not finish).
     #[arg(long, default_value_t = 900)]
     pub max_secs: u64,
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
     /// No progress lines on stderr.
-    #[arg(long)]
+    #[arg(long, short)]
     pub quiet: bool,
 }
 
-/// `lockwright zk-stress-run`: exit 0 if every check passed, 1 if one failed, 3 on a timeout.
+/// `--faults` of `zk-stress-run`: the kinds, and the count every kind must reach if one was
+/// given.
 ///
 /// # Errors
-/// Missing packages (named), a server or client that cannot start.
+/// An unknown kind, a count that is not a number, or different counts.
+fn parse_stress_faults(
+    text: &str,
+) -> anyhow::Result<(Vec<crate::zkstress::orchestrator::FaultKind>, Option<u64>)> {
+    use crate::zkstress::orchestrator::FaultKind;
+    if text == "none" {
+        return Ok((Vec::new(), None));
+    }
+    let mut kinds = Vec::new();
+    let mut count = None;
+    for item in text.split(',') {
+        let (name, n) = match item.split_once('=') {
+            Some((name, n)) => {
+                let n: u64 = n.parse().map_err(|_| {
+                    anyhow::anyhow!("--faults {text}: `{item}`: the count must be a number")
+                })?;
+                (name, Some(n))
+            }
+            None => (item, None),
+        };
+        let kind = FaultKind::ALL
+            .into_iter()
+            .find(|k| k.name() == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = FaultKind::ALL.iter().map(|k| k.name()).collect();
+                anyhow::anyhow!(
+                    "--faults {text}: unknown fault `{name}` (one of: {}, or `none`)",
+                    names.join(", ")
+                )
+            })?;
+        match (count, n) {
+            (Some(c), Some(n)) if c != n => anyhow::bail!(
+                "--faults {text}: give every kind the same count (the minimum each must reach \
+                 before the run may end)"
+            ),
+            (_, Some(n)) => count = Some(n),
+            _ => {}
+        }
+        if n == Some(0) {
+            continue; // `KIND=0`: not injected, as in `lockwright check`
+        }
+        if !kinds.contains(&kind) {
+            kinds.push(kind);
+        }
+    }
+    Ok((kinds, count))
+}
+
+/// `lockwright zk-stress-run`: exit 0 if every check passed, 1 if one failed or the run timed
+/// out.
+///
+/// # Errors
+/// Bad arguments; missing packages (named), a server or client that cannot start.
 pub fn run_zk_stress_run(a: ZkStressRunArgs) -> anyhow::Result<ExitCode> {
     use crate::zkstress::orchestrator::{self, FaultKind, RunConfig};
+    let (faults, count) = match (a.no_faults, &a.faults) {
+        (true, _) => (Vec::new(), None),
+        (false, Some(f)) => parse_stress_faults(f)?,
+        // A server we did not start cannot be restarted.
+        (false, None) => (
+            FaultKind::ALL
+                .into_iter()
+                .filter(|k| a.connect.is_none() || *k != FaultKind::Restart)
+                .collect(),
+            None,
+        ),
+    };
+    let min_each = match (count, a.min_each) {
+        (Some(c), Some(m)) if c != m => {
+            anyhow::bail!("--faults gives {c} of each kind but --min-each {m}")
+        }
+        (Some(n), _) | (None, Some(n)) => n,
+        (None, None) => 1,
+    };
     let seed = a.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -207,17 +316,9 @@ pub fn run_zk_stress_run(a: ZkStressRunArgs) -> anyhow::Result<ExitCode> {
         acquisitions: a.acquisitions,
         hold: Duration::from_millis(a.hold_ms),
         session_timeout: Duration::from_millis(a.session_timeout_ms),
-        faults: match (a.no_faults, a.faults) {
-            (true, _) => Vec::new(),
-            (false, Some(f)) => f,
-            // A server we did not start cannot be restarted.
-            (false, None) => FaultKind::ALL
-                .into_iter()
-                .filter(|k| a.connect.is_none() || *k != FaultKind::Restart)
-                .collect(),
-        },
+        faults,
         fault_every: Duration::from_millis(a.fault_every_ms),
-        min_each_fault: a.min_each,
+        min_each_fault: min_each,
         seed,
         resource: a.resource,
         connect: a.connect,
@@ -230,7 +331,7 @@ pub fn run_zk_stress_run(a: ZkStressRunArgs) -> anyhow::Result<ExitCode> {
     let summary = orchestrator::run(&cfg)?;
     orchestrator::print_summary(&summary, a.json, &mut std::io::stdout())?;
     Ok(if summary.timed_out {
-        ExitCode::from(3)
+        super::timed_out("zk-stress-run", a.max_secs)
     } else if summary.passed() {
         ExitCode::SUCCESS
     } else {

@@ -4,7 +4,7 @@
 //! - [`zookeeper`]: the one server harness ([`zookeeper::ZkServer`]).
 //! - [`curator`]: Curator 5.4's `InterProcessMutex` (Debian `libcurator-recipes-java`), a Java
 //!   peer compiled at run time from `checks/peers/java/CuratorPeer.java`.
-//! - [`bench`]: `lockwright zk-bench`, the three side by side on one server.
+//! - [`bench`](mod@bench): `lockwright zk-bench`, the three side by side on one server.
 //! - [`kazoo`]: kazoo 2.8's `Lock` (Debian `python3-kazoo`), run by Debian's `/usr/bin/python3`
 //!   from `checks/peers/python/kazoo_peer.py`.
 //!

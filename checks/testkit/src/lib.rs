@@ -10,7 +10,7 @@
 //!   schedule, and replaying it.
 //! - [`refine`]: what every family's refinement replayer shares (the model cursor, the
 //!   divergence report).
-//! - [`file`]: file locks — the simulated OS, the workloads, the refinement replayer.
+//! - [`file`](mod@file): file locks — the simulated OS, the workloads, the refinement replayer.
 //! - [`docstore`]: document-store locks — the simulated store, the workloads, the refinement
 //!   replayer, and a loopback HTTP server on the model's semantics.
 //! - [`zk`]: the ZooKeeper mutex — a simulated ZooKeeper on the model's server semantics, the

@@ -1,7 +1,7 @@
 //! The one sync facade of the simulation: a mutex and threads, with identical signatures for
 //! loom, shuttle and std.
 //!
-//! The simulated OS ([`super::SimOs`]) is generic over [`Runtime`], so the same code (and the
+//! The simulated OS (`SimOs`) is generic over [`Runtime`], so the same code (and the
 //! same real protocol code on top of it) runs under loom's exhaustive explorer, under
 //! shuttle's randomized schedulers, and on plain threads. Every [`Runtime::with`] is one lock
 //! acquisition, which both loom and shuttle treat as a scheduling point.

@@ -11,7 +11,7 @@ COUNT=${2:-20000}
 SLEEP=${3:-0}
 rate() { # clients client-impl -> acquisitions/s
     "$BIN" stress-run --clients "$1" --count "$COUNT" --sleep-ms "$SLEEP" --client "$2" \
-        --factory native --os-lock ofd --json --quiet |
+        --factory native --os ofd --json --quiet |
         python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["violations"]==0, d; print(round(d["acquisitions_per_sec"]))'
 }
 echo "| clients | lockwright acq/s | Lucene 4.10.4 acq/s | ratio lockwright/Lucene |"

@@ -34,6 +34,7 @@ pub mod timeouts;
 pub mod verifying;
 
 #[cfg(feature = "defects")]
+#[cfg_attr(docsrs, doc(cfg(feature = "defects")))]
 pub mod defects;
 
 pub use error::{BadNameReason, InvalidReason, LockError};
@@ -105,8 +106,10 @@ pub trait LockFactory: Send + Sync {
 /// What a factory's lock does; wrapped by [`Lock`].
 ///
 /// Implement it to write a factory of your own. Unlike [`Lock::close`], [`LockHandle::close`]
-/// takes `&mut self` and must be idempotent: [`Lock`] calls it again when dropped.
-pub trait LockHandle: Send {
+/// takes `&mut self` and must be idempotent: [`Lock`] calls it again when dropped. It is
+/// `Send + Sync` so that a [`Lock`] is too: writer threads may share one `Arc<Lock>`, each
+/// calling [`Lock::ensure_valid`] before its write.
+pub trait LockHandle: Send + Sync {
     /// Checks that the lock is still held and still protects the file it locked.
     ///
     /// # Errors
@@ -178,6 +181,13 @@ impl Lock {
             .expect("a Lock has its handle until it is consumed")
     }
 }
+
+// A `Lock` moves between threads and is shared by them (`Arc<Lock>`); this fails to compile
+// if a change to `LockHandle` or `Lock` takes that away.
+const _: () = {
+    const fn send_and_sync<T: Send + Sync>() {}
+    send_and_sync::<Lock>();
+};
 
 impl fmt::Debug for Lock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -128,6 +128,7 @@ impl<S: System + 'static> SimpleFsLockFactory<S> {
     /// A factory on any [`System`]. Needs the `unstable-system` feature; see
     /// [`crate::file::sys`].
     #[cfg(feature = "unstable-system")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "unstable-system")))]
     pub fn with_system(sys: S) -> Self {
         Self::on(sys)
     }

@@ -1,6 +1,6 @@
 //! How the tools present the document-store family ([`Family`]).
 
-use super::protocol::{Action, ALWAYS, SOMETIMES};
+use super::protocol::{Action, ALWAYS, AT_MOST_ONE_WRITER, SOMETIMES};
 use super::scenario::{Scenario, Variant};
 use crate::family::Family;
 
@@ -63,6 +63,25 @@ impl Family for Scenario {
 
     fn applies(&self, property: &str) -> bool {
         Scenario::applies(self, property)
+    }
+
+    /// The corrected recipe cannot stop a holder that stops running past its lease, nor an
+    /// operator deleting the lock document (docs/docstore.md, rows 17–20); its fence keeps
+    /// the old holder's writes out. The recipes as written declare nothing: their violations
+    /// are the bugs the page shows.
+    fn documented(&self) -> Vec<(&'static str, &'static str)> {
+        let f = self.faults;
+        let reason = match (f.pause > 0, f.stray_delete > 0) {
+            _ if self.variant != Variant::Leased || self.clients < 2 => return Vec::new(),
+            (true, false) => "a holder paused past its lease still believes it may write",
+            (false, true) => "a stray delete of the lock document frees it under its holder",
+            (true, true) => {
+                "a holder paused past its lease, or whose lock document a stray delete \
+                 removed, still believes it may write"
+            }
+            (false, false) => return Vec::new(),
+        };
+        vec![(AT_MOST_ONE_WRITER, reason)]
     }
 
     fn check_args(&self) -> String {

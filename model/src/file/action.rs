@@ -4,6 +4,8 @@ use std::fmt;
 
 use super::kernel::Pid;
 use super::Tid;
+#[cfg(doc)]
+use super::{Pc, Scenario};
 
 /// One atomic step: a protocol step of thread `(p, t)`, or a fault.
 ///

@@ -4,6 +4,10 @@
 use std::fmt;
 
 use super::kernel::{LockKind, Pid};
+#[cfg(doc)]
+use super::State;
+#[cfg(doc)]
+use stateright::Model;
 
 /// A protocol variant (command-line name in [`Variant::name`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -5,6 +5,8 @@ use std::fmt;
 
 use super::kernel::{Inode, Os, Pid};
 use super::Faults;
+#[cfg(doc)]
+use super::Scenario;
 
 /// A thread index inside its process (also the `slot` of the thread's descriptor).
 pub type Tid = u8;

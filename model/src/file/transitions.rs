@@ -7,6 +7,8 @@ use std::collections::BTreeSet;
 use super::kernel::{Inode, OpenMode, TryLockResult};
 use super::steps::{check_step, step};
 use super::{Action, Event, Pc, Pid, Scenario, State, Thread, Tid};
+#[cfg(doc)]
+use stateright::Model;
 
 impl Scenario {
     /// A protocol step of thread `(p, t)`: the call's effect on the kernel and the held set,

@@ -1,6 +1,6 @@
 //! How the tools present the ZooKeeper family ([`Family`]).
 
-use super::protocol::{HANDOFF_AFTER_EXPIRY, LOCK_LOST_REPORTED};
+use super::protocol::{AT_MOST_ONE_HOLDER, HANDOFF_AFTER_EXPIRY, LOCK_LOST_REPORTED};
 use super::scenario::{Faults, Guard, Scenario};
 use super::Action;
 use super::{ALWAYS, SOMETIMES};
@@ -58,6 +58,20 @@ impl Family for Scenario {
             HANDOFF_AFTER_EXPIRY => f.expire > 0 || f.restart > 0,
             LOCK_LOST_REPORTED => f != Faults::NONE,
             _ => true,
+        }
+    }
+
+    /// Once a session can expire and a second client can be granted, "at most one holder"
+    /// is violated in every variant (docs/zookeeper.md §5, every row with `expire`): the
+    /// expired holder learns of it only with its next reply or session event.
+    fn documented(&self) -> Vec<(&'static str, &'static str)> {
+        if self.faults.expire > 0 && self.clients >= 2 {
+            vec![(
+                AT_MOST_ONE_HOLDER,
+                "a holder whose session expired still believes it holds",
+            )]
+        } else {
+            Vec::new()
         }
     }
 

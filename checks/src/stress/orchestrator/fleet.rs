@@ -151,7 +151,7 @@ impl Spawner<'_> {
                     .args([
                         "--factory",
                         cfg.factory.name(),
-                        "--os-lock",
+                        "--os",
                         cfg.os_lock.kind().name(),
                     ])
                     .arg("--dir")
@@ -164,7 +164,7 @@ impl Spawner<'_> {
                         "--count",
                         &count.to_string(),
                     ])
-                    .args(["--keep-going", "--report-every", "10"]);
+                    .args(["--keep-going", "--report-every", "10", "--quiet"]);
                 c
             }
             ClientImpl::Lucene => {

@@ -3,7 +3,7 @@
 //!
 //! - One source of truth: every file and lock call is answered by `lockwright_model::file::kernel::Os`,
 //!   the very module the Stateright model uses, so the simulation cannot drift from the model.
-//! - One call, one step: each [`System`] method takes the world mutex exactly once, does its
+//! - One call, one step: each `System` method takes the world mutex exactly once, does its
 //!   whole effect, appends one [`Step`] to the log, and releases it. The mutex acquisition is the
 //!   scheduling point where loom or shuttle may switch threads; the log order is therefore the
 //!   linearization order.

@@ -6,7 +6,7 @@
 //! Linearization is trivial here: each call did its whole effect under the world lock, so the
 //! recording's order is the model's order. Each step:
 //!
-//! 1. is re-executed on a **shadow** server ([`Core`], the model's `Server`): the recorded
+//! 1. is re-executed on a **shadow** server (`Core`, the model's `Server`): the recorded
 //!    answer must be the one ZooKeeper's semantics give (so the recording alone rebuilds the
 //!    server's state);
 //! 2. becomes its **model action** (the table in `lockwright_model::zk::Action`'s docs):

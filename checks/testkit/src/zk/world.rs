@@ -1,7 +1,7 @@
 //! [`SimZk`]: the simulated ZooKeeper the real recipe runs on under shuttle, and [`SimCoord`],
 //! one client's handle implementing `lockwright::zk::Coordination`.
 //!
-//! - **One call, one step.** Each coordination call does its whole effect on [`Core`] (the
+//! - **One call, one step.** Each coordination call does its whole effect on `Core` (the
 //!   model's `Server`) at its first poll, under the world lock, appends one [`Step`] to the
 //!   recording, and only then yields to shuttle. So the recording's order is the
 //!   linearization, and between the recipe's look at `session()` and its next request nothing

@@ -233,6 +233,7 @@ impl<S: System + 'static> NativeFsLockFactory<S> {
     /// A factory on any [`System`] (the checks crate passes a simulated OS). Needs the
     /// `unstable-system` feature; see [`crate::file::sys`] for why.
     #[cfg(feature = "unstable-system")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "unstable-system")))]
     pub fn with_system(sys: S, kind: OsLockKind) -> Self {
         Self::on(Arc::new(sys), kind)
     }
@@ -240,12 +241,14 @@ impl<S: System + 'static> NativeFsLockFactory<S> {
     /// Like [`NativeFsLockFactory::with_system`], sharing an existing `Arc` (several factories
     /// on one simulated process, or a test that keeps a handle on the system).
     #[cfg(feature = "unstable-system")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "unstable-system")))]
     pub fn with_shared_system(sys: Arc<S>, kind: OsLockKind) -> Self {
         Self::on(sys, kind)
     }
 
     /// The system this factory runs on. Needs the `unstable-system` feature.
     #[cfg(feature = "unstable-system")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "unstable-system")))]
     pub fn system(&self) -> &Arc<S> {
         &self.sys
     }
@@ -261,6 +264,7 @@ impl<S: System + 'static> NativeFsLockFactory<S> {
     /// Re-creates a known incident. Test-only: needs the `defects` feature; see
     /// [`crate::file::defects::Defect`].
     #[cfg(feature = "defects")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "defects")))]
     #[must_use]
     pub fn with_defect(mut self, defect: Defect) -> Self {
         self.defect = Some(defect);

@@ -1,6 +1,6 @@
 //! Refinement: every simulated run of the real code is a path of the Stateright model.
 //!
-//! [`check`] feeds a recording ([`Step`]s in linearization order) through the model's
+//! `check` feeds a recording ([`Step`]s in linearization order) through the model's
 //! transition function (`lockwright_model::file::Scenario::step`), step by step:
 //!
 //! - a mutating call of thread `(p, t)` is the model action of the same name

@@ -11,7 +11,7 @@ use lockwright_model::zk::WriteMode::{self, *};
 use lockwright_model::zk::{Action, Faults, Guard, Pc, Scenario, SessionId, State, Variant};
 
 use super::{clients_list, faults_slug, Presenter};
-use crate::report::trace::Words;
+use crate::trace::Words;
 
 const WORDS: Words = Words {
     server_title: "ZooKeeper server · protected resource",

@@ -17,7 +17,7 @@ use lockwright_model::replication::{
 use lockwright_model::replication::{Event, File};
 
 use super::{faults_slug, Presenter};
-use crate::report::trace::Words;
+use crate::trace::Words;
 
 const WORDS: Words = Words {
     server_title: "replica directory",

@@ -22,8 +22,8 @@
 //! ([`shuttle_runs`]); `results.md` and `results.json` get a section "The real implementation
 //! under shuttle" with the counts.
 //!
-//! [`compare::differences`] is the staleness check used by `lockwright report --check` and by
-//! `checks/tests/report_fresh.rs`.
+//! [`compare::differences`] is the staleness check used by `lockwright-report --check` and by
+//! `checks/report/tests/report_fresh.rs`.
 
 mod citing;
 pub mod compare;
@@ -266,7 +266,7 @@ fn write_if_changed(path: &Path, text: &str) -> io::Result<()> {
 /// Runs everything and writes the docs into `out`.
 ///
 /// # Errors
-/// See [`build`] and [`write`].
+/// See [`build`] and [`write`](fn@write).
 pub fn generate(out: &Path) -> anyhow::Result<Report> {
     let report = build()?;
     write(&report, out)?;
@@ -276,11 +276,11 @@ pub fn generate(out: &Path) -> anyhow::Result<Report> {
 /// The workspace's `docs/` folder (the default output of `lockwright report`).
 pub fn default_docs_dir() -> PathBuf {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
+        .join("../..")
         .join("docs");
     p.canonicalize().unwrap_or(p)
 }
 
 /// The command that regenerates the docs, as the staleness messages and every generated page
-/// print it (the `report` feature is needed: it pulls in the shuttle runs).
-pub const REGENERATE: &str = "cargo run -p lockwright-checks --features report -- report";
+/// print it.
+pub const REGENERATE: &str = "cargo run -p lockwright-report --";

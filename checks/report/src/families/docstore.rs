@@ -11,7 +11,7 @@ use lockwright_model::docstore::{Action, Delivery, Faults, Role, Scenario, State
 use lockwright_model::docstore::{Variant, Writes};
 
 use super::{clients_list, faults_slug, Presenter};
-use crate::report::trace::Words;
+use crate::trace::Words;
 
 const WORDS: Words = Words {
     server_title: "document store (modelled Elasticsearch index)",

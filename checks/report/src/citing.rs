@@ -54,7 +54,7 @@ pub(super) fn citing_md(report: &Report) -> String {
         s,
         "Current model version: **v{}** (`lockwright_model::MODEL_VERSION`, bumped by the \
          model's owner whenever a state count, verdict or counterexample changes; \
-         `checks/tests/report_fresh.rs` makes sure these pages follow).\n",
+         `checks/report/tests/report_fresh.rs` makes sure these pages follow).\n",
         report.model_version
     );
     let _ = writeln!(s, "Stable property names:\n");

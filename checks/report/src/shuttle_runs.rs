@@ -1,7 +1,7 @@
 //! "The real implementation under shuttle": a small, fixed sample of REAL runs made by the
 //! report itself.
 //!
-//! For each scenario of [`scenarios`] the real `NativeFsLockFactory` / `SimpleFsLockFactory`
+//! For each scenario of `scenarios` the real `NativeFsLockFactory` / `SimpleFsLockFactory`
 //! runs on the simulated OS (`crate::sim`) under shuttle's random scheduler and then its PCT
 //! scheduler, [`EXECUTIONS_PER_SCHEDULER`] executions each, from a fixed seed; every
 //! execution's recording is replayed through the model ([`Refinement::check`], all four

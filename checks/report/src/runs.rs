@@ -424,9 +424,9 @@ fn trace_for(
 
 /// Everything the file family's runs produced.
 pub struct FileRuns {
-    /// The verdict grid ([`configurations`]).
+    /// The verdict grid (`configurations`).
     pub runs: Vec<RunResult>,
-    /// The section "3 processes × 2 threads" ([`three_processes_configurations`]).
+    /// The section "3 processes × 2 threads" (`three_processes_configurations`).
     pub three_processes: Vec<RunResult>,
     /// The counterexamples of both.
     pub traces: Vec<Trace>,

@@ -378,7 +378,7 @@ pub fn results_md(f: &FamilyReport) -> String {
     let _ = writeln!(
         s,
         "Every verdict, state count and counterexample on this page comes from one run of \
-         `{REGENERATE}` on **lockwright model v{}** ({}). `checks/tests/report_fresh.rs` \
+         `{REGENERATE}` on **lockwright model v{}** ({}). `checks/report/tests/report_fresh.rs` \
          regenerates it into a temporary folder and fails if this page, `{}` (ignoring \
          times) or any file under `traces/{}/` differs.\n",
         f.model_version,

@@ -32,7 +32,7 @@ fn faults(s: &str) -> Faults {
 /// A row of the verdict grid (`results.md`, `model.md` §5): 2 processes × 2 threads, the
 /// full state space, as the pages' counterexamples are drawn.
 fn run(v: Variant, k: LockKind, f: &str) -> Report<Scenario> {
-    let (processes, threads) = lockwright_checks::report::GRID;
+    let (processes, threads) = lockwright_report::GRID;
     check(
         &Scenario::new(v, k)
             .with_parties(processes, threads)
@@ -416,7 +416,7 @@ fn replication_claims() {
 /// The rows of a hand-written verdict table: `(row, scenario cells, verdict cells, states)`;
 /// the verdict cells are the `properties` columns just before the state count.
 fn table_rows(page: &str, properties: usize) -> Vec<(usize, Vec<String>, Vec<String>, usize)> {
-    let path = lockwright_checks::report::default_docs_dir().join(page);
+    let path = lockwright_report::default_docs_dir().join(page);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{page}: {e}"));
     let mut rows = Vec::new();
     for line in text.lines() {
@@ -449,7 +449,7 @@ fn table_rows(page: &str, properties: usize) -> Vec<(usize, Vec<String>, Vec<Str
 /// Every row of the family page's verdict table says what the generated JSON says: the same
 /// faults, the same verdict for every property (in the model's order), the same state count.
 fn page_table_matches_generated(page: &str, json: &str) {
-    let path = lockwright_checks::report::default_docs_dir().join(json);
+    let path = lockwright_report::default_docs_dir().join(json);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{json}: {e}"));
     let gen: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
     let names: Vec<&str> = gen["properties"]

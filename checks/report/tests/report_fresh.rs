@@ -13,7 +13,7 @@
 
 use std::path::Path;
 
-use lockwright_checks::report;
+use lockwright_report as report;
 
 #[test]
 fn committed_docs_are_fresh() {
