@@ -326,8 +326,7 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<ZkRunSummary> {
         zk_addr,
         &overlaps,
         server_report,
-        ledger_report,
-        verdict,
+        (ledger_report, verdict),
     ))
 }
 

@@ -61,8 +61,7 @@ impl Tally {
         zk_addr: SocketAddr,
         overlaps: &OverlapFindings,
         server_report: ServerReport,
-        ledger: LedgerReport,
-        verdict: Verdict,
+        (ledger, verdict): (LedgerReport, Verdict),
     ) -> ZkRunSummary {
         let acquisitions = server_report.stats.acquisitions;
         let wall = self.start.elapsed().as_secs_f64();

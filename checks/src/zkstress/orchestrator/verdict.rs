@@ -180,3 +180,52 @@ pub(super) fn unexplained_errors(
         .map(|(_, client, text)| format!("client {client}: {text}"))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> RunConfig {
+        RunConfig {
+            clients: 2,
+            curator_clients: 0,
+            acquisitions: 1,
+            hold: Duration::ZERO,
+            session_timeout: Duration::from_secs(1),
+            faults: Vec::new(),
+            fault_every: Duration::from_secs(1),
+            min_each_fault: 0,
+            seed: 0,
+            resource: crate::zkstress::ledger::ResourceMode::Guarded,
+            connect: None,
+            lock_path: "/l".to_string(),
+            exe: std::path::PathBuf::new(),
+            peers_dir: None,
+            max_duration: Duration::from_secs(1),
+            progress: false,
+        }
+    }
+
+    /// An error right after a fault is explained; the same error with no fault before it (or
+    /// one long before) is not: the check can fail.
+    #[test]
+    fn a_client_error_without_a_fault_before_it_is_unexplained() {
+        let t0 = Instant::now();
+        let at = |s: u64| t0 + Duration::from_secs(s);
+        let history = LedgerHistory {
+            holds: Vec::new(),
+            errors: vec![
+                (at(10), 1, "release: connection lost".to_string()),
+                (at(40), 2, "acquire: timed out".to_string()),
+                (at(100), 3, "release: connection lost".to_string()),
+            ],
+        };
+        let patience = Duration::from_secs(30);
+        // One fault at 8 s: explains the release at 10 s and the acquire at 40 s (within the
+        // patience), not the release at 100 s.
+        let u = unexplained_errors(&history, &[at(8)], &cfg(), patience);
+        assert_eq!(u, vec!["client 3: release: connection lost".to_string()]);
+        // No fault at all: nothing is explained.
+        assert_eq!(unexplained_errors(&history, &[], &cfg(), patience).len(), 3);
+    }
+}
