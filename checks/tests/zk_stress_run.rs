@@ -114,6 +114,22 @@ fn faults_on_a_real_server_never_let_a_stale_write_through() {
         show(&s)
     );
     assert!(log.taken_by_session_close >= 1, "{}", show(&s));
+    // The `--json` contract (issue #21): one object with at least these fields.
+    let json = serde_json::to_value(&s).expect("the summary serializes");
+    for key in [
+        "servers",
+        "acquisitions",
+        "critical_sections",
+        "counter_final",
+        "lost_increments",
+        "log_violations",
+        "leftover_nodes",
+        "client_errors",
+        "faults",
+    ] {
+        assert!(json.get(key).is_some(), "--json lacks {key:?}: {json}");
+    }
+    assert_eq!(json["faults"]["restart"], s.faults.restart);
 }
 
 /// The twin: the same pauses, the counter written without the lock check and a resource that

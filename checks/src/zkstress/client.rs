@@ -222,11 +222,20 @@ async fn increment(
             }
         }
     } else {
-        // The unfenced writer: nothing ties the write to the lock, and its client, like any
-        // ZooKeeper client, opens a new session when the old one expired and writes there.
+        // The unfenced writer: nothing ties the write to the lock, and like any ZooKeeper
+        // client that wants its write to land it retries a lost connection and opens a new
+        // session when the old one expired (a few times, 100 ms apart).
         let mut r = zk.guarded_write(None, &ops).await;
-        if matches!(&r, Err(e) if e.error == CoordError::SessionExpired) {
-            let _ = zk.new_session(zk.session()).await;
+        for _ in 0..20 {
+            match &r {
+                Err(e) if e.error == CoordError::SessionExpired => {
+                    let _ = zk.new_session(zk.session()).await;
+                }
+                Err(e) if e.error.outcome_unknown() => {
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                _ => break,
+            }
             r = zk.guarded_write(None, &ops).await;
         }
         match r {
