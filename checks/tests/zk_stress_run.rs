@@ -2,8 +2,13 @@
 //! naming the package, when it is missing): clients contend through a proxy while holders are
 //! killed and paused past their session timeout, connections are cut and stalled, and the
 //! server restarts. Every overlap of believed holders must be explained by an expired session,
-//! and the fenced resource must accept no stale write. The twin runs the same pauses against a
-//! resource that does not check tokens: stale writes get through, so the check can fail.
+//! and the fenced resource must accept no stale write. Two oracles the lock's code does not
+//! decide judge the run too: a counter znode each holder reads, holds and increments with
+//! `guarded_write` (no acknowledged increment may be missing at the end), and the server's
+//! own transaction log (no counter write by a node that was not alive and first in line, no
+//! hold of a node that never came first). The twin runs the same pauses with the counter
+//! written without the lock check and a resource that does not check tokens: increments are
+//! lost, the log shows the writes of dead nodes, stale writes get through: each check can fail.
 //!
 //! Each run starts and stops its own server, proxy, verify server and clients; the clients
 //! are killed when the run returns or panics, and die with the test process
@@ -30,7 +35,7 @@ fn config(name: &str) -> RunConfig {
         fault_every: Duration::from_millis(800),
         min_each_fault: 1,
         seed: 13,
-        resource: ResourceMode::Checked,
+        resource: ResourceMode::Guarded,
         connect: None,
         lock_path: format!("/lockwright-test/{name}"),
         exe: PathBuf::from(BIN),
@@ -83,13 +88,56 @@ fn faults_on_a_real_server_never_let_a_stale_write_through() {
     // and the woken holder's write refused by the fence.
     assert!(s.overlaps >= 1, "no overlap under the pause:\n{}", show(&s));
     assert!(s.overlapped_holds_session_expired >= 1, "{}", show(&s));
-    assert!(s.ledger.writes_rejected >= 1, "{}", show(&s));
+    // The woken holder's write refused: by the guarded counter write (its multi's lock check)
+    // or, for the Curator client, which does not write the counter, by the ledger's fence.
+    assert!(
+        s.ledger.writes_rejected + s.ledger.increments_rejected >= 1,
+        "{}",
+        show(&s)
+    );
+    // The oracles that do not trust the lock: the counter and the transaction log.
+    assert_eq!(s.lost_increments, 0, "{}", show(&s));
+    assert_eq!(s.verdict.phantom_increments, 0, "{}", show(&s));
+    assert_eq!(s.log_violations, 0, "{}", show(&s));
+    assert_eq!(s.leftover_nodes, 0, "{}", show(&s));
+    assert_eq!(s.client_errors_unexplained, 0, "{}", show(&s));
+    assert!(s.ledger.increments_acked >= 100, "{}", show(&s));
+    let log = s
+        .verdict
+        .log
+        .as_ref()
+        .expect("the transaction log was judged");
+    assert!(log.holds_checked >= 300, "{}", show(&s));
+    assert!(
+        log.counter_writes >= s.ledger.increments_acked,
+        "{}",
+        show(&s)
+    );
+    assert!(log.taken_by_session_close >= 1, "{}", show(&s));
+    // The `--json` contract (issue #21): one object with at least these fields.
+    let json = serde_json::to_value(&s).expect("the summary serializes");
+    for key in [
+        "servers",
+        "acquisitions",
+        "critical_sections",
+        "counter_final",
+        "lost_increments",
+        "log_violations",
+        "leftover_nodes",
+        "client_errors",
+        "faults",
+    ] {
+        assert!(json.get(key).is_some(), "--json lacks {key:?}: {json}");
+    }
+    assert_eq!(json["faults"]["restart"], s.faults.restart);
 }
 
-/// The twin: the same pauses, a resource that accepts every write. The woken holders' writes
-/// land after the new holders' ones: stale writes accepted, and the run fails.
+/// The twin: the same pauses, the counter written without the lock check and a resource that
+/// accepts every write. The woken holders' writes land after the new holders' ones: their
+/// increments overwrite others (lost increments), the log shows writes by deleted nodes, stale
+/// writes are accepted, and the run fails.
 #[test]
-fn without_the_fence_a_paused_holder_writes_stale_data() {
+fn without_the_fence_a_paused_holder_loses_increments_and_writes_stale_data() {
     let mut cfg = config("unfenced");
     cfg.resource = ResourceMode::Unchecked;
     cfg.faults = vec![FaultKind::Pause];
@@ -99,7 +147,7 @@ fn without_the_fence_a_paused_holder_writes_stale_data() {
     // lock for a session timeout).
     cfg.fault_every = Duration::from_millis(2500);
     // Hold longer so the pause lands between a holder's two writes.
-    cfg.hold = Duration::from_millis(20);
+    cfg.hold = Duration::from_millis(40);
     let s = run(&cfg);
     assert!(s.ledger.stale_writes_accepted > 0, "{}", show(&s));
     assert!(!s.passed(), "{}", show(&s));
@@ -110,6 +158,14 @@ fn without_the_fence_a_paused_holder_writes_stale_data() {
         "{}",
         show(&s)
     );
+    // The counter and the log catch it without asking the lock.
+    assert!(s.lost_increments > 0, "{}", show(&s));
+    assert!(
+        s.failures.iter().any(|f| f.contains("lost increments")),
+        "{}",
+        show(&s)
+    );
+    assert!(s.log_violations > 0, "{}", show(&s));
 }
 
 /// The issue's figure: at least 10,000 acquisitions with every fault kind, lockwright and

@@ -206,8 +206,10 @@ pub struct ZkStressRunArgs {
     /// The seed of the fault schedule (default: from the clock; printed in the report).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// `checked` (the fence) or `unchecked` (accepts every write: shows what the fence stops).
-    #[arg(long, value_enum, default_value = "checked")]
+    /// `guarded` (a counter znode written with guarded_write, the lost-update check),
+    /// `checked` (the token-checking ledger alone) or `unchecked` (the counter written without
+    /// the lock check and a ledger that accepts everything: shows what the fences stop).
+    #[arg(long, value_enum, default_value = "guarded")]
     pub resource: crate::zkstress::ledger::ResourceMode,
     /// Use this running ZooKeeper (HOST:PORT, `dump` whitelisted) instead of a throwaway one
     /// (no `restart` fault then).
@@ -360,6 +362,12 @@ pub struct ZkStressClientArgs {
     pub session_timeout_ms: u64,
     #[arg(long, default_value_t = u64::MAX)]
     pub count: u64,
+    /// How the counter is written (`guarded`, `unchecked`; `checked`: no counter).
+    #[arg(long, value_enum, default_value = "checked")]
+    pub resource: crate::zkstress::ledger::ResourceMode,
+    /// The counter znode.
+    #[arg(long, default_value = "")]
+    pub counter: String,
 }
 
 /// `lockwright zk-stress-client`.
@@ -376,5 +384,7 @@ pub fn run_zk_stress_client(a: ZkStressClientArgs) -> anyhow::Result<ExitCode> {
         hold: Duration::from_millis(a.hold_ms),
         session_timeout: Duration::from_millis(a.session_timeout_ms),
         count: a.count,
+        resource: a.resource,
+        counter: a.counter,
     })
 }

@@ -6,6 +6,14 @@
 //! acquire -> HOLD (ledger) -> 1 (verify server) -> WRITE 1 -> hold -> WRITE 2 -> 0 (verify server) -> release
 //! ```
 //!
+//! With a counter (`--resource guarded|unchecked`) the hold between the two writes is the
+//! lost-update critical section: read the counter znode (plain `getData`), wait the hold
+//! time, write value + 1 — with `guarded` through [`ZkGuard::guarded_write`] (a `multi` that
+//! checks the lock node first), with `unchecked` through the same `multi` without the check.
+//! The data written is `"<value> <lock node>"`, so the server's transaction log names the
+//! writer of every increment. What came back (ok, rejected, reply lost) goes to the ledger,
+//! which counts the acknowledged increments; the client never decides whether one was lost.
+//!
 //! The writes carry the guard's fencing token and nothing checks the lock before them: a
 //! holder paused past its session timeout wakes up and writes as if it still held the lock,
 //! which is exactly what the fence is for. A rejected write ends the hold: the client stops
@@ -21,9 +29,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use lockwright::file::verifying::{VerifierConnection, OBTAINED, RELEASING};
-use lockwright::zk::{block_on, LostReason, ZkClient, ZkLockError, ZkMutex};
+use lockwright::zk::{
+    block_on, CoordError, Coordination, GuardedOp, LostReason, ZkClient, ZkGuard, ZkLockError,
+    ZkMutex,
+};
 
-use super::ledger::{LedgerConn, WriteOutcome};
+use super::ledger::{LedgerConn, ResourceMode, WriteOutcome};
 
 /// How a client runs.
 #[derive(Clone, Debug)]
@@ -43,16 +54,20 @@ pub struct ClientConfig {
     /// Stop after this many holds (the orchestrator usually stops the clients through the
     /// ledger first).
     pub count: u64,
+    /// Where the counter lives and how it is written.
+    pub resource: ResourceMode,
+    /// The counter znode (with a counter resource).
+    pub counter: String,
 }
 
 /// How long an acquire may wait before the client reports it and tries again.
-const ACQUIRE_PATIENCE: Duration = Duration::from_secs(30);
+pub const ACQUIRE_PATIENCE: Duration = Duration::from_secs(30);
 
 fn reason_name(e: &ZkLockError) -> String {
     match e {
         ZkLockError::LockLost { reason, .. } => match reason {
             LostReason::SessionExpired { .. } => "session-expired",
-            LostReason::Suspended => "suspended",
+            LostReason::Suspended => "suspended-unresolved",
             LostReason::NodeDeleted => "node-deleted",
             LostReason::NodeReplaced { .. } => "node-replaced",
             LostReason::SessionReplaced { .. } => "session-replaced",
@@ -91,8 +106,15 @@ pub fn run(cfg: &ClientConfig) -> anyhow::Result<ExitCode> {
             verify.verify(OBTAINED)?;
             let mut rejected = false;
             for n in 1..=2u8 {
-                if n == 2 && !cfg.hold.is_zero() {
-                    std::thread::sleep(cfg.hold);
+                if n == 2 {
+                    if cfg.resource.has_counter() {
+                        rejected = increment(cfg, &mutex, &guard, &mut ledger, seq).await?;
+                        if rejected {
+                            break;
+                        }
+                    } else if !cfg.hold.is_zero() {
+                        std::thread::sleep(cfg.hold);
+                    }
                 }
                 let (outcome, s) = ledger.write(seq, n, token, session)?;
                 stop |= s;
@@ -103,10 +125,7 @@ pub fn run(cfg: &ClientConfig) -> anyhow::Result<ExitCode> {
             }
             if rejected {
                 // The fence says a newer holder wrote: the recipe must agree the lock is gone.
-                let (valid, reason) = match guard.ensure_valid().await {
-                    Ok(()) => (true, "still-held".to_string()),
-                    Err(e) => (false, reason_name(&e)),
-                };
+                let (valid, reason) = final_answer(&guard, cfg.session_timeout).await;
                 ledger.lost(seq, token, valid, &reason)?;
             }
             verify.verify(RELEASING)?;
@@ -118,6 +137,11 @@ pub fn run(cfg: &ClientConfig) -> anyhow::Result<ExitCode> {
                 break;
             }
         }
+        let st = mutex.coordination().stats();
+        ledger.stats(&format!(
+            "creates={} lists={} watches={} exists={} deletes={} multis={} other={} renewals={} holds={seq}",
+            st.creates, st.lists, st.watches, st.exists, st.deletes, st.multis, st.other, st.renewals
+        ))?;
         println!("zk-stress-client {} done after {seq} holds", cfg.id);
         Ok(ExitCode::SUCCESS)
     })
@@ -140,4 +164,99 @@ async fn connect(cfg: &ClientConfig, ledger: &mut LedgerConn) -> anyhow::Result<
             Err(e) => return Err(e).context("no ZooKeeper session within a minute"),
         }
     }
+}
+
+/// What the recipe says after a rejection, waiting out a `Suspended` answer (not a loss: the
+/// session may come back) for up to three session timeouts; `still-held` or a final reason.
+async fn final_answer(guard: &ZkGuard, session_timeout: Duration) -> (bool, String) {
+    let end = Instant::now() + session_timeout * 3;
+    loop {
+        match guard.ensure_valid().await {
+            Ok(()) => return (true, "still-held".to_string()),
+            Err(e) if e.lost_reason() == Some(LostReason::Suspended) && Instant::now() < end => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(e) => return (false, reason_name(&e)),
+        }
+    }
+}
+
+/// The lost-update critical section: read the counter, hold, write value + 1. Returns whether
+/// the write was refused (the lock is gone). Read errors abandon the section (reported).
+async fn increment(
+    cfg: &ClientConfig,
+    mutex: &ZkMutex,
+    guard: &ZkGuard,
+    ledger: &mut LedgerConn,
+    seq: u64,
+) -> anyhow::Result<bool> {
+    let token = guard.token().get();
+    let zk = mutex.coordination();
+    let value = match zk.read_node(&cfg.counter).await {
+        Ok((data, _)) => parse_counter(&data),
+        Err(e) => {
+            ledger.increment(seq, token, "error", 0)?;
+            ledger.error(&format!("counter read: {e}"))?;
+            return Ok(false);
+        }
+    };
+    let Some(value) = value else {
+        anyhow::bail!("the counter {} holds no number", cfg.counter);
+    };
+    if !cfg.hold.is_zero() {
+        std::thread::sleep(cfg.hold);
+    }
+    let next = value + 1;
+    let ops = [GuardedOp::set_data(
+        cfg.counter.as_str(),
+        format!("{next} {}", guard.node()),
+    )];
+    let outcome = if cfg.resource == ResourceMode::Guarded {
+        match guard.guarded_write(&ops).await {
+            Ok(_) => "ok",
+            Err(e) if e.is_lock_lost() => "rejected",
+            Err(ZkLockError::Zk { source, .. }) if source.outcome_unknown() => "unknown",
+            Err(e) => {
+                ledger.error(&format!("counter write: {e}"))?;
+                "error"
+            }
+        }
+    } else {
+        // The unfenced writer: nothing ties the write to the lock, and like any ZooKeeper
+        // client that wants its write to land it retries a lost connection and opens a new
+        // session when the old one expired (a few times, 100 ms apart).
+        let mut r = zk.guarded_write(None, &ops).await;
+        for _ in 0..20 {
+            match &r {
+                Err(e) if e.error == CoordError::SessionExpired => {
+                    let _ = zk.new_session(zk.session()).await;
+                }
+                Err(e) if e.error.outcome_unknown() => {
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                _ => break,
+            }
+            r = zk.guarded_write(None, &ops).await;
+        }
+        match r {
+            Ok(_) => "ok",
+            Err(e) if e.error.outcome_unknown() => "unknown",
+            Err(e) => {
+                ledger.error(&format!("counter write: {}", e.error))?;
+                "error"
+            }
+        }
+    };
+    ledger.increment(seq, token, outcome, next)?;
+    Ok(outcome == "rejected")
+}
+
+/// The counter's value: the first word of its data.
+pub fn parse_counter(data: &[u8]) -> Option<u64> {
+    std::str::from_utf8(data)
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }

@@ -12,10 +12,13 @@
 //! - [`proxy`]: a loopback TCP proxy, one port per client, that can reset or stall one client's
 //!   connections.
 //! - [`ledger`]: the fenced resource (accepts a write only with a token at least the highest
-//!   accepted) and the log of every write.
+//!   accepted), the log of every write, and the count of acknowledged counter increments.
+//! - [`txnlog`]: ZooKeeper's transaction log read back after the run, and the checks made
+//!   from it alone.
 
 pub mod client;
 pub mod ledger;
 pub mod orchestrator;
 pub mod proxy;
 pub mod summary;
+pub mod txnlog;

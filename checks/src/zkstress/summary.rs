@@ -76,6 +76,24 @@ pub struct ZkRunSummary {
     pub resource: ResourceMode,
     pub fault_kinds: Vec<FaultKind>,
     pub zookeeper: String,
+    /// ZooKeeper servers (1: the single throwaway or `--connect` server).
+    pub servers: usize,
+    /// Critical sections entered: counter read-hold-write sections with a counter resource,
+    /// holds announced to the ledger otherwise.
+    pub critical_sections: u64,
+    /// The counter at the end (`None` without a counter resource).
+    pub counter_final: Option<u64>,
+    /// Acknowledged increments missing from the counter: MUST be 0.
+    pub lost_increments: u64,
+    /// Disagreements the transaction log shows: MUST be 0.
+    pub log_violations: u64,
+    /// Lock nodes left once every client's session had time to end: MUST be 0.
+    pub leftover_nodes: u64,
+    /// Lock errors the clients reported, and how many no fault explains (MUST be 0).
+    pub client_errors: u64,
+    pub client_errors_unexplained: u64,
+    /// The oracles' findings in full.
+    pub verdict: super::orchestrator::Verdict,
     /// Obtains the verify server counted.
     pub acquisitions: u64,
     pub faults: FaultCounts,
@@ -136,7 +154,8 @@ impl ZkRunSummary {
             self.hold_ms,
             self.seed,
             match self.resource {
-                ResourceMode::Checked => "fenced",
+                ResourceMode::Guarded => "guarded counter + fenced ledger",
+                ResourceMode::Checked => "fenced ledger",
                 ResourceMode::Unchecked => "UNCHECKED (no fence)",
             }
         );
@@ -213,7 +232,68 @@ impl ZkRunSummary {
             ),
             (
                 "client lock errors".into(),
-                format!("{} (reported, and the client went on)", l.client_errors),
+                format!(
+                    "{} (reported, and the client went on; unexplained by a fault: {})",
+                    l.client_errors, self.client_errors_unexplained
+                ),
+            ),
+            ("servers".into(), self.servers.to_string()),
+            (
+                "critical sections".into(),
+                format!(
+                    "{} (increments acknowledged {}, rejected {}, reply lost {}, abandoned {})",
+                    self.critical_sections,
+                    l.increments_acked,
+                    l.increments_rejected,
+                    l.increments_unknown,
+                    l.counter_errors
+                ),
+            ),
+            (
+                "counter".into(),
+                match self.counter_final {
+                    Some(c) => format!(
+                        "final {c}, lost increments {}, phantom {}",
+                        self.lost_increments, self.verdict.phantom_increments
+                    ),
+                    None => "none (resource checked)".to_string(),
+                },
+            ),
+            (
+                "transaction log".into(),
+                match (&self.verdict.log, &self.verdict.log_skipped) {
+                    (Some(g), _) => format!(
+                        "{} txns, {} lock nodes ({} taken by a session close), {} counter writes, {} holds matched: log violations {}",
+                        g.transactions,
+                        g.lock_nodes,
+                        g.taken_by_session_close,
+                        g.counter_writes,
+                        g.holds_checked,
+                        self.log_violations
+                    ),
+                    (None, Some(why)) => format!("not judged: {why}"),
+                    (None, None) => "not judged".to_string(),
+                },
+            ),
+            (
+                "leftover lock nodes".into(),
+                self.leftover_nodes.to_string(),
+            ),
+            (
+                "client requests".into(),
+                if l.clients_reporting_stats == 0 {
+                    "no client reported (all killed?)".to_string()
+                } else {
+                    format!(
+                        "{} (from the {} clients that ended normally)",
+                        l.client_stats
+                            .iter()
+                            .map(|(k, v)| format!("{k} {v}"))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        l.clients_reporting_stats
+                    )
+                },
             ),
             (
                 "elapsed".into(),
@@ -245,6 +325,14 @@ impl ZkRunSummary {
                 "  stale write accepted: client {} (pid {}) hold {} write {} token {:#x} after {:#x}\n",
                 w.client, w.pid, w.seq, w.n, w.token, w.highest_before
             );
+        }
+        if let Some(g) = &self.verdict.log {
+            for v in g.violations.iter().take(10) {
+                s += &format!("  log violation: {v}\n");
+            }
+        }
+        for e in self.verdict.unexplained_errors.iter().take(5) {
+            s += &format!("  unexplained client error: {e}\n");
         }
         for c in &self.client_failures {
             s += &format!("  client failure: {c}\n");

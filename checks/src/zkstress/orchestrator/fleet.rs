@@ -170,7 +170,9 @@ impl Spawner<'_> {
                     .args(["--id", &id.to_string()])
                     .args(["--server", &self.verify.to_string()])
                     .args(["--ledger", &self.ledger.to_string()])
-                    .args(["--hold-ms", &hold, "--session-timeout-ms", &session]);
+                    .args(["--hold-ms", &hold, "--session-timeout-ms", &session])
+                    .args(["--resource", cfg.resource.name()])
+                    .args(["--counter", &cfg.counter_path()]);
                 c
             }
             Impl::Curator => {

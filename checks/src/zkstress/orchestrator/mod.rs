@@ -47,6 +47,7 @@ mod faults;
 mod fleet;
 mod overlaps;
 mod tally;
+mod verdict;
 
 use std::net::{Ipv4Addr, SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
@@ -70,6 +71,7 @@ use overlaps::Overlaps;
 use tally::Tally;
 
 pub use super::summary::{print_summary, FaultCounts, OverlapCheck, ZkRunSummary};
+pub use verdict::Verdict;
 
 /// A fault kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, clap::ValueEnum, Serialize)]
@@ -180,6 +182,13 @@ impl Server {
     }
 }
 
+impl RunConfig {
+    /// The counter znode: next to the lock directory, not in it (`<path>.counter`).
+    pub fn counter_path(&self) -> String {
+        format!("{}.counter", self.lock_path.trim_end_matches('/'))
+    }
+}
+
 /// Stops the verify server on every way out of [`run`] (an early error included).
 struct StopOnDrop(ServerHandle);
 
@@ -244,6 +253,11 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<ZkRunSummary> {
     let zk_addr = server.addr();
     let proxy = Proxy::start(zk_addr, total).context("cannot start the proxy")?;
     let ledger = Ledger::start(cfg.resource).context("cannot start the ledger")?;
+    let counter_initial = if cfg.resource.has_counter() {
+        Some(verdict::prepare_counter(zk_addr, cfg)?)
+    } else {
+        None
+    };
     let verify = bind_verify_server(total)?;
     let verify_addr = verify.local_addr()?;
     let handle = verify.handle();
@@ -286,18 +300,33 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<ZkRunSummary> {
         .map_err(|_| anyhow::anyhow!("verify server thread panicked"))?
         .context("verify server")?;
     drop(proxy);
+    let history = ledger.history();
     let ledger_report = ledger.finish();
     if let Some(e) = tally.fatal.take() {
         return Err(e);
     }
     let overlaps = overlaps.conclude();
+    let mut verdict = verdict::conclude(
+        zk_addr,
+        cfg,
+        &server,
+        counter_initial,
+        &ledger_report,
+        &history,
+    )?;
+    verdict.unexplained_errors = verdict::unexplained_errors(
+        &history,
+        &tally.fault_times,
+        cfg,
+        super::client::ACQUIRE_PATIENCE,
+    );
     Ok(tally.into_summary(
         cfg,
         &server,
         zk_addr,
         &overlaps,
         server_report,
-        ledger_report,
+        (ledger_report, verdict),
     ))
 }
 

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::time::Instant;
 
 use super::overlaps::OverlapFindings;
-use super::{FaultCounts, FaultKind, RunConfig, Server, ZkRunSummary};
+use super::{FaultCounts, FaultKind, RunConfig, Server, Verdict, ZkRunSummary};
 use crate::stress::server::ServerReport;
 use crate::zkstress::ledger::LedgerReport;
 
@@ -17,6 +17,8 @@ pub(super) struct Tally {
     pub(super) faults: FaultCounts,
     /// The first 200 faults and server restarts, with their times.
     fault_log: Vec<String>,
+    /// When each fault (and each server return) happened, all of them.
+    pub(super) fault_times: Vec<Instant>,
     pub(super) replacements: u64,
     /// Clients that failed, and clients that would not stop.
     pub(super) failures_seen: Vec<String>,
@@ -32,6 +34,7 @@ impl Tally {
             kinds,
             faults: FaultCounts::default(),
             fault_log: Vec::new(),
+            fault_times: Vec::new(),
             replacements: 0,
             failures_seen: Vec::new(),
             timed_out: false,
@@ -41,6 +44,7 @@ impl Tally {
 
     /// Adds a line to the fault log (the first 200 lines are kept).
     pub(super) fn log(&mut self, line: String) {
+        self.fault_times.push(Instant::now());
         if self.fault_log.len() < 200 {
             self.fault_log.push(format!(
                 "t={:.1}s {line}",
@@ -57,11 +61,12 @@ impl Tally {
         zk_addr: SocketAddr,
         overlaps: &OverlapFindings,
         server_report: ServerReport,
-        ledger: LedgerReport,
+        (ledger, verdict): (LedgerReport, Verdict),
     ) -> ZkRunSummary {
         let acquisitions = server_report.stats.acquisitions;
         let wall = self.start.elapsed().as_secs_f64();
-        let failures = failures(cfg, &self, overlaps, &server_report, &ledger);
+        let mut failures = failures(cfg, &self, overlaps, &server_report, &ledger);
+        failures.extend(oracle_failures(&verdict));
         #[allow(clippy::cast_precision_loss)]
         let per_sec = if wall > 0.0 {
             acquisitions as f64 / wall
@@ -90,6 +95,25 @@ impl Tally {
             overlapped_holds_unchecked: overlaps.holds_with("unchecked"),
             overlap_check_max_delay_ms: overlaps.max_delay_ms(),
             overlap_samples: overlaps.samples(),
+            servers: 1,
+            critical_sections: if cfg.resource.has_counter() {
+                ledger.increments_acked
+                    + ledger.increments_rejected
+                    + ledger.increments_unknown
+                    + ledger.counter_errors
+            } else {
+                ledger.holds
+            },
+            counter_final: verdict.counter_final,
+            lost_increments: verdict.lost_increments,
+            log_violations: verdict
+                .log
+                .as_ref()
+                .map_or(0, |l| l.violations.len() as u64),
+            leftover_nodes: verdict.leftover_nodes.len() as u64,
+            client_errors: ledger.client_errors,
+            client_errors_unexplained: verdict.unexplained_errors.len() as u64,
+            verdict,
             ledger,
             replacements: self.replacements,
             client_failures: self.failures_seen,
@@ -168,4 +192,45 @@ fn failures(
         ));
     }
     failures
+}
+
+/// What the oracles that do not trust the lock make fail.
+fn oracle_failures(v: &Verdict) -> Vec<String> {
+    let mut f = Vec::new();
+    if v.lost_increments > 0 {
+        f.push(format!(
+            "{} lost increments (acknowledged, missing from the counter {:?})",
+            v.lost_increments, v.counter_final
+        ));
+    }
+    if v.phantom_increments > 0 {
+        f.push(format!(
+            "{} increments in the counter that no client made",
+            v.phantom_increments
+        ));
+    }
+    if let Some(l) = &v.log {
+        if !l.violations.is_empty() {
+            f.push(format!(
+                "{} transaction-log violations, first: {}",
+                l.violations.len(),
+                l.violations[0]
+            ));
+        }
+    }
+    if !v.leftover_nodes.is_empty() {
+        f.push(format!(
+            "{} lock nodes left after every client stopped: {:?}",
+            v.leftover_nodes.len(),
+            v.leftover_nodes
+        ));
+    }
+    if !v.unexplained_errors.is_empty() {
+        f.push(format!(
+            "{} client errors no fault explains, first: {}",
+            v.unexplained_errors.len(),
+            v.unexplained_errors[0]
+        ));
+    }
+    f
 }

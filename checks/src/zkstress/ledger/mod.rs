@@ -13,6 +13,8 @@
 //! LOST <id> <pid> <seq> <token> <valid> <reason>   after a rejection: what ensure_valid said -> OK
 //! RELEASED <id> <pid> <seq>                         after the release -> OK [STOP]
 //! ERROR <id> <pid> <text...>                        a lock error the client went on after -> OK
+//! INCR <id> <pid> <seq> <token> <outcome> <value>   a counter write: ok | rejected | unknown -> OK
+//! STATS <id> <pid> <key=value...>                   the client's request counters at its end -> OK
 //! ```
 //!
 //! `STOP` asks the client to end after its current hold. Tokens and sessions are decimal i64.
@@ -34,14 +36,46 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-/// Whether the resource checks fencing tokens.
+mod conn;
+pub use conn::{LedgerConn, WriteOutcome};
+
+/// The protected resource of a run: where the lost-update counter lives and whether the
+/// ledger checks fencing tokens.
+///
+/// `fenced-claim` (the external resource with claim-at-acquire, issue #22) is not here yet:
+/// it needs `HighWaterMark::claim`, which that issue adds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ResourceMode {
-    /// Accept a write only with a token >= the highest accepted (the fence).
+    /// The counter is a znode written with `ZkGuard::guarded_write` (a `multi` whose first
+    /// op checks the lock node); the ledger's token writes are fenced.
+    Guarded,
+    /// No counter; the ledger accepts a write only with a token >= the highest accepted.
     Checked,
-    /// Accept every write (no fence): the teeth twin; stale writes get through.
+    /// The counter znode written with a plain `multi` (no lock-node check), the ledger
+    /// accepts everything: the twin that must lose increments under pauses.
     Unchecked,
+}
+
+impl ResourceMode {
+    /// Whether the lockwright clients run the lost-update counter.
+    pub fn has_counter(self) -> bool {
+        matches!(self, ResourceMode::Guarded | ResourceMode::Unchecked)
+    }
+
+    /// Whether the ledger checks tokens.
+    pub fn fenced(self) -> bool {
+        !matches!(self, ResourceMode::Unchecked)
+    }
+
+    /// The client's command-line spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            ResourceMode::Guarded => "guarded",
+            ResourceMode::Checked => "checked",
+            ResourceMode::Unchecked => "unchecked",
+        }
+    }
 }
 
 /// A client's current hold, as it announced it.
@@ -96,6 +130,26 @@ pub struct LedgerReport {
     pub client_errors: u64,
     pub client_error_samples: Vec<String>,
     pub stale_samples: Vec<StaleWrite>,
+    /// Counter writes the resource acknowledged (`guarded_write` or the plain `multi` said OK).
+    pub increments_acked: u64,
+    /// Counter writes refused (the guarded write's lock check failed: nothing written).
+    pub increments_rejected: u64,
+    /// Counter writes whose reply was lost: applied or not.
+    pub increments_unknown: u64,
+    /// Counter reads or writes that failed otherwise (the critical section was abandoned).
+    pub counter_errors: u64,
+    /// Request counters the clients reported when they ended (killed clients report none).
+    pub client_stats: BTreeMap<String, u64>,
+    /// Clients that reported their counters.
+    pub clients_reporting_stats: u64,
+}
+
+/// Every hold announced (for the transaction-log check) and when each lock error came.
+#[derive(Clone, Debug, Default)]
+pub struct LedgerHistory {
+    pub holds: Vec<HoldRecord>,
+    /// `(when, client id, text)`.
+    pub errors: Vec<(Instant, u8, String)>,
 }
 
 const SAMPLES: usize = 20;
@@ -109,6 +163,7 @@ struct State {
     /// Each client id's last few holds, with when they were announced.
     holds: HashMap<u8, VecDeque<(Instant, HoldRecord)>>,
     report: LedgerReport,
+    history: LedgerHistory,
 }
 
 struct Shared {
@@ -149,6 +204,7 @@ impl Ledger {
                 highest_granted: None,
                 holds: HashMap::new(),
                 report: LedgerReport::default(),
+                history: LedgerHistory::default(),
             }),
             stopping: AtomicBool::new(false),
             closed: AtomicBool::new(false),
@@ -183,6 +239,11 @@ impl Ledger {
     /// A snapshot of the counters.
     pub fn report(&self) -> LedgerReport {
         self.shared.lock().report.clone()
+    }
+
+    /// Every hold announced and every lock error, so far.
+    pub fn history(&self) -> LedgerHistory {
+        self.shared.lock().history.clone()
     }
 
     /// From now on every answer asks the client to stop after its current hold.
@@ -285,6 +346,13 @@ fn handle(shared: &Shared, line: &str) -> String {
             st.report.holds += 1;
             *st.report.holds_by_client.entry(client).or_insert(0) += 1;
             st.highest_granted = st.highest_granted.max(Some(token));
+            st.history.holds.push(HoldRecord {
+                client,
+                pid,
+                seq,
+                token,
+                session,
+            });
             let recent = st.holds.entry(client).or_default();
             if recent.len() == 8 {
                 recent.pop_front();
@@ -314,10 +382,7 @@ fn handle(shared: &Shared, line: &str) -> String {
             };
             let highest_before = st.highest_received;
             let stale = highest_before.is_some_and(|h| token < h);
-            let accepted = match st.mode {
-                ResourceMode::Checked => st.highest_accepted.is_none_or(|h| token >= h),
-                ResourceMode::Unchecked => true,
-            };
+            let accepted = !st.mode.fenced() || st.highest_accepted.is_none_or(|h| token >= h);
             st.highest_received = st.highest_received.max(Some(token));
             let r = &mut st.report;
             r.writes += 1;
@@ -366,8 +431,35 @@ fn handle(shared: &Shared, line: &str) -> String {
             "OK\n".to_string()
         }
         "RELEASED" => format!("OK{stop}\n"),
+        "INCR" => {
+            let outcome = w.nth(4).unwrap_or("");
+            let r = &mut st.report;
+            match outcome {
+                "ok" => r.increments_acked += 1,
+                "rejected" => r.increments_rejected += 1,
+                "unknown" => r.increments_unknown += 1,
+                "error" => r.counter_errors += 1,
+                _ => return format!("ERR bad INCR: {line}\n"),
+            }
+            "OK\n".to_string()
+        }
+        "STATS" => {
+            let _ = (w.next(), w.next());
+            st.report.clients_reporting_stats += 1;
+            for kv in w {
+                if let Some((k, v)) = kv.split_once('=') {
+                    if let Ok(v) = v.parse::<u64>() {
+                        *st.report.client_stats.entry(k.to_string()).or_insert(0) += v;
+                    }
+                }
+            }
+            "OK\n".to_string()
+        }
         "ERROR" => {
             let secs = st.start.elapsed().as_secs_f64();
+            let client = num(w.next()).unwrap_or(u8::MAX);
+            let text = line.splitn(4, ' ').nth(3).unwrap_or("").to_string();
+            st.history.errors.push((Instant::now(), client, text));
             st.report.client_errors += 1;
             if st.report.client_error_samples.len() < SAMPLES {
                 let text = line.strip_prefix("ERROR ").unwrap_or(line);
@@ -378,133 +470,5 @@ fn handle(shared: &Shared, line: &str) -> String {
             "OK\n".to_string()
         }
         _ => format!("ERR unknown request: {line}\n"),
-    }
-}
-
-/// The client side: one connection, one request at a time.
-pub struct LedgerConn {
-    reader: BufReader<TcpStream>,
-    writer: TcpStream,
-    id: u8,
-    pid: u32,
-}
-
-/// The answer to a fenced write.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WriteOutcome {
-    Accepted,
-    /// Refused: a write with this higher token was accepted before.
-    Rejected {
-        highest: i64,
-    },
-}
-
-impl LedgerConn {
-    /// Connects to the ledger at `addr`.
-    ///
-    /// # Errors
-    /// Connection failures.
-    pub fn connect(addr: &str, id: u8) -> io::Result<LedgerConn> {
-        let s = TcpStream::connect(addr)?;
-        s.set_nodelay(true)?;
-        Ok(LedgerConn {
-            reader: BufReader::new(s.try_clone()?),
-            writer: s,
-            id,
-            pid: std::process::id(),
-        })
-    }
-
-    fn ask(&mut self, request: &str) -> io::Result<(String, bool)> {
-        self.writer.write_all(request.as_bytes())?;
-        self.writer.write_all(b"\n")?;
-        let mut answer = String::new();
-        if self.reader.read_line(&mut answer)? == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "the ledger closed the connection",
-            ));
-        }
-        let answer = answer.trim_end();
-        if answer.starts_with("ERR") {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                answer.to_string(),
-            ));
-        }
-        let stop = answer.ends_with(" STOP");
-        Ok((answer.trim_end_matches(" STOP").to_string(), stop))
-    }
-
-    /// Announces a hold. Returns whether to stop after it.
-    ///
-    /// # Errors
-    /// I/O errors.
-    pub fn hold(&mut self, seq: u64, token: i64, session: i64) -> io::Result<bool> {
-        let (id, pid) = (self.id, self.pid);
-        Ok(self
-            .ask(&format!("HOLD {id} {pid} {seq} {token} {session}"))?
-            .1)
-    }
-
-    /// A fenced write. Returns the outcome and whether to stop after this hold.
-    ///
-    /// # Errors
-    /// I/O errors.
-    pub fn write(
-        &mut self,
-        seq: u64,
-        n: u8,
-        token: i64,
-        session: i64,
-    ) -> io::Result<(WriteOutcome, bool)> {
-        let (id, pid) = (self.id, self.pid);
-        let (a, stop) = self.ask(&format!("WRITE {id} {pid} {seq} {n} {token} {session}"))?;
-        if a == "ACCEPT" {
-            return Ok((WriteOutcome::Accepted, stop));
-        }
-        match a.strip_prefix("REJECT ").and_then(|h| h.parse().ok()) {
-            Some(highest) => Ok((WriteOutcome::Rejected { highest }, stop)),
-            None => Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("unexpected ledger answer {a:?}"),
-            )),
-        }
-    }
-
-    /// Reports what `ensure_valid` said after a rejected write.
-    ///
-    /// # Errors
-    /// I/O errors.
-    pub fn lost(
-        &mut self,
-        seq: u64,
-        token: i64,
-        still_valid: bool,
-        reason: &str,
-    ) -> io::Result<()> {
-        let (id, pid) = (self.id, self.pid);
-        let v = u8::from(still_valid);
-        self.ask(&format!("LOST {id} {pid} {seq} {token} {v} {reason}"))
-            .map(drop)
-    }
-
-    /// Reports a release. Returns whether to stop.
-    ///
-    /// # Errors
-    /// I/O errors.
-    pub fn released(&mut self, seq: u64) -> io::Result<bool> {
-        let (id, pid) = (self.id, self.pid);
-        Ok(self.ask(&format!("RELEASED {id} {pid} {seq}"))?.1)
-    }
-
-    /// Reports a lock error the client goes on after.
-    ///
-    /// # Errors
-    /// I/O errors.
-    pub fn error(&mut self, text: &str) -> io::Result<()> {
-        let (id, pid) = (self.id, self.pid);
-        let text = text.replace('\n', " ");
-        self.ask(&format!("ERROR {id} {pid} {text}")).map(drop)
     }
 }

@@ -1,0 +1,231 @@
+//! The oracles that do not trust the lock, run by the orchestrator around the clients: the
+//! lost-update counter (made before the clients start, read after they stopped), the lock
+//! nodes left at the end, the server's transaction log (`super::super::txnlog`), and which
+//! client errors a fault explains.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use lockwright::zk::{block_on, CoordError, Coordination, GuardedOp, ZkClient};
+use serde::Serialize;
+
+use super::{RunConfig, Server};
+use crate::zkstress::client::parse_counter;
+use crate::zkstress::ledger::{LedgerHistory, LedgerReport};
+use crate::zkstress::txnlog::{self, LogVerdict};
+
+/// What the oracles found.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Verdict {
+    /// The counter before the clients started (0 on a throwaway server).
+    pub counter_initial: Option<u64>,
+    /// The counter after they stopped.
+    pub counter_final: Option<u64>,
+    /// Acknowledged increments missing from the final value: MUST be 0.
+    pub lost_increments: u64,
+    /// Increments in the final value beyond the acknowledged and the unknown ones: MUST be 0.
+    pub phantom_increments: u64,
+    /// Lock nodes still in the lock directory once every client's session had time to end.
+    pub leftover_nodes: Vec<String>,
+    /// The transaction log's findings (`None`: the server is not ours, its log unreadable).
+    pub log: Option<LogVerdict>,
+    /// Why the log was not judged, if it was not.
+    pub log_skipped: Option<String>,
+    /// Client errors no fault explains (see [`unexplained_errors`]).
+    pub unexplained_errors: Vec<String>,
+}
+
+async fn session(zk_addr: SocketAddr, cfg: &RunConfig) -> anyhow::Result<ZkClient> {
+    ZkClient::builder()
+        .session_timeout(cfg.session_timeout.max(Duration::from_secs(4)))
+        .connect(&zk_addr.to_string())
+        .await
+        .with_context(|| format!("cannot open a session on {zk_addr} to set up the counter"))
+}
+
+/// Makes the counter znode (value 0) before the clients start, or reads the value it has
+/// (a server given with `--connect` may keep it from an earlier run).
+///
+/// # Errors
+/// No session, or a counter that holds no number.
+pub(super) fn prepare_counter(zk_addr: SocketAddr, cfg: &RunConfig) -> anyhow::Result<u64> {
+    let counter = cfg.counter_path();
+    block_on(async {
+        let zk = session(zk_addr, cfg).await?;
+        zk.ensure_dir(&cfg.lock_path)
+            .await
+            .with_context(|| format!("cannot make the lock directory {}", cfg.lock_path))?;
+        match zk
+            .guarded_write(None, &[GuardedOp::create(counter.as_str(), "0 -")])
+            .await
+        {
+            Ok(_) => Ok(0),
+            Err(e) if e.error == CoordError::NodeExists => {
+                let (data, _) = zk.read_node(&counter).await?;
+                parse_counter(&data)
+                    .with_context(|| format!("the counter {counter} holds no number: delete it"))
+            }
+            Err(e) => Err(e.error).with_context(|| format!("cannot create the counter {counter}")),
+        }
+    })
+}
+
+/// After the clients stopped: waits (up to two session timeouts and 3 s) for the lock
+/// directory to empty, then reads the counter; then judges the log of an owned server.
+pub(super) fn conclude(
+    zk_addr: SocketAddr,
+    cfg: &RunConfig,
+    server: &Server,
+    initial: Option<u64>,
+    ledger: &LedgerReport,
+    history: &LedgerHistory,
+) -> anyhow::Result<Verdict> {
+    let mut v = Verdict {
+        counter_initial: initial,
+        ..Verdict::default()
+    };
+    let counter = cfg.counter_path();
+    block_on(async {
+        let zk = session(zk_addr, cfg).await?;
+        let end = Instant::now() + cfg.session_timeout * 2 + Duration::from_secs(3);
+        loop {
+            let left: Vec<String> = match zk.list_children(&cfg.lock_path).await {
+                Ok(c) => c
+                    .into_iter()
+                    .filter(|n| lockwright::zk::names::sequence_of(n).is_some())
+                    .map(|n| format!("{}/{n}", cfg.lock_path))
+                    .collect(),
+                Err(CoordError::NoNode) => Vec::new(),
+                Err(_) if Instant::now() < end => {
+                    std::thread::sleep(Duration::from_millis(200));
+                    continue;
+                }
+                Err(e) => return Err(e).context("cannot list the lock directory at the end"),
+            };
+            if left.is_empty() || Instant::now() >= end {
+                v.leftover_nodes = left;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        if initial.is_some() {
+            let (data, _) = zk
+                .read_node(&counter)
+                .await
+                .with_context(|| format!("cannot read the counter {counter} at the end"))?;
+            v.counter_final = parse_counter(&data);
+        }
+        Ok::<(), anyhow::Error>(())
+    })?;
+    if let (Some(i), Some(f)) = (initial, v.counter_final) {
+        let applied = f.saturating_sub(i);
+        v.lost_increments = ledger.increments_acked.saturating_sub(applied);
+        v.phantom_increments =
+            applied.saturating_sub(ledger.increments_acked + ledger.increments_unknown);
+    }
+    match server {
+        Server::Owned(s) => {
+            match txnlog::read_logs(&s.dir().join("data")) {
+                Ok(text) => {
+                    // For a reader who wants the history the verdict came from.
+                    if let Some(copy) = std::env::var_os("LOCKWRIGHT_TXNLOG_COPY") {
+                        std::fs::write(&copy, &text).with_context(|| {
+                            format!("cannot write LOCKWRIGHT_TXNLOG_COPY={copy:?}")
+                        })?;
+                    }
+                    let txns = txnlog::parse(&text);
+                    v.log = Some(txnlog::judge(
+                        &txns,
+                        &cfg.lock_path,
+                        &counter,
+                        &history.holds,
+                    ));
+                }
+                Err(e) => v.log_skipped = Some(format!("{e:#}")),
+            }
+        }
+        Server::External(a) => {
+            v.log_skipped = Some(format!(
+                "the server at {a} is not ours: its transaction log is not read"
+            ));
+        }
+    }
+    Ok(v)
+}
+
+/// How long before a client error a fault must have started to explain it: an acquire waits
+/// up to `acquire_patience`; anything else fails within a pause (two session timeouts and a
+/// second) plus two session timeouts of reconnecting.
+pub(super) fn unexplained_errors(
+    history: &LedgerHistory,
+    fault_times: &[Instant],
+    cfg: &RunConfig,
+    acquire_patience: Duration,
+) -> Vec<String> {
+    let base = cfg.session_timeout * 4 + Duration::from_secs(2);
+    history
+        .errors
+        .iter()
+        .filter(|(at, _, text)| {
+            let window = if text.contains("acquire") {
+                base + acquire_patience
+            } else {
+                base
+            };
+            !fault_times
+                .iter()
+                .any(|f| *f <= *at && at.duration_since(*f) <= window)
+        })
+        .map(|(_, client, text)| format!("client {client}: {text}"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> RunConfig {
+        RunConfig {
+            clients: 2,
+            curator_clients: 0,
+            acquisitions: 1,
+            hold: Duration::ZERO,
+            session_timeout: Duration::from_secs(1),
+            faults: Vec::new(),
+            fault_every: Duration::from_secs(1),
+            min_each_fault: 0,
+            seed: 0,
+            resource: crate::zkstress::ledger::ResourceMode::Guarded,
+            connect: None,
+            lock_path: "/l".to_string(),
+            exe: std::path::PathBuf::new(),
+            peers_dir: None,
+            max_duration: Duration::from_secs(1),
+            progress: false,
+        }
+    }
+
+    /// An error right after a fault is explained; the same error with no fault before it (or
+    /// one long before) is not: the check can fail.
+    #[test]
+    fn a_client_error_without_a_fault_before_it_is_unexplained() {
+        let t0 = Instant::now();
+        let at = |s: u64| t0 + Duration::from_secs(s);
+        let history = LedgerHistory {
+            holds: Vec::new(),
+            errors: vec![
+                (at(10), 1, "release: connection lost".to_string()),
+                (at(40), 2, "acquire: timed out".to_string()),
+                (at(100), 3, "release: connection lost".to_string()),
+            ],
+        };
+        let patience = Duration::from_secs(30);
+        // One fault at 8 s: explains the release at 10 s and the acquire at 40 s (within the
+        // patience), not the release at 100 s.
+        let u = unexplained_errors(&history, &[at(8)], &cfg(), patience);
+        assert_eq!(u, vec!["client 3: release: connection lost".to_string()]);
+        // No fault at all: nothing is explained.
+        assert_eq!(unexplained_errors(&history, &[], &cfg(), patience).len(), 3);
+    }
+}

@@ -1,0 +1,229 @@
+//! ZooKeeper's own transaction log as the judge of a `zk-stress-run`.
+//!
+//! After the run, every `dataDir/version-2/log.*` file is printed by Debian's
+//! `org.apache.zookeeper.server.persistence.TxnLogToolkit` (a header line per transaction, zxid
+//! order; a `create` wraps inside its ACL, and a `multi`'s operations are printed as raw jute
+//! bytes, which may hold newlines) and parsed here into a [`Txn`] list. From that
+//! history alone, and nothing the lock's code computed, [`judge`] rebuilds the lock directory
+//! zxid by zxid — each lock node's create, its `delete`, the `closeSession` (an expiry too) that
+//! took its session's ephemerals — and checks:
+//!
+//! - **`write by a live lowest node`**: every counter write (a `multi` whose `setData` on the
+//!   counter carries `"<value> <writer node>"`) landed while its writer's node existed and no
+//!   lower node did: between the writer's creation and deletion, after the deletion of every
+//!   lower node. Two nodes both believed to hold while alive would show here.
+//! - **`grant of a node that came first`**: every hold a client announced (its token is the
+//!   node's `czxid`, so the create with that zxid is its node) names a node created by the
+//!   session the client announced, and that node was at some zxid the lowest one alive. The
+//!   client's library does not expose the zxid of the `getChildren` reply that made it lowest,
+//!   so the grant is judged by "this node was first in line at some point of its life", not at
+//!   a given zxid; the writes above carry the zxid-exact check.
+//! - **`nodes left`**: lock nodes alive at the end of the log.
+//!
+//! Each disagreement is reported with the client's view (which client, which hold).
+
+mod parse;
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use lockwright::zk::names::sequence_of;
+use serde::Serialize;
+
+use super::ledger::HoldRecord;
+pub use parse::{parse, read_logs, Op, Txn};
+
+/// What the log says about the run.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct LogVerdict {
+    /// Transactions read.
+    pub transactions: u64,
+    /// Lock nodes created in the lock directory.
+    pub lock_nodes: u64,
+    /// Lock nodes whose session's `closeSession` took them (expiries, killed clients).
+    pub taken_by_session_close: u64,
+    /// Counter writes in the log, and the last value written.
+    pub counter_writes: u64,
+    pub counter_last: Option<u64>,
+    /// Holds announced and matched to a node of the log.
+    pub holds_checked: u64,
+    /// Lock nodes alive at the end of the log.
+    pub nodes_left: Vec<String>,
+    /// Every disagreement, with the client's view.
+    pub violations: Vec<String>,
+}
+
+#[derive(Clone, Debug)]
+struct Node {
+    path: String,
+    session: i64,
+    czxid: i64,
+    /// When it became the lowest node alive, if it ever did.
+    first_at: Option<i64>,
+    deleted_at: Option<i64>,
+}
+
+/// Rebuilds the lock directory `dir` from `txns` and judges the counter writes on `counter` and
+/// the announced `holds` (see the module docs).
+pub fn judge(txns: &[Txn], dir: &str, counter: &str, holds: &[HoldRecord]) -> LogVerdict {
+    let prefix = format!("{}/", dir.trim_end_matches('/'));
+    let mut v = LogVerdict {
+        transactions: txns.len() as u64,
+        ..LogVerdict::default()
+    };
+    let mut nodes: HashMap<String, Node> = HashMap::new();
+    // Alive lock nodes by sequence.
+    let mut alive: BTreeMap<u64, String> = BTreeMap::new();
+    let mut by_session: HashMap<i64, BTreeSet<String>> = HashMap::new();
+    for t in txns {
+        match &t.op {
+            Op::Create { path, ephemeral } if path.starts_with(&prefix) => {
+                let Some(seq) = sequence_of(path) else {
+                    continue;
+                };
+                if !*ephemeral {
+                    v.violations.push(format!(
+                        "zxid {:#x}: lock node {path} created persistent",
+                        t.zxid
+                    ));
+                }
+                v.lock_nodes += 1;
+                nodes.insert(
+                    path.clone(),
+                    Node {
+                        path: path.clone(),
+                        session: t.session,
+                        czxid: t.zxid,
+                        first_at: None,
+                        deleted_at: None,
+                    },
+                );
+                alive.insert(seq, path.clone());
+                by_session
+                    .entry(t.session)
+                    .or_default()
+                    .insert(path.clone());
+            }
+            Op::Delete { path } => gone(path, t.zxid, &mut nodes, &mut alive),
+            Op::CloseSession { ephemerals } => {
+                let mut taken: BTreeSet<String> = by_session.remove(&t.session).unwrap_or_default();
+                taken.extend(
+                    ephemerals
+                        .iter()
+                        .filter(|p| p.starts_with(&prefix))
+                        .cloned(),
+                );
+                for p in taken {
+                    if nodes.get(&p).is_some_and(|n| n.deleted_at.is_none()) {
+                        v.taken_by_session_close += 1;
+                    }
+                    gone(&p, t.zxid, &mut nodes, &mut alive);
+                }
+            }
+            Op::Multi { checks, set_data } => {
+                for (path, data) in set_data.iter().filter(|(p, _)| p == counter) {
+                    v.counter_writes += 1;
+                    let mut words = data.split_whitespace();
+                    v.counter_last = words.next().and_then(|x| x.parse().ok());
+                    let writer = words.next().unwrap_or("");
+                    judge_write(&mut v, t, path, writer, checks, &nodes, &alive);
+                }
+            }
+            _ => {}
+        }
+        // Who is first in line after this transaction.
+        if let Some((_, first)) = alive.iter().next() {
+            if let Some(n) = nodes.get_mut(first) {
+                n.first_at.get_or_insert(t.zxid);
+            }
+        }
+    }
+    let by_czxid: HashMap<i64, &Node> = nodes.values().map(|n| (n.czxid, n)).collect();
+    for h in holds {
+        let Some(n) = by_czxid.get(&h.token) else {
+            v.violations.push(format!(
+                "client {} (pid {}) hold {} announced token {:#x}: the log has no lock node created at that zxid",
+                h.client, h.pid, h.seq, h.token
+            ));
+            continue;
+        };
+        v.holds_checked += 1;
+        if n.session != h.session {
+            v.violations.push(format!(
+                "client {} hold {}: node {} was created by session {:#x}, the client announced session {:#x}",
+                h.client, h.seq, n.path, n.session, h.session
+            ));
+        }
+        if n.first_at.is_none() {
+            v.violations.push(format!(
+                "client {} (pid {}) hold {} believed it held {} (token {:#x}), but the log never shows that node first in line (deleted at {})",
+                h.client,
+                h.pid,
+                h.seq,
+                n.path,
+                h.token,
+                n.deleted_at.map_or("never".to_string(), |z| format!("{z:#x}"))
+            ));
+        }
+    }
+    v.nodes_left = alive.into_values().collect();
+    v
+}
+
+/// Marks the lock node `path` deleted at `zxid` (an explicit delete or its session's close).
+fn gone(
+    path: &str,
+    zxid: i64,
+    nodes: &mut HashMap<String, Node>,
+    alive: &mut BTreeMap<u64, String>,
+) {
+    if let Some(n) = nodes.get_mut(path) {
+        if n.deleted_at.is_none() {
+            n.deleted_at = Some(zxid);
+            if let Some(s) = sequence_of(path) {
+                alive.remove(&s);
+            }
+        }
+    }
+}
+
+fn judge_write(
+    v: &mut LogVerdict,
+    t: &Txn,
+    path: &str,
+    writer: &str,
+    checks: &[String],
+    nodes: &HashMap<String, Node>,
+    alive: &BTreeMap<u64, String>,
+) {
+    let checked = if checks.iter().any(|c| c == writer) {
+        "guarded"
+    } else {
+        "unguarded"
+    };
+    let Some(n) = nodes.get(writer) else {
+        v.violations.push(format!(
+            "zxid {:#x}: {checked} write to {path} by {writer:?}, a node the log never created",
+            t.zxid
+        ));
+        return;
+    };
+    if let Some(d) = n.deleted_at {
+        v.violations.push(format!(
+            "zxid {:#x}: {checked} write to {path} by {writer} (session {:#x}, the client saw it acknowledged) after its node was deleted at zxid {d:#x}",
+            t.zxid, n.session
+        ));
+        return;
+    }
+    let Some(seq) = sequence_of(writer) else {
+        return;
+    };
+    if let Some((_, lower)) = alive.range(..seq).next() {
+        let l = &nodes[lower];
+        v.violations.push(format!(
+            "zxid {:#x}: {checked} write to {path} by {writer} while the lower node {lower} (session {:#x}, created {:#x}) was alive: two holders",
+            t.zxid, l.session, l.czxid
+        ));
+    }
+}

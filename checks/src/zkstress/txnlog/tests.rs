@@ -1,0 +1,170 @@
+//! The parser on the toolkit's format, and the judge on small histories.
+
+use super::*;
+
+fn jute_str(s: &str) -> Vec<u8> {
+    let mut v = i32::try_from(s.len()).unwrap().to_be_bytes().to_vec();
+    v.extend_from_slice(s.as_bytes());
+    v
+}
+
+/// `setData` of `data` on `/d/ctr` at `version`, with a `check` on `check` first if given,
+/// as the toolkit prints a `multi`'s operations (raw jute records).
+fn multi(check: Option<&str>, data: &str, version: i32) -> Vec<u8> {
+    let mut v = Vec::new();
+    if let Some(c) = check {
+        v.extend_from_slice(b"check:");
+        v.extend(jute_str(c));
+        v.extend_from_slice(&0i32.to_be_bytes());
+        v.push(b';');
+    }
+    v.extend_from_slice(b"setData:");
+    v.extend(jute_str("/d/ctr"));
+    v.extend(jute_str(data));
+    v.extend_from_slice(&version.to_be_bytes());
+    v
+}
+
+/// The toolkit's output for creates, a guarded and an unguarded write (one at version 10,
+/// whose last jute byte is the line's newline, as seen in a real run), a delete, a failed multi and a session close, in
+/// Debian's ZooKeeper 3.8.0 format.
+fn sample() -> Vec<u8> {
+    let h = |sess: &str, zxid: &str, rest: &str| {
+        format!("11/25/26, 8:28:20 PM UTC session 0x10000{sess} cxid 0x9 zxid {zxid} {rest}")
+            .into_bytes()
+    };
+    let x = "/d/lk/_c_x-lock-0000000000";
+    let z = "/d/lk/_c_z-lock-0000000001";
+    let mut t = b"ZooKeeper Transactional Log File with dbid 0 txnlog format version 2\n".to_vec();
+    for part in [
+        h("0", "0x1", "createSession 4000\n"),
+        h(
+            "0",
+            "0x3",
+            "create /d/ctr,0,[31,s{'world,'anyone}\n],false,1\n",
+        ),
+        h(
+            "0",
+            "0x6",
+            &format!("create2 {x},,[31,s{{'world,'anyone}}\n],true,1\n"),
+        ),
+        h(
+            "1",
+            "0x7",
+            &format!("create2 {z},,[31,s{{'world,'anyone}}\n],true,2\n"),
+        ),
+        // Version 10 ends in 0x0a: that byte is also the end of the line.
+        [
+            h("0", "0x8", "multi "),
+            multi(Some(x), &format!("1 {x}"), 10),
+        ]
+        .concat(),
+        [
+            h("1", "0x9", "multi "),
+            multi(None, &format!("1 {z}"), 11),
+            b"\n".to_vec(),
+        ]
+        .concat(),
+        h("0", "0xa", &format!("delete '{x}\n")),
+        h("1", "0xb", "multi error:\0\0\0\x01;error:\0\0\0\x02\n"),
+        h("1", "0xc", &format!("closeSession v{{'{z}}}\n")),
+        [
+            h("1", "0xd", "multi "),
+            multi(None, &format!("2 {z}"), 12),
+            b"\n".to_vec(),
+        ]
+        .concat(),
+        b"EOF reached after 10 txns.\n".to_vec(),
+    ] {
+        t.extend(part);
+    }
+    t
+}
+
+const SESSION_1: i64 = 0x10_0001;
+
+#[test]
+fn the_toolkit_output_parses_into_creates_deletes_closes_and_writes() {
+    let t = parse(&sample());
+    assert_eq!(t.len(), 10);
+    assert_eq!(
+        t[2].op,
+        Op::Create {
+            path: "/d/lk/_c_x-lock-0000000000".into(),
+            ephemeral: true
+        }
+    );
+    assert_eq!(
+        t[4].op,
+        Op::Multi {
+            checks: vec!["/d/lk/_c_x-lock-0000000000".into()],
+            set_data: vec![("/d/ctr".into(), "1 /d/lk/_c_x-lock-0000000000".into())]
+        }
+    );
+    assert_eq!(
+        t[8].op,
+        Op::CloseSession {
+            ephemerals: vec!["/d/lk/_c_z-lock-0000000001".into()]
+        }
+    );
+    assert_eq!(t[7].op, Op::Other, "a failed multi wrote nothing");
+}
+
+/// The judge finds the unguarded write made while a lower node was alive, and the write
+/// after the writer's session closed; the guarded write by the lowest node passes.
+#[test]
+fn writes_by_a_second_holder_or_after_the_session_are_violations() {
+    let holds = [HoldRecord {
+        client: 1,
+        pid: 7,
+        seq: 1,
+        token: 7,
+        session: SESSION_1,
+    }];
+    let v = judge(&parse(&sample()), "/d/lk", "/d/ctr", &holds);
+    assert_eq!(v.counter_writes, 3);
+    assert_eq!(v.counter_last, Some(2));
+    assert_eq!(v.taken_by_session_close, 1);
+    assert_eq!(v.violations.len(), 2, "{:#?}", v.violations);
+    assert!(
+        v.violations[0].contains("zxid 0x9: unguarded write"),
+        "{:#?}",
+        v.violations
+    );
+    assert!(v.violations[0].contains("two holders"));
+    assert!(v.violations[1].contains("after its node was deleted at zxid 0xc"));
+    assert_eq!(v.holds_checked, 1);
+    assert!(v.nodes_left.is_empty());
+}
+
+/// A hold whose node never came first is reported with the client's view; so is a node
+/// still alive at the end.
+#[test]
+fn a_hold_of_a_node_never_first_in_line_is_a_violation() {
+    let text = sample();
+    let cut: Vec<u8> = text
+        .split(|&b| b == b'\n')
+        .filter(|l| {
+            let l = String::from_utf8_lossy(l);
+            !l.contains("zxid 0xa ") && !l.contains("zxid 0xc ")
+        })
+        .collect::<Vec<_>>()
+        .join(&b'\n');
+    let holds = [HoldRecord {
+        client: 2,
+        pid: 9,
+        seq: 4,
+        token: 7,
+        session: SESSION_1,
+    }];
+    let v = judge(&parse(&cut), "/d/lk", "/d/ctr", &holds);
+    assert!(
+        v.violations
+            .iter()
+            .any(|x| x.contains("client 2 (pid 9) hold 4")
+                && x.contains("never shows that node first")),
+        "{:#?}",
+        v.violations
+    );
+    assert_eq!(v.nodes_left.len(), 2);
+}
