@@ -331,43 +331,64 @@ where
     };
 
     // One thread: the same search without candidates — each successor goes into the visited
-    // set at once, in the order the merge below would put it.
-    let mut scratch = frontier[0].0.clone();
+    // set at once, in the order the merge below would put it. A parent's successors are built
+    // first, each in its own reused slot of `built`, and their keys' slots prefetched, so the
+    // visited set's cache misses overlap instead of coming one after the other. A new
+    // successor moves into the next frontier (its slot gets a spare state: one whose expansion
+    // is done), so no state is cloned for the frontier.
     let mut actions = Vec::new();
+    let mut built: Vec<M::State> = Vec::new();
+    let mut keys: Vec<Option<u64>> = Vec::new();
+    let mut spares: Vec<M::State> = Vec::new();
+    let mut next_frontier = Vec::new();
+    let mut pending = pending_of(&found);
     while options.threads <= 1 && !frontier.is_empty() {
-        let mut next_frontier = Vec::new();
-        for (s, id) in &frontier {
-            model.actions(s, &mut actions);
-            for action in actions.drain(..) {
-                if !model.successor_into(s, action.clone(), &mut scratch) {
-                    continue;
+        for (s, id) in frontier.drain(..) {
+            model.actions(&s, &mut actions);
+            while built.len() < actions.len() {
+                built.push(s.clone());
+            }
+            keys.clear();
+            for (action, out) in actions.iter().zip(&mut built) {
+                let k = model
+                    .successor_into(&s, action.clone(), out)
+                    .then(|| key(out));
+                if let Some(k) = k {
+                    seen.prefetch(k);
                 }
+                keys.push(k);
+            }
+            for (i, action) in actions.drain(..).enumerate() {
+                let Some(k) = keys[i] else { continue };
                 transitions += 1;
-                let pending = pending_of(&found);
-                if seen.insert(key(&scratch)) {
+                if seen.insert(k) {
                     let next_id = u32::try_from(parents.len()).expect("more than 4G states");
-                    parents.push(Some((*id, action)));
-                    let bits = if pending == 0 {
-                        0
-                    } else {
-                        discoveries(&scratch, pending)
-                    };
-                    record(&mut found, bits, Found::State(next_id));
-                    next_frontier.push((scratch.clone(), next_id));
+                    parents.push(Some((id, action)));
+                    if pending != 0 {
+                        let bits = discoveries(&built[i], pending);
+                        if bits != 0 {
+                            record(&mut found, bits, Found::State(next_id));
+                            pending = pending_of(&found);
+                        }
+                    }
+                    let spare = spares.pop().unwrap_or_else(|| s.clone());
+                    next_frontier.push((std::mem::replace(&mut built[i], spare), next_id));
                 } else if pending & sometimes != 0 {
-                    let bits = discoveries(&scratch, pending & sometimes);
+                    let bits = discoveries(&built[i], pending & sometimes);
                     if bits != 0 {
                         transition_actions.push(action);
-                        let at = Found::Transition(*id, transition_actions.len() - 1);
+                        let at = Found::Transition(id, transition_actions.len() - 1);
                         record(&mut found, bits, at);
+                        pending = pending_of(&found);
                     }
                 }
             }
+            spares.push(s);
         }
         if !next_frontier.is_empty() {
             depth += 1;
         }
-        frontier = next_frontier;
+        std::mem::swap(&mut frontier, &mut next_frontier);
         if let Some(at) = next_report {
             if Instant::now() >= at {
                 progress(Progress {
