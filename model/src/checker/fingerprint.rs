@@ -17,7 +17,7 @@ pub fn fingerprint<S: Hash + ?Sized>(s: &S) -> u64 {
 /// in registers — and mixes every two words with one 64 × 64 → 128-bit multiply folded to 64
 /// bits (the mixing step of wyhash), finishing with MurmurHash3's `fmix64` over the total
 /// length. The previous version mixed every word with `fmix64` (two dependent multiplies per 8
-/// bytes); this one needs a quarter of the multiplies (`docs/performance.md`, "Profile").
+/// bytes); this one needs a quarter of the multiplies (`docs/performance.md`, "Checker v3").
 #[derive(Clone, Copy)]
 pub struct Fingerprinter {
     /// The word being filled, low byte first.

@@ -382,7 +382,12 @@ where
     let job_rx = std::sync::Mutex::new(job_rx);
     let (done_tx, done_rx) = std::sync::mpsc::channel::<Done<M::State, M::Action>>();
     std::thread::scope(|scope| {
-        for _ in 0..options.threads.min(chunks.len()) {
+        let workers = if chunks.is_empty() {
+            0
+        } else {
+            options.threads
+        };
+        for _ in 0..workers {
             let (job_rx, done_tx, seen, expand) = (&job_rx, done_tx.clone(), &seen, &expand);
             scope.spawn(move || {
                 let mut w = Scratch::default();
