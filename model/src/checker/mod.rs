@@ -17,6 +17,8 @@ mod checkable;
 mod fingerprint;
 pub mod pinned;
 mod report;
+#[cfg(test)]
+mod tests;
 mod visited;
 
 use std::collections::HashSet;
@@ -380,7 +382,7 @@ where
     let seen = std::sync::RwLock::new(seen);
     let (job_tx, job_rx) = std::sync::mpsc::channel::<Job<M::State, M::Action>>();
     let job_rx = std::sync::Mutex::new(job_rx);
-    let (done_tx, done_rx) = std::sync::mpsc::channel::<Done<M::State, M::Action>>();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<Option<Done<M::State, M::Action>>>();
     std::thread::scope(|scope| {
         let workers = if chunks.is_empty() {
             0
@@ -395,9 +397,18 @@ where
                     let job = job_rx.lock().expect("no worker panicked").recv();
                     let Ok(mut job) = job else { break };
                     w.spares.append(&mut job.spares);
-                    let transitions = {
+                    // A panic in the model: tell the merge (which would otherwise wait for
+                    // this chunk forever), then let the scope report it.
+                    let expanded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                         let seen = seen.read().expect("no merge panicked");
                         expand(&mut w, &mut job.chunk, &seen, job.pending, &mut job.list)
+                    }));
+                    let transitions = match expanded {
+                        Ok(transitions) => transitions,
+                        Err(panic) => {
+                            let _ = done_tx.send(None);
+                            std::panic::resume_unwind(panic);
+                        }
                     };
                     let done = Done {
                         index: job.index,
@@ -406,7 +417,7 @@ where
                         spares: job.spares,
                         transitions,
                     };
-                    if done_tx.send(done).is_err() {
+                    if done_tx.send(Some(done)).is_err() {
                         break;
                     }
                 }
@@ -435,7 +446,7 @@ where
             let mut results: Vec<Option<Done<M::State, M::Action>>> =
                 (0..n).map(|_| None).collect();
             for _ in 0..n {
-                let done = done_rx.recv().expect("a worker panicked");
+                let done = done_rx.recv().ok().flatten().expect("a worker panicked");
                 let at = done.index;
                 results[at] = Some(done);
             }
