@@ -67,8 +67,8 @@ pub struct Report<M: Model> {
 /// What the checker's two per-state tables cost.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Memory {
-    /// The visited set's allocation: its buckets of 8-byte fingerprints plus one control byte
-    /// each (hashbrown's layout).
+    /// The visited set's allocation: its slots of 8-byte fingerprints (flat tables at most 3/4
+    /// full).
     pub visited_set_bytes: usize,
     /// The parent table's allocation.
     pub parents_bytes: usize,
