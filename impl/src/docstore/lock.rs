@@ -14,7 +14,8 @@ use super::recipe::{
     acquire_request, keeps_token, release_request, scripts_of, step_where, write_request, Pc,
     Recipe, Role, Step, Writes,
 };
-use super::store::{Doc, DocStore, StoreError, Token, WriteResult, Written};
+use super::scripts::{LEASE_HELD, STALE_TOKEN};
+use super::store::{Doc, DocStore, Refusal, StoreError, Token, WriteResult, Written};
 use super::DocLockError;
 
 /// How many times one request is sent while it gets no answer, by default.
@@ -227,12 +228,10 @@ impl<S: DocStore> LeaseLock<S> {
                     }
                     pc = Pc::Retrying;
                 }
-                // 409 from `_create`, 400 from the acquire script: held (model: refused).
-                Err(
-                    e @ StoreError::Rejected {
-                        status: 400 | 409, ..
-                    },
-                ) => {
+                // 409 from `_create`; the acquire script's own refusal: held (model: refused).
+                // Any other answer — a 400 for a compile error, stored scripts disabled, a
+                // mapping error — is an error naming the request and quoting the body.
+                Err(e) if self.refused(step, &e) => {
                     return Err(DocLockError::Held {
                         lock: self.lock_name(),
                         answer: e,
@@ -240,6 +239,24 @@ impl<S: DocStore> LeaseLock<S> {
                 }
                 Err(e) => return Err(self.store_error(e)),
             }
+        }
+    }
+
+    /// Whether the store's answer to the acquire `step` says "held": 409 from `_create`, or
+    /// the acquire script's `Debug.explain` with the script's own message (Elasticsearch's
+    /// 400 `painless_explain_error` shape, [`StoreError::explains`]). The blog's as-written
+    /// recipes (test-only) read any 400 as refused, as their authors did.
+    fn refused(&self, step: Step, e: &StoreError) -> bool {
+        match (step, e.status()) {
+            (Step::CreateLock, Some(409)) => true,
+            (Step::UpsertLock, Some(400)) => match self.recipe {
+                Recipe::Leased => e.explains(LEASE_HELD),
+                #[cfg(feature = "defects")]
+                Recipe::LeasedNoop => e.explains(LEASE_HELD),
+                #[cfg(feature = "defects")]
+                _ => true,
+            },
+            _ => false,
         }
     }
 
@@ -460,7 +477,8 @@ impl<S: DocStore> LeaseGuard<'_, S> {
                 Ok(w)
             }
             // The fence refused the token: a newer holder wrote. Release (model: Releasing).
-            Err(e) if e.is_script_failure() => {
+            // Only the script's own refusal says so; any other 400 is an error.
+            Err(e) if e.explains(STALE_TOKEN) => {
                 self.pc = Pc::Releasing;
                 Err(DocLockError::Fenced {
                     lock: lock.lock_name(),
@@ -516,7 +534,10 @@ impl<S: DocStore> LeaseGuard<'_, S> {
                             request: format!("DELETE {}/_doc/{}", lock.index, lock.id),
                             status: 404,
                             error_type: "not_found".to_owned(),
-                            reason: "no lock document".to_owned(),
+                            detail: Box::new(Refusal {
+                                reason: "no lock document".to_owned(),
+                                ..Refusal::default()
+                            }),
                         },
                     });
                 }
@@ -529,15 +550,14 @@ impl<S: DocStore> LeaseGuard<'_, S> {
                         return Err(lock.store_error(e));
                     }
                 }
-                // 409/404: the document is not ours (or gone); 400: the unlock script refused
-                // (the `_update` releases). Any other refusal (401, 403, 429) says nothing about
-                // the owner: it is a store error (found by `checks/tests/docstore_error_table.rs`).
-                Err(
-                    e @ StoreError::Rejected {
-                        status: 400 | 404 | 409,
-                        ..
-                    },
-                ) => {
+                // 409/404: the document is not ours (or gone); 400 only from the test-only
+                // `rw-unlock` script (the `_update` release), as the blog reads it. A `DELETE`
+                // runs no script: its 400 (and any 401, 403, 429) says nothing about the owner
+                // and is a store error (found by `checks/tests/docstore_error_table.rs`).
+                Err(e)
+                    if matches!(e.status(), Some(404 | 409))
+                        || (step == Step::UpdateUnlock && e.status() == Some(400)) =>
+                {
                     self.pc = Pc::Idle;
                     return Err(DocLockError::NotOwner {
                         lock: lock.lock_name(),

@@ -80,4 +80,4 @@ pub use lock::{default_owner, LeaseGuard, LeaseLock, DEFAULT_ATTEMPTS};
 #[cfg(feature = "defects")]
 pub use recipe::Defect;
 pub use recipe::{Pc, Recipe, Role, Step, Writes};
-pub use store::{Doc, DocStore, StoreError, StoredScript, Token, WriteResult, Written};
+pub use store::{Doc, DocStore, Refusal, StoreError, StoredScript, Token, WriteResult, Written};

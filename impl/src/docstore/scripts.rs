@@ -3,6 +3,14 @@
 //! them): the simulated store and the loopback server run a script only if its stored source
 //! is the model's.
 
+/// What `lease-acquire` (and `lease-acquire-noop`) hand to `Debug.explain` when another
+/// owner's lease has not passed: the acquire reads "held" only for this exact value.
+pub const LEASE_HELD: &str = "lease held by another owner";
+
+/// What `fenced-write` and `fence-claim` hand to `Debug.explain` for a token older than the
+/// data document's fence: the write or claim reads "fenced" only for this exact value.
+pub const STALE_TOKEN: &str = "stale fencing token";
+
 /// `lease-acquire` (the corrected recipe): refuse while another owner's lease has not passed;
 /// otherwise write the caller's `owner` and `expires` — also when the caller already owns the
 /// document, so that every successful acquire is a write with a fresh token.
