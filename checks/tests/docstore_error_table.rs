@@ -375,9 +375,12 @@ fn run(request: Request, answer: Answer) -> Result<String, String> {
                 Ok(_) if sends > 1 => "retried, then acquired".to_string(),
                 Ok(_) => "acquired".to_string(),
                 Err(DocLockError::Held { .. }) => "held".to_string(),
-                Err(DocLockError::Store { source, .. }) if source.no_answer() => {
+                // What `acquire` waits out and tries again: no answer, or a 409 from `_update`.
+                Err(DocLockError::Store { source, .. })
+                    if source.no_answer() || source.is_conflict() =>
+                {
                     format!(
-                        "error (`Store`, {}) after {} sends",
+                        "error (`Store`, {}) after {} send(s); `acquire` tries again",
                         store_error_text(source),
                         DEFAULT_ATTEMPTS
                     )
@@ -461,16 +464,43 @@ fn rows() -> Vec<(Request, Answer, Option<&'static str>)> {
         (A::Unauthorized401, "error (`Store`, rejected)"),
         (A::Forbidden403, "error (`Store`, rejected)"),
         (A::Missing404, "error (`Store`, rejected)"),
-        (A::Conflict409, "retried, then acquired"),
+        (
+            A::Conflict409,
+            "error (`Store`, rejected) after 1 send(s); `acquire` tries again",
+        ),
         (A::TooMany429, "error (`Store`, rejected)"),
-        (A::Internal500, "retried, then acquired"),
-        (A::BadGateway502, "retried, then acquired"),
-        (A::Unavailable503, "retried, then acquired"),
-        (A::GatewayTimeout504, "retried, then acquired"),
-        (A::Timeout, "retried, then acquired"),
-        (A::Truncated, "retried, then acquired"),
-        (A::Refused, "error (`Store`, not sent) after 5 sends"),
-        (A::Reset, "error (`Store`, outcome unknown) after 5 sends"),
+        (
+            A::Internal500,
+            "error (`Store`, outcome unknown) after 1 send(s); `acquire` tries again",
+        ),
+        (
+            A::BadGateway502,
+            "error (`Store`, outcome unknown) after 1 send(s); `acquire` tries again",
+        ),
+        (
+            A::Unavailable503,
+            "error (`Store`, outcome unknown) after 1 send(s); `acquire` tries again",
+        ),
+        (
+            A::GatewayTimeout504,
+            "error (`Store`, outcome unknown) after 1 send(s); `acquire` tries again",
+        ),
+        (
+            A::Timeout,
+            "error (`Store`, outcome unknown) after 1 send(s); `acquire` tries again",
+        ),
+        (
+            A::Truncated,
+            "error (`Store`, outcome unknown) after 1 send(s); `acquire` tries again",
+        ),
+        (
+            A::Refused,
+            "error (`Store`, not sent) after 1 send(s); `acquire` tries again",
+        ),
+        (
+            A::Reset,
+            "error (`Store`, outcome unknown) after 1 send(s); `acquire` tries again",
+        ),
     ];
     let write = [
         (A::Applied, "written"),
@@ -531,12 +561,12 @@ fn rows() -> Vec<(Request, Answer, Option<&'static str>)> {
         (A::Missing404, "`NotOwner`"),
         (A::Conflict409, "`NotOwner`"),
         (A::TooMany429, "error (`Store`, rejected)"),
-        (A::Internal500, "retried, then released"),
-        (A::BadGateway502, "retried, then released"),
-        (A::Unavailable503, "retried, then released"),
-        (A::GatewayTimeout504, "retried, then released"),
-        (A::Timeout, "retried; the retry finds it gone: `NotOwner`"),
-        (A::Truncated, "retried, then released"),
+        (A::Internal500, "error (`Store`, outcome unknown)"),
+        (A::BadGateway502, "error (`Store`, outcome unknown)"),
+        (A::Unavailable503, "error (`Store`, outcome unknown)"),
+        (A::GatewayTimeout504, "error (`Store`, outcome unknown)"),
+        (A::Timeout, "error (`Store`, outcome unknown)"),
+        (A::Truncated, "error (`Store`, outcome unknown)"),
     ];
     let mut rows = Vec::new();
     for (req, table) in [

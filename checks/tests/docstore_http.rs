@@ -344,7 +344,8 @@ fn a_passed_lease_stops_the_writer_and_is_taken_over() {
 #[test]
 fn a_lost_reply_is_an_unknown_outcome_and_the_acquire_is_sent_again() {
     let server = LoopbackServer::start();
-    let a = lock(&server, "owner-a", Duration::from_secs(30));
+    // Two attempts per request (the default is one: `docstore_bounded.rs`).
+    let a = lock(&server, "owner-a", Duration::from_secs(30)).with_attempts(2);
     a.install_scripts().unwrap();
     // Applied, answered after the client's timeout: the client sends it again, and the
     // lease-acquire script rewrites its own lease (a write, never a noop).

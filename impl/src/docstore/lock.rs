@@ -18,8 +18,14 @@ use super::scripts::{LEASE_HELD, STALE_TOKEN};
 use super::store::{Doc, DocStore, Refusal, StoreError, Token, WriteResult, Written};
 use super::DocLockError;
 
-/// How many times one request is sent while it gets no answer, by default.
-pub const DEFAULT_ATTEMPTS: u32 = 5;
+/// How many times one request is sent while it gets no answer, by default: once, so that
+/// [`LeaseLock::try_acquire`] returns within one request timeout ([`HttpStore`]'s
+/// `timeout_global` bounds the whole exchange) and [`LeaseLock::acquire`] never passes its
+/// timeout by more than one request (issue 23; it was 5: about 50 s with the default 10 s
+/// request timeout).
+///
+/// [`HttpStore`]: super::HttpStore
+pub const DEFAULT_ATTEMPTS: u32 = 1;
 
 static OWNERS: AtomicU64 = AtomicU64::new(0);
 
@@ -91,7 +97,9 @@ impl<S: DocStore> LeaseLock<S> {
     }
 
     /// How many times one request is sent while it gets no answer (at least 1; default
-    /// [`DEFAULT_ATTEMPTS`]). The model's clients send it until answered.
+    /// [`DEFAULT_ATTEMPTS`]). The model's clients send it until answered. With `n` attempts a
+    /// `try_acquire`, a claim or an explicit `release` can take `n` request timeouts; dropping
+    /// a guard still sends its release once.
     pub fn with_attempts(mut self, attempts: u32) -> Self {
         self.attempts = attempts.max(1);
         self
@@ -262,7 +270,9 @@ impl<S: DocStore> LeaseLock<S> {
 
     /// Acquires the lock, trying again every `poll` while another owner holds it (or the store
     /// does not answer), for at most `timeout` on [`DocStore::now`]'s clock. Tries at least
-    /// once, so `Duration::ZERO` means "try once".
+    /// once, so `Duration::ZERO` means "try once". A try starts only before the timeout has
+    /// passed, so with the default attempts the call returns at most one request timeout after
+    /// `timeout` (`checks/tests/docstore_bounded.rs` measures it against a slow store).
     ///
     /// # Errors
     /// [`DocLockError::TimedOut`] carrying the last attempt's error, or the first error that
@@ -277,7 +287,15 @@ impl<S: DocStore> LeaseLock<S> {
         loop {
             let err = match self.try_acquire() {
                 Ok(guard) => return Ok(guard),
-                Err(e) if e.is_held() || e.store_error().is_some_and(StoreError::no_answer) => e,
+                // Held, no answer, or a 409 from `_update` (a concurrent update raced this one):
+                // waiting can heal these.
+                Err(e)
+                    if e.is_held()
+                        || e.store_error()
+                            .is_some_and(|s| s.no_answer() || s.is_conflict()) =>
+                {
+                    e
+                }
                 Err(e) => return Err(e),
             };
             let waited = self.store.now().saturating_sub(start);
@@ -502,10 +520,12 @@ impl<S: DocStore> LeaseGuard<'_, S> {
     /// [`DocLockError::Store`] if the store never answered (the lease passes at the deadline
     /// anyway) or answered unexpectedly.
     pub fn release(mut self) -> Result<(), DocLockError> {
-        self.release_inner()
+        let attempts = self.lock.attempts;
+        self.release_inner(attempts)
     }
 
-    fn release_inner(&mut self) -> Result<(), DocLockError> {
+    /// The release, sending the compare-and-delete at most `attempts` times.
+    fn release_inner(&mut self, attempts: u32) -> Result<(), DocLockError> {
         if std::mem::replace(&mut self.released, true) {
             return Ok(());
         }
@@ -546,7 +566,7 @@ impl<S: DocStore> LeaseGuard<'_, S> {
                     return Ok(());
                 }
                 Err(e) if e.no_answer() || (step == Step::UpdateUnlock && e.is_conflict()) => {
-                    if sends >= lock.attempts {
+                    if sends >= attempts {
                         return Err(lock.store_error(e));
                     }
                 }
@@ -578,8 +598,10 @@ impl<S: DocStore> LeaseGuard<'_, S> {
     }
 }
 
+/// Dropping a guard releases it with ONE compare-and-delete, whatever the attempts: a drop
+/// blocks for at most one bounded request. Unanswered, the lease passes at its deadline.
 impl<S: DocStore> Drop for LeaseGuard<'_, S> {
     fn drop(&mut self) {
-        let _ = self.release_inner();
+        let _ = self.release_inner(1);
     }
 }

@@ -35,7 +35,12 @@
 //! | [`LeaseGuard::release`], drop | `DELETE files-lock/_doc/1?if_seq_no=S&if_primary_term=T` (the token) | `CompareAndDelete` |
 //!
 //! A timed-out request (no answer: the model's lost reply, applied or not) is sent again, as
-//! the model's clients do; so is a 409 on an `_update` (a concurrent update raced it). The
+//! the model's clients do, only with [`LeaseLock::with_attempts`] above 1; by default each
+//! request is sent once, so `try_acquire` returns within one request timeout and
+//! [`LeaseLock::acquire`] (which tries again while held, unanswered, or on a 409 from an
+//! `_update`) passes its timeout by at most one request. A dropped guard sends its release
+//! once. A 400 reads as "held" or "fenced" only in Elasticsearch's `Debug.explain` shape with
+//! the script's own message ([`StoreError::explains`]). The
 //! fencing token is the `_primary_term`/`_seq_no` of the acquiring write: every successful
 //! acquire writes (the `lease-acquire` script is never a `noop`, see `docs/docstore.md`,
 //! finding 1), so the token is fresh and orders grants.

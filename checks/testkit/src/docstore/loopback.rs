@@ -58,6 +58,8 @@ struct Shared {
     /// Elasticsearch does within `index.gc_deletes`). Kept here, not in the model, which has no
     /// versions.
     versions: BTreeMap<(String, String), u64>,
+    /// Every request from now on is applied and answered only after this delay.
+    slow: Option<Duration>,
 }
 
 /// The loopback server; stops when dropped.
@@ -125,6 +127,12 @@ impl LoopbackServer {
     /// shorter sees no answer).
     pub fn lose_next_reply(&self, delay: Duration) {
         lock(&self.shared).fault = Some(Fault::ReplyLost(delay));
+    }
+
+    /// Every request from now on is applied as usual and answered only after `delay` (a slow
+    /// store: a client whose timeout is shorter sees no answer). `None`: answer at once again.
+    pub fn answer_slowly(&self, delay: Option<Duration>) {
+        lock(&self.shared).slow = delay;
     }
 
     /// The next request is not applied, and answered 500 only after `delay`.
@@ -417,8 +425,9 @@ fn serve(shared: &Mutex<Shared>, mut request: tiny_http::Request) {
             }
         },
     };
+    let slow = sh.slow;
     drop(sh);
-    respond(request, answer, None);
+    respond(request, answer, slow);
 }
 
 fn respond(request: tiny_http::Request, (status, body): (u16, Value), delay: Option<Duration>) {
