@@ -495,13 +495,13 @@ fn the_loopback_refuses_with_elasticsearchs_explain_body() {
     let a = lock(&server, "owner-a", Duration::from_secs(30));
     a.install_scripts().unwrap();
     let _g = a.try_acquire().unwrap();
-    let params = json!({"owner": "owner-b", "now": 1, "expires": 2});
+    let params = json!({"owner": "owner-b", "lease": 1000});
     let (status, body) = raw(
         &server,
         "POST",
         "/files-lock/_update/1",
         &json!({"script": {"id": "lease-acquire", "params": params},
-                "upsert": {"owner": "owner-b", "expires": 2}}),
+                "scripted_upsert": true, "upsert": {}}),
     );
     assert_eq!(status, 400);
     let e = &body["error"];
@@ -535,6 +535,7 @@ fn the_client_reads_the_references_bodies() {
     let script = lockwright::docstore::StoredScript {
         id: "fenced-write",
         params: json!({"primary_term": 1, "seq_no": 0, "name": "x"}),
+        scripted_upsert: false,
     };
     let mut explained = Vec::new();
     for body in [
@@ -566,8 +567,8 @@ fn writes_and_reads_carry_the_documents_version() {
         .install_scripts()
         .unwrap();
     let acquire = json!({"script": {"id": "lease-acquire",
-        "params": {"owner": "a", "now": 1, "expires": 2}},
-        "upsert": {"owner": "a", "expires": 2}});
+        "params": {"owner": "a", "lease": 1000}},
+        "scripted_upsert": true, "upsert": {}});
     let mut seen = Vec::new();
     let (s, b) = raw(&server, "POST", "/files-lock/_update/1", &acquire);
     seen.push((s, b["result"].clone(), b["_version"].clone()));

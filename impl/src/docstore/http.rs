@@ -23,7 +23,8 @@
 //! have been applied. A request that could not be sent (connection refused, unknown host,
 //! connect timeout) is [`StoreError::Unreachable`]. Every error names the method and URL.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use ureq::Agent;
@@ -345,7 +346,10 @@ impl DocStore for HttpStore {
         script: &StoredScript,
         upsert: &Value,
     ) -> Result<Written, StoreError> {
-        let body = json!({"script": script_body(script), "upsert": upsert});
+        let mut body = json!({"script": script_body(script), "upsert": upsert});
+        if script.scripted_upsert {
+            body["scripted_upsert"] = json!(true);
+        }
         self.write("POST", self.url(&[index, "_update", id]), Some(&body))
     }
 
@@ -406,10 +410,12 @@ impl DocStore for HttpStore {
         }))
     }
 
+    /// A monotonic clock (milliseconds since this process first asked): the holder's own
+    /// deadline and `acquire`'s timeout run on it, so a wall clock stepped or skewed changes
+    /// neither. The lease itself is measured by the server (`ctx._now`).
     fn now(&self) -> u64 {
-        let d = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default();
+        static BASE: OnceLock<Instant> = OnceLock::new();
+        let d = BASE.get_or_init(Instant::now).elapsed();
         u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
     }
 

@@ -184,9 +184,10 @@ impl<S: DocStore> LeaseLock<S> {
         Ok(())
     }
 
-    /// Tries once to acquire the lock: one acquire request, sent again while it gets no
-    /// answer (up to the attempts, [`LeaseLock::with_attempts`]) or meets a concurrent update
-    /// (409). The lease deadline counts from the FIRST send.
+    /// Tries once to acquire the lock: one acquire request (by default sent once, so this
+    /// returns within one request timeout; sent again while it gets no answer or meets a
+    /// concurrent update (409) only up to [`LeaseLock::with_attempts`]). The lease deadline
+    /// counts from the FIRST send, on the local clock.
     ///
     /// # Errors
     /// [`DocLockError::Held`] if another owner holds it; [`DocLockError::Store`] if the store
@@ -200,8 +201,9 @@ impl<S: DocStore> LeaseLock<S> {
         loop {
             let step = step_where(self.recipe, self.role, pc, Step::acquires)
                 .expect("the step table acquires from Idle and Retrying");
-            // The clock read is part of the acquire step: `now` and `expires` go in the
-            // request, and the first send starts the deadline.
+            // The local clock read starts the deadline at the first send. The corrected
+            // recipe sends only the lease's length (the server measures it with `ctx._now`);
+            // the test-only `lease-acquire-noop` still sends `now` and `expires`.
             let now = if leased { self.store.now() } else { 0 };
             let expires = now.saturating_add(self.lease_ms);
             if leased && pc == Pc::Idle {
@@ -379,9 +381,11 @@ impl<S: DocStore> LeaseGuard<'_, S> {
         self.token
     }
 
-    /// The lease deadline (milliseconds since the Unix epoch on [`DocStore::now`]'s clock):
-    /// the first send of the acquire plus the lease, never later than the document's
-    /// `expires`. `None` for the test-only recipes without a lease.
+    /// The lease deadline, in milliseconds on [`DocStore::now`]'s clock (the client's own,
+    /// monotonic in `HttpStore`): the first send of the acquire plus the lease. The server
+    /// starts its lease (`ctx._now` + lease) only when the request arrives, so the deadline
+    /// never falls after the document's `expires`, whatever the client's wall clock says.
+    /// `None` for the test-only recipes without a lease.
     pub fn valid_until(&self) -> Option<u64> {
         self.deadline
     }

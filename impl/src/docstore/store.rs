@@ -94,6 +94,9 @@ pub struct StoredScript {
     pub id: &'static str,
     /// Its `params`.
     pub params: Value,
+    /// Whether an upsert of a missing document runs this script too (`"scripted_upsert":
+    /// true`, on an empty `_source`) instead of inserting the `upsert` body as it stands.
+    pub scripted_upsert: bool,
 }
 
 /// The rest of a [`StoreError::Rejected`].

@@ -305,6 +305,10 @@ fn route(
             (index, id, Op::Create(source))
         }
         (Post, [index, "_update", id]) => {
+            // `ctx._now`: this server's wall clock.
+            service.now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
             let op = service.parse_update(body).map_err(|e| bad_request(&e))?;
             (index, id, op)
         }
