@@ -34,6 +34,8 @@
 //! `to_string` read as held; kept as the unit test `only_the_explain_shape_gives_a_value`); the
 //! acquire's "held" widened to 429 (its row fails).
 
+mod docstore_bodies;
+
 use std::io::Read;
 use std::net::TcpListener;
 use std::path::Path;
@@ -47,31 +49,11 @@ const LOCKS: &str = "files-lock";
 /// How late a "lost" reply comes: past the client's 1 s timeout.
 const LATE: Duration = Duration::from_millis(2_500);
 
-// The 400 bodies. Their shapes come from the references, not from this client:
-// - `Debug.explain` in an `_update`: the Elasticsearch reference, Painless guide, "Painless
-//   debugging" (`docs/painless/painless-guide/painless-debugging.asciidoc`; the page's example
-//   `POST /hockey/_update/1 {"script": "Debug.explain(ctx._source)"}` answers 400
-//   `illegal_argument_exception` "failed to execute script", caused by a `script_exception`
-//   whose `to_string` is the explained value, and its test expects `painless_explain_error`
-//   in the body; a full body printed in a translation of the page shows the cause as
-//   `"caused_by": {"type": "painless_explain_error", "reason": null}` and the
-//   `script_exception`'s reason as "runtime error").
-// - A compile error in an update script: OpenSearch's documentation, "Update document",
-//   section "Script compilation error" (400 `illegal_argument_exception` ← `script_exception`
-//   "compile error" ← `illegal_argument_exception` "cannot resolve symbol [..]").
-// - Stored scripts disabled: Elasticsearch's `ScriptService` throws
-//   `IllegalArgumentException("cannot execute [" + type + "] scripts")`, and the update
-//   helper wraps a script's failure as "failed to execute script" (both 400).
-// - A mapping error: `mapper_parsing_exception`, "failed to parse field [..] of type [..]".
-/// The acquire script's refusal, as Elasticsearch sends it.
-const LEASE_HELD_BODY: &str = r#"{"error":{"root_cause":[{"type":"illegal_argument_exception","reason":"failed to execute script"}],"type":"illegal_argument_exception","reason":"failed to execute script","caused_by":{"type":"script_exception","reason":"runtime error","painless_class":"java.lang.String","to_string":"lease held by another owner","java_class":"java.lang.String","script_stack":["Debug.explain('lease held by another owner'); } ","      ^---- HERE"],"script":" ","lang":"painless","caused_by":{"type":"painless_explain_error","reason":null}}},"status":400}"#;
-/// The fence's refusal, as Elasticsearch sends it.
-const STALE_TOKEN_BODY: &str = r#"{"error":{"root_cause":[{"type":"illegal_argument_exception","reason":"failed to execute script"}],"type":"illegal_argument_exception","reason":"failed to execute script","caused_by":{"type":"script_exception","reason":"runtime error","painless_class":"java.lang.String","to_string":"stale fencing token","java_class":"java.lang.String","script_stack":["Debug.explain('stale fencing token'); } ","      ^---- HERE"],"script":" ","lang":"painless","caused_by":{"type":"painless_explain_error","reason":null}}},"status":400}"#;
-/// A `Debug.explain` of something else (another script under the same id).
-const OTHER_EXPLAIN_BODY: &str = r#"{"error":{"root_cause":[{"type":"illegal_argument_exception","reason":"failed to execute script"}],"type":"illegal_argument_exception","reason":"failed to execute script","caused_by":{"type":"script_exception","reason":"runtime error","painless_class":"java.util.LinkedHashMap","to_string":"{owner=owner-b, expires=1700000030000}","java_class":"java.util.LinkedHashMap","script_stack":[],"script":" ","lang":"painless","caused_by":{"type":"painless_explain_error","reason":null}}},"status":400}"#;
-const COMPILE_ERROR_BODY: &str = r#"{"error":{"root_cause":[{"type":"illegal_argument_exception","reason":"failed to execute script"}],"type":"illegal_argument_exception","reason":"failed to execute script","caused_by":{"type":"script_exception","reason":"compile error","script_stack":["... ctx._source.expires > params.nw) { ...","                              ^---- HERE"],"script":" ","lang":"painless","position":{"offset":92,"start":67,"end":117},"caused_by":{"type":"illegal_argument_exception","reason":"cannot resolve symbol [params.nw]"}}},"status":400}"#;
-const STORED_OFF_BODY: &str = r#"{"error":{"root_cause":[{"type":"illegal_argument_exception","reason":"cannot execute [stored] scripts"}],"type":"illegal_argument_exception","reason":"failed to execute script","caused_by":{"type":"illegal_argument_exception","reason":"cannot execute [stored] scripts"}},"status":400}"#;
-const MAPPING_BODY: &str = r#"{"error":{"root_cause":[{"type":"mapper_parsing_exception","reason":"failed to parse field [expires] of type [date] in document with id '1'. Preview of field's value: 'soon'"}],"type":"mapper_parsing_exception","reason":"failed to parse field [expires] of type [date] in document with id '1'. Preview of field's value: 'soon'","caused_by":{"type":"illegal_argument_exception","reason":"failed to parse date field [soon]"}},"status":400}"#;
+// The 400 bodies, with where their shapes come from: `docstore_bodies/mod.rs`.
+use docstore_bodies::{
+    COMPILE_ERROR_BODY, LEASE_HELD_BODY, MAPPING_BODY, OTHER_EXPLAIN_BODY, STALE_TOKEN_BODY,
+    STORED_OFF_BODY,
+};
 
 /// What the store answers the row's request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -8,6 +8,8 @@
 //! timeouts, refused connections and error statuses agree with that reading — nothing about a
 //! real cluster.
 
+mod docstore_bodies;
+
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
@@ -477,17 +479,8 @@ fn paths(v: &Value, prefix: &str, out: &mut Vec<String>) {
     }
 }
 
-// Example bodies from the references, pinned (values shortened where the page elides them):
-/// Elasticsearch reference, Painless guide, "Painless debugging": the answer to
-/// `POST /hockey/_update/1 {"script": "Debug.explain(ctx._source)"}` (the page elides
-/// `root_cause` and the script fields; its test expects `painless_explain_error` in the body).
-const REF_UPDATE_EXPLAIN: &str = r#"{"error":{"type":"illegal_argument_exception","reason":"failed to execute script","caused_by":{"type":"script_exception","to_string":"{gp=[26, 82, 1], last=gaudreau, assists=[17, 46, 0], first=johnny, goals=[9, 27, 1]}","painless_class":"java.util.LinkedHashMap","java_class":"java.util.LinkedHashMap"}},"status":400}"#;
-/// The same answer in full, as a translation of that page prints it: the `script_exception`'s
-/// reason "runtime error", caused by `painless_explain_error` with a `null` reason.
-const REF_UPDATE_EXPLAIN_FULL: &str = r#"{"error":{"root_cause":[{"type":"remote_transport_exception","reason":"[localhost][127.0.0.1:9300][indices:data/write/update[s]]"}],"type":"illegal_argument_exception","reason":"failed to execute script","caused_by":{"type":"script_exception","reason":"runtime error","painless_class":"java.util.LinkedHashMap","to_string":"{first=johnny, last=gaudreau}","java_class":"java.util.LinkedHashMap","script_stack":["Debug.explain(ctx._source)","                 ^---- HERE"],"script":"Debug.explain(ctx._source)","lang":"painless","caused_by":{"type":"painless_explain_error","reason":null}}},"status":400}"#;
-/// OpenSearch documentation, "Update document", "Script compilation error": a 400 of the same
-/// outer type that is NOT an explain.
-const REF_COMPILE_ERROR: &str = r#"{"error":{"root_cause":[{"type":"illegal_argument_exception","reason":"failed to execute script"}],"type":"illegal_argument_exception","reason":"failed to execute script","caused_by":{"type":"script_exception","reason":"compile error","script_stack":["ctx._source.value = params.newValue","                         ^---- HERE"],"script":"ctx._source.value = params.newValue","lang":"painless","position":{"offset":25,"start":0,"end":34},"caused_by":{"type":"illegal_argument_exception","reason":"cannot resolve symbol [params.newValue]"}}},"status":400}"#;
+// Example bodies from the references, pinned: `docstore_bodies/mod.rs`.
+use docstore_bodies::{REF_COMPILE_ERROR, REF_UPDATE_EXPLAIN, REF_UPDATE_EXPLAIN_FULL};
 
 #[test]
 fn the_loopback_refuses_with_elasticsearchs_explain_body() {

@@ -11,11 +11,11 @@ use serde_json::Value;
 #[cfg(feature = "defects")]
 use super::recipe::Defect;
 use super::recipe::{
-    acquire_request, keeps_token, release_request, scripts_of, step_where, write_request, Pc,
-    Recipe, Role, Step, Writes,
+    acquire_request, keeps_token, scripts_of, step_where, write_request, Pc, Recipe, Role, Step,
+    Writes,
 };
 use super::scripts::{LEASE_HELD, STALE_TOKEN};
-use super::store::{Doc, DocStore, Refusal, StoreError, Token, WriteResult, Written};
+use super::store::{Doc, DocStore, StoreError, Token, Written};
 use super::DocLockError;
 
 /// How many times one request is sent while it gets no answer, by default: once, so that
@@ -51,8 +51,8 @@ pub fn default_owner() -> String {
 /// exactly as separate processes do.
 pub struct LeaseLock<S: DocStore> {
     store: S,
-    index: String,
-    id: String,
+    pub(super) index: String,
+    pub(super) id: String,
     owner: String,
     lease_ms: u64,
     attempts: u32,
@@ -355,9 +355,9 @@ impl<S: DocStore> LeaseLock<S> {
 pub struct LeaseGuard<'a, S: DocStore> {
     pub(super) lock: &'a LeaseLock<S>,
     pub(super) pc: Pc,
-    token: Token,
+    pub(super) token: Token,
     deadline: Option<u64>,
-    released: bool,
+    pub(super) released: bool,
     /// Whether the holder has claimed, read or written the data document under this grant
     /// (the claim must come first).
     pub(super) accessed: bool,
@@ -515,97 +515,8 @@ impl<S: DocStore> LeaseGuard<'_, S> {
         }
     }
 
-    /// Releases the lock by compare-and-delete on the token, sending it again while it gets
-    /// no answer. A guard whose lease check failed sends nothing.
-    ///
-    /// # Errors
-    /// [`DocLockError::NotOwner`] if the lock document was no longer ours (409/404, or 400:
-    /// the unlock script refused);
-    /// [`DocLockError::Store`] if the store never answered (the lease passes at the deadline
-    /// anyway) or answered unexpectedly.
-    pub fn release(mut self) -> Result<(), DocLockError> {
-        let attempts = self.lock.attempts;
-        self.release_inner(attempts)
-    }
-
-    /// The release, sending the compare-and-delete at most `attempts` times.
-    fn release_inner(&mut self, attempts: u32) -> Result<(), DocLockError> {
-        if std::mem::replace(&mut self.released, true) {
-            return Ok(());
-        }
-        let lock = self.lock;
-        // Lease passed at the check: the model's client forgets the lock (Idle).
-        let pc = match self.pc {
-            Pc::Idle | Pc::Retrying => return Ok(()),
-            // A read or a check without the write that should follow, or a claim that got no
-            // answer: release as from Holding.
-            Pc::Claiming | Pc::Computing | Pc::Writing => Pc::Holding,
-            pc => pc,
-        };
-        let step = step_where(lock.recipe, lock.role, pc, Step::releases)
-            .expect("the step table releases from Holding and Releasing");
-        let request = release_request(step, &lock.index, &lock.id, Some(self.token));
-        let mut sends = 0;
-        loop {
-            sends += 1;
-            self.pc = Pc::Releasing;
-            match request.send(&lock.store) {
-                Ok(w) if w.result == WriteResult::NotFound => {
-                    self.pc = Pc::Idle;
-                    return Err(DocLockError::NotOwner {
-                        lock: lock.lock_name(),
-                        answer: StoreError::Rejected {
-                            request: format!("DELETE {}/_doc/{}", lock.index, lock.id),
-                            status: 404,
-                            error_type: "not_found".to_owned(),
-                            detail: Box::new(Refusal {
-                                reason: "no lock document".to_owned(),
-                                ..Refusal::default()
-                            }),
-                        },
-                    });
-                }
-                Ok(_) => {
-                    self.pc = Pc::Idle;
-                    return Ok(());
-                }
-                Err(e) if e.no_answer() || (step == Step::UpdateUnlock && e.is_conflict()) => {
-                    if sends >= attempts {
-                        return Err(lock.store_error(e));
-                    }
-                }
-                // 409/404: the document is not ours (or gone); 400 only from the test-only
-                // `rw-unlock` script (the `_update` release), as the blog reads it. A `DELETE`
-                // runs no script: its 400 (and any 401, 403, 429) says nothing about the owner
-                // and is a store error (found by `checks/tests/docstore_error_table.rs`).
-                Err(e)
-                    if matches!(e.status(), Some(404 | 409))
-                        || (step == Step::UpdateUnlock && e.status() == Some(400)) =>
-                {
-                    self.pc = Pc::Idle;
-                    return Err(DocLockError::NotOwner {
-                        lock: lock.lock_name(),
-                        answer: e,
-                    });
-                }
-                Err(e) => {
-                    self.pc = Pc::Idle;
-                    return Err(lock.store_error(e));
-                }
-            }
-        }
-    }
-
     /// Whether the recipe keeps this token as its fencing token (the model's `keeps_token`).
     pub fn keeps_token(&self) -> bool {
         keeps_token(self.lock.recipe, self.lock.writes, self.lock.role)
-    }
-}
-
-/// Dropping a guard releases it with ONE compare-and-delete, whatever the attempts: a drop
-/// blocks for at most one bounded request. Unanswered, the lease passes at its deadline.
-impl<S: DocStore> Drop for LeaseGuard<'_, S> {
-    fn drop(&mut self) {
-        let _ = self.release_inner(1);
     }
 }

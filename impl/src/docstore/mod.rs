@@ -77,6 +77,7 @@ mod error;
 mod http;
 mod lock;
 pub mod recipe;
+mod release;
 pub mod scripts;
 pub mod store;
 
