@@ -127,3 +127,69 @@ fn with_the_clients_clock_in_the_request_skewed_clients_both_hold() {
     std::mem::forget(g);
     std::mem::forget(h);
 }
+
+fn plain(server: &LoopbackServer, owner: &str, lease: Duration) -> LeaseLock<HttpStore> {
+    let store = HttpStore::with_timeouts(
+        &server.url(),
+        Duration::from_millis(500),
+        Duration::from_secs(1),
+    );
+    LeaseLock::new(store, "files-lock", "1", lease).with_owner(owner)
+}
+
+#[test]
+fn renew_extends_a_held_lease_on_the_server_and_locally() {
+    let lease = Duration::from_millis(400);
+    let server = LoopbackServer::start();
+    let a = plain(&server, "owner-a", lease);
+    let b = plain(&server, "owner-b", lease);
+    a.install_scripts().unwrap();
+    let mut g = a.try_acquire().unwrap();
+    let first = g.token();
+    std::thread::sleep(Duration::from_millis(250));
+    g.renew().unwrap();
+    assert!(g.token() > first, "the renewal is a write: a higher token");
+    std::thread::sleep(Duration::from_millis(250));
+    // 500 ms after the acquire, 250 ms after the renewal: still held, on both sides.
+    assert!(g.ensure_valid().is_ok());
+    assert!(matches!(b.try_acquire(), Err(DocLockError::Held { .. })));
+    drop(g);
+
+    // Twin: the same wait without the renewal loses the lease on both sides.
+    let mut g = a.try_acquire().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(matches!(
+        g.ensure_valid(),
+        Err(DocLockError::LeaseExpired { .. })
+    ));
+    assert!(b.try_acquire().is_ok());
+}
+
+#[test]
+fn renew_fails_once_the_lock_is_lost() {
+    let server = LoopbackServer::start();
+    let a = plain(&server, "owner-a", Duration::from_secs(30));
+    let b = plain(&server, "owner-b", Duration::from_secs(30));
+    a.install_scripts().unwrap();
+    let mut g = a.try_acquire().unwrap();
+    // An operator deletes the lock document; another owner takes the lock.
+    a.store().delete("files-lock", "1").unwrap();
+    let _h = b.try_acquire().unwrap();
+    let err = g.renew().unwrap_err();
+    assert!(matches!(err, DocLockError::NotOwner { .. }), "{err}");
+    assert!(err.to_string().contains("409"), "{err}");
+    // The renewal changed nothing: the other owner still holds.
+    assert_eq!(
+        a.holder().unwrap().map(|(o, _)| o),
+        Some("owner-b".to_owned())
+    );
+    // A lapsed local deadline sends nothing.
+    let c = plain(&server, "owner-c", Duration::from_millis(50));
+    drop(_h);
+    let mut k = c.try_acquire().unwrap();
+    std::thread::sleep(Duration::from_millis(80));
+    let before = server.requests().len();
+    assert!(matches!(k.renew(), Err(DocLockError::LeaseExpired { .. })));
+    assert_eq!(server.requests().len(), before);
+    std::mem::forget(k);
+}

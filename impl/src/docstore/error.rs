@@ -150,7 +150,7 @@ impl fmt::Display for DocLockError {
             ),
             DocLockError::NotOwner { lock, answer } => write!(
                 f,
-                "lock {lock} was no longer ours at release ({answer}): its lease passed and another owner took it, or someone deleted the lock document"
+                "lock {lock} was no longer ours at release or renewal ({answer}): its lease passed and another owner took it, or someone deleted the lock document"
             ),
             DocLockError::NotHolding { lock, state } => {
                 write!(f, "lock {lock} cannot be used for this: {state}")

@@ -363,6 +363,23 @@ impl DocStore for HttpStore {
         self.write("POST", self.url(&[index, "_update", id]), Some(&body))
     }
 
+    fn update_with_script_if(
+        &self,
+        index: &str,
+        id: &str,
+        script: &StoredScript,
+        token: Token,
+    ) -> Result<Written, StoreError> {
+        let url = format!(
+            "{}?if_seq_no={}&if_primary_term={}",
+            self.url(&[index, "_update", id]),
+            token.seq_no,
+            token.primary_term
+        );
+        let body = json!({ "script": script_body(script) });
+        self.write("POST", url, Some(&body))
+    }
+
     fn update_doc(&self, index: &str, id: &str, doc: &Value) -> Result<Written, StoreError> {
         let body = json!({ "doc": doc });
         self.write("POST", self.url(&[index, "_update", id]), Some(&body))

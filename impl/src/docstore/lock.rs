@@ -15,7 +15,7 @@ use super::recipe::{
     Writes,
 };
 use super::scripts::{LEASE_HELD, STALE_TOKEN};
-use super::store::{Doc, DocStore, StoreError, Token, Written};
+use super::store::{Doc, DocStore, StoreError, StoredScript, Token, Written};
 use super::DocLockError;
 
 /// How many times one request is sent while it gets no answer, by default: once, so that
@@ -427,6 +427,64 @@ impl<S: DocStore> LeaseGuard<'_, S> {
                 deadline_ms: deadline,
                 now_ms: now,
             })
+        }
+    }
+
+    /// Extends the lease: `lease-acquire` again, sent only if the lock document still carries
+    /// this guard's token (`POST <index>/_update/<id>?if_seq_no=S&if_primary_term=T`; the
+    /// server measures the new lease with `ctx._now`). The renewal is a write, so the token
+    /// becomes the renewal's (higher: documents fenced with the old one accept the new one);
+    /// the deadline counts from this send. Not a step of the model (a renewal there is a new
+    /// acquire); tested over HTTP (`checks/tests/docstore_clock.rs`).
+    ///
+    /// # Errors
+    /// [`DocLockError::LeaseExpired`] if the local deadline has passed (nothing sent: a lapsed
+    /// lease is anyone's, a renewal cannot revive it); [`DocLockError::NotOwner`] if the lock
+    /// document no longer carries this token (409) or is gone (404) — the lock is lost;
+    /// [`DocLockError::NotHolding`] on a lost guard or a recipe without a lease;
+    /// [`DocLockError::Store`] otherwise (no answer: the lease may or may not be extended;
+    /// the old deadline stands).
+    pub fn renew(&mut self) -> Result<(), DocLockError> {
+        let lock = self.lock;
+        self.usable()?;
+        if lock.recipe != Recipe::Leased {
+            return Err(DocLockError::NotHolding {
+                lock: lock.lock_name(),
+                state: "only the leased recipe renews",
+            });
+        }
+        let deadline = self.deadline.expect("a leased guard has a deadline");
+        let now = lock.store.now();
+        if now >= deadline {
+            self.pc = Pc::Idle;
+            return Err(DocLockError::LeaseExpired {
+                lock: lock.lock_name(),
+                deadline_ms: deadline,
+                now_ms: now,
+            });
+        }
+        let script = StoredScript {
+            id: "lease-acquire",
+            params: serde_json::json!({"owner": lock.owner, "lease": lock.lease_ms}),
+            scripted_upsert: false,
+        };
+        match lock
+            .store
+            .update_with_script_if(&lock.index, &lock.id, &script, self.token)
+        {
+            Ok(w) => {
+                self.token = w.token;
+                self.deadline = Some(now.saturating_add(lock.lease_ms));
+                Ok(())
+            }
+            Err(e) if matches!(e.status(), Some(404 | 409)) => {
+                self.pc = Pc::Idle;
+                Err(DocLockError::NotOwner {
+                    lock: lock.lock_name(),
+                    answer: e,
+                })
+            }
+            Err(e) => Err(lock.store_error(e)),
         }
     }
 

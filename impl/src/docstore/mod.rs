@@ -32,6 +32,7 @@
 //! | [`LeaseGuard::read`], [`Claimed::read`] | `GET files/_doc/1` | `ReadData` |
 //! | [`LeaseGuard::ensure_valid`] | read the clock: valid while now < the deadline, which counts from the first send of the acquire | `CheckLease` |
 //! | [`LeaseGuard::fenced_write`] | `ensure_valid`, then `POST files/_update/1 {"script": {"id": "fenced-write", "params": {primary_term, seq_no, name}}}` | `CheckLease`, `WriteData` |
+//! | [`LeaseGuard::renew`] | `POST files-lock/_update/1?if_seq_no=S&if_primary_term=T {"script": {"id": "lease-acquire", "params": {owner, lease}}}` | — (outside the model) |
 //! | [`LeaseGuard::release`], drop | `DELETE files-lock/_doc/1?if_seq_no=S&if_primary_term=T` (the token) | `CompareAndDelete` |
 //!
 //! A timed-out request (no answer: the model's lost reply, applied or not) is sent again, as

@@ -287,6 +287,29 @@ pub trait DocStore: Send + Sync {
         script: &StoredScript,
     ) -> Result<Written, StoreError>;
 
+    /// `POST <index>/_update/<id>?if_seq_no=S&if_primary_term=T {"script": ..}`: runs the
+    /// stored script only if the document still carries `token` (used by
+    /// `LeaseGuard::renew`; no model step). The default answers that this store does not serve
+    /// it.
+    ///
+    /// # Errors
+    /// 409 if the document's token is another; 404 if it is missing; 400 if the script threw;
+    /// no answer.
+    fn update_with_script_if(
+        &self,
+        index: &str,
+        id: &str,
+        script: &StoredScript,
+        token: Token,
+    ) -> Result<Written, StoreError> {
+        let _ = (script, token);
+        Err(StoreError::BadResponse {
+            request: format!("POST {index}/_update/{id}?if_seq_no&if_primary_term"),
+            status: 0,
+            detail: "this store does not serve conditional updates (`renew` needs them)".to_owned(),
+        })
+    }
+
     /// `POST <index>/_update/<id> {"doc": ..}`: merges a partial document (the blog's unfenced
     /// data write; only the deliberately broken `Writes::Unfenced` sends it).
     ///
@@ -344,6 +367,15 @@ impl<S: DocStore + ?Sized> DocStore for std::sync::Arc<S> {
         script: &StoredScript,
     ) -> Result<Written, StoreError> {
         (**self).update_with_script(index, id, script)
+    }
+    fn update_with_script_if(
+        &self,
+        index: &str,
+        id: &str,
+        script: &StoredScript,
+        token: Token,
+    ) -> Result<Written, StoreError> {
+        (**self).update_with_script_if(index, id, script, token)
     }
     fn update_doc(&self, index: &str, id: &str, doc: &Value) -> Result<Written, StoreError> {
         (**self).update_doc(index, id, doc)

@@ -305,6 +305,23 @@ fn route(
             (index, id, Op::Create(source))
         }
         (Post, [index, "_update", id]) => {
+            // `if_seq_no`/`if_primary_term` (a renewal): checked before the script runs.
+            let cond = parse_cond(q).map_err(|e| error(400, "illegal_argument_exception", &e))?;
+            if let Some(t) = cond {
+                match service.get(index, id) {
+                    None => {
+                        return Err(error(404, "document_missing_exception", "document missing"))
+                    }
+                    Some(d) if d.seq_no != t.seq_no || d.primary_term != t.primary_term => {
+                        return Err(error(
+                            409,
+                            "version_conflict_engine_exception",
+                            "version conflict, required seqNo and primary term differ",
+                        ))
+                    }
+                    Some(_) => {}
+                }
+            }
             // `ctx._now`: this server's wall clock.
             service.now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
