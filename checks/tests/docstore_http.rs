@@ -8,13 +8,15 @@
 //! timeouts, refused connections and error statuses agree with that reading — nothing about a
 //! real cluster.
 
+mod docstore_bodies;
+
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use lockwright::docstore::{Defect, DocLockError, DocStore, HttpStore, LeaseLock, WriteResult};
 use lockwright_model::docstore::store::Source;
 use lockwright_testkit::docstore::LoopbackServer;
-use serde_json::json;
+use serde_json::{json, Value};
 
 const LOCKS: &str = "files-lock";
 /// How late a "lost" reply comes: past the client's 1 s timeout.
@@ -344,7 +346,8 @@ fn a_passed_lease_stops_the_writer_and_is_taken_over() {
 #[test]
 fn a_lost_reply_is_an_unknown_outcome_and_the_acquire_is_sent_again() {
     let server = LoopbackServer::start();
-    let a = lock(&server, "owner-a", Duration::from_secs(30));
+    // Two attempts per request (the default is one: `docstore_bounded.rs`).
+    let a = lock(&server, "owner-a", Duration::from_secs(30)).with_attempts(2);
     a.install_scripts().unwrap();
     // Applied, answered after the client's timeout: the client sends it again, and the
     // lease-acquire script rewrites its own lease (a write, never a noop).
@@ -435,4 +438,159 @@ fn the_loopback_server_refuses_what_the_model_cannot_answer() {
         .create("files-lock", "x", &json!({"anything": 1}))
         .unwrap_err();
     assert_eq!(err.status(), Some(400), "{err}");
+}
+
+/// One raw HTTP/1.1 exchange with the loopback server: status and JSON body (what a real
+/// cluster's answer would be read from, without the client under test in between).
+fn raw(server: &LoopbackServer, method: &str, path: &str, body: &Value) -> (u16, Value) {
+    use std::io::{Read, Write};
+    let text = if body.is_null() {
+        String::new()
+    } else {
+        body.to_string()
+    };
+    let addr = server.url().trim_start_matches("http://").to_owned();
+    let mut s = std::net::TcpStream::connect(&addr).expect("connect to the loopback server");
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
+        text.len()
+    )
+    .expect("send");
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).expect("read the answer");
+    let status: u16 = answer[9..12].parse().expect("a status line");
+    let (_, body) = answer.split_once("\r\n\r\n").expect("a head and a body");
+    (status, serde_json::from_str(body).expect("a JSON body"))
+}
+
+/// The key paths of a JSON object (`error.caused_by.type`), arrays and `"..."` elisions left out.
+fn paths(v: &Value, prefix: &str, out: &mut Vec<String>) {
+    if let Value::Object(m) = v {
+        for (k, x) in m {
+            let p = if prefix.is_empty() {
+                k.clone()
+            } else {
+                format!("{prefix}.{k}")
+            };
+            out.push(p.clone());
+            paths(x, &p, out);
+        }
+    }
+}
+
+// Example bodies from the references, pinned: `docstore_bodies/mod.rs`.
+use docstore_bodies::{REF_COMPILE_ERROR, REF_UPDATE_EXPLAIN, REF_UPDATE_EXPLAIN_FULL};
+
+#[test]
+fn the_loopback_refuses_with_elasticsearchs_explain_body() {
+    let server = LoopbackServer::start();
+    let a = lock(&server, "owner-a", Duration::from_secs(30));
+    a.install_scripts().unwrap();
+    let _g = a.try_acquire().unwrap();
+    let params = json!({"owner": "owner-b", "lease": 1000});
+    let (status, body) = raw(
+        &server,
+        "POST",
+        "/files-lock/_update/1",
+        &json!({"script": {"id": "lease-acquire", "params": params},
+                "scripted_upsert": true, "upsert": {}}),
+    );
+    assert_eq!(status, 400);
+    let e = &body["error"];
+    assert_eq!(e["type"], "illegal_argument_exception");
+    assert_eq!(e["reason"], "failed to execute script");
+    assert_eq!(e["caused_by"]["type"], "script_exception");
+    assert_eq!(e["caused_by"]["reason"], "runtime error");
+    assert_eq!(e["caused_by"]["to_string"], "lease held by another owner");
+    assert_eq!(
+        e["caused_by"]["caused_by"]["type"],
+        "painless_explain_error"
+    );
+    assert_eq!(e["caused_by"]["caused_by"]["reason"], Value::Null);
+    assert_eq!(body["status"], 400);
+    // Every key of the reference's full body is in the loopback's, at the same place.
+    let (mut want, mut got) = (Vec::new(), Vec::new());
+    paths(
+        &serde_json::from_str(REF_UPDATE_EXPLAIN_FULL).unwrap(),
+        "",
+        &mut want,
+    );
+    paths(&body, "", &mut got);
+    let missing: Vec<_> = want.iter().filter(|p| !got.contains(p)).collect();
+    assert!(missing.is_empty(), "missing {missing:?} in {body}");
+}
+
+#[test]
+fn the_client_reads_the_references_bodies() {
+    let server = LoopbackServer::start();
+    let http = store(&server);
+    let script = lockwright::docstore::StoredScript {
+        id: "fenced-write",
+        params: json!({"primary_term": 1, "seq_no": 0, "name": "x"}),
+        scripted_upsert: false,
+    };
+    let mut explained = Vec::new();
+    for body in [
+        REF_UPDATE_EXPLAIN,
+        REF_UPDATE_EXPLAIN_FULL,
+        REF_COMPILE_ERROR,
+    ] {
+        server.answer_next(400, body);
+        let e = http.update_with_script("files", "1", &script).unwrap_err();
+        assert_eq!(e.status(), Some(400));
+        explained.push(e.explained().map(str::to_owned));
+    }
+    assert_eq!(
+        explained,
+        [
+            // The shortened page body lacks "runtime error" and the explain cause: not read as
+            // an explain (the client needs the whole shape).
+            None,
+            Some("{first=johnny, last=gaudreau}".to_owned()),
+            None,
+        ]
+    );
+}
+
+#[test]
+fn writes_and_reads_carry_the_documents_version() {
+    let server = LoopbackServer::start();
+    lock(&server, "owner-a", Duration::from_secs(30))
+        .install_scripts()
+        .unwrap();
+    let acquire = json!({"script": {"id": "lease-acquire",
+        "params": {"owner": "a", "lease": 1000}},
+        "scripted_upsert": true, "upsert": {}});
+    let mut seen = Vec::new();
+    let (s, b) = raw(&server, "POST", "/files-lock/_update/1", &acquire);
+    seen.push((s, b["result"].clone(), b["_version"].clone()));
+    let (s, b) = raw(&server, "POST", "/files-lock/_update/1", &acquire);
+    seen.push((s, b["result"].clone(), b["_version"].clone()));
+    let (s, b) = raw(&server, "GET", "/files-lock/_doc/1", &Value::Null);
+    seen.push((s, b["found"].clone(), b["_version"].clone()));
+    let (s, b) = raw(
+        &server,
+        "DELETE",
+        "/files-lock/_doc/1?if_seq_no=1&if_primary_term=1",
+        &Value::Null,
+    );
+    seen.push((s, b["result"].clone(), b["_version"].clone()));
+    let (s, b) = raw(&server, "POST", "/files-lock/_update/1", &acquire);
+    seen.push((s, b["result"].clone(), b["_version"].clone()));
+    // The data document the model starts with is at version 1.
+    let (s, b) = raw(&server, "GET", "/files/_doc/1", &Value::Null);
+    seen.push((s, b["found"].clone(), b["_version"].clone()));
+    assert_eq!(
+        seen,
+        [
+            (201, json!("created"), json!(1)),
+            (200, json!("updated"), json!(2)),
+            (200, json!(true), json!(2)),
+            (200, json!("deleted"), json!(3)),
+            // Created again: the version continues from the delete's tombstone.
+            (201, json!("created"), json!(4)),
+            (200, json!(true), json!(1)),
+        ]
+    );
 }

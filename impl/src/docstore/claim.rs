@@ -12,6 +12,7 @@
 use serde_json::Value;
 
 use super::recipe::{claim_request, step_where, Pc, Role, Step};
+use super::scripts::STALE_TOKEN;
 use super::store::{Doc, DocStore, Token, Written};
 use super::{DocLockError, LeaseGuard};
 
@@ -76,7 +77,8 @@ impl<'a, S: DocStore> LeaseGuard<'a, S> {
                     });
                 }
                 // The document holds a newer token: a newer holder claimed or wrote.
-                Err(e) if e.is_script_failure() => {
+                // Only the script's own refusal says so; any other 400 is an error.
+                Err(e) if e.explains(STALE_TOKEN) => {
                     self.pc = Pc::Releasing;
                     return Err(DocLockError::Fenced {
                         lock: lock.lock_name(),

@@ -34,7 +34,7 @@ pub enum DocLockError {
     LeaseExpired {
         /// `<index>/<id>` of the lock document.
         lock: String,
-        /// The holder's deadline, milliseconds since the Unix epoch.
+        /// The holder's deadline, milliseconds on its own clock ([`super::DocStore::now`]).
         deadline_ms: u64,
         /// The clock when checked.
         now_ms: u64,
@@ -142,7 +142,7 @@ impl fmt::Display for DocLockError {
                 now_ms,
             } => write!(
                 f,
-                "lease on lock {lock} has passed (deadline {deadline_ms} ms, now {now_ms} ms since the Unix epoch); stop writing, another owner may hold it, and acquire again"
+                "lease on lock {lock} has passed (deadline {deadline_ms} ms, now {now_ms} ms on this client's clock); stop writing, another owner may hold it, and acquire again"
             ),
             DocLockError::Fenced { lock, token, answer } => write!(
                 f,
@@ -150,7 +150,7 @@ impl fmt::Display for DocLockError {
             ),
             DocLockError::NotOwner { lock, answer } => write!(
                 f,
-                "lock {lock} was no longer ours at release ({answer}): its lease passed and another owner took it, or someone deleted the lock document"
+                "lock {lock} was no longer ours at release or renewal ({answer}): its lease passed and another owner took it, or someone deleted the lock document"
             ),
             DocLockError::NotHolding { lock, state } => {
                 write!(f, "lock {lock} cannot be used for this: {state}")

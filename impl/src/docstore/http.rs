@@ -16,18 +16,20 @@
 //!
 //! Answers: 2xx → the `result`, `_seq_no`, `_primary_term`; a `DELETE`'s 404 with
 //! `"result": "not_found"` is an answer too. Any other 4xx → [`StoreError::Rejected`] with
-//! `error.type` and `error.reason` (and a script's `caused_by` reason). **No answer** — a
+//! `error.type`, `error.reason` and every `caused_by` reason, the body, and — only for
+//! Elasticsearch's exact shape of a painless `Debug.explain` — the explained value. **No answer** — a
 //! timeout or a connection dropped after the request went out, or a 5xx — is
 //! [`StoreError::OutcomeUnknown`], exactly the model's lost reply: the request may or may not
 //! have been applied. A request that could not be sent (connection refused, unknown host,
 //! connect timeout) is [`StoreError::Unreachable`]. Every error names the method and URL.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use ureq::Agent;
 
-use super::store::{Doc, DocStore, StoreError, StoredScript, Token, WriteResult, Written};
+use super::store::{Doc, DocStore, Refusal, StoreError, StoredScript, Token, WriteResult, Written};
 
 /// Default time to connect.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
@@ -270,20 +272,50 @@ fn rejected(line: &str, a: &Answer) -> StoreError {
         .get("reason")
         .and_then(Value::as_str)
         .map_or_else(|| error.to_string(), str::to_owned);
-    if let Some(cause) = error
-        .get("caused_by")
-        .and_then(|c| c.get("reason"))
-        .and_then(Value::as_str)
-    {
-        reason.push_str(": ");
-        reason.push_str(cause);
+    // Every cause's reason, outermost first (a compile error's detail is two levels down).
+    let mut cause = error.get("caused_by");
+    while let Some(c) = cause {
+        if let Some(r) = c.get("reason").and_then(Value::as_str) {
+            reason.push_str(": ");
+            reason.push_str(r);
+        }
+        cause = c.get("caused_by");
     }
     StoreError::Rejected {
         request: line.to_owned(),
         status: a.status,
         error_type,
-        reason,
+        detail: Box::new(Refusal {
+            reason,
+            explained: explained(a.status, error),
+            body: error_text(&a.raw),
+        }),
     }
+}
+
+/// The value of a painless `Debug.explain`, if `error` has exactly Elasticsearch's shape for
+/// it in an update (the reference's "Painless debugging" page): HTTP 400,
+/// `illegal_argument_exception` caused by a `script_exception` whose reason is
+/// `runtime error` and whose `to_string` holds the value, caused by a
+/// `painless_explain_error`. A compile error (`script_exception` "compile error"), stored
+/// scripts disabled, or a mapping error has another shape: `None`.
+fn explained(status: u16, error: &Value) -> Option<String> {
+    let ty = |v: &Value| v.get("type").and_then(Value::as_str).map(str::to_owned);
+    if status != 400 || ty(error).as_deref() != Some("illegal_argument_exception") {
+        return None;
+    }
+    let script = error.get("caused_by")?;
+    let explain = script.get("caused_by")?;
+    (ty(script).as_deref() == Some("script_exception")
+        && script.get("reason").and_then(Value::as_str) == Some("runtime error")
+        && ty(explain).as_deref() == Some("painless_explain_error"))
+    .then(|| {
+        script
+            .get("to_string")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    })
+    .flatten()
 }
 
 fn script_body(script: &StoredScript) -> Value {
@@ -314,7 +346,10 @@ impl DocStore for HttpStore {
         script: &StoredScript,
         upsert: &Value,
     ) -> Result<Written, StoreError> {
-        let body = json!({"script": script_body(script), "upsert": upsert});
+        let mut body = json!({"script": script_body(script), "upsert": upsert});
+        if script.scripted_upsert {
+            body["scripted_upsert"] = json!(true);
+        }
         self.write("POST", self.url(&[index, "_update", id]), Some(&body))
     }
 
@@ -326,6 +361,23 @@ impl DocStore for HttpStore {
     ) -> Result<Written, StoreError> {
         let body = json!({ "script": script_body(script) });
         self.write("POST", self.url(&[index, "_update", id]), Some(&body))
+    }
+
+    fn update_with_script_if(
+        &self,
+        index: &str,
+        id: &str,
+        script: &StoredScript,
+        token: Token,
+    ) -> Result<Written, StoreError> {
+        let url = format!(
+            "{}?if_seq_no={}&if_primary_term={}",
+            self.url(&[index, "_update", id]),
+            token.seq_no,
+            token.primary_term
+        );
+        let body = json!({ "script": script_body(script) });
+        self.write("POST", url, Some(&body))
     }
 
     fn update_doc(&self, index: &str, id: &str, doc: &Value) -> Result<Written, StoreError> {
@@ -375,14 +427,69 @@ impl DocStore for HttpStore {
         }))
     }
 
+    /// A monotonic clock (milliseconds since this process first asked): the holder's own
+    /// deadline and `acquire`'s timeout run on it, so a wall clock stepped or skewed changes
+    /// neither. The lease itself is measured by the server (`ctx._now`).
     fn now(&self) -> u64 {
-        let d = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default();
+        static BASE: OnceLock<Instant> = OnceLock::new();
+        let d = BASE.get_or_init(Instant::now).elapsed();
         u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
     }
 
     fn sleep(&self, d: Duration) {
         std::thread::sleep(d);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::explained;
+    use serde_json::{json, Value};
+
+    fn error(body: &Value) -> &Value {
+        &body["error"]
+    }
+
+    /// Elasticsearch's body for `Debug.explain` in an update script (the reference's "Painless
+    /// debugging" page: `illegal_argument_exception` "failed to execute script" ←
+    /// `script_exception` "runtime error" with the value in `to_string` ←
+    /// `painless_explain_error`, reason `null`).
+    fn explain_body(value: &str) -> Value {
+        json!({"error": {
+            "type": "illegal_argument_exception", "reason": "failed to execute script",
+            "caused_by": {"type": "script_exception", "reason": "runtime error",
+                "to_string": value, "painless_class": "java.lang.String",
+                "caused_by": {"type": "painless_explain_error", "reason": null}}},
+            "status": 400})
+    }
+
+    #[test]
+    fn only_the_explain_shape_gives_a_value() {
+        let b = explain_body("stale fencing token");
+        assert_eq!(
+            explained(400, error(&b)).as_deref(),
+            Some("stale fencing token")
+        );
+        // The same shape under another status is not Elasticsearch's answer for it.
+        assert_eq!(explained(500, error(&b)), None);
+        // A compile error, even one carrying a `to_string`, is not an explain.
+        let mut compile = explain_body("lease held by another owner");
+        compile["error"]["caused_by"]["reason"] = json!("compile error");
+        compile["error"]["caused_by"]["caused_by"] =
+            json!({"type": "illegal_argument_exception", "reason": "cannot resolve symbol"});
+        assert_eq!(explained(400, error(&compile)), None);
+        // A runtime error that is not an explain (a null dereference).
+        let mut npe = explain_body("x");
+        npe["error"]["caused_by"]["caused_by"] = json!({"type": "null_pointer_exception"});
+        assert_eq!(explained(400, error(&npe)), None);
+        // Stored scripts disabled, a mapping error: other outer types.
+        let off = json!({"error": {"type": "illegal_argument_exception",
+            "reason": "failed to execute script",
+            "caused_by": {"type": "illegal_argument_exception",
+                "reason": "cannot execute [stored] scripts"}}});
+        assert_eq!(explained(400, error(&off)), None);
+        let mapping = json!({"error": {"type": "mapper_parsing_exception",
+            "reason": "failed to parse field [expires] of type [date]"}});
+        assert_eq!(explained(400, error(&mapping)), None);
     }
 }

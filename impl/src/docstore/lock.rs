@@ -11,14 +11,21 @@ use serde_json::Value;
 #[cfg(feature = "defects")]
 use super::recipe::Defect;
 use super::recipe::{
-    acquire_request, keeps_token, release_request, scripts_of, step_where, write_request, Pc,
-    Recipe, Role, Step, Writes,
+    acquire_request, keeps_token, scripts_of, step_where, write_request, Pc, Recipe, Role, Step,
+    Writes,
 };
-use super::store::{Doc, DocStore, StoreError, Token, WriteResult, Written};
+use super::scripts::{LEASE_HELD, STALE_TOKEN};
+use super::store::{Doc, DocStore, StoreError, StoredScript, Token, Written};
 use super::DocLockError;
 
-/// How many times one request is sent while it gets no answer, by default.
-pub const DEFAULT_ATTEMPTS: u32 = 5;
+/// How many times one request is sent while it gets no answer, by default: once, so that
+/// [`LeaseLock::try_acquire`] returns within one request timeout ([`HttpStore`]'s
+/// `timeout_global` bounds the whole exchange) and [`LeaseLock::acquire`] never passes its
+/// timeout by more than one request (issue 23; it was 5: about 50 s with the default 10 s
+/// request timeout).
+///
+/// [`HttpStore`]: super::HttpStore
+pub const DEFAULT_ATTEMPTS: u32 = 1;
 
 static OWNERS: AtomicU64 = AtomicU64::new(0);
 
@@ -44,8 +51,8 @@ pub fn default_owner() -> String {
 /// exactly as separate processes do.
 pub struct LeaseLock<S: DocStore> {
     store: S,
-    index: String,
-    id: String,
+    pub(super) index: String,
+    pub(super) id: String,
     owner: String,
     lease_ms: u64,
     attempts: u32,
@@ -90,7 +97,9 @@ impl<S: DocStore> LeaseLock<S> {
     }
 
     /// How many times one request is sent while it gets no answer (at least 1; default
-    /// [`DEFAULT_ATTEMPTS`]). The model's clients send it until answered.
+    /// [`DEFAULT_ATTEMPTS`]). The model's clients send it until answered. With `n` attempts a
+    /// `try_acquire`, a claim or an explicit `release` can take `n` request timeouts; dropping
+    /// a guard still sends its release once.
     pub fn with_attempts(mut self, attempts: u32) -> Self {
         self.attempts = attempts.max(1);
         self
@@ -175,9 +184,10 @@ impl<S: DocStore> LeaseLock<S> {
         Ok(())
     }
 
-    /// Tries once to acquire the lock: one acquire request, sent again while it gets no
-    /// answer (up to the attempts, [`LeaseLock::with_attempts`]) or meets a concurrent update
-    /// (409). The lease deadline counts from the FIRST send.
+    /// Tries once to acquire the lock: one acquire request (by default sent once, so this
+    /// returns within one request timeout; sent again while it gets no answer or meets a
+    /// concurrent update (409) only up to [`LeaseLock::with_attempts`]). The lease deadline
+    /// counts from the FIRST send, on the local clock.
     ///
     /// # Errors
     /// [`DocLockError::Held`] if another owner holds it; [`DocLockError::Store`] if the store
@@ -191,8 +201,9 @@ impl<S: DocStore> LeaseLock<S> {
         loop {
             let step = step_where(self.recipe, self.role, pc, Step::acquires)
                 .expect("the step table acquires from Idle and Retrying");
-            // The clock read is part of the acquire step: `now` and `expires` go in the
-            // request, and the first send starts the deadline.
+            // The local clock read starts the deadline at the first send. The corrected
+            // recipe sends only the lease's length (the server measures it with `ctx._now`);
+            // the test-only `lease-acquire-noop` still sends `now` and `expires`.
             let now = if leased { self.store.now() } else { 0 };
             let expires = now.saturating_add(self.lease_ms);
             if leased && pc == Pc::Idle {
@@ -227,12 +238,10 @@ impl<S: DocStore> LeaseLock<S> {
                     }
                     pc = Pc::Retrying;
                 }
-                // 409 from `_create`, 400 from the acquire script: held (model: refused).
-                Err(
-                    e @ StoreError::Rejected {
-                        status: 400 | 409, ..
-                    },
-                ) => {
+                // 409 from `_create`; the acquire script's own refusal: held (model: refused).
+                // Any other answer — a 400 for a compile error, stored scripts disabled, a
+                // mapping error — is an error naming the request and quoting the body.
+                Err(e) if self.refused(step, &e) => {
                     return Err(DocLockError::Held {
                         lock: self.lock_name(),
                         answer: e,
@@ -243,9 +252,29 @@ impl<S: DocStore> LeaseLock<S> {
         }
     }
 
+    /// Whether the store's answer to the acquire `step` says "held": 409 from `_create`, or
+    /// the acquire script's `Debug.explain` with the script's own message (Elasticsearch's
+    /// 400 `painless_explain_error` shape, [`StoreError::explains`]). The blog's as-written
+    /// recipes (test-only) read any 400 as refused, as their authors did.
+    fn refused(&self, step: Step, e: &StoreError) -> bool {
+        match (step, e.status()) {
+            (Step::CreateLock, Some(409)) => true,
+            (Step::UpsertLock, Some(400)) => match self.recipe {
+                Recipe::Leased => e.explains(LEASE_HELD),
+                #[cfg(feature = "defects")]
+                Recipe::LeasedNoop => e.explains(LEASE_HELD),
+                #[cfg(feature = "defects")]
+                _ => true,
+            },
+            _ => false,
+        }
+    }
+
     /// Acquires the lock, trying again every `poll` while another owner holds it (or the store
     /// does not answer), for at most `timeout` on [`DocStore::now`]'s clock. Tries at least
-    /// once, so `Duration::ZERO` means "try once".
+    /// once, so `Duration::ZERO` means "try once". A try starts only before the timeout has
+    /// passed, so with the default attempts the call returns at most one request timeout after
+    /// `timeout` (`checks/tests/docstore_bounded.rs` measures it against a slow store).
     ///
     /// # Errors
     /// [`DocLockError::TimedOut`] carrying the last attempt's error, or the first error that
@@ -260,7 +289,15 @@ impl<S: DocStore> LeaseLock<S> {
         loop {
             let err = match self.try_acquire() {
                 Ok(guard) => return Ok(guard),
-                Err(e) if e.is_held() || e.store_error().is_some_and(StoreError::no_answer) => e,
+                // Held, no answer, or a 409 from `_update` (a concurrent update raced this one):
+                // waiting can heal these.
+                Err(e)
+                    if e.is_held()
+                        || e.store_error()
+                            .is_some_and(|s| s.no_answer() || s.is_conflict()) =>
+                {
+                    e
+                }
                 Err(e) => return Err(e),
             };
             let waited = self.store.now().saturating_sub(start);
@@ -318,9 +355,9 @@ impl<S: DocStore> LeaseLock<S> {
 pub struct LeaseGuard<'a, S: DocStore> {
     pub(super) lock: &'a LeaseLock<S>,
     pub(super) pc: Pc,
-    token: Token,
+    pub(super) token: Token,
     deadline: Option<u64>,
-    released: bool,
+    pub(super) released: bool,
     /// Whether the holder has claimed, read or written the data document under this grant
     /// (the claim must come first).
     pub(super) accessed: bool,
@@ -344,9 +381,11 @@ impl<S: DocStore> LeaseGuard<'_, S> {
         self.token
     }
 
-    /// The lease deadline (milliseconds since the Unix epoch on [`DocStore::now`]'s clock):
-    /// the first send of the acquire plus the lease, never later than the document's
-    /// `expires`. `None` for the test-only recipes without a lease.
+    /// The lease deadline, in milliseconds on [`DocStore::now`]'s clock (the client's own,
+    /// monotonic in `HttpStore`): the first send of the acquire plus the lease. The server
+    /// starts its lease (`ctx._now` + lease) only when the request arrives, so the deadline
+    /// never falls after the document's `expires`, whatever the client's wall clock says.
+    /// `None` for the test-only recipes without a lease.
     pub fn valid_until(&self) -> Option<u64> {
         self.deadline
     }
@@ -388,6 +427,64 @@ impl<S: DocStore> LeaseGuard<'_, S> {
                 deadline_ms: deadline,
                 now_ms: now,
             })
+        }
+    }
+
+    /// Extends the lease: `lease-acquire` again, sent only if the lock document still carries
+    /// this guard's token (`POST <index>/_update/<id>?if_seq_no=S&if_primary_term=T`; the
+    /// server measures the new lease with `ctx._now`). The renewal is a write, so the token
+    /// becomes the renewal's (higher: documents fenced with the old one accept the new one);
+    /// the deadline counts from this send. Not a step of the model (a renewal there is a new
+    /// acquire); tested over HTTP (`checks/tests/docstore_clock.rs`).
+    ///
+    /// # Errors
+    /// [`DocLockError::LeaseExpired`] if the local deadline has passed (nothing sent: a lapsed
+    /// lease is anyone's, a renewal cannot revive it); [`DocLockError::NotOwner`] if the lock
+    /// document no longer carries this token (409) or is gone (404) — the lock is lost;
+    /// [`DocLockError::NotHolding`] on a lost guard or a recipe without a lease;
+    /// [`DocLockError::Store`] otherwise (no answer: the lease may or may not be extended;
+    /// the old deadline stands).
+    pub fn renew(&mut self) -> Result<(), DocLockError> {
+        let lock = self.lock;
+        self.usable()?;
+        if lock.recipe != Recipe::Leased {
+            return Err(DocLockError::NotHolding {
+                lock: lock.lock_name(),
+                state: "only the leased recipe renews",
+            });
+        }
+        let deadline = self.deadline.expect("a leased guard has a deadline");
+        let now = lock.store.now();
+        if now >= deadline {
+            self.pc = Pc::Idle;
+            return Err(DocLockError::LeaseExpired {
+                lock: lock.lock_name(),
+                deadline_ms: deadline,
+                now_ms: now,
+            });
+        }
+        let script = StoredScript {
+            id: "lease-acquire",
+            params: serde_json::json!({"owner": lock.owner, "lease": lock.lease_ms}),
+            scripted_upsert: false,
+        };
+        match lock
+            .store
+            .update_with_script_if(&lock.index, &lock.id, &script, self.token)
+        {
+            Ok(w) => {
+                self.token = w.token;
+                self.deadline = Some(now.saturating_add(lock.lease_ms));
+                Ok(())
+            }
+            Err(e) if matches!(e.status(), Some(404 | 409)) => {
+                self.pc = Pc::Idle;
+                Err(DocLockError::NotOwner {
+                    lock: lock.lock_name(),
+                    answer: e,
+                })
+            }
+            Err(e) => Err(lock.store_error(e)),
         }
     }
 
@@ -460,7 +557,8 @@ impl<S: DocStore> LeaseGuard<'_, S> {
                 Ok(w)
             }
             // The fence refused the token: a newer holder wrote. Release (model: Releasing).
-            Err(e) if e.is_script_failure() => {
+            // Only the script's own refusal says so; any other 400 is an error.
+            Err(e) if e.explains(STALE_TOKEN) => {
                 self.pc = Pc::Releasing;
                 Err(DocLockError::Fenced {
                     lock: lock.lock_name(),
@@ -475,91 +573,8 @@ impl<S: DocStore> LeaseGuard<'_, S> {
         }
     }
 
-    /// Releases the lock by compare-and-delete on the token, sending it again while it gets
-    /// no answer. A guard whose lease check failed sends nothing.
-    ///
-    /// # Errors
-    /// [`DocLockError::NotOwner`] if the lock document was no longer ours (409/404, or 400:
-    /// the unlock script refused);
-    /// [`DocLockError::Store`] if the store never answered (the lease passes at the deadline
-    /// anyway) or answered unexpectedly.
-    pub fn release(mut self) -> Result<(), DocLockError> {
-        self.release_inner()
-    }
-
-    fn release_inner(&mut self) -> Result<(), DocLockError> {
-        if std::mem::replace(&mut self.released, true) {
-            return Ok(());
-        }
-        let lock = self.lock;
-        // Lease passed at the check: the model's client forgets the lock (Idle).
-        let pc = match self.pc {
-            Pc::Idle | Pc::Retrying => return Ok(()),
-            // A read or a check without the write that should follow, or a claim that got no
-            // answer: release as from Holding.
-            Pc::Claiming | Pc::Computing | Pc::Writing => Pc::Holding,
-            pc => pc,
-        };
-        let step = step_where(lock.recipe, lock.role, pc, Step::releases)
-            .expect("the step table releases from Holding and Releasing");
-        let request = release_request(step, &lock.index, &lock.id, Some(self.token));
-        let mut sends = 0;
-        loop {
-            sends += 1;
-            self.pc = Pc::Releasing;
-            match request.send(&lock.store) {
-                Ok(w) if w.result == WriteResult::NotFound => {
-                    self.pc = Pc::Idle;
-                    return Err(DocLockError::NotOwner {
-                        lock: lock.lock_name(),
-                        answer: StoreError::Rejected {
-                            request: format!("DELETE {}/_doc/{}", lock.index, lock.id),
-                            status: 404,
-                            error_type: "not_found".to_owned(),
-                            reason: "no lock document".to_owned(),
-                        },
-                    });
-                }
-                Ok(_) => {
-                    self.pc = Pc::Idle;
-                    return Ok(());
-                }
-                Err(e) if e.no_answer() || (step == Step::UpdateUnlock && e.is_conflict()) => {
-                    if sends >= lock.attempts {
-                        return Err(lock.store_error(e));
-                    }
-                }
-                // 409/404: the document is not ours (or gone); 400: the unlock script refused
-                // (the `_update` releases). Any other refusal (401, 403, 429) says nothing about
-                // the owner: it is a store error (found by `checks/tests/docstore_error_table.rs`).
-                Err(
-                    e @ StoreError::Rejected {
-                        status: 400 | 404 | 409,
-                        ..
-                    },
-                ) => {
-                    self.pc = Pc::Idle;
-                    return Err(DocLockError::NotOwner {
-                        lock: lock.lock_name(),
-                        answer: e,
-                    });
-                }
-                Err(e) => {
-                    self.pc = Pc::Idle;
-                    return Err(lock.store_error(e));
-                }
-            }
-        }
-    }
-
     /// Whether the recipe keeps this token as its fencing token (the model's `keeps_token`).
     pub fn keeps_token(&self) -> bool {
         keeps_token(self.lock.recipe, self.lock.writes, self.lock.role)
-    }
-}
-
-impl<S: DocStore> Drop for LeaseGuard<'_, S> {
-    fn drop(&mut self) {
-        let _ = self.release_inner();
     }
 }

@@ -27,15 +27,21 @@
 //! | operation | request (Elasticsearch REST) | model step (`lockwright_model::docstore`) |
 //! |---|---|---|
 //! | [`LeaseLock::install_scripts`] | `POST _scripts/lease-acquire`, `POST _scripts/fenced-write`, `POST _scripts/fence-claim` | — (setup) |
-//! | [`LeaseLock::try_acquire`] | read the clock, then `POST files-lock/_update/1 {"script": {"id": "lease-acquire", "params": {owner, now, expires}}, "upsert": {owner, expires}}` | `UpsertLock` |
+//! | [`LeaseLock::try_acquire`] | read the local clock (the deadline), then `POST files-lock/_update/1 {"script": {"id": "lease-acquire", "params": {owner, lease}}, "scripted_upsert": true, "upsert": {}}` (the server's `ctx._now` measures the lease) | `UpsertLock` |
 //! | [`LeaseGuard::claim`] | `POST files/_update/1 {"script": {"id": "fence-claim", "params": {primary_term, seq_no}}, "upsert": {"fence": {..}}}` | `ClaimData` |
 //! | [`LeaseGuard::read`], [`Claimed::read`] | `GET files/_doc/1` | `ReadData` |
 //! | [`LeaseGuard::ensure_valid`] | read the clock: valid while now < the deadline, which counts from the first send of the acquire | `CheckLease` |
 //! | [`LeaseGuard::fenced_write`] | `ensure_valid`, then `POST files/_update/1 {"script": {"id": "fenced-write", "params": {primary_term, seq_no, name}}}` | `CheckLease`, `WriteData` |
+//! | [`LeaseGuard::renew`] | `POST files-lock/_update/1?if_seq_no=S&if_primary_term=T {"script": {"id": "lease-acquire", "params": {owner, lease}}}` | — (outside the model) |
 //! | [`LeaseGuard::release`], drop | `DELETE files-lock/_doc/1?if_seq_no=S&if_primary_term=T` (the token) | `CompareAndDelete` |
 //!
 //! A timed-out request (no answer: the model's lost reply, applied or not) is sent again, as
-//! the model's clients do; so is a 409 on an `_update` (a concurrent update raced it). The
+//! the model's clients do, only with [`LeaseLock::with_attempts`] above 1; by default each
+//! request is sent once, so `try_acquire` returns within one request timeout and
+//! [`LeaseLock::acquire`] (which tries again while held, unanswered, or on a 409 from an
+//! `_update`) passes its timeout by at most one request. A dropped guard sends its release
+//! once. A 400 reads as "held" or "fenced" only in Elasticsearch's `Debug.explain` shape with
+//! the script's own message ([`StoreError::explains`]). The
 //! fencing token is the `_primary_term`/`_seq_no` of the acquiring write: every successful
 //! acquire writes (the `lease-acquire` script is never a `noop`, see `docs/docstore.md`,
 //! finding 1), so the token is fresh and orders grants.
@@ -54,13 +60,15 @@
 //! - **Not tested against a real Elasticsearch or OpenSearch**: none can be installed where
 //!   this crate is developed. The HTTP layer is tested against a loopback server that serves
 //!   this project's reading of the documented semantics (`docs/docstore.md`, section 9).
-//! - One clock: [`DocStore::now`] is the wall clock of each client (milliseconds since the
-//!   Unix epoch), used both in the lease document and for the holder's own deadline. Clients
-//!   whose clocks disagree by `d` need a lease shortened by `d`; a clock stepped backwards
-//!   lengthens a deadline. Pauses longer than the lease (GC, VM) make two holders believe they
-//!   hold the lock: only the fenced writes stay exclusive, and only claimed sessions lose no
-//!   update (without [`LeaseGuard::claim`], an older holder's late write can land between this
-//!   holder's read and its write).
+//! - Two clocks, each compared only with itself: the lease in the lock document is measured
+//!   by the server (`ctx._now` in `lease-acquire`; the request carries only the lease's
+//!   length), and the holder's own deadline by [`DocStore::now`] (monotonic in [`HttpStore`]):
+//!   first send + lease, which ends no later than the server's lease. Clients whose wall clocks
+//!   disagree agree on who holds (`checks/tests/docstore_clock.rs`). A server clock stepped
+//!   (or a clock rate far off) still moves leases. Pauses longer than the lease (GC, VM) make
+//!   two holders believe they hold the lock: only the fenced writes stay exclusive, and only
+//!   claimed sessions lose no update (without [`LeaseGuard::claim`], an older holder's late
+//!   write can land between this holder's read and its write).
 //! - Needs Elasticsearch 6.7 or later (`if_seq_no`/`if_primary_term`).
 //! - An operator who deletes the lock document gives two holders (fencing still protects the
 //!   data).
@@ -70,6 +78,7 @@ mod error;
 mod http;
 mod lock;
 pub mod recipe;
+mod release;
 pub mod scripts;
 pub mod store;
 
@@ -80,4 +89,4 @@ pub use lock::{default_owner, LeaseGuard, LeaseLock, DEFAULT_ATTEMPTS};
 #[cfg(feature = "defects")]
 pub use recipe::Defect;
 pub use recipe::{Pc, Recipe, Role, Step, Writes};
-pub use store::{Doc, DocStore, StoreError, StoredScript, Token, WriteResult, Written};
+pub use store::{Doc, DocStore, Refusal, StoreError, StoredScript, Token, WriteResult, Written};

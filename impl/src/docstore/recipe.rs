@@ -350,6 +350,7 @@ pub fn claim_request<'a>(index: &'a str, id: &'a str, token: Token) -> Request<'
         script: StoredScript {
             id: "fence-claim",
             params: fence.clone(),
+            scripted_upsert: false,
         },
         upsert: json!({ "fence": fence }),
     }
@@ -371,11 +372,14 @@ pub fn acquire_request<'a>(
         Recipe::Leased => Request::Upsert {
             index,
             id,
+            // The server's clock decides (`ctx._now` in the script, also for the upsert):
+            // only the lease's length goes in the request, never the client's time.
             script: StoredScript {
                 id: "lease-acquire",
-                params: json!({"owner": owner, "now": now, "expires": expires}),
+                params: json!({"owner": owner, "lease": expires.saturating_sub(now)}),
+                scripted_upsert: true,
             },
-            upsert: json!({"owner": owner, "expires": expires}),
+            upsert: json!({}),
         },
         #[cfg(feature = "defects")]
         Recipe::LeasedNoop => Request::Upsert {
@@ -384,6 +388,7 @@ pub fn acquire_request<'a>(
             script: StoredScript {
                 id: "lease-acquire-noop",
                 params: json!({"owner": owner, "now": now, "expires": expires}),
+                scripted_upsert: false,
             },
             upsert: json!({"owner": owner, "expires": expires}),
         },
@@ -400,6 +405,7 @@ pub fn acquire_request<'a>(
             script: StoredScript {
                 id: "document-lock",
                 params: json!({"process_id": owner}),
+                scripted_upsert: false,
             },
             upsert: json!({"process_id": owner}),
         },
@@ -411,6 +417,7 @@ pub fn acquire_request<'a>(
                 script: StoredScript {
                     id: "rw-lock",
                     params: json!({}),
+                    scripted_upsert: false,
                 },
                 upsert: json!({"lock_type": "shared", "lock_count": 1}),
             },
@@ -438,6 +445,7 @@ pub fn release_request<'a>(
             script: StoredScript {
                 id: "rw-unlock",
                 params: json!({}),
+                scripted_upsert: false,
             },
         },
         _ => Request::Delete { index, id },
@@ -463,6 +471,7 @@ pub fn write_request<'a>(
                     "seq_no": t.seq_no,
                     "name": name,
                 }),
+                scripted_upsert: false,
             },
         },
         _ => Request::UpdateDoc {

@@ -3,14 +3,25 @@
 //! them): the simulated store and the loopback server run a script only if its stored source
 //! is the model's.
 
-/// `lease-acquire` (the corrected recipe): refuse while another owner's lease has not passed;
-/// otherwise write the caller's `owner` and `expires` — also when the caller already owns the
-/// document, so that every successful acquire is a write with a fresh token.
-pub const LEASE_ACQUIRE: &str =
-    "if (ctx._source.owner != params.owner && ctx._source.expires != null \
-     && ctx._source.expires > params.now) { \
+/// What `lease-acquire` (and `lease-acquire-noop`) hand to `Debug.explain` when another
+/// owner's lease has not passed: the acquire reads "held" only for this exact value.
+pub const LEASE_HELD: &str = "lease held by another owner";
+
+/// What `fenced-write` and `fence-claim` hand to `Debug.explain` for a token older than the
+/// data document's fence: the write or claim reads "fenced" only for this exact value.
+pub const STALE_TOKEN: &str = "stale fencing token";
+
+/// `lease-acquire` (the corrected recipe): on the SERVER's clock (`ctx._now`, milliseconds),
+/// refuse while another owner's lease has not passed; otherwise write the caller's `owner` and
+/// `expires = now + params.lease` — also when the caller already owns the document, so that
+/// every successful acquire is a write with a fresh token. Sent with `scripted_upsert`, so a
+/// missing lock document is created by this script too (on an empty `_source`), with the
+/// server's clock.
+pub const LEASE_ACQUIRE: &str = "long now = ctx._now; \
+     if (ctx._source.owner != null && ctx._source.owner != params.owner \
+     && ctx._source.expires != null && ctx._source.expires > now) { \
      Debug.explain('lease held by another owner'); } \
-     ctx._source.owner = params.owner; ctx._source.expires = params.expires;";
+     ctx._source.owner = params.owner; ctx._source.expires = now + params.lease;";
 
 /// `fenced-write`: refuse a token lower than the data document's fence; otherwise record it
 /// and write `name`.

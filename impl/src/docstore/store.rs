@@ -94,6 +94,24 @@ pub struct StoredScript {
     pub id: &'static str,
     /// Its `params`.
     pub params: Value,
+    /// Whether an upsert of a missing document runs this script too (`"scripted_upsert":
+    /// true`, on an empty `_source`) instead of inserting the `upsert` body as it stands.
+    pub scripted_upsert: bool,
+}
+
+/// The rest of a [`StoreError::Rejected`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Refusal {
+    /// `error.reason`, then each `caused_by` reason.
+    pub reason: String,
+    /// The value a stored script handed to painless `Debug.explain`, when (and only when) the
+    /// body has Elasticsearch's shape for it: `illegal_argument_exception` caused by a
+    /// `script_exception` ("runtime error", the value in its `to_string`) caused by a
+    /// `painless_explain_error`. The recipes' scripts refuse this way; any other 400 (a
+    /// compile error, stored scripts disabled, a mapping error) has `None` here.
+    pub explained: Option<String>,
+    /// The answer's body as received (at most 300 characters), quoted by error messages.
+    pub body: String,
 }
 
 /// Why a request did not give an answer of the recipe's kind. `request` names the method and
@@ -110,8 +128,9 @@ pub enum StoreError {
         status: u16,
         /// `error.type` of the answer.
         error_type: String,
-        /// `error.reason` (a script's `Debug.explain` text is in its `caused_by`).
-        reason: String,
+        /// `error.reason` and what a stored script explained, and the body as received (boxed:
+        /// errors stay small).
+        detail: Box<Refusal>,
     },
     /// The request was (or may have been) sent and no answer came: a timeout, a connection
     /// reset, a 5xx from a proxy. Applied or not, nobody knows — the model's lost reply. The
@@ -166,9 +185,22 @@ impl StoreError {
         self.status() == Some(409)
     }
 
-    /// 400: a script threw (`Debug.explain`, or a runtime error).
-    pub fn is_script_failure(&self) -> bool {
-        matches!(self, StoreError::Rejected { status: 400, .. })
+    /// The value a script handed to `Debug.explain`, if this is Elasticsearch's 400 for it.
+    pub fn explained(&self) -> Option<&str> {
+        match self {
+            StoreError::Rejected {
+                status: 400,
+                detail,
+                ..
+            } => detail.explained.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// Whether a stored script refused with exactly `message` (`Debug.explain(message)`): the
+    /// only 400 the recipes read as "held" or "fenced". Any other 400 is an error.
+    pub fn explains(&self, message: &str) -> bool {
+        self.explained() == Some(message)
     }
 
     /// The request line (`POST http://…/files-lock/_update/1`).
@@ -189,8 +221,15 @@ impl fmt::Display for StoreError {
                 request,
                 status,
                 error_type,
-                reason,
-            } => write!(f, "{request}: {status} {error_type}: {reason}"),
+                detail,
+            } => {
+                write!(f, "{request}: {status} {error_type}: {}", detail.reason)?;
+                if detail.body.is_empty() {
+                    Ok(())
+                } else {
+                    write!(f, "; the answer was: {}", detail.body)
+                }
+            }
             StoreError::OutcomeUnknown { request, detail } => write!(
                 f,
                 "{request}: no answer ({detail}); the request may or may not have been applied"
@@ -247,6 +286,29 @@ pub trait DocStore: Send + Sync {
         id: &str,
         script: &StoredScript,
     ) -> Result<Written, StoreError>;
+
+    /// `POST <index>/_update/<id>?if_seq_no=S&if_primary_term=T {"script": ..}`: runs the
+    /// stored script only if the document still carries `token` (used by
+    /// `LeaseGuard::renew`; no model step). The default answers that this store does not serve
+    /// it.
+    ///
+    /// # Errors
+    /// 409 if the document's token is another; 404 if it is missing; 400 if the script threw;
+    /// no answer.
+    fn update_with_script_if(
+        &self,
+        index: &str,
+        id: &str,
+        script: &StoredScript,
+        token: Token,
+    ) -> Result<Written, StoreError> {
+        let _ = (script, token);
+        Err(StoreError::BadResponse {
+            request: format!("POST {index}/_update/{id}?if_seq_no&if_primary_term"),
+            status: 0,
+            detail: "this store does not serve conditional updates (`renew` needs them)".to_owned(),
+        })
+    }
 
     /// `POST <index>/_update/<id> {"doc": ..}`: merges a partial document (the blog's unfenced
     /// data write; only the deliberately broken `Writes::Unfenced` sends it).
@@ -305,6 +367,15 @@ impl<S: DocStore + ?Sized> DocStore for std::sync::Arc<S> {
         script: &StoredScript,
     ) -> Result<Written, StoreError> {
         (**self).update_with_script(index, id, script)
+    }
+    fn update_with_script_if(
+        &self,
+        index: &str,
+        id: &str,
+        script: &StoredScript,
+        token: Token,
+    ) -> Result<Written, StoreError> {
+        (**self).update_with_script_if(index, id, script, token)
     }
     fn update_doc(&self, index: &str, id: &str, doc: &Value) -> Result<Written, StoreError> {
         (**self).update_doc(index, id, doc)

@@ -198,7 +198,10 @@ impl<R: Runtime> DocStore for SimClient<R> {
             let body = serde_json::json!({
                 "script": {"id": script.id, "params": script.params},
                 "upsert": upsert,
+                "scripted_upsert": script.scripted_upsert,
             });
+            // The server's clock (`ctx._now`) is the simulated clock at this step.
+            w.service.now = w.clock;
             Ok(Req {
                 index: index.to_owned(),
                 id: id.to_owned(),
@@ -214,7 +217,7 @@ impl<R: Runtime> DocStore for SimClient<R> {
         script: &StoredScript,
     ) -> Result<Written, WireError> {
         self.request(line("POST", index, "_update", id), |w| {
-            let s = script_from_call(script.id, &script.params, &mut w.service.owners)?;
+            let s = script_from_call(script.id, &script.params, w.clock, &mut w.service.owners)?;
             Ok(Req {
                 index: index.to_owned(),
                 id: id.to_owned(),

@@ -12,7 +12,10 @@
 //! /<index>/_update/<id>` (`script` with a stored script id and params, or `doc`; `upsert`),
 //! `DELETE /<index>/_doc/<id>[?if_seq_no=..&if_primary_term=..]`, `GET /<index>/_doc/<id>`.
 //! Anything else, a body the model has no shape for, or a script whose stored source is not
-//! the model's, is refused with a 4xx error body. Faults for the client's timeout handling:
+//! the model's, is refused with a 4xx error body. A script that throws is answered with
+//! Elasticsearch's body for it ([`script_error_body`]: `illegal_argument_exception` ←
+//! `script_exception` "runtime error" ← `painless_explain_error`, the explained value in
+//! `to_string`), and every write and read carries the document's `_version`. Faults for the client's timeout handling:
 //! [`LoopbackServer::lose_next_reply`] (applied, answered too late) and
 //! [`LoopbackServer::lose_next_request`] (not applied, answered too late). Scripted answers
 //! for the client's error classification (`checks/tests/docstore_error_table.rs`):
@@ -25,7 +28,8 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use lockwright_model::docstore::store::Token;
+use lockwright_model::docstore::protocol::{DATA_ID, DATA_INDEX};
+use lockwright_model::docstore::store::{ScriptError, StoreError as ModelError, Token};
 use serde_json::{json, Value};
 
 use super::service::{error_parts, source_from_json, source_to_json, Answer, Op, Req, Service};
@@ -49,6 +53,13 @@ struct Shared {
     service: Service,
     requests: Vec<String>,
     fault: Option<Fault>,
+    /// Each document's `_version`: 1 at its first write, +1 at every write (a delete too; a
+    /// document created again after a delete continues from its tombstone's version, as
+    /// Elasticsearch does within `index.gc_deletes`). Kept here, not in the model, which has no
+    /// versions.
+    versions: BTreeMap<(String, String), u64>,
+    /// Every request from now on is applied and answered only after this delay.
+    slow: Option<Duration>,
 }
 
 /// The loopback server; stops when dropped.
@@ -80,6 +91,7 @@ impl LoopbackServer {
         let addr = server.server_addr().to_ip().expect("an IP listener");
         let shared = Arc::new(Mutex::new(Shared {
             service: Service::with_model_documents(),
+            versions: [((DATA_INDEX.to_owned(), DATA_ID.to_owned()), 1)].into(),
             ..Shared::default()
         }));
         let (srv, sh) = (Arc::clone(&server), Arc::clone(&shared));
@@ -115,6 +127,12 @@ impl LoopbackServer {
     /// shorter sees no answer).
     pub fn lose_next_reply(&self, delay: Duration) {
         lock(&self.shared).fault = Some(Fault::ReplyLost(delay));
+    }
+
+    /// Every request from now on is applied as usual and answered only after `delay` (a slow
+    /// store: a client whose timeout is shorter sees no answer). `None`: answer at once again.
+    pub fn answer_slowly(&self, delay: Option<Duration>) {
+        lock(&self.shared).slow = delay;
     }
 
     /// The next request is not applied, and answered 500 only after `delay`.
@@ -185,8 +203,9 @@ fn bad_request(reason: &str) -> (u16, Value) {
     error(400, "x_content_parse_exception", reason)
 }
 
-/// The HTTP answer to a write: Elasticsearch's document-API response shape.
-fn write_answer(index: &str, id: &str, answer: &Answer) -> (u16, Value) {
+/// The HTTP answer to a write: Elasticsearch's document-API response shape, with the
+/// document's `_version` after it.
+fn write_answer(index: &str, id: &str, answer: &Answer, version: u64) -> (u16, Value) {
     let status = answer.status();
     match answer {
         Answer::Model(Ok(w)) => (
@@ -194,28 +213,65 @@ fn write_answer(index: &str, id: &str, answer: &Answer) -> (u16, Value) {
             json!({
                 "_index": index,
                 "_id": id,
+                "_version": version,
                 "result": w.result.name(),
                 "_seq_no": w.token.seq_no,
                 "_primary_term": w.token.primary_term,
                 "_shards": {"total": 1, "successful": 1, "failed": 0},
             }),
         ),
+        Answer::Model(Err(ModelError::Script(e))) => (status, script_error_body(*e)),
         refused => {
             let (error_type, reason) = error_parts(refused).expect("a refusal");
-            let mut body = json!({
-                "error": {"type": error_type, "reason": reason},
-                "status": status,
-            });
-            if let Answer::Model(Err(lockwright_model::docstore::store::StoreError::Script(e))) =
-                refused
-            {
-                body["error"]["reason"] = json!("runtime error");
-                body["error"]["caused_by"] =
-                    json!({"type": "painless_explain_error", "reason": e.to_string()});
-            }
-            (status, body)
+            (
+                status,
+                json!({
+                    "error": {
+                        "root_cause": [{"type": error_type, "reason": reason}],
+                        "type": error_type,
+                        "reason": reason,
+                    },
+                    "status": status,
+                }),
+            )
         }
     }
+}
+
+/// Elasticsearch's 400 for an update script that threw at run time, as the reference's
+/// "Painless debugging" page shows it for `Debug.explain` in `_update`: an
+/// `illegal_argument_exception` ("failed to execute script") caused by a `script_exception`
+/// ("runtime error"; an explained value in `to_string`) caused by a `painless_explain_error`
+/// (reason `null`) — or, for a null dereference, by a `null_pointer_exception`.
+/// `checks/tests/docstore_http.rs` pins the bodies.
+pub fn script_error_body(e: ScriptError) -> Value {
+    let mut script = json!({
+        "type": "script_exception",
+        "reason": "runtime error",
+        "script_stack": [],
+        "script": " ",
+        "lang": "painless",
+    });
+    match e {
+        ScriptError::Explain(m) => {
+            script["painless_class"] = json!("java.lang.String");
+            script["to_string"] = json!(m);
+            script["java_class"] = json!("java.lang.String");
+            script["caused_by"] = json!({"type": "painless_explain_error", "reason": null});
+        }
+        ScriptError::NullPointer => {
+            script["caused_by"] = json!({"type": "null_pointer_exception", "reason": null});
+        }
+    }
+    json!({
+        "error": {
+            "root_cause": [{"type": "illegal_argument_exception", "reason": "failed to execute script"}],
+            "type": "illegal_argument_exception",
+            "reason": "failed to execute script",
+            "caused_by": script,
+        },
+        "status": 400,
+    })
 }
 
 fn parse_cond(q: &BTreeMap<String, String>) -> Result<Option<Token>, String> {
@@ -249,6 +305,27 @@ fn route(
             (index, id, Op::Create(source))
         }
         (Post, [index, "_update", id]) => {
+            // `if_seq_no`/`if_primary_term` (a renewal): checked before the script runs.
+            let cond = parse_cond(q).map_err(|e| error(400, "illegal_argument_exception", &e))?;
+            if let Some(t) = cond {
+                match service.get(index, id) {
+                    None => {
+                        return Err(error(404, "document_missing_exception", "document missing"))
+                    }
+                    Some(d) if d.seq_no != t.seq_no || d.primary_term != t.primary_term => {
+                        return Err(error(
+                            409,
+                            "version_conflict_engine_exception",
+                            "version conflict, required seqNo and primary term differ",
+                        ))
+                    }
+                    Some(_) => {}
+                }
+            }
+            // `ctx._now`: this server's wall clock.
+            service.now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
             let op = service.parse_update(body).map_err(|e| bad_request(&e))?;
             (index, id, op)
         }
@@ -333,6 +410,7 @@ fn serve(shared: &Mutex<Shared>, mut request: tiny_http::Request) {
                 200,
                 json!({
                     "_index": index, "_id": id, "found": true,
+                    "_version": sh.versions.get(&((*index).to_owned(), (*id).to_owned())).copied().unwrap_or(1),
                     "_seq_no": d.seq_no, "_primary_term": d.primary_term,
                     "_source": source_to_json(d.source, &sh.service.owners),
                 }),
@@ -351,7 +429,15 @@ fn serve(shared: &Mutex<Shared>, mut request: tiny_http::Request) {
                     );
                 }
                 let a = sh.service.execute(&req);
-                let out = write_answer(&req.index, &req.id, &a);
+                let key = (req.index.clone(), req.id.clone());
+                let version = sh.versions.entry(key).or_insert(0);
+                if let Answer::Model(Ok(w)) = &a {
+                    use lockwright_model::docstore::store::WriteResult as R;
+                    if matches!(w.result, R::Created | R::Updated | R::Deleted) {
+                        *version += 1;
+                    }
+                }
+                let out = write_answer(&req.index, &req.id, &a, *version);
                 if let Some(Fault::ReplyLost(delay)) = fault {
                     drop(sh);
                     return respond(request, out, Some(delay));
@@ -360,8 +446,9 @@ fn serve(shared: &Mutex<Shared>, mut request: tiny_http::Request) {
             }
         },
     };
+    let slow = sh.slow;
     drop(sh);
-    respond(request, answer, None);
+    respond(request, answer, slow);
 }
 
 fn respond(request: tiny_http::Request, (status, body): (u16, Value), delay: Option<Duration>) {

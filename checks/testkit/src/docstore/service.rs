@@ -155,7 +155,13 @@ pub fn source_to_json(s: Source, owners: &Owners) -> Value {
 ///
 /// # Errors
 /// An unknown script id or params of the wrong shape.
-pub fn script_from_call(id: &str, params: &Value, owners: &mut Owners) -> Result<Script, String> {
+/// `now` is the server's clock (`ctx._now`) for the scripts that read it (`lease-acquire`).
+pub fn script_from_call(
+    id: &str,
+    params: &Value,
+    now: u64,
+    owners: &mut Owners,
+) -> Result<Script, String> {
     let lease = |owners: &mut Owners| -> Result<(Owner, u64, u64), String> {
         Ok((
             owners.owner(str_field(params, "owner")?)?,
@@ -169,14 +175,12 @@ pub fn script_from_call(id: &str, params: &Value, owners: &mut Owners) -> Result
         },
         "rw-lock" => Script::RwLock,
         "rw-unlock" => Script::RwUnlock,
-        "lease-acquire" => {
-            let (owner, now, expires) = lease(owners)?;
-            Script::LeaseAcquire {
-                owner,
-                now,
-                expires,
-            }
-        }
+        // The server's clock: `expires = ctx._now + params.lease`.
+        "lease-acquire" => Script::LeaseAcquire {
+            owner: owners.owner(str_field(params, "owner")?)?,
+            now,
+            expires: now.saturating_add(u64_field(params, "lease")?),
+        },
         "lease-acquire-noop" => {
             let (owner, now, expires) = lease(owners)?;
             Script::LeaseAcquireNoop {
@@ -267,6 +271,9 @@ pub struct Service {
     pub indices: BTreeMap<String, Shard<String>>,
     pub scripts: BTreeMap<String, String>,
     pub owners: Owners,
+    /// The server's clock (`ctx._now`, milliseconds) for the request being parsed: the
+    /// simulated clock, or the loopback server's wall clock.
+    pub now: u64,
 }
 
 impl Service {
@@ -342,20 +349,41 @@ impl Service {
     /// # Errors
     /// A body the model has no vocabulary for.
     pub fn parse_update(&mut self, body: &Value) -> Result<Op, String> {
-        let upsert = match body.get("upsert") {
-            Some(u) => Some(source_from_json(u, &mut self.owners)?),
-            None => None,
+        let scripted = body.get("scripted_upsert").and_then(Value::as_bool) == Some(true);
+        let mut upsert = match body.get("upsert") {
+            Some(u) if !scripted => Some(source_from_json(u, &mut self.owners)?),
+            _ => None,
         };
-        let body = match (body.get("script"), body.get("doc")) {
+        let update = match (body.get("script"), body.get("doc")) {
             (Some(script), None) => {
                 let id = str_field(script, "id")?;
                 let params = script.get("params").cloned().unwrap_or(json!({}));
-                UpdateBody::Script(script_from_call(id, &params, &mut self.owners)?)
+                UpdateBody::Script(script_from_call(id, &params, self.now, &mut self.owners)?)
             }
             (None, Some(doc)) if doc.is_object() => UpdateBody::Doc,
             _ => return Err(format!("expected one of `script` or `doc` in {body}")),
         };
-        Ok(Op::Update { body, upsert })
+        // A scripted upsert runs the script on an empty `_source`: for `lease-acquire` that
+        // writes exactly the lease it would write over a passed one (the model's upsert).
+        if scripted {
+            upsert = match update {
+                UpdateBody::Script(Script::LeaseAcquire { owner, expires, .. })
+                    if body.get("upsert") == Some(&json!({})) =>
+                {
+                    Some(Source::Lease { owner, expires })
+                }
+                _ => {
+                    return Err(format!(
+                        "a scripted upsert is modelled only for `lease-acquire` with an empty \
+                         `upsert`: {body}"
+                    ))
+                }
+            };
+        }
+        Ok(Op::Update {
+            body: update,
+            upsert,
+        })
     }
 }
 

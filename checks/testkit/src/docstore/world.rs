@@ -22,6 +22,7 @@ use std::sync::Arc;
 
 use lockwright::docstore::{StoreError as WireError, Token as WireToken};
 use lockwright_model::docstore::protocol::LOCK_INDEX;
+use lockwright_model::docstore::store::{ScriptError, StoreError as ModelError};
 use lockwright_model::docstore::{ClientId, Delivery};
 
 use super::client::SimClient;
@@ -108,11 +109,23 @@ pub(crate) fn wire_result(
         refused => {
             let (error_type, reason) =
                 super::service::error_parts(refused).expect("a refusal has parts");
+            // A `Debug.explain` carries its value, as Elasticsearch's body does (the loopback
+            // server sends that body; `HttpStore` reads it back into the same field).
+            let explained = match refused {
+                Answer::Model(Err(ModelError::Script(ScriptError::Explain(m)))) => {
+                    Some((*m).to_owned())
+                }
+                _ => None,
+            };
             Err(WireError::Rejected {
                 request: line.to_owned(),
                 status: refused.status(),
                 error_type: error_type.to_owned(),
-                reason,
+                detail: Box::new(lockwright::docstore::Refusal {
+                    reason,
+                    explained,
+                    body: String::new(),
+                }),
             })
         }
     }

@@ -99,10 +99,11 @@ impl Script {
             }
             Script::RwUnlock => "if ( --ctx._source.lock_count == 0) { ctx.op = 'delete' }",
             Script::LeaseAcquire { .. } => {
-                "if (ctx._source.owner != params.owner && ctx._source.expires != null \
-                 && ctx._source.expires > params.now) { \
+                "long now = ctx._now; \
+                 if (ctx._source.owner != null && ctx._source.owner != params.owner \
+                 && ctx._source.expires != null && ctx._source.expires > now) { \
                  Debug.explain('lease held by another owner'); } \
-                 ctx._source.owner = params.owner; ctx._source.expires = params.expires;"
+                 ctx._source.owner = params.owner; ctx._source.expires = now + params.lease;"
             }
             Script::LeaseAcquireNoop { .. } => {
                 "if (ctx._source.owner == params.owner) { ctx.op = 'noop'; } \

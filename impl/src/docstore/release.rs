@@ -1,0 +1,98 @@
+//! The release of a [`LeaseGuard`]: compare-and-delete on the token, by `release()` (up to the
+//! lock's attempts) or by dropping the guard (one send: a drop blocks for at most one bounded
+//! request).
+
+use super::recipe::{release_request, step_where, Pc, Step};
+use super::store::{DocStore, Refusal, StoreError, WriteResult};
+use super::{DocLockError, LeaseGuard};
+
+impl<S: DocStore> LeaseGuard<'_, S> {
+    /// Releases the lock by compare-and-delete on the token, sending it again while it gets
+    /// no answer. A guard whose lease check failed sends nothing.
+    ///
+    /// # Errors
+    /// [`DocLockError::NotOwner`] if the lock document was no longer ours (409/404, or 400:
+    /// the unlock script refused);
+    /// [`DocLockError::Store`] if the store never answered (the lease passes at the deadline
+    /// anyway) or answered unexpectedly.
+    pub fn release(mut self) -> Result<(), DocLockError> {
+        let attempts = self.lock.attempts();
+        self.release_inner(attempts)
+    }
+
+    /// The release, sending the compare-and-delete at most `attempts` times.
+    fn release_inner(&mut self, attempts: u32) -> Result<(), DocLockError> {
+        if std::mem::replace(&mut self.released, true) {
+            return Ok(());
+        }
+        let lock = self.lock;
+        // Lease passed at the check: the model's client forgets the lock (Idle).
+        let pc = match self.pc {
+            Pc::Idle | Pc::Retrying => return Ok(()),
+            // A read or a check without the write that should follow, or a claim that got no
+            // answer: release as from Holding.
+            Pc::Claiming | Pc::Computing | Pc::Writing => Pc::Holding,
+            pc => pc,
+        };
+        let step = step_where(lock.recipe(), lock.role(), pc, Step::releases)
+            .expect("the step table releases from Holding and Releasing");
+        let request = release_request(step, &lock.index, &lock.id, Some(self.token));
+        let mut sends = 0;
+        loop {
+            sends += 1;
+            self.pc = Pc::Releasing;
+            match request.send(lock.store()) {
+                Ok(w) if w.result == WriteResult::NotFound => {
+                    self.pc = Pc::Idle;
+                    return Err(DocLockError::NotOwner {
+                        lock: lock.lock_name(),
+                        answer: StoreError::Rejected {
+                            request: format!("DELETE {}/_doc/{}", lock.index, lock.id),
+                            status: 404,
+                            error_type: "not_found".to_owned(),
+                            detail: Box::new(Refusal {
+                                reason: "no lock document".to_owned(),
+                                ..Refusal::default()
+                            }),
+                        },
+                    });
+                }
+                Ok(_) => {
+                    self.pc = Pc::Idle;
+                    return Ok(());
+                }
+                Err(e) if e.no_answer() || (step == Step::UpdateUnlock && e.is_conflict()) => {
+                    if sends >= attempts {
+                        return Err(lock.store_error(e));
+                    }
+                }
+                // 409/404: the document is not ours (or gone); 400 only from the test-only
+                // `rw-unlock` script (the `_update` release), as the blog reads it. A `DELETE`
+                // runs no script: its 400 (and any 401, 403, 429) says nothing about the owner
+                // and is a store error (found by `checks/tests/docstore_error_table.rs`).
+                Err(e)
+                    if matches!(e.status(), Some(404 | 409))
+                        || (step == Step::UpdateUnlock && e.status() == Some(400)) =>
+                {
+                    self.pc = Pc::Idle;
+                    return Err(DocLockError::NotOwner {
+                        lock: lock.lock_name(),
+                        answer: e,
+                    });
+                }
+                Err(e) => {
+                    self.pc = Pc::Idle;
+                    return Err(lock.store_error(e));
+                }
+            }
+        }
+    }
+}
+
+/// Dropping a guard releases it with ONE compare-and-delete, whatever the attempts: a drop
+/// blocks for at most one bounded request. Unanswered, the lease passes at its deadline.
+impl<S: DocStore> Drop for LeaseGuard<'_, S> {
+    fn drop(&mut self) {
+        let _ = self.release_inner(1);
+    }
+}
