@@ -469,18 +469,34 @@ impl<C: Coordination> ZkGuard<C> {
     /// `DeleteLockNode`, retried after a lost reply and in a new session after an expiry);
     /// an inner one only counts down (`ReleaseInner`).
     ///
+    /// Safe to cancel: the delete runs in a task of its own, started before this future first
+    /// waits, and this future only waits for its answer. A caller that drops it (a timeout
+    /// around `release()`) stops waiting; the delete goes on, retried after lost replies for
+    /// at most [`crate::zk::CLEANUP_LIMIT`] while the session lives.
+    ///
     /// # Errors
-    /// [`ZkLockError::Zk`] if the server refuses the delete for good. A lock that was lost
-    /// releases without error.
+    /// [`ZkLockError::Zk`] if the server refuses the delete for good, or its replies were lost
+    /// for longer than [`crate::zk::CLEANUP_LIMIT`]. A lock that was lost releases without
+    /// error.
     pub async fn release(mut self) -> Result<(), ZkLockError> {
         self.released = true;
         if self.hold.count.fetch_sub(1, Ordering::AcqRel) > 1 || self.hold.lost().is_some() {
             return Ok(());
         }
-        let h = &*self.hold;
-        internals::release_node(&*h.coord, &h.spec, &h.node, h.coord.session())
-            .await
-            .map(|r| debug_assert!(r == Released::Deleted || !h.spec.rules().retry_lost_delete))
+        let (tx, rx) = futures::channel::oneshot::channel();
+        let hold = Arc::clone(&self.hold);
+        self.hold.coord.spawn(async move {
+            let h = &*hold;
+            let r = internals::release_node(&*h.coord, &h.spec, &h.node, h.coord.session()).await;
+            let _ = tx.send(r);
+        });
+        let retry = self.hold.spec.rules().retry_lost_delete;
+        match rx.await {
+            Ok(r) => r.map(|r| debug_assert!(r != Released::Forgotten || !retry)),
+            // The executor dropped the task (it is shutting down): nobody can delete now; the
+            // node goes with its session.
+            Err(_) => Ok(()),
+        }
     }
 }
 
