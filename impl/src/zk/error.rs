@@ -69,6 +69,9 @@ pub enum LostReason {
         /// The client's current session.
         now: SessionId,
     },
+    /// Our lock node is still there but someone wrote to it (a guarded write's version check
+    /// failed: Curator's revoker writes `__REVOKE__` into the lock node to ask for it).
+    NodeChanged,
 }
 
 impl LostReason {
@@ -96,6 +99,9 @@ impl fmt::Display for LostReason {
             LostReason::SessionReplaced { now } => write!(
                 f,
                 "the client now runs session {now}, not the one the lock was granted in"
+            ),
+            LostReason::NodeChanged => f.write_str(
+                "someone wrote to the lock node (its version changed; Curator's revoker writes __REVOKE__ there)",
             ),
         }
     }

@@ -171,7 +171,7 @@ struct Hold<C: Coordination> {
     spec: Arc<Spec>,
     node: String,
     czxid: i64,
-    seq: u64,
+    seq: i64,
     /// The session the node belongs to.
     owner: SessionId,
     /// The session the client ran when granted: once it runs another one (a restarted handle,
@@ -290,7 +290,7 @@ impl<C: Coordination> ZkGuard<C> {
     pub fn token(&self) -> FencingToken {
         if self.hold.spec.fence_by_sequence {
             // Defect `fenced-by-sequence`: the suffix restarts with a re-created parent.
-            return FencingToken::new(i64::try_from(self.hold.seq).unwrap_or(i64::MAX));
+            return FencingToken::new(self.hold.seq);
         }
         FencingToken::new(self.hold.czxid)
     }
@@ -320,7 +320,7 @@ impl<C: Coordination> ZkGuard<C> {
     }
 
     /// The sequence suffix of the lock node (NOT a fencing token).
-    pub fn sequence(&self) -> u64 {
+    pub fn sequence(&self) -> i64 {
         self.hold.seq
     }
 
@@ -430,10 +430,7 @@ impl<C: Coordination> ZkGuard<C> {
                 error,
             }) if offset == 1 => match error {
                 CoordError::NoNode => Err(h.mark_lost(LostReason::NodeDeleted)),
-                CoordError::BadVersion => Err(h.mark_lost(LostReason::NodeReplaced {
-                    owner: SessionId(0),
-                    czxid: 0,
-                })),
+                CoordError::BadVersion => Err(h.mark_lost(LostReason::NodeChanged)),
                 e => Err(ZkLockError::from_coord(
                     "guarded write (lock check)",
                     &h.node,

@@ -43,7 +43,7 @@ use std::time::{Duration, Instant};
 
 use crate::zk::coord::{Coordination, LockNode, SessionEvent, SessionId};
 use crate::zk::error::ZkLockError;
-use crate::zk::names::{child_name, sequence_of, LOCK_MARKER};
+use crate::zk::names::{child_name, sequence_of, suffix_of, LOCK_MARKER};
 
 /// How long giving up (an `acquire_timeout` past its deadline, a refused try, a failed acquire)
 /// waits for its cleanup before it returns: one bounded request. The delete goes on in the
@@ -164,7 +164,7 @@ pub(crate) enum Patience {
 pub(crate) struct Granted {
     pub node: String,
     pub czxid: i64,
-    pub seq: u64,
+    pub seq: i64,
     /// The session owning the node.
     pub owner: SessionId,
     /// The session the acquire ran in when it was granted (the owner, except for the
@@ -177,7 +177,7 @@ pub(crate) struct Granted {
 struct Own {
     path: String,
     czxid: i64,
-    seq: u64,
+    seq: i64,
     owner: SessionId,
 }
 
@@ -297,6 +297,6 @@ fn pick_own(
             None => n.starts_with(LOCK_MARKER) && s.ephemeral_owner == session,
         })
         .collect();
-    mine.sort_by_key(|(n, _)| sequence_of(n));
+    mine.sort_by(|a, b| suffix_of(&a.0).cmp(&suffix_of(&b.0)));
     mine.first().map(|c| (*c).clone())
 }
