@@ -221,6 +221,14 @@ pub enum ZkLockError {
         /// Why it failed.
         source: CoordError,
     },
+    /// An acquire through a [`crate::zk::ZkMutex`] value that already holds the lock: it would
+    /// wait behind its own node forever, so it fails at once instead.
+    AlreadyHeld {
+        /// The lock directory.
+        path: String,
+        /// The node this mutex value holds.
+        node: String,
+    },
     /// A ZooKeeper request failed for a reason the recipe cannot handle.
     Zk {
         /// What the recipe was doing (`"create the lock node"`).
@@ -338,6 +346,10 @@ impl fmt::Display for ZkLockError {
             } => write!(
                 f,
                 "guarded write failed at operation {index} on {path}: {source}; nothing was written"
+            ),
+            ZkLockError::AlreadyHeld { path, node } => write!(
+                f,
+                "ZooKeeper lock {path} is already held through this ZkMutex (node {node}); a second acquire would wait behind itself forever: re-enter with ZkGuard::reenter(), or acquire through a clone of the mutex to queue"
             ),
             ZkLockError::Zk { op, path, source } => {
                 write!(f, "ZooKeeper request failed ({op} {path}): {source}")

@@ -3,7 +3,7 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use crate::zk::client::ZkClient;
@@ -23,22 +23,27 @@ use crate::zk::names::validate_dir;
 /// per release, first come first served). The node goes with the session, so a crashed holder
 /// releases when its session expires.
 ///
-/// Several `ZkMutex` values (in this process or others) on one directory exclude each other,
-/// as do several acquires through one value: a second `acquire` on a mutex you already hold
-/// through the same value waits behind yourself, like `std::sync::Mutex`. Re-entering is
-/// explicit, through the guard: [`ZkGuard::reenter`].
+/// Several `ZkMutex` values (in this process or others) on one directory exclude each other.
+/// One value holds at most once: an acquire through a value whose last grant is still held
+/// fails at once with [`ZkLockError::AlreadyHeld`] (it would otherwise wait behind its own
+/// node forever). Re-entering is explicit, through the guard: [`ZkGuard::reenter`]; tasks
+/// that should queue for the lock each take a clone, a value of its own.
 ///
 /// The mutex is generic over the [`Coordination`] interface; production uses [`ZkClient`].
 pub struct ZkMutex<C: Coordination = ZkClient> {
     coord: Arc<C>,
     spec: Arc<Spec>,
+    /// The hold of this value's last grant (not shared with clones).
+    last: Mutex<Weak<Hold<C>>>,
 }
 
 impl<C: Coordination> Clone for ZkMutex<C> {
+    /// Another value on the same directory and client, holding nothing yet.
     fn clone(&self) -> Self {
         ZkMutex {
             coord: Arc::clone(&self.coord),
             spec: Arc::clone(&self.spec),
+            last: Mutex::new(Weak::new()),
         }
     }
 }
@@ -75,6 +80,7 @@ impl<C: Coordination> ZkMutex<C> {
                 unfenced_writes: false,
                 fence_by_sequence: false,
             }),
+            last: Mutex::new(Weak::new()),
         })
     }
 
@@ -148,12 +154,26 @@ impl<C: Coordination> ZkMutex<C> {
     }
 
     async fn run(&self, patience: Patience) -> Result<ZkGuard<C>, ZkLockError> {
+        if let Some(h) = self.held() {
+            return Err(ZkLockError::AlreadyHeld {
+                path: self.spec.dir.clone(),
+                node: h.node.clone(),
+            });
+        }
         let g = internals::acquire(&self.coord, &self.spec, patience).await?;
-        Ok(ZkGuard::new(
-            Arc::clone(&self.coord),
-            Arc::clone(&self.spec),
-            g,
-        ))
+        let guard = ZkGuard::new(Arc::clone(&self.coord), Arc::clone(&self.spec), g);
+        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Arc::downgrade(&guard.hold);
+        Ok(guard)
+    }
+
+    /// This value's last grant, while a guard of it lives and it is not known lost.
+    fn held(&self) -> Option<Arc<Hold<C>>> {
+        let h = self
+            .last
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .upgrade()?;
+        (h.count.load(Ordering::Acquire) > 0 && h.lost().is_none()).then_some(h)
     }
 }
 
