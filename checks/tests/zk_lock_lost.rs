@@ -270,3 +270,56 @@ impl ReleaseNow for lockwright::zk::ZkGuard<ZkClient> {
         block_on(self.release()).unwrap();
     }
 }
+
+#[test]
+fn a_lock_node_deleted_under_a_live_session_is_reported_by_ensure_valid_state_and_writes() {
+    // Issue #20 item 7: an operator's `deleteall` (or a peer's delete by name) removes the held
+    // node while our session lives. The first check must say so, and from then on `state()`
+    // and guarded writes too.
+    let s = server();
+    let (a, other) = (client(&s), client(&s));
+    let d = dir("deleted-under-live-session");
+    let resource = "/lockwright-test/deleted-under-live-session-resource";
+    let g = block_on(ZkMutex::new(a.clone(), &d).unwrap().acquire()).unwrap();
+    block_on(g.ensure_valid()).unwrap();
+    assert_eq!(g.state(), HoldState::Held);
+    block_on(other.delete_node(g.node())).unwrap();
+    let e = block_on(g.ensure_valid()).unwrap_err();
+    assert_eq!(e.lost_reason(), Some(LostReason::NodeDeleted), "{e}");
+    assert_eq!(g.state(), HoldState::Lost(LostReason::NodeDeleted));
+    let e = block_on(g.guarded_write(&[GuardedOp::create(resource, "late")])).unwrap_err();
+    assert_eq!(e.lost_reason(), Some(LostReason::NodeDeleted), "{e}");
+    assert!(
+        block_on(other.check_node(resource)).unwrap().is_none(),
+        "nothing was written"
+    );
+    block_on(g.release()).unwrap();
+}
+
+#[test]
+fn a_write_into_the_lock_node_is_reported_as_node_changed() {
+    // Issue #20 item 6: Curator's revoker writes `__REVOKE__` into the holder's node; the
+    // guarded write's version check fails with BADVERSION, which is its own reason (not a
+    // node replaced by "session 0").
+    let s = server();
+    let (a, other) = (client(&s), client(&s));
+    let d = dir("revoked");
+    let resource = "/lockwright-test/revoked-resource";
+    let g = block_on(ZkMutex::new(a.clone(), &d).unwrap().acquire()).unwrap();
+    block_on(other.guarded_write(None, &[GuardedOp::set_data(g.node(), "__REVOKE__")])).unwrap();
+    let e = block_on(g.guarded_write(&[GuardedOp::create(resource, "x")])).unwrap_err();
+    assert_eq!(e.lost_reason(), Some(LostReason::NodeChanged), "{e}");
+    assert!(e.to_string().contains("__REVOKE__"), "{e}");
+    assert_eq!(g.state(), HoldState::Lost(LostReason::NodeChanged));
+    // The node is still ours: the loss deletes it in the background.
+    let node = g.node().to_string();
+    assert!(
+        eventually(Duration::from_secs(10), || block_on(
+            other.check_node(&node)
+        )
+        .unwrap()
+        .is_none()),
+        "the changed node of a lost hold was not deleted"
+    );
+    block_on(g.release()).unwrap();
+}

@@ -352,3 +352,31 @@ fn a_cancelled_acquire_leaves_no_node_behind() {
     );
     block_on(g.release()).unwrap();
 }
+
+#[test]
+fn a_second_acquire_through_the_holding_mutex_fails_at_once() {
+    // Issue #20 item 8: it used to wait behind its own node forever. A clone queues as usual.
+    let s = server();
+    let zk = client(&s);
+    let d = dir("second-acquire");
+    let m = ZkMutex::new(zk.clone(), &d).unwrap();
+    let g = block_on(m.acquire()).unwrap();
+    for e in [
+        block_on(m.acquire()).unwrap_err(),
+        block_on(m.acquire_timeout(Duration::from_secs(60))).unwrap_err(),
+        block_on(m.try_acquire()).unwrap_err(),
+    ] {
+        assert!(
+            matches!(&e, ZkLockError::AlreadyHeld { node, .. } if node == g.node()),
+            "{e}"
+        );
+        assert!(e.to_string().contains("reenter"), "{e}");
+    }
+    assert_eq!(children(&zk, &d).len(), 1, "no second node was created");
+    let e = block_on(m.clone().try_acquire()).unwrap_err();
+    assert!(e.is_held(), "a clone queues behind the holder: {e}");
+    let inner = g.reenter();
+    block_on(inner.release()).unwrap();
+    block_on(g.release()).unwrap();
+    block_on(block_on(m.acquire()).unwrap().release()).unwrap();
+}

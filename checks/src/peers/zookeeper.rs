@@ -2,7 +2,7 @@
 //! --no-install-recommends zookeeper`) on a free loopback port, everything in a temporary
 //! directory, stopped on drop.
 //!
-//! What it does (facts from `/work/notes/zk-research.md`, established on the CI image):
+//! What it does (established on the CI image):
 //! - `zoo.cfg` with a short `tickTime` (default 200 ms) and explicit `minSessionTimeout` /
 //!   `maxSessionTimeout` (the negotiated timeout is the client's request clamped to them), no
 //!   admin server, the four-letter words `ruok srvr stat cons mntr wchs dump crst srst`;

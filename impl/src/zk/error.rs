@@ -69,6 +69,9 @@ pub enum LostReason {
         /// The client's current session.
         now: SessionId,
     },
+    /// Our lock node is still there but someone wrote to it (a guarded write's version check
+    /// failed: Curator's revoker writes `__REVOKE__` into the lock node to ask for it).
+    NodeChanged,
 }
 
 impl LostReason {
@@ -96,6 +99,9 @@ impl fmt::Display for LostReason {
             LostReason::SessionReplaced { now } => write!(
                 f,
                 "the client now runs session {now}, not the one the lock was granted in"
+            ),
+            LostReason::NodeChanged => f.write_str(
+                "someone wrote to the lock node (its version changed; Curator's revoker writes __REVOKE__ there)",
             ),
         }
     }
@@ -215,6 +221,14 @@ pub enum ZkLockError {
         /// Why it failed.
         source: CoordError,
     },
+    /// An acquire through a [`crate::zk::ZkMutex`] value that already holds the lock: it would
+    /// wait behind its own node forever, so it fails at once instead.
+    AlreadyHeld {
+        /// The lock directory.
+        path: String,
+        /// The node this mutex value holds.
+        node: String,
+    },
     /// A ZooKeeper request failed for a reason the recipe cannot handle.
     Zk {
         /// What the recipe was doing (`"create the lock node"`).
@@ -332,6 +346,10 @@ impl fmt::Display for ZkLockError {
             } => write!(
                 f,
                 "guarded write failed at operation {index} on {path}: {source}; nothing was written"
+            ),
+            ZkLockError::AlreadyHeld { path, node } => write!(
+                f,
+                "ZooKeeper lock {path} is already held through this ZkMutex (node {node}); a second acquire would wait behind itself forever: re-enter with ZkGuard::reenter(), or acquire through a clone of the mutex to queue"
             ),
             ZkLockError::Zk { op, path, source } => {
                 write!(f, "ZooKeeper request failed ({op} {path}): {source}")

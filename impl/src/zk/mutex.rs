@@ -3,7 +3,7 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use crate::zk::client::ZkClient;
@@ -23,22 +23,27 @@ use crate::zk::names::validate_dir;
 /// per release, first come first served). The node goes with the session, so a crashed holder
 /// releases when its session expires.
 ///
-/// Several `ZkMutex` values (in this process or others) on one directory exclude each other,
-/// as do several acquires through one value: a second `acquire` on a mutex you already hold
-/// through the same value waits behind yourself, like `std::sync::Mutex`. Re-entering is
-/// explicit, through the guard: [`ZkGuard::reenter`].
+/// Several `ZkMutex` values (in this process or others) on one directory exclude each other.
+/// One value holds at most once: an acquire through a value whose last grant is still held
+/// fails at once with [`ZkLockError::AlreadyHeld`] (it would otherwise wait behind its own
+/// node forever). Re-entering is explicit, through the guard: [`ZkGuard::reenter`]; tasks
+/// that should queue for the lock each take a clone, a value of its own.
 ///
 /// The mutex is generic over the [`Coordination`] interface; production uses [`ZkClient`].
 pub struct ZkMutex<C: Coordination = ZkClient> {
     coord: Arc<C>,
     spec: Arc<Spec>,
+    /// The hold of this value's last grant (not shared with clones).
+    last: Mutex<Weak<Hold<C>>>,
 }
 
 impl<C: Coordination> Clone for ZkMutex<C> {
+    /// Another value on the same directory and client, holding nothing yet.
     fn clone(&self) -> Self {
         ZkMutex {
             coord: Arc::clone(&self.coord),
             spec: Arc::clone(&self.spec),
+            last: Mutex::new(Weak::new()),
         }
     }
 }
@@ -75,6 +80,7 @@ impl<C: Coordination> ZkMutex<C> {
                 unfenced_writes: false,
                 fence_by_sequence: false,
             }),
+            last: Mutex::new(Weak::new()),
         })
     }
 
@@ -148,12 +154,26 @@ impl<C: Coordination> ZkMutex<C> {
     }
 
     async fn run(&self, patience: Patience) -> Result<ZkGuard<C>, ZkLockError> {
+        if let Some(h) = self.held() {
+            return Err(ZkLockError::AlreadyHeld {
+                path: self.spec.dir.clone(),
+                node: h.node.clone(),
+            });
+        }
         let g = internals::acquire(&self.coord, &self.spec, patience).await?;
-        Ok(ZkGuard::new(
-            Arc::clone(&self.coord),
-            Arc::clone(&self.spec),
-            g,
-        ))
+        let guard = ZkGuard::new(Arc::clone(&self.coord), Arc::clone(&self.spec), g);
+        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Arc::downgrade(&guard.hold);
+        Ok(guard)
+    }
+
+    /// This value's last grant, while a guard of it lives and it is not known lost.
+    fn held(&self) -> Option<Arc<Hold<C>>> {
+        let h = self
+            .last
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .upgrade()?;
+        (h.count.load(Ordering::Acquire) > 0 && h.lost().is_none()).then_some(h)
     }
 }
 
@@ -171,7 +191,7 @@ struct Hold<C: Coordination> {
     spec: Arc<Spec>,
     node: String,
     czxid: i64,
-    seq: u64,
+    seq: i64,
     /// The session the node belongs to.
     owner: SessionId,
     /// The session the client ran when granted: once it runs another one (a restarted handle,
@@ -290,7 +310,7 @@ impl<C: Coordination> ZkGuard<C> {
     pub fn token(&self) -> FencingToken {
         if self.hold.spec.fence_by_sequence {
             // Defect `fenced-by-sequence`: the suffix restarts with a re-created parent.
-            return FencingToken::new(i64::try_from(self.hold.seq).unwrap_or(i64::MAX));
+            return FencingToken::new(self.hold.seq);
         }
         FencingToken::new(self.hold.czxid)
     }
@@ -320,7 +340,7 @@ impl<C: Coordination> ZkGuard<C> {
     }
 
     /// The sequence suffix of the lock node (NOT a fencing token).
-    pub fn sequence(&self) -> u64 {
+    pub fn sequence(&self) -> i64 {
         self.hold.seq
     }
 
@@ -430,10 +450,7 @@ impl<C: Coordination> ZkGuard<C> {
                 error,
             }) if offset == 1 => match error {
                 CoordError::NoNode => Err(h.mark_lost(LostReason::NodeDeleted)),
-                CoordError::BadVersion => Err(h.mark_lost(LostReason::NodeReplaced {
-                    owner: SessionId(0),
-                    czxid: 0,
-                })),
+                CoordError::BadVersion => Err(h.mark_lost(LostReason::NodeChanged)),
                 e => Err(ZkLockError::from_coord(
                     "guarded write (lock check)",
                     &h.node,
@@ -469,18 +486,34 @@ impl<C: Coordination> ZkGuard<C> {
     /// `DeleteLockNode`, retried after a lost reply and in a new session after an expiry);
     /// an inner one only counts down (`ReleaseInner`).
     ///
+    /// Safe to cancel: the delete runs in a task of its own, started before this future first
+    /// waits, and this future only waits for its answer. A caller that drops it (a timeout
+    /// around `release()`) stops waiting; the delete goes on, retried after lost replies for
+    /// at most [`crate::zk::CLEANUP_LIMIT`] while the session lives.
+    ///
     /// # Errors
-    /// [`ZkLockError::Zk`] if the server refuses the delete for good. A lock that was lost
-    /// releases without error.
+    /// [`ZkLockError::Zk`] if the server refuses the delete for good, or its replies were lost
+    /// for longer than [`crate::zk::CLEANUP_LIMIT`]. A lock that was lost releases without
+    /// error.
     pub async fn release(mut self) -> Result<(), ZkLockError> {
         self.released = true;
         if self.hold.count.fetch_sub(1, Ordering::AcqRel) > 1 || self.hold.lost().is_some() {
             return Ok(());
         }
-        let h = &*self.hold;
-        internals::release_node(&*h.coord, &h.spec, &h.node, h.coord.session())
-            .await
-            .map(|r| debug_assert!(r == Released::Deleted || !h.spec.rules().retry_lost_delete))
+        let (tx, rx) = futures::channel::oneshot::channel();
+        let hold = Arc::clone(&self.hold);
+        self.hold.coord.spawn(async move {
+            let h = &*hold;
+            let r = internals::release_node(&*h.coord, &h.spec, &h.node, h.coord.session()).await;
+            let _ = tx.send(r);
+        });
+        let retry = self.hold.spec.rules().retry_lost_delete;
+        match rx.await {
+            Ok(r) => r.map(|r| debug_assert!(r != Released::Forgotten || !retry)),
+            // The executor dropped the task (it is shutting down): nobody can delete now; the
+            // node goes with its session.
+            Err(_) => Ok(()),
+        }
     }
 }
 

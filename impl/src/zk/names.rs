@@ -77,25 +77,37 @@ pub fn child_name(path: &str) -> &str {
     path.rsplit_once('/').map_or(path, |(_, name)| name)
 }
 
-/// The sequence number of a lock participant's name, or `None` for a child that is not one.
-pub fn sequence_of(name: &str) -> Option<u64> {
+/// The sequence suffix of a lock participant's name as the server wrote it (the text after the
+/// last marker), or `None` for a child that is not one. ZooKeeper writes the parent's signed
+/// 32-bit counter with `%010d`: ten digits, and after the counter overflows a minus sign
+/// (`-2147483648`, then `-2147483647`, ...).
+pub fn suffix_of(name: &str) -> Option<&str> {
     [LOCK_MARKER, KAZOO_MARKER].iter().find_map(|marker| {
-        let digits = &name[name.rfind(marker)? + marker.len()..];
-        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        digits.parse().ok()
+        let suffix = &name[name.rfind(marker)? + marker.len()..];
+        let digits = suffix.strip_prefix('-').unwrap_or(suffix);
+        (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())).then_some(suffix)
     })
 }
 
-/// The lock participants among `children`, in queue order (by sequence, then name).
-pub fn participants(children: &[String]) -> Vec<(u64, &str)> {
-    let mut p: Vec<(u64, &str)> = children
+/// The sequence number of a lock participant's name (negative after the server's counter
+/// overflowed), or `None` for a child that is not one.
+pub fn sequence_of(name: &str) -> Option<i64> {
+    suffix_of(name)?.parse().ok()
+}
+
+/// The lock participants among `children`, in queue order: Curator's
+/// (`StandardLockInternalsDriver.fixForSorting`), the suffix compared as text, then the whole
+/// name. For the ten-digit suffixes the server writes before its counter overflows this is
+/// number order; after the overflow a `-` suffix sorts before every non-negative one, and the
+/// negative ones among themselves by their text — the order a Curator client uses, so the two
+/// keep agreeing on who is first.
+pub fn participants(children: &[String]) -> Vec<(i64, &str)> {
+    let mut p: Vec<(&str, i64, &str)> = children
         .iter()
-        .filter_map(|c| sequence_of(c).map(|s| (s, c.as_str())))
+        .filter_map(|c| Some((suffix_of(c)?, sequence_of(c)?, c.as_str())))
         .collect();
-    p.sort_unstable();
-    p
+    p.sort_unstable_by(|a, b| (a.0, a.2).cmp(&(b.0, b.2)));
+    p.into_iter().map(|(_, seq, name)| (seq, name)).collect()
 }
 
 #[cfg(test)]
@@ -122,6 +134,40 @@ mod tests {
                 (1, "a1b2__lock__0000000001"),
                 (2, "lock-0000000002"),
                 (3, "_c_9f-lock-0000000003"),
+            ]
+        );
+    }
+
+    #[test]
+    fn overflowed_suffixes_are_parsed_and_ordered_as_curator_orders_them() {
+        // The parent's counter as ZooKeeper formats it (`%010d`) just before and after it
+        // passes 2^31 - 1.
+        assert_eq!(sequence_of("_c_a-lock-2147483647"), Some(2_147_483_647));
+        assert_eq!(sequence_of("_c_a-lock--2147483648"), Some(-2_147_483_648));
+        assert_eq!(sequence_of("lock--000000005"), Some(-5));
+        assert_eq!(suffix_of("_c_a-lock--2147483648"), Some("-2147483648"));
+        for not_one in ["lock--", "lock-", "lock-1-2", "lock-+5", "lock- 5"] {
+            assert_eq!(sequence_of(not_one), None, "{not_one:?}");
+        }
+        let children: Vec<String> = [
+            "_c_a-lock-2147483647",
+            "_c_b-lock--2147483648",
+            "_c_c-lock--2147483647",
+            "_c_d-lock-0000000001",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        // Curator compares the suffix text: '-' sorts before every digit, and the negative
+        // suffixes among themselves as text ("-2147483647" < "-2147483648").
+        let order: Vec<&str> = participants(&children).into_iter().map(|p| p.1).collect();
+        assert_eq!(
+            order,
+            [
+                "_c_c-lock--2147483647",
+                "_c_b-lock--2147483648",
+                "_c_d-lock-0000000001",
+                "_c_a-lock-2147483647",
             ]
         );
     }

@@ -64,6 +64,9 @@ pub enum Action {
     /// The empty container `/locks` is reaped and made again (fault, budget
     /// `recreate-parent`).
     RecreateParent,
+    /// The caller drops `c`'s acquire (waiting, with a node) or its release (after a lost
+    /// delete reply) at an await point (fault, budget `abandon`).
+    Abandon(ClientId),
 }
 
 impl Action {
@@ -89,7 +92,8 @@ impl Action {
             | GuardedWrite(c)
             | ExpireSession(c)
             | RestartClient(c)
-            | ExpireOldSession(c) => Some(c),
+            | ExpireOldSession(c)
+            | Abandon(c) => Some(c),
             RecreateParent => None,
         }
     }
@@ -118,6 +122,7 @@ impl Action {
             RestartClient(_) => "RestartClient",
             ExpireOldSession(_) => "ExpireOldSession",
             RecreateParent => "RecreateParent",
+            Abandon(_) => "Abandon",
         }
     }
 }

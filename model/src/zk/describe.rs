@@ -349,6 +349,15 @@ impl Scenario {
                 )
             }
             RecreateParent => "server RecreateParent: the empty container /locks is reaped and created again; suffixes restart at 0".to_string(),
+            Abandon(c) => {
+                let cl = before.clients[c as usize];
+                let what = if cl.pc == Pc::Releasing { "release" } else { "acquire" };
+                let next = match after.clients[c as usize].pc {
+                    Pc::Releasing => format!("its node {} is still deleted (a task of its own)", node(own_b(c))),
+                    _ => format!("nobody deletes its node {} any more", node(own_b(c))),
+                };
+                format!("c{c} Abandon: the caller drops the {what} future; {next}")
+            }
         }
     }
 

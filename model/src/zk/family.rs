@@ -29,6 +29,7 @@ impl Family for Scenario {
                 "lose-reply": f.lose_reply,
                 "restart": f.restart,
                 "recreate-parent": f.recreate_parent,
+                "abandon": f.abandon,
             },
         });
         match json {

@@ -13,6 +13,8 @@
 //! | `release-forgets` | a lost delete reply drops the hold and leaves the node | CURATOR-486, CURATOR-678 |
 //! | `adopt-old-session` | the search takes our uuid's node from any session | CURATOR-498, CURATOR-604 |
 //! | `delete-by-name-retry` | plain names; the retried delete may hit a newer node of the same name | the release ABA |
+//! | `release-cancel-unsafe` | a release dropped after a lost delete reply leaves the node | issue #20 item 1 (CURATOR-486 class) |
+//! | `give-up-cancel-unsafe` | an acquire dropped while giving up leaves the node | issue #20 item 2 |
 //!
 //! A hold's work is updates of the protected resource: read, compute, write (`Read`, then the
 //! write of the mode). Writes (`WriteMode`): `unfenced`, `check-then-write`, `fenced` (token =
@@ -27,7 +29,9 @@
 //! Faults, each with a budget: `ExpireSession(c)` (the server decides; the client learns on
 //! its next reply or from the session event, a separate step), `LoseReply(c, applied?)` on a
 //! create or delete, `RestartClient(c)` (a new session while the server still has the old
-//! one), `RecreateParent` (the container, reaped when empty, is made again; suffixes restart).
+//! one), `RecreateParent` (the container, reaped when empty, is made again; suffixes restart),
+//! `Abandon(c)` (the caller drops c's acquire while it waits with a node, or its release after
+//! a lost delete reply).
 //! A paused client is simply one that is not scheduled.
 //!
 //! All ZooKeeper semantics come from [`crate::zk::server`], shared with the simulated server
@@ -193,6 +197,17 @@ impl Scenario {
             }
             if self.old_session(s, c).is_some() {
                 out.push(ExpireOldSession(c));
+            }
+        }
+        if s.budget.abandon > 0 {
+            for c in 0..self.clients {
+                let pc = s.clients[c as usize].pc;
+                if matches!(
+                    pc,
+                    Pc::Created | Pc::MustWatch | Pc::Waiting | Pc::Releasing
+                ) {
+                    out.push(Abandon(c));
+                }
             }
         }
         if s.budget.recreate_parent > 0 && s.server.children().is_empty() {
@@ -535,6 +550,23 @@ impl Scenario {
             RecreateParent => {
                 s.budget.recreate_parent -= 1;
                 s.server.recreate_parent().expect("enabled only when empty");
+            }
+            Abandon(c) => {
+                s.budget.abandon -= 1;
+                let cl = &mut s.clients[c as usize];
+                if cl.pc == Pc::Releasing {
+                    // A dropped release: the delete goes on in its task (cancel-safe), or
+                    // nobody deletes the node.
+                    if !rules.cancel_safe_release {
+                        Self::start_over(s, c);
+                    }
+                } else if rules.cancel_safe_give_up {
+                    // A dropped acquire: its node goes to a delete that goes on.
+                    cl.pc = Pc::Releasing;
+                    cl.pred = None;
+                } else {
+                    Self::start_over(s, c);
+                }
             }
         }
     }

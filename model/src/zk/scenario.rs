@@ -23,6 +23,14 @@ pub enum Variant {
     /// Plain names and a release retried by name without checking the node is still ours:
     /// after the parent is re-created the name can belong to a newer holder (the release ABA).
     DeleteByNameRetry,
+    /// A release dropped by its caller (a timeout around `release()`) after a lost delete
+    /// reply forgets the node: nobody deletes it while the session lives (issue #20 item 1,
+    /// the CURATOR-486 class; lockwright before the release moved into a task of its own).
+    ReleaseCancelUnsafe,
+    /// An acquire dropped by its caller while giving up (its node already taken out of the
+    /// attempt, its delete awaited) forgets the node (issue #20 item 2; lockwright before
+    /// giving up handed its node to a task first).
+    GiveUpCancelUnsafe,
 }
 
 /// What a variant does where the variants differ: one row per variant in
@@ -38,15 +46,21 @@ pub struct Rules {
     pub search_any_session: bool,
     /// After a delete's lost reply: retry the delete (else: forget the hold, node left).
     pub retry_lost_delete: bool,
+    /// A dropped release leaves the delete to a task that goes on (else: the node is left).
+    pub cancel_safe_release: bool,
+    /// A dropped acquire hands its node to a delete that goes on (else: the node is left).
+    pub cancel_safe_give_up: bool,
 }
 
 impl Variant {
-    pub const ALL: [Variant; 5] = [
+    pub const ALL: [Variant; 7] = [
         Variant::Curator,
         Variant::NoProtection,
         Variant::ReleaseForgets,
         Variant::AdoptOldSession,
         Variant::DeleteByNameRetry,
+        Variant::ReleaseCancelUnsafe,
+        Variant::GiveUpCancelUnsafe,
     ];
 
     /// The command-line / docs name.
@@ -57,6 +71,8 @@ impl Variant {
             Variant::ReleaseForgets => "release-forgets",
             Variant::AdoptOldSession => "adopt-old-session",
             Variant::DeleteByNameRetry => "delete-by-name-retry",
+            Variant::ReleaseCancelUnsafe => "release-cancel-unsafe",
+            Variant::GiveUpCancelUnsafe => "give-up-cancel-unsafe",
         }
     }
 
@@ -72,6 +88,8 @@ impl Variant {
             search_after_lost_create: true,
             search_any_session: false,
             retry_lost_delete: true,
+            cancel_safe_release: true,
+            cancel_safe_give_up: true,
         };
         match self {
             Variant::Curator => CURATOR,
@@ -90,6 +108,14 @@ impl Variant {
             },
             Variant::DeleteByNameRetry => Rules {
                 protected_names: false,
+                ..CURATOR
+            },
+            Variant::ReleaseCancelUnsafe => Rules {
+                cancel_safe_release: false,
+                ..CURATOR
+            },
+            Variant::GiveUpCancelUnsafe => Rules {
+                cancel_safe_give_up: false,
                 ..CURATOR
             },
         }
@@ -206,6 +232,8 @@ pub struct Faults {
     pub restart: u8,
     /// `RecreateParent`.
     pub recreate_parent: u8,
+    /// `Abandon(c)`: the caller drops an acquire or a release at an await point.
+    pub abandon: u8,
 }
 
 impl Faults {
@@ -215,16 +243,24 @@ impl Faults {
         lose_reply: 0,
         restart: 0,
         recreate_parent: 0,
+        abandon: 0,
     };
 
-    const NAMES: [&'static str; 4] = ["expire", "lose-reply", "restart", "recreate-parent"];
+    const NAMES: [&'static str; 5] = [
+        "expire",
+        "lose-reply",
+        "restart",
+        "recreate-parent",
+        "abandon",
+    ];
 
-    fn items(&self) -> [(&'static str, u8); 4] {
+    fn items(&self) -> [(&'static str, u8); 5] {
         [
             (Self::NAMES[0], self.expire),
             (Self::NAMES[1], self.lose_reply),
             (Self::NAMES[2], self.restart),
             (Self::NAMES[3], self.recreate_parent),
+            (Self::NAMES[4], self.abandon),
         ]
     }
 
@@ -251,6 +287,7 @@ impl Faults {
                 "lose-reply" => f.lose_reply = n,
                 "restart" => f.restart = n,
                 "recreate-parent" => f.recreate_parent = n,
+                "abandon" => f.abandon = n,
                 other => {
                     return Err(format!(
                         "unknown fault `{other}` (expected {})",
@@ -320,6 +357,7 @@ impl Scenario {
             lose_reply: 1,
             restart: 1,
             recreate_parent: 0,
+            abandon: 0,
         })
     }
 
@@ -331,6 +369,7 @@ impl Scenario {
             lose_reply: 2,
             restart: 1,
             recreate_parent: 1,
+            abandon: 0,
         })
     }
 

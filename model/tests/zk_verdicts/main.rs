@@ -79,6 +79,7 @@ fn expect(e: Expected) {
     }
 }
 
+mod cancel;
 mod curator;
 mod defects;
 mod fencing;

@@ -43,6 +43,9 @@ const EFR: &str = "expire=1,lose-reply=1,restart=1";
 /// The same with a re-created parent.
 const EFRP: &str = "expire=1,lose-reply=1,restart=1,recreate-parent=1";
 
+/// A dropped acquire or release (issue #20): `expire=1,lose-reply=1,abandon=1`.
+const ELA: &str = "expire=1,lose-reply=1,abandon=1";
+
 /// `variant` × `writes`, 2 clients (c0 reentrant), as `model/tests/zk_verdicts/` builds its
 /// rows.
 fn sc(variant: Variant, writes: WriteMode, faults: &str) -> Scenario {
@@ -60,8 +63,8 @@ impl Presenter for Scenario {
         &WORDS
     }
 
-    /// `docs/zookeeper.md` §6, rows 1–19 (the standard scenario, then 2 clients; rows 17–19:
-    /// claim-at-acquire).
+    /// `docs/zookeeper.md` §6, rows 1–22 (the standard scenario, then 2 clients; rows 17–19:
+    /// claim-at-acquire; rows 20–22: a dropped acquire or release).
     fn rows() -> Vec<Scenario> {
         use Variant::*;
         vec![
@@ -84,6 +87,9 @@ impl Presenter for Scenario {
             sc(Curator, FencedClaim, EFR),
             sc(Curator, FencedClaim, EFRP),
             sc(Curator, FencedClaim, EFR).with_guard(Guard::Curator),
+            sc(Curator, Fenced, ELA),
+            sc(ReleaseCancelUnsafe, Fenced, ELA),
+            sc(GiveUpCancelUnsafe, Fenced, ELA),
         ]
     }
 
@@ -138,6 +144,7 @@ impl Presenter for Scenario {
             action,
             Action::Reenter(_)
                 | Action::ReleaseInner(_)
+                | Action::Abandon(_)
                 | Action::ReceiveWatchEvent(_)
                 | Action::ReceiveSessionEvent(_)
         )
@@ -148,6 +155,7 @@ impl Presenter for Scenario {
         matches!(
             action,
             Action::LoseReply(..)
+                | Action::Abandon(_)
                 | Action::RestartClient(_)
                 | Action::ExpireSession(_)
                 | Action::RecreateParent

@@ -138,6 +138,7 @@ impl Workload {
             lose_reply: n(&|f| matches!(f, Fault::LoseReply(..))),
             restart: n(&|f| matches!(f, Fault::Restart(_))),
             recreate_parent: n(&|f| matches!(f, Fault::RecreateParent)),
+            abandon: 0,
         }
     }
 

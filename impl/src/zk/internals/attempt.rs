@@ -189,7 +189,9 @@ impl<C: Coordination> Attempt<C> {
                     if let Some(g) = self.listed(r, patience).await? {
                         return Ok(g);
                     }
-                    if self.pc == Pc::Created {
+                    // Listed again without news, or our node is missing (it starts over):
+                    // pause first, so a node that keeps vanishing is no tight loop.
+                    if matches!(self.pc, Pc::Created | Pc::Idle) {
                         self.pause(&mut backoff, deadline).await;
                     }
                 }

@@ -23,9 +23,10 @@
 //! runs another session than the one it knew (a shared client renewed it).
 //!
 //! **Giving up** (a try that is not first, a timeout, a fatal error, a dropped acquire future)
-//! is not a model step: the attempt goes to `Releasing` with its node and deletes it — inline
-//! for an error, in the background for a dropped future or a lost delete reply. From
-//! `CreateLost` the background task first runs the protected search, then deletes what it found.
+//! is not a model step: the attempt goes to `Releasing` with its node and hands it to a cleanup
+//! task before anything is awaited (so a dropped future loses nothing), then waits for that
+//! task's answer at most [`GIVE_UP_WAIT`]. From `CreateLost` the task first runs the protected
+//! search, then deletes what it found. `release()` hands its delete to a task the same way.
 //! `docs/zookeeper-client.md` lists this as the one addition to the model's table.
 //!
 
@@ -42,7 +43,18 @@ use std::time::{Duration, Instant};
 
 use crate::zk::coord::{Coordination, LockNode, SessionEvent, SessionId};
 use crate::zk::error::ZkLockError;
-use crate::zk::names::{child_name, sequence_of, LOCK_MARKER};
+use crate::zk::names::{child_name, sequence_of, suffix_of, LOCK_MARKER};
+
+/// How long giving up (an `acquire_timeout` past its deadline, a refused try, a failed acquire)
+/// waits for its cleanup before it returns: one bounded request. The delete goes on in the
+/// background after that ([`crate::zk::Cleanup::Background`]), so `acquire_timeout(t)` returns
+/// within `t` plus this (plus the last request, answered at once by a connected server).
+pub const GIVE_UP_WAIT: Duration = Duration::from_secs(1);
+
+/// How long a background cleanup (a release, a give-up's delete, a lost create's search) keeps
+/// retrying after lost replies while the session lives. Past it the cleanup stops and the
+/// node, if still there, goes when its session ends.
+pub const CLEANUP_LIMIT: Duration = Duration::from_secs(120);
 
 /// Where an acquire is, with the model's names (`model/src/zk/state.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -152,7 +164,7 @@ pub(crate) enum Patience {
 pub(crate) struct Granted {
     pub node: String,
     pub czxid: i64,
-    pub seq: u64,
+    pub seq: i64,
     /// The session owning the node.
     pub owner: SessionId,
     /// The session the acquire ran in when it was granted (the owner, except for the
@@ -165,7 +177,7 @@ pub(crate) struct Granted {
 struct Own {
     path: String,
     czxid: i64,
-    seq: u64,
+    seq: i64,
     owner: SessionId,
 }
 
@@ -285,6 +297,6 @@ fn pick_own(
             None => n.starts_with(LOCK_MARKER) && s.ephemeral_owner == session,
         })
         .collect();
-    mine.sort_by_key(|(n, _)| sequence_of(n));
+    mine.sort_by(|a, b| suffix_of(&a.0).cmp(&suffix_of(&b.0)));
     mine.first().map(|c| (*c).clone())
 }

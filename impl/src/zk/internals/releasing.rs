@@ -2,10 +2,12 @@
 //! lost delete reply), and the release of a granted node.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::attempt::Attempt;
-use super::{pick_own, timed, Backoff, Pc, Spec, Stop};
+use futures::channel::oneshot;
+
+use super::{pick_own, timed, Backoff, Pc, Spec, Stop, CLEANUP_LIMIT, GIVE_UP_WAIT};
 use crate::zk::coord::{CoordError, Coordination, SessionId};
 use crate::zk::error::{Cleanup, Holder, ZkLockError};
 use crate::zk::names::protected_child_prefix;
@@ -20,24 +22,21 @@ enum Leftover {
 }
 
 impl<C: Coordination> Attempt<C> {
-    /// Stops the attempt: deletes its node (inline once; in the background if that fails),
-    /// and builds the error.
+    /// Stops the attempt: hands its node to a cleanup task (before anything is awaited, so a
+    /// caller that drops this future loses nothing), waits for that task at most
+    /// [`GIVE_UP_WAIT`], and builds the error.
     pub(super) async fn give_up(&mut self, stop: Stop, start: Instant) -> ZkLockError {
-        let cleanup = self.clean_up().await;
+        let pending = self.hand_off();
         let coord = &*self.coord;
+        // One bounded request: the holder's data and the cleanup's answer share it.
+        let by = coord.now() + GIVE_UP_WAIT;
         let path = self.spec.dir.clone();
         let holder = match &stop {
             Stop::Held | Stop::TimedOut => match self.holder.take() {
                 Some(name) => {
                     let node = format!("{path}/{name}");
                     // Not a step: reads the holder's data for the message only.
-                    let data = match timed(
-                        coord,
-                        coord.read_node(&node),
-                        Some(coord.now() + Duration::from_secs(2)),
-                    )
-                    .await
-                    {
+                    let data = match timed(coord, coord.read_node(&node), Some(by)).await {
                         Some(Ok((data, _))) => Some(data),
                         _ => None,
                     };
@@ -46,6 +45,14 @@ impl<C: Coordination> Attempt<C> {
                 None => None,
             },
             Stop::Failed(_) => None,
+        };
+        let cleanup = match pending {
+            Pending::Done(c) => c,
+            Pending::Running { rx, meanwhile } => match timed(coord, rx, Some(by)).await {
+                Some(Ok(c)) => c,
+                // Still running (or gone with the executor): it goes on in the background.
+                Some(Err(_)) | None => meanwhile,
+            },
         };
         match stop {
             Stop::Held => ZkLockError::Held {
@@ -63,57 +70,45 @@ impl<C: Coordination> Attempt<C> {
         }
     }
 
-    /// Leaves nothing behind (`Releasing` with the attempt's node).
-    async fn clean_up(&mut self) -> Cleanup {
+    /// Takes the attempt's node (or the uncertainty of a lost create) out of the attempt and
+    /// into a cleanup task, without awaiting anything (the model's `Releasing`).
+    fn hand_off(&mut self) -> Pending {
         let pc = std::mem::replace(&mut self.pc, Pc::Idle);
         self.pred = None;
-        match pc {
-            Pc::Idle => Cleanup::NothingCreated,
-            Pc::CreateLost => {
-                let protection = self.protection.take();
-                spawn_cleanup(
-                    &self.coord,
-                    &self.spec,
-                    self.known,
-                    Leftover::Search { protection },
-                );
-                Cleanup::Background { node: None }
-            }
+        let (leftover, meanwhile) = match pc {
+            Pc::Idle => return Pending::Done(Cleanup::NothingCreated),
+            Pc::CreateLost => (
+                Leftover::Search {
+                    protection: self.protection.take(),
+                },
+                Cleanup::Background { node: None },
+            ),
             Pc::Created | Pc::MustWatch | Pc::Waiting => {
                 let own = self.own.take().expect("a node to delete");
-                match self.coord.delete_node(&own.path).await {
-                    Ok(()) | Err(CoordError::NoNode) => Cleanup::Deleted { node: own.path },
-                    Err(CoordError::SessionExpired) => {
-                        // Gone with the session; the retry in the new session (NoNode) runs in
-                        // the background, as the model's `Releasing` does.
-                        spawn_cleanup(
-                            &self.coord,
-                            &self.spec,
-                            self.known,
-                            Leftover::Delete { node: own.path },
-                        );
-                        Cleanup::SessionGone
-                    }
-                    Err(e) if e.outcome_unknown() && !self.spec.rules().retry_lost_delete => {
-                        Cleanup::Background { node: None }
-                    }
-                    Err(_) => {
-                        spawn_cleanup(
-                            &self.coord,
-                            &self.spec,
-                            self.known,
-                            Leftover::Delete {
-                                node: own.path.clone(),
-                            },
-                        );
-                        Cleanup::Background {
-                            node: Some(own.path),
-                        }
-                    }
-                }
+                (
+                    Leftover::Delete {
+                        node: own.path.clone(),
+                    },
+                    Cleanup::Background {
+                        node: Some(own.path),
+                    },
+                )
             }
-        }
+        };
+        let rx = spawn_cleanup(&self.coord, &self.spec, self.known, leftover);
+        Pending::Running { rx, meanwhile }
     }
+}
+
+/// A cleanup handed to its task.
+enum Pending {
+    /// Nothing to clean up.
+    Done(Cleanup),
+    /// The task's answer, and what to report if it does not come in time.
+    Running {
+        rx: oneshot::Receiver<Cleanup>,
+        meanwhile: Cleanup,
+    },
 }
 
 impl<C: Coordination> Drop for Attempt<C> {
@@ -136,32 +131,38 @@ impl<C: Coordination> Drop for Attempt<C> {
                 None => return,
             },
         };
-        spawn_cleanup(&self.coord, &self.spec, self.known, leftover);
+        drop(spawn_cleanup(&self.coord, &self.spec, self.known, leftover));
     }
 }
 
+/// Starts the cleanup task; its answer comes on the receiver (drop it to detach).
 fn spawn_cleanup<C: Coordination>(
     coord: &Arc<C>,
     spec: &Arc<Spec>,
     known: SessionId,
     leftover: Leftover,
-) {
+) -> oneshot::Receiver<Cleanup> {
+    let (tx, rx) = oneshot::channel();
     let task_coord = Arc::clone(coord);
     let spec = Arc::clone(spec);
     coord.spawn(async move {
-        background_cleanup(&*task_coord, &spec, known, leftover).await;
+        let done = background_cleanup(&*task_coord, &spec, known, leftover).await;
+        let _ = tx.send(done);
     });
+    rx
 }
 
-/// The background half of giving up: the same steps, retried while the session lives.
+/// The cleanup of giving up: the same steps, retried after lost replies while the session
+/// lives, for at most [`CLEANUP_LIMIT`].
 async fn background_cleanup<C: Coordination>(
     coord: &C,
     spec: &Spec,
     mut known: SessionId,
     mut leftover: Leftover,
-) {
+) -> Cleanup {
     let rules = spec.rules();
     let mut backoff = Backoff::new();
+    let limit = coord.now() + CLEANUP_LIMIT;
     loop {
         match leftover {
             Leftover::Search { ref protection } => {
@@ -180,21 +181,25 @@ async fn background_cleanup<C: Coordination>(
                                 };
                                 continue;
                             }
-                            None => return,
+                            None => return Cleanup::NothingCreated,
                         }
                     }
                     // A node of the expired session went with it; learn, and stop.
                     Err(CoordError::SessionExpired) => {
                         let _ = coord.new_session(known).await;
-                        return;
+                        return Cleanup::SessionGone;
                     }
-                    Err(e) if e.outcome_unknown() => {}
-                    Err(_) => return,
+                    Err(e) if e.outcome_unknown() && coord.now() < limit => {}
+                    Err(_) => return Cleanup::Background { node: None },
                 }
             }
-            Leftover::Delete { ref node } => match release_node(coord, spec, node, known).await {
-                Ok(_) | Err(_) => return,
-            },
+            Leftover::Delete { ref node } => {
+                return match release_node(coord, spec, node, known).await {
+                    Ok(Released::Deleted) => Cleanup::Deleted { node: node.clone() },
+                    Ok(Released::SessionGone) => Cleanup::SessionGone,
+                    Ok(Released::Forgotten) | Err(_) => Cleanup::Background { node: None },
+                }
+            }
         }
         coord.sleep(backoff.next()).await;
         known = coord.session();
@@ -206,15 +211,19 @@ async fn background_cleanup<C: Coordination>(
 pub(crate) enum Released {
     /// Deleted (or found gone).
     Deleted,
+    /// The session expired on the way; the node went with it (or was found gone in the new
+    /// session).
+    SessionGone,
     /// A lost delete reply and the `release-forgets` defect: the node may still be there.
     Forgotten,
 }
 
 /// `Releasing`: deletes the node, retrying after a lost reply (the model's guaranteed
-/// delete) and in the new session after an expiry (`NoNode` there is fine).
+/// delete) and in the new session after an expiry (`NoNode` there is fine), for at most
+/// [`CLEANUP_LIMIT`] of lost replies.
 ///
 /// # Errors
-/// A refusal the retry cannot fix.
+/// A refusal the retry cannot fix; lost replies for longer than [`CLEANUP_LIMIT`].
 pub(crate) async fn release_node<C: Coordination>(
     coord: &C,
     spec: &Spec,
@@ -223,17 +232,31 @@ pub(crate) async fn release_node<C: Coordination>(
 ) -> Result<Released, ZkLockError> {
     let rules = spec.rules();
     let mut backoff = Backoff::new();
+    let limit = coord.now() + CLEANUP_LIMIT;
+    let mut expired = false;
     loop {
         match coord.delete_node(node).await {
+            Ok(()) | Err(CoordError::NoNode) if expired => return Ok(Released::SessionGone),
             Ok(()) | Err(CoordError::NoNode) => return Ok(Released::Deleted),
             Err(CoordError::SessionExpired) => match coord.new_session(known).await {
-                Ok(new) => known = new,
+                Ok(new) => {
+                    known = new;
+                    expired = true;
+                }
                 // No new session: the node went with the old one all the same.
-                Err(_) => return Ok(Released::Deleted),
+                Err(_) => return Ok(Released::SessionGone),
             },
             Err(e) if e.outcome_unknown() => {
                 if !rules.retry_lost_delete {
                     return Ok(Released::Forgotten);
+                }
+                if coord.now() >= limit {
+                    return Err(ZkLockError::from_coord(
+                        "delete the lock node (lost replies past the cleanup limit; the node \
+                         goes when its session ends)",
+                        node,
+                        e,
+                    ));
                 }
                 coord.sleep(backoff.next()).await;
             }
