@@ -1,4 +1,4 @@
-//! Bounded time (issue 23): the document-store client never blocks much longer than asked,
+//! Bounded time: the document-store client never blocks much longer than asked,
 //! measured against the loopback store answering slowly (`LoopbackServer::answer_slowly`:
 //! every request applied, its answer sent only after `SLOW`, well past the client's request
 //! timeout `REQUEST`).

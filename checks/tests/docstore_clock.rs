@@ -1,4 +1,4 @@
-//! The lease is measured on the SERVER's clock (issue 23): `lease-acquire` reads `ctx._now`
+//! The lease is measured on the SERVER's clock: `lease-acquire` reads `ctx._now`
 //! and sends only the lease's length, so clients whose wall clocks disagree still agree on who
 //! holds the lock. Each client's own deadline runs on its local clock (`DocStore::now`,
 //! monotonic in `HttpStore`), which only ever compares with itself.

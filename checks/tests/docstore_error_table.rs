@@ -1,7 +1,7 @@
 //! Every answer the document-store client can meet, for each request of the lock, classified:
 //! one table, each row driven through the production client (`HttpStore`'s classification in
 //! `impl/src/docstore/http.rs`, then `LeaseLock`/`LeaseGuard`'s reading of it) against the
-//! loopback store answering that row (issue 27).
+//! loopback store answering that row.
 //!
 //! The loopback server answers a scripted status and body without applying the request
 //! (`LoopbackServer::answer_next`), a head promising more body than comes
@@ -22,7 +22,7 @@
 //! `Debug.explain` shape carrying the request's own script's message; every other 400 (another
 //! explained value, a compile error, stored scripts disabled, a mapping error, a parse error)
 //! is an error whose message names the request and quotes the body (`names_and_quotes`).
-//! Until issue 23 the client read any 400 as held/fenced/not-owner: fail-closed, but a broken
+//! Before the body check, the client read any 400 as held/fenced/not-owner: fail-closed, but a broken
 //! lock reported as a busy one.
 //!
 //! Flipped by hand (each made rows fail, then was reverted): 5xx read as an answer instead of
@@ -593,7 +593,7 @@ fn every_answer_shows_its_outcome_through_the_production_client() {
         }
     }
     assert!(failures.is_empty(), "rows differ:\n{}", failures.join("\n"));
-    // Pinned: 21 answers for the acquire, 19 for the fenced write and the release (issue 23
+    // Pinned: 21 answers for the acquire, 19 for the fenced write and the release (this change
     // added four 400s besides the script's refusal and the parse error: 47 → 59).
     assert_eq!(ran, 59);
 }

@@ -1,4 +1,4 @@
-//! Cargo refuses a program that would link two copies of lockwright (issue #25): each copy
+//! Cargo refuses a program that would link two copies of lockwright: each copy
 //! has its own process-wide held set, and under POSIX locks a second held set is LUCENE-5738
 //! again (`loom_two_copies_of_the_crate.rs` shows the two writers; docs/protocol.md §6 "One
 //! copy of the crate per process"). The guard is the `links` key of lockwright's manifest.

@@ -210,7 +210,7 @@ fn replay_unclaimed_fence_loses_an_update() {
 
 // Found by `shuttle_catches_every_broken_variant` (seed 1, 5,000 executions per scheduler);
 // re-pinned when each hold's work became updates (a read before every write), and again when
-// the release and the give-up moved into a task of their own (issue #20: one more scheduling
+// the release and the give-up moved into a task of their own (one more scheduling
 // point per release; under the old seed 0x2c7e_e7a1 the delete-by-name-retry ABA was no
 // longer found in 8,000 + 8,000 executions, under seed 1 it is found after 2,292). If the recipe's call sequence changes, these stop replaying ("schedule ended early" or a different failure):
 // rerun that test with `--nocapture` and pin the schedules it prints.

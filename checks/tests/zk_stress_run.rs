@@ -114,7 +114,7 @@ fn faults_on_a_real_server_never_let_a_stale_write_through() {
         show(&s)
     );
     assert!(log.taken_by_session_close >= 1, "{}", show(&s));
-    // The `--json` contract (issue #21): one object with at least these fields.
+    // The `--json` contract: one object with at least these fields.
     let json = serde_json::to_value(&s).expect("the summary serializes");
     for key in [
         "servers",

@@ -1,5 +1,5 @@
 //! Elasticsearch's (and OpenSearch's) error bodies the document-store tests answer with or
-//! read, each with where its shape comes from (issue 23). Shared by `docstore_error_table.rs`
+//! read, each with where its shape comes from. Shared by `docstore_error_table.rs`
 //! and `docstore_http.rs`; each uses a part.
 #![allow(dead_code)]
 

@@ -21,7 +21,7 @@ use super::DocLockError;
 /// How many times one request is sent while it gets no answer, by default: once, so that
 /// [`LeaseLock::try_acquire`] returns within one request timeout ([`HttpStore`]'s
 /// `timeout_global` bounds the whole exchange) and [`LeaseLock::acquire`] never passes its
-/// timeout by more than one request (issue 23; it was 5: about 50 s with the default 10 s
+/// timeout by more than one request (it was 5: about 50 s with the default 10 s
 /// request timeout).
 ///
 /// [`HttpStore`]: super::HttpStore

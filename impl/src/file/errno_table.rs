@@ -1,5 +1,5 @@
 //! Every errno the file gate can meet, classified: one table, driven row by row through the
-//! production code (issue 27).
+//! production code.
 //!
 //! Each [`Row`] names a protocol step, the raw call of the gate it scripts (see
 //! `inject.rs`: the errno is answered *instead of the kernel*, below `gate.rs`'s EINTR and

@@ -13,8 +13,8 @@
 //! | `release-forgets` | a lost delete reply drops the hold and leaves the node | CURATOR-486, CURATOR-678 |
 //! | `adopt-old-session` | the search takes our uuid's node from any session | CURATOR-498, CURATOR-604 |
 //! | `delete-by-name-retry` | plain names; the retried delete may hit a newer node of the same name | the release ABA |
-//! | `release-cancel-unsafe` | a release dropped after a lost delete reply leaves the node | issue #20 item 1 (CURATOR-486 class) |
-//! | `give-up-cancel-unsafe` | an acquire dropped while giving up leaves the node | issue #20 item 2 |
+//! | `release-cancel-unsafe` | a release dropped after a lost delete reply leaves the node | CURATOR-486 class |
+//! | `give-up-cancel-unsafe` | an acquire dropped while giving up leaves the node | cancel safety |
 //!
 //! A hold's work is updates of the protected resource: read, compute, write (`Read`, then the
 //! write of the mode). Writes (`WriteMode`): `unfenced`, `check-then-write`, `fenced` (token =

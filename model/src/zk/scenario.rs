@@ -24,11 +24,11 @@ pub enum Variant {
     /// after the parent is re-created the name can belong to a newer holder (the release ABA).
     DeleteByNameRetry,
     /// A release dropped by its caller (a timeout around `release()`) after a lost delete
-    /// reply forgets the node: nobody deletes it while the session lives (issue #20 item 1,
+    /// reply forgets the node: nobody deletes it while the session lives (cancel safety,
     /// the CURATOR-486 class; lockwright before the release moved into a task of its own).
     ReleaseCancelUnsafe,
     /// An acquire dropped by its caller while giving up (its node already taken out of the
-    /// attempt, its delete awaited) forgets the node (issue #20 item 2; lockwright before
+    /// attempt, its delete awaited) forgets the node (cancel safety; lockwright before
     /// giving up handed its node to a task first).
     GiveUpCancelUnsafe,
 }

@@ -43,7 +43,7 @@ const EFR: &str = "expire=1,lose-reply=1,restart=1";
 /// The same with a re-created parent.
 const EFRP: &str = "expire=1,lose-reply=1,restart=1,recreate-parent=1";
 
-/// A dropped acquire or release (issue #20): `expire=1,lose-reply=1,abandon=1`.
+/// A dropped acquire or release: `expire=1,lose-reply=1,abandon=1`.
 const ELA: &str = "expire=1,lose-reply=1,abandon=1";
 
 /// `variant` × `writes`, 2 clients (c0 reentrant), as `model/tests/zk_verdicts/` builds its

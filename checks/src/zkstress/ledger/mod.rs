@@ -42,7 +42,7 @@ pub use conn::{LedgerConn, WriteOutcome};
 /// The protected resource of a run: where the lost-update counter lives and whether the
 /// ledger checks fencing tokens.
 ///
-/// `fenced-claim` (the external resource with claim-at-acquire, issue #22) is not here yet:
+/// `fenced-claim` (the external resource with claim-at-acquire) is not here yet:
 /// it needs `HighWaterMark::claim`, which that issue adds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "kebab-case")]

@@ -1,6 +1,6 @@
 //! Every error zookeeper-client 0.11 can answer a request with, classified: one table, each row
 //! driven through the production mapping (`coordination.rs`'s `map_err`) and the recipe's own
-//! predicate ([`CoordError::outcome_unknown`]) (issue 27).
+//! predicate ([`CoordError::outcome_unknown`]).
 //!
 //! The classes are what the recipe does with an error, the same for every request it sends
 //! (`create`, `getChildren`, `getData` with a watch, `exists`, `delete`, `multi`, and the lock
