@@ -74,7 +74,7 @@ pub fn judge(txns: &[Txn], dir: &str, counter: &str, holds: &[HoldRecord]) -> Lo
     };
     let mut nodes: HashMap<String, Node> = HashMap::new();
     // Alive lock nodes by sequence.
-    let mut alive: BTreeMap<u64, String> = BTreeMap::new();
+    let mut alive: BTreeMap<i64, String> = BTreeMap::new();
     let mut by_session: HashMap<i64, BTreeSet<String>> = HashMap::new();
     for t in txns {
         match &t.op {
@@ -176,7 +176,7 @@ fn gone(
     path: &str,
     zxid: i64,
     nodes: &mut HashMap<String, Node>,
-    alive: &mut BTreeMap<u64, String>,
+    alive: &mut BTreeMap<i64, String>,
 ) {
     if let Some(n) = nodes.get_mut(path) {
         if n.deleted_at.is_none() {
@@ -195,7 +195,7 @@ fn judge_write(
     writer: &str,
     checks: &[String],
     nodes: &HashMap<String, Node>,
-    alive: &BTreeMap<u64, String>,
+    alive: &BTreeMap<i64, String>,
 ) {
     let checked = if checks.iter().any(|c| c == writer) {
         "guarded"
