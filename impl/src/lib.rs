@@ -195,6 +195,8 @@ compile_error!(
      mandatory byte-range locks with other rules, and are not modelled."
 );
 
+#[cfg(test)]
+mod doc_table;
 #[cfg(feature = "docstore")]
 #[cfg_attr(docsrs, doc(cfg(feature = "docstore")))]
 pub mod docstore;

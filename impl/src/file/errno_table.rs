@@ -587,26 +587,5 @@ fn no_errno_outside_the_conflict_set_is_held_or_acquired() {
 
 #[test]
 fn the_docs_table_is_this_table() {
-    let doc = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/protocol.md");
-    let text = std::fs::read_to_string(&doc).unwrap_or_else(|e| panic!("{}: {e}", doc.display()));
-    let (Some(a), Some(b)) = (text.find(BEGIN), text.find(END)) else {
-        panic!(
-            "{}: no errno table markers ({BEGIN:?} ... {END:?})",
-            doc.display()
-        );
-    };
-    let fresh = render();
-    let current = &text[a + BEGIN.len()..b];
-    if current == fresh {
-        return;
-    }
-    if std::env::var_os("LOCKWRIGHT_UPDATE_ERROR_TABLES").is_some() {
-        let updated = format!("{}{BEGIN}{fresh}{}", &text[..a], &text[b..]);
-        std::fs::write(&doc, updated).expect("docs/protocol.md writable");
-        return;
-    }
-    panic!(
-        "{}: the errno table is stale; rerun with LOCKWRIGHT_UPDATE_ERROR_TABLES=1\n{fresh}",
-        doc.display()
-    );
+    crate::doc_table::assert_section_is("docs/protocol.md", BEGIN, END, &render());
 }

@@ -27,8 +27,6 @@
 // A test: it reads (and on request rewrites) docs/zookeeper-client.md.
 #![allow(clippy::disallowed_methods)]
 
-use std::path::Path;
-
 use zookeeper_client::Error as E;
 
 use super::coordination::map_err;
@@ -332,25 +330,5 @@ fn no_error_that_may_have_been_applied_reads_as_not_applied() {
 
 #[test]
 fn the_docs_table_is_this_table() {
-    let doc = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/zookeeper-client.md");
-    let text = std::fs::read_to_string(&doc).unwrap_or_else(|e| panic!("{}: {e}", doc.display()));
-    let (Some(a), Some(b)) = (text.find(BEGIN), text.find(END)) else {
-        panic!(
-            "{}: no error table markers ({BEGIN:?} ... {END:?})",
-            doc.display()
-        );
-    };
-    let fresh = render();
-    if text[a + BEGIN.len()..b] == fresh {
-        return;
-    }
-    if std::env::var_os("LOCKWRIGHT_UPDATE_ERROR_TABLES").is_some() {
-        let updated = format!("{}{BEGIN}{fresh}{}", &text[..a], &text[b..]);
-        std::fs::write(&doc, updated).expect("docs/zookeeper-client.md writable");
-        return;
-    }
-    panic!(
-        "{}: the error table is stale; rerun with LOCKWRIGHT_UPDATE_ERROR_TABLES=1\n{fresh}",
-        doc.display()
-    );
+    crate::doc_table::assert_section_is("docs/zookeeper-client.md", BEGIN, END, &render());
 }
