@@ -32,7 +32,7 @@ pub struct Verdict {
     pub log: Option<LogVerdict>,
     /// Why the log was not judged, if it was not.
     pub log_skipped: Option<String>,
-    /// Client errors no fault explains (see [`unexplained_errors`]).
+    /// Client errors no fault explains (the rule: `unexplained_errors` in this module).
     pub unexplained_errors: Vec<String>,
 }
 
