@@ -63,6 +63,11 @@ pub struct OverlapCheck {
     pub verdict: &'static str,
     /// How long after the overlap the server was asked.
     pub checked_after_ms: u64,
+    /// The old hold's token (its lock node's `czxid`), to find the node in the log.
+    pub holder_token: Option<i64>,
+    /// For `session-alive`: the lines of the server's `dump` that named the session, and,
+    /// once the transaction log is read, what the log says became of the old hold's node.
+    pub evidence: Option<String>,
 }
 
 /// The result of a `zk-stress-run` (`--json` prints it).
@@ -312,12 +317,15 @@ impl ZkRunSummary {
             .filter(|o| o.verdict != "session-expired")
         {
             s += &format!(
-                "  overlap at {:.1}s: client {} obtained while {} held (session {}): {}\n",
+                "  overlap at {:.1}s: client {} obtained while {} held (session {}): {}{}\n",
                 o.at_secs,
                 o.newcomer,
                 o.holder,
                 o.holder_session.as_deref().unwrap_or("?"),
-                o.verdict
+                o.verdict,
+                o.evidence
+                    .as_deref()
+                    .map_or(String::new(), |e| format!(" [{e}]"))
             );
         }
         for w in l.stale_samples.iter().filter(|w| w.accepted).take(5) {

@@ -305,7 +305,7 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<ZkRunSummary> {
     if let Some(e) = tally.fatal.take() {
         return Err(e);
     }
-    let overlaps = overlaps.conclude();
+    let mut overlaps = overlaps.conclude();
     let mut verdict = verdict::conclude(
         zk_addr,
         cfg,
@@ -314,6 +314,9 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<ZkRunSummary> {
         &ledger_report,
         &history,
     )?;
+    if let Some(log) = &verdict.log {
+        overlaps.add_log_fates(&log.fates);
+    }
     verdict.unexplained_errors = verdict::unexplained_errors(
         &history,
         &tally.fault_times,

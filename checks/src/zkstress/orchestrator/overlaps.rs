@@ -23,13 +23,42 @@ fn four_letter(addr: SocketAddr, word: &str) -> std::io::Result<String> {
     Ok(out)
 }
 
-/// The live sessions in a `dump` answer (every `0x...` word).
+/// The sessions the server's session tracker still has, from a `dump` answer: the `0x...`
+/// words of its first section only, up to `ephemeral nodes dump:`.
+///
+/// The later sections name sessions too, and not only live ones: "Connections dump" lists
+/// every connection the server has not closed yet with the session it carried, and the
+/// server expires a session (takes it out of the tracker, then logs its `closeSession`, which
+/// deletes its ephemerals) before it closes that connection. Reading every `0x...` word of
+/// the answer therefore called an expired holder "alive" when `dump` came in between: after
+/// its lock node was gone, before its connection was closed.
 fn live_sessions(dump: &str) -> Vec<String> {
-    dump.split_whitespace()
+    let tracker = dump.split("ephemeral nodes dump:").next().unwrap_or("");
+    tracker
+        .split_whitespace()
         .map(|w| w.trim_end_matches(':'))
         .filter(|w| w.starts_with("0x"))
         .map(str::to_string)
         .collect()
+}
+
+/// The lines of a `dump` answer that name `session`, with the section each is in: what the
+/// report shows for an old holder found alive.
+fn dump_lines_naming(dump: &str, session: &str) -> String {
+    let mut section = "";
+    let mut out = Vec::new();
+    for line in dump.lines() {
+        let t = line.trim();
+        if t.ends_with("dump:") {
+            section = t.trim_end_matches(':');
+        }
+        if t.split_whitespace()
+            .any(|w| w.trim_end_matches(':') == session)
+        {
+            out.push(format!("{section}: {t}"));
+        }
+    }
+    out.join("; ")
 }
 
 struct PendingOverlap {
@@ -106,10 +135,13 @@ impl Overlaps {
         self.pending.retain(|p| {
             let hold = p.hold;
             let waited = now.duration_since(p.overlap.at);
+            let mut evidence = None;
             let verdict = match (&hold, &dump) {
                 (None, _) => "unchecked",
                 (Some(h), Some(d)) => {
-                    if live_sessions(d).contains(&format!("{:#x}", h.session)) {
+                    let sess = format!("{:#x}", h.session);
+                    if live_sessions(d).contains(&sess) {
+                        evidence = Some(dump_lines_naming(d, &sess));
                         "session-alive"
                     } else {
                         "session-expired"
@@ -125,8 +157,10 @@ impl Overlaps {
                 holder_session: hold.map(|h| format!("{:#x}", h.session)),
                 holder_pid: hold.map(|h| h.pid),
                 holder_seq: hold.map(|h| h.seq),
+                holder_token: hold.map(|h| h.token),
                 verdict,
                 checked_after_ms: u64::try_from(waited.as_millis()).unwrap_or(u64::MAX),
+                evidence,
             });
             false
         });
@@ -149,8 +183,10 @@ impl Overlaps {
                 holder_session: p.hold.map(|h| format!("{:#x}", h.session)),
                 holder_pid: p.hold.map(|h| h.pid),
                 holder_seq: p.hold.map(|h| h.seq),
+                holder_token: p.hold.map(|h| h.token),
                 verdict: "unchecked",
                 checked_after_ms: 0,
+                evidence: None,
             });
         }
         // One verdict per distinct old hold: the worst of its checks.
@@ -183,6 +219,34 @@ pub(super) struct OverlapFindings {
 }
 
 impl OverlapFindings {
+    /// Adds to each `session-alive` check what the transaction log says became of the old
+    /// hold's node (by its token), so that a failure says whether the node was deleted, by
+    /// whom, or was still there. It changes no verdict: with the session still in the server's
+    /// tracker after the newcomer obtained, the old node was either still alive (two holders)
+    /// or deleted without the holder having announced its release.
+    pub(super) fn add_log_fates(&mut self, fates: &std::collections::HashMap<i64, String>) {
+        for c in &mut self.checks {
+            if c.verdict != "session-alive" {
+                continue;
+            }
+            let fate = c.holder_token.map_or_else(
+                || "no token".to_string(),
+                |t| {
+                    fates
+                        .get(&t)
+                        .cloned()
+                        .unwrap_or_else(|| format!("token {t:#x}: no such lock node in the log"))
+                },
+            );
+            let e = c.evidence.get_or_insert_with(String::new);
+            if !e.is_empty() {
+                e.push_str("; ");
+            }
+            e.push_str("log: ");
+            e.push_str(&fate);
+        }
+    }
+
     /// The overlapped holds with this verdict.
     pub(super) fn holds_with(&self, verdict: &str) -> u64 {
         self.holds.values().filter(|x| **x == verdict).count() as u64
@@ -322,14 +386,48 @@ mod tests {
         assert_eq!(found.holds_with("unchecked"), 0);
     }
 
-    /// The twin: the same overlap while the old session is still on the server is a violation.
+    /// The twin: the same overlap while the old session is still on the server is a violation,
+    /// reported with the `dump` lines that named the session and the log's account of the
+    /// old node.
     #[test]
     fn an_old_session_still_alive_is_a_violation() {
         let (ledger, _old, overlap) = client_0_overlapped();
         let mut overlaps = Overlaps::new(overlap.at);
-        let alive = dump_server("SessionTracker dump:\nSession Sets (1):\n0x1234\n");
+        let alive = dump_server(
+            "SessionTracker dump:\nSession Sets (1)/(1):\n1 expire at Wed Nov 25 22:44:44 UTC 2026:\n\t0x1234\nephemeral nodes dump:\nSessions with Ephemerals (1):\n0x1234:\n\t/lk/x-lock-0000000003\n",
+        );
         overlaps.check_new(vec![overlap], &ledger, alive, true);
-        let found = overlaps.conclude();
+        let mut found = overlaps.conclude();
         assert_eq!(found.holds_with("session-alive"), 1);
+        found.add_log_fates(
+            &[(
+                10,
+                "/lk/x-lock-0000000003 alive at the end of the log".to_string(),
+            )]
+            .into(),
+        );
+        assert_eq!(
+            found.checks[0].evidence.as_deref(),
+            Some(
+                "SessionTracker dump: 0x1234; ephemeral nodes dump: 0x1234:; log: /lk/x-lock-0000000003 alive at the end of the log"
+            )
+        );
+    }
+
+    /// `dump` as ZooKeeper 3.8 answered it here for a holder SIGSTOPped past its session
+    /// timeout, between the session's expiry and the close of its connection: the tracker and
+    /// the ephemerals no longer have the session, the connection list still does. That is an
+    /// expired session, not a second live holder (what a CI run once reported).
+    #[test]
+    fn a_connection_not_yet_closed_does_not_keep_an_expired_session_alive() {
+        let (ledger, _old, overlap) = client_0_overlapped();
+        let mut overlaps = Overlaps::new(overlap.at);
+        let expired = dump_server(
+            "SessionTracker dump:\nSession Sets (0)/(0):\nephemeral nodes dump:\nSessions with Ephemerals (0):\nConnections dump:\nConnections Sets (2)/(2):\n1 expire at Wed Nov 25 22:44:52 UTC 2026:\n\tip: /127.0.0.1:34112 sessionId: 0x1234\n",
+        );
+        overlaps.check_new(vec![overlap], &ledger, expired, true);
+        let found = overlaps.conclude();
+        assert_eq!(found.holds_with("session-alive"), 0);
+        assert_eq!(found.holds_with("session-expired"), 1);
     }
 }

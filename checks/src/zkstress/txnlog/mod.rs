@@ -52,6 +52,12 @@ pub struct LogVerdict {
     pub nodes_left: Vec<String>,
     /// Every disagreement, with the client's view.
     pub violations: Vec<String>,
+    /// What became of each lock node, by its `czxid` (a hold's token): "deleted by its own
+    /// session at zxid …", "deleted by session … at zxid …", "taken by its session's close at
+    /// zxid …" or "alive at the end of the log". For the report on an overlap the log does
+    /// not judge by itself.
+    #[serde(skip)]
+    pub fates: HashMap<i64, String>,
 }
 
 #[derive(Clone, Debug)]
@@ -62,6 +68,8 @@ struct Node {
     /// When it became the lowest node alive, if it ever did.
     first_at: Option<i64>,
     deleted_at: Option<i64>,
+    /// How it went: see [`LogVerdict::fates`].
+    fate: Option<String>,
 }
 
 /// Rebuilds the lock directory `dir` from `txns` and judges the counter writes on `counter` and
@@ -97,6 +105,7 @@ pub fn judge(txns: &[Txn], dir: &str, counter: &str, holds: &[HoldRecord]) -> Lo
                         czxid: t.zxid,
                         first_at: None,
                         deleted_at: None,
+                        fate: None,
                     },
                 );
                 alive.insert(seq, path.clone());
@@ -105,7 +114,13 @@ pub fn judge(txns: &[Txn], dir: &str, counter: &str, holds: &[HoldRecord]) -> Lo
                     .or_default()
                     .insert(path.clone());
             }
-            Op::Delete { path } => gone(path, t.zxid, &mut nodes, &mut alive),
+            Op::Delete { path } => {
+                let by = match nodes.get(path) {
+                    Some(n) if n.session == t.session => "deleted by its own session".to_string(),
+                    _ => format!("deleted by session {:#x}", t.session),
+                };
+                gone(path, t.zxid, &by, &mut nodes, &mut alive);
+            }
             Op::CloseSession { ephemerals } => {
                 let mut taken: BTreeSet<String> = by_session.remove(&t.session).unwrap_or_default();
                 taken.extend(
@@ -118,7 +133,13 @@ pub fn judge(txns: &[Txn], dir: &str, counter: &str, holds: &[HoldRecord]) -> Lo
                     if nodes.get(&p).is_some_and(|n| n.deleted_at.is_none()) {
                         v.taken_by_session_close += 1;
                     }
-                    gone(&p, t.zxid, &mut nodes, &mut alive);
+                    gone(
+                        &p,
+                        t.zxid,
+                        "taken by its session's close",
+                        &mut nodes,
+                        &mut alive,
+                    );
                 }
             }
             Op::Multi { checks, set_data } => {
@@ -139,6 +160,16 @@ pub fn judge(txns: &[Txn], dir: &str, counter: &str, holds: &[HoldRecord]) -> Lo
             }
         }
     }
+    v.fates = nodes
+        .values()
+        .map(|n| {
+            let fate = match (&n.fate, n.deleted_at) {
+                (Some(how), Some(z)) => format!("{} {how} at zxid {z:#x}", n.path),
+                _ => format!("{} alive at the end of the log", n.path),
+            };
+            (n.czxid, fate)
+        })
+        .collect();
     let by_czxid: HashMap<i64, &Node> = nodes.values().map(|n| (n.czxid, n)).collect();
     for h in holds {
         let Some(n) = by_czxid.get(&h.token) else {
@@ -171,16 +202,19 @@ pub fn judge(txns: &[Txn], dir: &str, counter: &str, holds: &[HoldRecord]) -> Lo
     v
 }
 
-/// Marks the lock node `path` deleted at `zxid` (an explicit delete or its session's close).
+/// Marks the lock node `path` deleted at `zxid` (an explicit delete or its session's close),
+/// `how` as its fate.
 fn gone(
     path: &str,
     zxid: i64,
+    how: &str,
     nodes: &mut HashMap<String, Node>,
     alive: &mut BTreeMap<i64, String>,
 ) {
     if let Some(n) = nodes.get_mut(path) {
         if n.deleted_at.is_none() {
             n.deleted_at = Some(zxid);
+            n.fate = Some(how.to_string());
             if let Some(s) = sequence_of(path) {
                 alive.remove(&s);
             }

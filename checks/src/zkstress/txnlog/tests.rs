@@ -135,6 +135,30 @@ fn writes_by_a_second_holder_or_after_the_session_are_violations() {
     assert!(v.violations[1].contains("after its node was deleted at zxid 0xc"));
     assert_eq!(v.holds_checked, 1);
     assert!(v.nodes_left.is_empty());
+    // What became of each node, by its czxid: x deleted by the session that created it, z
+    // taken by its session's close.
+    assert_eq!(
+        v.fates[&6],
+        "/d/lk/_c_x-lock-0000000000 deleted by its own session at zxid 0xa"
+    );
+    assert_eq!(
+        v.fates[&7],
+        "/d/lk/_c_z-lock-0000000001 taken by its session's close at zxid 0xc"
+    );
+}
+
+/// A node deleted by a session other than its creator's is told apart from a release.
+#[test]
+fn a_delete_by_another_session_is_named_in_the_node_fate() {
+    let text = String::from_utf8(sample()).unwrap().replace(
+        "session 0x100000 cxid 0x9 zxid 0xa",
+        "session 0x100005 cxid 0x9 zxid 0xa",
+    );
+    let v = judge(&parse(text.as_bytes()), "/d/lk", "/d/ctr", &[]);
+    assert_eq!(
+        v.fates[&6],
+        "/d/lk/_c_x-lock-0000000000 deleted by session 0x100005 at zxid 0xa"
+    );
 }
 
 /// A hold whose node never came first is reported with the client's view; so is a node
