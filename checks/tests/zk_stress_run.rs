@@ -14,47 +14,13 @@
 //! are killed when the run returns or panics, and die with the test process
 //! (`PR_SET_PDEATHSIG`).
 
-use std::path::PathBuf;
-use std::time::{Duration, Instant};
+mod zk_stress_support;
+
+use std::time::Duration;
 
 use lockwright_checks::zkstress::ledger::ResourceMode;
-use lockwright_checks::zkstress::orchestrator::{self, FaultKind, RunConfig, ZkRunSummary};
-
-const BIN: &str = env!("CARGO_BIN_EXE_lockwright");
-
-fn config(name: &str) -> RunConfig {
-    RunConfig {
-        clients: 3,
-        curator_clients: 0,
-        acquisitions: 300,
-        hold: Duration::from_millis(5),
-        // Short sessions keep the pauses short (a pause lasts 2 × 1.5 s + 1 s); the server's
-        // tick is 200 ms, so expiry is still 7 ticks away.
-        session_timeout: Duration::from_millis(1500),
-        faults: FaultKind::ALL.to_vec(),
-        fault_every: Duration::from_millis(800),
-        min_each_fault: 1,
-        seed: 13,
-        resource: ResourceMode::Guarded,
-        connect: None,
-        lock_path: format!("/lockwright-test/{name}"),
-        exe: PathBuf::from(BIN),
-        peers_dir: Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR"))),
-        max_duration: Duration::from_secs(300),
-        progress: true,
-    }
-}
-
-fn run(cfg: &RunConfig) -> ZkRunSummary {
-    let t = Instant::now();
-    let s = orchestrator::run(cfg).unwrap_or_else(|e| panic!("{e:#}"));
-    eprintln!("{}({:.1} s)", s.render(), t.elapsed().as_secs_f64());
-    s
-}
-
-fn show(s: &ZkRunSummary) -> String {
-    format!("{}\nfault log:\n  {}", s.render(), s.fault_log.join("\n  "))
-}
+use lockwright_checks::zkstress::orchestrator::FaultKind;
+use zk_stress_support::{config, run, show};
 
 /// A few hundred acquisitions, every fault kind at least once, two lockwright clients and a
 /// Curator one: no stale write accepted, every overlap explained by an expired session, and

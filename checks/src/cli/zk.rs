@@ -188,9 +188,10 @@ pub struct ZkStressRunArgs {
     #[arg(long, default_value_t = 2000)]
     pub session_timeout_ms: u64,
     /// The faults to inject, as `lockwright check --faults` spells them: `KIND[=N],...` or
-    /// `none`, KIND one of kill, pause, cut, stall, restart; N is how many of that kind must
-    /// happen before the run may end (the same N for every kind; default --min-each)
-    /// [default: every kind; every kind but restart with --connect].
+    /// `none`, KIND one of kill, pause, cut, stall, restart (one server) or leader-kill,
+    /// server-pause, partition, lag (`--servers 3`); N is how many of that kind must happen
+    /// before the run may end (the same N for every kind; default --min-each) [default: every
+    /// kind for the servers given; every kind but restart with --connect].
     #[arg(long, value_name = "KIND[=N],...|none")]
     pub faults: Option<String>,
     /// No faults at all (the old spelling of `--faults none`).
@@ -215,6 +216,11 @@ pub struct ZkStressRunArgs {
     /// (no `restart` fault then).
     #[arg(long)]
     pub connect: Option<String>,
+    /// Throwaway ZooKeeper servers: 1, or an ensemble of 3 (5, 7) on loopback, the clients
+    /// spread over them, with the faults leader-kill, server-pause, partition and lag instead
+    /// of restart.
+    #[arg(long, default_value_t = 1)]
+    pub servers: usize,
     /// The lock directory.
     #[arg(long, default_value = "/lockwright/zk-stress-run")]
     pub path: String,
@@ -253,16 +259,17 @@ fn parse_stress_faults(
             }
             None => (item, None),
         };
-        let kind = FaultKind::ALL
-            .into_iter()
-            .find(|k| k.name() == name)
-            .ok_or_else(|| {
-                let names: Vec<&str> = FaultKind::ALL.iter().map(|k| k.name()).collect();
-                anyhow::anyhow!(
-                    "--faults {text}: unknown fault `{name}` (one of: {}, or `none`)",
-                    names.join(", ")
-                )
-            })?;
+        let every = FaultKind::ALL.into_iter().chain(FaultKind::ENSEMBLE);
+        let kind = every.clone().find(|k| k.name() == name).ok_or_else(|| {
+            let mut names: Vec<&str> = every.map(FaultKind::name).collect();
+            names.dedup();
+            names.sort_unstable();
+            names.dedup();
+            anyhow::anyhow!(
+                "--faults {text}: unknown fault `{name}` (one of: {}, or `none`)",
+                names.join(", ")
+            )
+        })?;
         match (count, n) {
             (Some(c), Some(n)) if c != n => anyhow::bail!(
                 "--faults {text}: give every kind the same count (the minimum each must reach \
@@ -291,7 +298,9 @@ pub fn run_zk_stress_run(a: ZkStressRunArgs) -> anyhow::Result<ExitCode> {
     let (faults, count) = match (a.no_faults, &a.faults) {
         (true, _) => (Vec::new(), None),
         (false, Some(f)) => parse_stress_faults(f)?,
-        // A server we did not start cannot be restarted.
+        // An ensemble gets its own server faults; a server we did not start cannot be
+        // restarted.
+        (false, None) if a.servers > 1 => (FaultKind::ENSEMBLE.to_vec(), None),
         (false, None) => (
             FaultKind::ALL
                 .into_iter()
@@ -324,6 +333,7 @@ pub fn run_zk_stress_run(a: ZkStressRunArgs) -> anyhow::Result<ExitCode> {
         seed,
         resource: a.resource,
         connect: a.connect,
+        servers: a.servers,
         lock_path: a.path,
         exe: std::env::current_exe().context("cannot find this binary")?,
         peers_dir: None,

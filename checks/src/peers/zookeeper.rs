@@ -313,8 +313,22 @@ impl Drop for ZkServer {
     }
 }
 
-/// Starts `java` on `dir/zoo.cfg`, its output appended to `dir/server.out`.
+/// Starts a standalone server (`ZooKeeperServerMain`) on `dir/zoo.cfg`.
 fn spawn_server(dir: &Path, config: &ZkServerConfig) -> anyhow::Result<Child> {
+    spawn_java(
+        dir,
+        config,
+        "org.apache.zookeeper.server.ZooKeeperServerMain",
+    )
+}
+
+/// Starts `java` running `main_class` on `dir/zoo.cfg` (a standalone server, or an ensemble
+/// member: `org.apache.zookeeper.server.quorum.QuorumPeerMain`), its output appended to
+/// `dir/server.out`.
+///
+/// # Errors
+/// `java` cannot be started, or `dir` is not writable.
+pub fn spawn_java(dir: &Path, config: &ZkServerConfig, main_class: &str) -> anyhow::Result<Child> {
     let cfg_path = dir.join("zoo.cfg");
     let out = std::fs::OpenOptions::new()
         .create(true)
@@ -352,7 +366,7 @@ fn spawn_server(dir: &Path, config: &ZkServerConfig) -> anyhow::Result<Child> {
         .arg(format!("-Dzookeeper.log.dir={}", dir.display()))
         .arg("-Dzookeeper.root.logger=WARN,CONSOLE")
         .arg("-Dzookeeper.jmx.log4j.disable=true")
-        .arg("org.apache.zookeeper.server.ZooKeeperServerMain")
+        .arg(main_class)
         .arg(&cfg_path)
         .stdin(Stdio::null())
         .stdout(out.try_clone()?)
@@ -361,7 +375,10 @@ fn spawn_server(dir: &Path, config: &ZkServerConfig) -> anyhow::Result<Child> {
 }
 
 /// A port the kernel just handed out on loopback (free now; the server binds it next).
-fn free_port() -> anyhow::Result<u16> {
+///
+/// # Errors
+/// Loopback cannot be bound.
+pub fn free_port() -> anyhow::Result<u16> {
     let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).context("cannot bind loopback")?;
     Ok(l.local_addr()?.port())
 }

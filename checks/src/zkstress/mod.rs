@@ -9,14 +9,17 @@
 //!   and whether it passed, as a table or JSON.
 //! - [`client`]: one client process (`lockwright zk-stress-client`): acquire, fenced writes,
 //!   release, in a loop.
-//! - [`proxy`]: a loopback TCP proxy, one port per client, that can reset or stall one client's
-//!   connections.
+//! - [`proxy`]: a loopback TCP proxy, one port per client (per server), that can reset or
+//!   stall one client's connections.
+//! - [`ensemble`]: a throwaway three-server ensemble (`--servers 3`) with proxies on the
+//!   links between its members, for the leader-kill, server-pause, partition and lag faults.
 //! - [`ledger`]: the fenced resource (accepts a write only with a token at least the highest
 //!   accepted), the log of every write, and the count of acknowledged counter increments.
 //! - [`txnlog`]: ZooKeeper's transaction log read back after the run, and the checks made
 //!   from it alone.
 
 pub mod client;
+pub mod ensemble;
 pub mod ledger;
 pub mod orchestrator;
 pub mod proxy;

@@ -239,3 +239,51 @@ fn pump(mut from: TcpStream, mut to: TcpStream, slot: &Slot, id: u64) {
         links.remove(p);
     }
 }
+
+/// The clients' proxies: one [`Proxy`] per server, each with a slot per client. Client
+/// `slot`'s connect string lists its port on every proxy, starting at server `slot mod N`,
+/// so the clients are spread over the servers and move on to the next when theirs goes.
+/// Cutting or stalling a client acts on its slot of every proxy.
+pub struct ClientLinks(Vec<Proxy>);
+
+impl ClientLinks {
+    /// A proxy with `slots` ports in front of each of `upstreams`.
+    ///
+    /// # Errors
+    /// Bind failures.
+    pub fn start(upstreams: &[SocketAddr], slots: usize) -> io::Result<ClientLinks> {
+        upstreams
+            .iter()
+            .map(|&u| Proxy::start(u, slots))
+            .collect::<io::Result<Vec<_>>>()
+            .map(ClientLinks)
+    }
+
+    /// Client `slot`'s connect string (`host:port,...`).
+    pub fn connect_string(&self, slot: usize) -> String {
+        let n = self.0.len();
+        (0..n)
+            .map(|k| self.0[(slot + k) % n].addr(slot).to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// Resets every open connection of client `slot`; how many there were.
+    pub fn cut(&self, slot: usize) -> usize {
+        self.0.iter().map(|p| p.cut(slot)).sum()
+    }
+
+    /// Stops forwarding client `slot`'s connections, to every server.
+    pub fn stall(&self, slot: usize) {
+        for p in &self.0 {
+            p.stall(slot);
+        }
+    }
+
+    /// Forwards client `slot`'s connections again.
+    pub fn resume(&self, slot: usize) {
+        for p in &self.0 {
+            p.resume(slot);
+        }
+    }
+}

@@ -16,6 +16,12 @@ pub struct FaultCounts {
     pub cut: u64,
     pub stall: u64,
     pub restart: u64,
+    #[serde(rename = "leader-kill")]
+    pub leader_kill: u64,
+    #[serde(rename = "server-pause")]
+    pub server_pause: u64,
+    pub partition: u64,
+    pub lag: u64,
     /// Kills, pauses, cuts and stalls whose victim held the lock (per the verify server).
     pub aimed_at_holder: u64,
     /// Stalls longer than the session timeout.
@@ -32,6 +38,10 @@ impl FaultCounts {
             FaultKind::Cut => self.cut,
             FaultKind::Stall => self.stall,
             FaultKind::Restart => self.restart,
+            FaultKind::LeaderKill => self.leader_kill,
+            FaultKind::ServerPause => self.server_pause,
+            FaultKind::Partition => self.partition,
+            FaultKind::Lag => self.lag,
         }
     }
 
@@ -42,6 +52,10 @@ impl FaultCounts {
             FaultKind::Cut => self.cut += 1,
             FaultKind::Stall => self.stall += 1,
             FaultKind::Restart => self.restart += 1,
+            FaultKind::LeaderKill => self.leader_kill += 1,
+            FaultKind::ServerPause => self.server_pause += 1,
+            FaultKind::Partition => self.partition += 1,
+            FaultKind::Lag => self.lag += 1,
         }
     }
 }
@@ -177,10 +191,25 @@ impl ZkRunSummary {
             ),
             (
                 "faults".into(),
-                format!(
-                    "kill {}  pause {}  cut {}  stall {}  restart {}  (aimed at the holder: {})",
-                    f.kill, f.pause, f.cut, f.stall, f.restart, f.aimed_at_holder
-                ),
+                if self.servers > 1 {
+                    format!(
+                        "kill {}  pause {}  cut {}  stall {}  leader-kill {}  server-pause {}  partition {}  lag {}  (aimed at the holder: {})",
+                        f.kill,
+                        f.pause,
+                        f.cut,
+                        f.stall,
+                        f.leader_kill,
+                        f.server_pause,
+                        f.partition,
+                        f.lag,
+                        f.aimed_at_holder
+                    )
+                } else {
+                    format!(
+                        "kill {}  pause {}  cut {}  stall {}  restart {}  (aimed at the holder: {})",
+                        f.kill, f.pause, f.cut, f.stall, f.restart, f.aimed_at_holder
+                    )
+                },
             ),
             (
                 "".into(),

@@ -1,15 +1,14 @@
 //! The faults of a run: the seeded schedule, aiming at a holder, injecting each kind, and
 //! ending pauses, stalls and server restarts.
 
-use std::sync::{mpsc, Arc};
-use std::thread;
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 
-use super::{FaultKind, Run, RunConfig, Server, HOLDER_PATIENCE};
+use super::{FaultKind, Run, RunConfig, HOLDER_PATIENCE};
 
 /// The fault schedule: kinds in shuffled rounds, exponential gaps, durations; all from `seed`.
 pub(super) struct Schedule {
@@ -83,7 +82,7 @@ impl Run<'_> {
         };
         match rx.try_recv() {
             Ok(Ok(())) => {
-                self.tally.log("server back".to_string());
+                self.tally.log("server(s) back".to_string());
                 self.restarting = None;
                 Ok(())
             }
@@ -110,8 +109,8 @@ impl Run<'_> {
         }
     }
 
-    /// Injects the pending fault if it can go now: a restart once none is in flight, any other
-    /// kind once a victim is found.
+    /// Injects the pending fault if it can go now: a server fault once none is in flight (and
+    /// an ensemble has a leader), a client fault once a victim is found.
     ///
     /// # Errors
     /// A killed client's replacement that cannot be started.
@@ -119,9 +118,8 @@ impl Run<'_> {
         let Some((kind, patience)) = self.pending else {
             return Ok(());
         };
-        if kind == FaultKind::Restart {
-            if self.restarting.is_none() {
-                self.restart_server();
+        if kind.on_servers() {
+            if self.strike_server(kind, now) {
                 self.pending = None;
             }
         } else if let Some((i, was_holder)) = self.pick_victim(now, patience) {
@@ -131,21 +129,6 @@ impl Run<'_> {
             self.strike(kind, i, was_holder, now)?;
         }
         Ok(())
-    }
-
-    /// Restarts a throwaway server on a thread (a server given with `--connect` is left
-    /// alone; the configuration check forbids that combination).
-    fn restart_server(&mut self) {
-        if let Server::Owned(s) = self.rig.server {
-            let s = Arc::clone(s);
-            let (tx, rx) = mpsc::channel();
-            thread::spawn(move || {
-                let _ = tx.send(s.restart());
-            });
-            self.restarting = Some(rx);
-            self.tally.faults.bump(FaultKind::Restart);
-            self.tally.log("restart the server".to_string());
-        }
     }
 
     /// A running client not under a fault: one the verify server sees holding, else (once
@@ -221,7 +204,7 @@ impl Run<'_> {
                 self.tally
                     .log(format!("stall {who} for {:.1}s", len.as_secs_f64()));
             }
-            FaultKind::Restart => unreachable!("restarts are injected by restart_server"),
+            _ => unreachable!("server faults are injected by strike_server"),
         }
         Ok(())
     }

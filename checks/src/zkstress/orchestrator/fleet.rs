@@ -16,7 +16,7 @@ use super::tally::Tally;
 use super::{Run, RunConfig};
 use crate::peers::curator::CuratorPeer;
 use crate::peers::zookeeper;
-use crate::zkstress::proxy::Proxy;
+use crate::zkstress::proxy::ClientLinks;
 
 /// Which program a client process runs.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -80,7 +80,7 @@ impl Drop for Clients {
 /// Starts client processes, each through its own proxy port.
 pub(super) struct Spawner<'a> {
     pub(super) cfg: &'a RunConfig,
-    pub(super) proxy: &'a Proxy,
+    pub(super) proxy: &'a ClientLinks,
     pub(super) verify: SocketAddr,
     pub(super) ledger: SocketAddr,
     pub(super) curator: Option<CuratorPeer>,
@@ -159,7 +159,7 @@ impl Spawner<'_> {
     /// `fenced` mode.
     fn command(&self, id: u8, kind: Impl) -> anyhow::Result<Command> {
         let cfg = self.cfg;
-        let zk = self.proxy.addr(usize::from(id)).to_string();
+        let zk = self.proxy.connect_string(usize::from(id));
         let hold = cfg.hold.as_millis().to_string();
         let session = cfg.session_timeout.as_millis().to_string();
         Ok(match kind {

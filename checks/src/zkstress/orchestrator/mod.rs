@@ -23,7 +23,20 @@
 //! - `stall`: the client's connections stop forwarding for 0.3–2.5 session timeouts (the
 //!   longer ones expire the session).
 //! - `restart`: the server is killed and started again on the same port and data directory
-//!   (sessions survive the restart).
+//!   (sessions survive the restart). One server only.
+//!
+//! With `--servers 3` (an [`Ensemble`](super::ensemble::Ensemble): the clients' connect
+//! strings list every server, each client starting at a different one), instead of
+//! `restart`:
+//!
+//! - `leader-kill`: SIGKILL the leader, start it again 1.5 s later (the others elect a new
+//!   leader meanwhile; sessions survive).
+//! - `server-pause`: SIGSTOP a follower as long as a client `pause`, then SIGCONT: its clients
+//!   move to the other servers; a session that does not get there in time expires.
+//! - `partition`: stall every quorum link to and from one server (the leader or not) for twice
+//!   `syncLimit`: it leaves the quorum, then rejoins.
+//! - `lag`: stall one follower's link to the leader for a third of `syncLimit`: it stays in
+//!   the quorum, and its clients' reads miss the latest commits meanwhile.
 //!
 //! # The overlap check
 //!
@@ -46,12 +59,13 @@
 mod faults;
 mod fleet;
 mod overlaps;
+mod servers;
 mod tally;
 mod verdict;
 
-use std::net::{Ipv4Addr, SocketAddr, ToSocketAddrs};
+use std::net::Ipv4Addr;
 use std::path::PathBuf;
-use std::sync::{mpsc, Arc};
+use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -61,13 +75,14 @@ use rand::SeedableRng;
 use serde::Serialize;
 
 use super::ledger::{Ledger, ResourceMode};
-use super::proxy::Proxy;
+use super::proxy::ClientLinks;
 use crate::peers::curator::CuratorPeer;
-use crate::peers::zookeeper::{self, ZkServer, ZkServerConfig};
+use crate::peers::zookeeper;
 use crate::stress::server::{OnViolation, ServerConfig, ServerHandle, ServerStats, VerifyServer};
 use faults::Schedule;
 use fleet::{Clients, Spawner};
 use overlaps::Overlaps;
+use servers::{Held, Server};
 use tally::Tally;
 
 pub use super::summary::{print_summary, FaultCounts, OverlapCheck, ZkRunSummary};
@@ -85,17 +100,38 @@ pub enum FaultKind {
     Cut,
     /// Stop forwarding a client's connections for a while.
     Stall,
-    /// Kill and restart the ZooKeeper server (same port, same data).
+    /// Kill and restart the ZooKeeper server (same port, same data). One server only.
     Restart,
+    /// Kill the ensemble's leader and start it again.
+    LeaderKill,
+    /// SIGSTOP a follower server past the session timeout, then SIGCONT.
+    ServerPause,
+    /// Cut one server off from the quorum for a while.
+    Partition,
+    /// Hold back a follower's link to the leader, within `syncLimit`.
+    Lag,
 }
 
 impl FaultKind {
+    /// Every kind for one server.
     pub const ALL: [FaultKind; 5] = [
         FaultKind::Kill,
         FaultKind::Pause,
         FaultKind::Cut,
         FaultKind::Stall,
         FaultKind::Restart,
+    ];
+
+    /// Every kind for an ensemble: the client faults and the server ones.
+    pub const ENSEMBLE: [FaultKind; 8] = [
+        FaultKind::Kill,
+        FaultKind::Pause,
+        FaultKind::Cut,
+        FaultKind::Stall,
+        FaultKind::LeaderKill,
+        FaultKind::ServerPause,
+        FaultKind::Partition,
+        FaultKind::Lag,
     ];
 
     pub fn name(self) -> &'static str {
@@ -105,7 +141,28 @@ impl FaultKind {
             FaultKind::Cut => "cut",
             FaultKind::Stall => "stall",
             FaultKind::Restart => "restart",
+            FaultKind::LeaderKill => "leader-kill",
+            FaultKind::ServerPause => "server-pause",
+            FaultKind::Partition => "partition",
+            FaultKind::Lag => "lag",
         }
+    }
+
+    /// A fault of the servers, not of one client.
+    pub fn on_servers(self) -> bool {
+        matches!(
+            self,
+            FaultKind::Restart
+                | FaultKind::LeaderKill
+                | FaultKind::ServerPause
+                | FaultKind::Partition
+                | FaultKind::Lag
+        )
+    }
+
+    /// A fault that needs an ensemble.
+    pub fn needs_ensemble(self) -> bool {
+        self.on_servers() && self != FaultKind::Restart
     }
 }
 
@@ -135,6 +192,8 @@ pub struct RunConfig {
     pub resource: ResourceMode,
     /// A running server (HOST:PORT) instead of a throwaway one; `restart` is then impossible.
     pub connect: Option<String>,
+    /// Throwaway servers: 1, or an ensemble of 3 (or 5, 7).
+    pub servers: usize,
     /// The lock directory.
     pub lock_path: String,
     /// The `lockwright` binary the clients run.
@@ -144,42 +203,6 @@ pub struct RunConfig {
     pub max_duration: Duration,
     /// A progress line on stderr every second.
     pub progress: bool,
-}
-
-enum Server {
-    Owned(Arc<ZkServer>),
-    External(SocketAddr),
-}
-
-impl Server {
-    /// The server given with `--connect`, else a throwaway one whose sessions may last four
-    /// session timeouts (at least 10 s).
-    fn start(cfg: &RunConfig) -> anyhow::Result<Server> {
-        Ok(match &cfg.connect {
-            Some(c) => Server::External(
-                c.to_socket_addrs()
-                    .with_context(|| format!("bad --connect {c}"))?
-                    .next()
-                    .with_context(|| format!("--connect {c} resolves to nothing"))?,
-            ),
-            None => {
-                let max = u32::try_from(cfg.session_timeout.as_millis() * 4)
-                    .unwrap_or(u32::MAX)
-                    .max(10_000);
-                Server::Owned(Arc::new(ZkServer::start_with(ZkServerConfig {
-                    max_session_ms: max,
-                    ..ZkServerConfig::default()
-                })?))
-            }
-        })
-    }
-
-    fn addr(&self) -> SocketAddr {
-        match self {
-            Server::Owned(s) => SocketAddr::from((Ipv4Addr::LOCALHOST, s.port())),
-            Server::External(a) => *a,
-        }
-    }
 }
 
 impl RunConfig {
@@ -208,6 +231,26 @@ fn check_config(cfg: &RunConfig) -> anyhow::Result<usize> {
         bail!(
             "--faults restart needs the throwaway server: leave out --connect or the restart fault"
         );
+    }
+    if !matches!(cfg.servers, 1 | 3 | 5 | 7) {
+        bail!(
+            "--servers {}: give 1 (one server) or an odd ensemble size 3, 5 or 7",
+            cfg.servers
+        );
+    }
+    if cfg.connect.is_some() && cfg.servers != 1 {
+        bail!("--servers starts throwaway servers: leave out --connect or --servers");
+    }
+    for k in &cfg.faults {
+        if cfg.servers > 1 && *k == FaultKind::Restart {
+            bail!(
+                "--faults restart is for one server; an ensemble's server faults are \
+                 leader-kill, server-pause, partition and lag"
+            );
+        }
+        if cfg.servers == 1 && k.needs_ensemble() {
+            bail!("--faults {} needs an ensemble: add --servers 3", k.name());
+        }
     }
     Ok(total)
 }
@@ -250,11 +293,10 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<ZkRunSummary> {
     // A temporary peers directory lives as long as the run.
     let (_peers_tmp, curator) = build_curator(cfg)?;
     let server = Server::start(cfg)?;
-    let zk_addr = server.addr();
-    let proxy = Proxy::start(zk_addr, total).context("cannot start the proxy")?;
+    let proxy = ClientLinks::start(&server.addrs(), total).context("cannot start the proxy")?;
     let ledger = Ledger::start(cfg.resource).context("cannot start the ledger")?;
     let counter_initial = if cfg.resource.has_counter() {
-        Some(verdict::prepare_counter(zk_addr, cfg)?)
+        Some(verdict::prepare_counter(&server.connect_string(), cfg)?)
     } else {
         None
     };
@@ -278,7 +320,6 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<ZkRunSummary> {
         Rig {
             cfg,
             server: &server,
-            zk_addr,
             proxy: &proxy,
             ledger: &ledger,
             handle: &handle,
@@ -306,14 +347,7 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<ZkRunSummary> {
         return Err(e);
     }
     let mut overlaps = overlaps.conclude();
-    let mut verdict = verdict::conclude(
-        zk_addr,
-        cfg,
-        &server,
-        counter_initial,
-        &ledger_report,
-        &history,
-    )?;
+    let mut verdict = verdict::conclude(cfg, &server, counter_initial, &ledger_report, &history)?;
     if let Some(log) = &verdict.log {
         overlaps.add_log_fates(&log.fates);
     }
@@ -326,7 +360,6 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<ZkRunSummary> {
     Ok(tally.into_summary(
         cfg,
         &server,
-        zk_addr,
         &overlaps,
         server_report,
         (ledger_report, verdict),
@@ -338,8 +371,7 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<ZkRunSummary> {
 struct Rig<'a> {
     cfg: &'a RunConfig,
     server: &'a Server,
-    zk_addr: SocketAddr,
-    proxy: &'a Proxy,
+    proxy: &'a ClientLinks,
     ledger: &'a Ledger,
     handle: &'a ServerHandle,
     spawner: &'a Spawner<'a>,
@@ -358,8 +390,10 @@ struct Run<'a> {
     next_fault: Instant,
     /// The fault drawn and its deadline for finding a holder to aim at.
     pending: Option<(FaultKind, Instant)>,
-    /// The server restart in flight, if any.
+    /// The server restart in flight (`restart`, `leader-kill`), if any.
     restarting: Option<mpsc::Receiver<anyhow::Result<()>>>,
+    /// The held server fault (`server-pause`, `partition`, `lag`) and when it ends.
+    held: Option<(Held, Instant)>,
     last_overlap_poll: Instant,
     next_progress: Instant,
     /// When the clients were asked to stop.
@@ -387,6 +421,7 @@ impl<'a> Run<'a> {
             next_fault,
             pending: None,
             restarting: None,
+            held: None,
             last_overlap_poll: start,
             next_progress: start + Duration::from_secs(1),
             stopping_since: None,
@@ -406,6 +441,7 @@ impl<'a> Run<'a> {
             let now = Instant::now();
             self.reap_and_replace()?;
             self.end_due_faults(now);
+            self.end_due_server_fault(now);
             if let Err(e) = self.poll_restart() {
                 self.tally.fatal = Some(e);
                 break;
@@ -442,7 +478,7 @@ impl<'a> Run<'a> {
         let l = self.rig.ledger.report();
         let faults = &self.tally.faults;
         eprintln!(
-            "[{:6.1}s] acquisitions {:>7}  faults k{} p{} c{} s{} r{}  overlaps {}  writes {} rejected {} stale accepted {}",
+            "[{:6.1}s] acquisitions {:>7}  faults k{} p{} c{} s{} r{} L{} P{} X{} G{}  overlaps {}  writes {} rejected {} stale accepted {}",
             self.rig.start.elapsed().as_secs_f64(),
             stats.acquisitions,
             faults.kill,
@@ -450,6 +486,10 @@ impl<'a> Run<'a> {
             faults.cut,
             faults.stall,
             faults.restart,
+            faults.leader_kill,
+            faults.server_pause,
+            faults.partition,
+            faults.lag,
             stats.violations,
             l.writes_accepted,
             l.writes_rejected,
@@ -468,7 +508,7 @@ impl<'a> Run<'a> {
             .iter()
             .all(|&k| self.tally.faults.of(k) >= cfg.min_each_fault);
         let quiet = self.pending.is_none()
-            && self.restarting.is_none()
+            && !self.server_busy()
             && self.clients.0.iter().all(|c| !c.busy())
             && self.overlaps.settled();
         if stats.acquisitions >= cfg.acquisitions && all_kinds {

@@ -104,13 +104,14 @@ impl Overlaps {
     }
 
     /// Takes the verify server's new overlaps and checks every pending one whose old holder's
-    /// session can be looked up now (`server_up`: the server is not being restarted).
-    fn check(&mut self, handle: &ServerHandle, ledger: &Ledger, zk: SocketAddr, server_up: bool) {
-        self.check_new(handle.take_overlaps(), ledger, zk, server_up);
+    /// session can be looked up now (`zk`: the server to ask, `None` while it is restarting or
+    /// an ensemble has no leader).
+    fn check(&mut self, handle: &ServerHandle, ledger: &Ledger, zk: Option<SocketAddr>) {
+        self.check_new(handle.take_overlaps(), ledger, zk);
     }
 
     /// [`Overlaps::check`] with the new overlaps given.
-    fn check_new(&mut self, new: Vec<Overlap>, ledger: &Ledger, zk: SocketAddr, server_up: bool) {
+    fn check_new(&mut self, new: Vec<Overlap>, ledger: &Ledger, zk: Option<SocketAddr>) {
         for ov in new {
             self.events += 1;
             for &h in &ov.holders {
@@ -124,11 +125,7 @@ impl Overlaps {
         if self.pending.is_empty() {
             return;
         }
-        let dump = if server_up {
-            four_letter(zk, "dump").ok()
-        } else {
-            None
-        };
+        let dump = zk.and_then(|zk| four_letter(zk, "dump").ok());
         let now = Instant::now();
         let start = self.start;
         let checks = &mut self.checks;
@@ -287,12 +284,12 @@ impl Run<'_> {
     pub(super) fn poll_overlaps(&mut self, now: Instant) {
         if now.duration_since(self.last_overlap_poll) >= Duration::from_millis(50) {
             self.last_overlap_poll = now;
-            self.overlaps.check(
-                self.rig.handle,
-                self.rig.ledger,
-                self.rig.zk_addr,
-                self.restarting.is_none(),
-            );
+            let zk = if self.restarting.is_none() {
+                self.rig.server.dump_addr()
+            } else {
+                None
+            };
+            self.overlaps.check(self.rig.handle, self.rig.ledger, zk);
         }
     }
 
@@ -308,8 +305,12 @@ impl Run<'_> {
             if up {
                 self.restarting = None;
             }
-            self.overlaps
-                .check(self.rig.handle, self.rig.ledger, self.rig.zk_addr, up);
+            let zk = if up {
+                self.rig.server.dump_addr()
+            } else {
+                None
+            };
+            self.overlaps.check(self.rig.handle, self.rig.ledger, zk);
             if self.overlaps.settled() || Instant::now() >= end {
                 break;
             }
@@ -368,14 +369,14 @@ mod tests {
         let mut overlaps = Overlaps::new(overlap.at);
         let expired = dump_server("SessionTracker dump:\nSession Sets (1):\n0x99\n");
         // The server is restarting: the overlap waits.
-        overlaps.check_new(vec![overlap], &ledger, expired, false);
+        overlaps.check_new(vec![overlap], &ledger, None);
         assert!(!overlaps.settled());
         // The old holder wakes up and holds again, more often than the ledger remembers.
         for seq in 2..=20 {
             old.hold(seq, 10 + i64::try_from(seq).unwrap(), 0x5678)
                 .unwrap();
         }
-        overlaps.check_new(Vec::new(), &ledger, expired, true);
+        overlaps.check_new(Vec::new(), &ledger, Some(expired));
         assert!(overlaps.settled());
         let found = overlaps.conclude();
         assert_eq!(found.checks.len(), 1);
@@ -396,7 +397,7 @@ mod tests {
         let alive = dump_server(
             "SessionTracker dump:\nSession Sets (1)/(1):\n1 expire at Wed Nov 25 22:44:44 UTC 2026:\n\t0x1234\nephemeral nodes dump:\nSessions with Ephemerals (1):\n0x1234:\n\t/lk/x-lock-0000000003\n",
         );
-        overlaps.check_new(vec![overlap], &ledger, alive, true);
+        overlaps.check_new(vec![overlap], &ledger, Some(alive));
         let mut found = overlaps.conclude();
         assert_eq!(found.holds_with("session-alive"), 1);
         found.add_log_fates(
@@ -425,7 +426,7 @@ mod tests {
         let expired = dump_server(
             "SessionTracker dump:\nSession Sets (0)/(0):\nephemeral nodes dump:\nSessions with Ephemerals (0):\nConnections dump:\nConnections Sets (2)/(2):\n1 expire at Wed Nov 25 22:44:52 UTC 2026:\n\tip: /127.0.0.1:34112 sessionId: 0x1234\n",
         );
-        overlaps.check_new(vec![overlap], &ledger, expired, true);
+        overlaps.check_new(vec![overlap], &ledger, Some(expired));
         let found = overlaps.conclude();
         assert_eq!(found.holds_with("session-alive"), 0);
         assert_eq!(found.holds_with("session-expired"), 1);

@@ -1,7 +1,6 @@
 //! What a run saw (faults, the fault log, replacements, client failures), and the
 //! [`ZkRunSummary`] it makes together with the overlap check's findings and its failures.
 
-use std::net::SocketAddr;
 use std::time::Instant;
 
 use super::overlaps::OverlapFindings;
@@ -58,7 +57,6 @@ impl Tally {
         self,
         cfg: &RunConfig,
         server: &Server,
-        zk_addr: SocketAddr,
         overlaps: &OverlapFindings,
         server_report: ServerReport,
         (ledger, verdict): (LedgerReport, Verdict),
@@ -81,10 +79,7 @@ impl Tally {
             hold_ms: u64::try_from(cfg.hold.as_millis()).unwrap_or(u64::MAX),
             resource: cfg.resource,
             fault_kinds: self.kinds,
-            zookeeper: match server {
-                Server::Owned(_) => format!("{zk_addr} (throwaway ZooKeeper 3.8)"),
-                Server::External(a) => a.to_string(),
-            },
+            zookeeper: server.describe(),
             acquisitions,
             faults: self.faults,
             fault_log: self.fault_log,
@@ -95,7 +90,7 @@ impl Tally {
             overlapped_holds_unchecked: overlaps.holds_with("unchecked"),
             overlap_check_max_delay_ms: overlaps.max_delay_ms(),
             overlap_samples: overlaps.samples(),
-            servers: 1,
+            servers: server.count(),
             critical_sections: if cfg.resource.has_counter() {
                 ledger.increments_acked
                     + ledger.increments_rejected

@@ -36,12 +36,12 @@ pub struct Verdict {
     pub unexplained_errors: Vec<String>,
 }
 
-async fn session(zk_addr: SocketAddr, cfg: &RunConfig) -> anyhow::Result<ZkClient> {
+async fn session(zk: &str, cfg: &RunConfig) -> anyhow::Result<ZkClient> {
     ZkClient::builder()
         .session_timeout(cfg.session_timeout.max(Duration::from_secs(4)))
-        .connect(&zk_addr.to_string())
+        .connect(zk)
         .await
-        .with_context(|| format!("cannot open a session on {zk_addr} to set up the counter"))
+        .with_context(|| format!("cannot open a session on {zk} for the counter"))
 }
 
 /// Makes the counter znode (value 0) before the clients start, or reads the value it has
@@ -49,10 +49,10 @@ async fn session(zk_addr: SocketAddr, cfg: &RunConfig) -> anyhow::Result<ZkClien
 ///
 /// # Errors
 /// No session, or a counter that holds no number.
-pub(super) fn prepare_counter(zk_addr: SocketAddr, cfg: &RunConfig) -> anyhow::Result<u64> {
+pub(super) fn prepare_counter(zk: &str, cfg: &RunConfig) -> anyhow::Result<u64> {
     let counter = cfg.counter_path();
     block_on(async {
-        let zk = session(zk_addr, cfg).await?;
+        let zk = session(zk, cfg).await?;
         zk.ensure_dir(&cfg.lock_path)
             .await
             .with_context(|| format!("cannot make the lock directory {}", cfg.lock_path))?;
@@ -71,10 +71,27 @@ pub(super) fn prepare_counter(zk_addr: SocketAddr, cfg: &RunConfig) -> anyhow::R
     })
 }
 
+/// The server whose reads are up to date at the end: the one server, or the ensemble's
+/// leader (a follower may not have applied the last commits), waited for up to 20 s.
+fn final_reader(server: &Server) -> anyhow::Result<SocketAddr> {
+    let end = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(a) = server.dump_addr() {
+            return Ok(a);
+        }
+        if Instant::now() >= end {
+            anyhow::bail!(
+                "the ensemble had no leader at the end of the run to read the counter from"
+            );
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
 /// After the clients stopped: waits (up to two session timeouts and 3 s) for the lock
-/// directory to empty, then reads the counter; then judges the log of an owned server.
+/// directory to empty, then reads the counter (from the leader of an ensemble); then judges
+/// the transaction logs of owned servers (an ensemble's logs merged by zxid).
 pub(super) fn conclude(
-    zk_addr: SocketAddr,
     cfg: &RunConfig,
     server: &Server,
     initial: Option<u64>,
@@ -86,8 +103,9 @@ pub(super) fn conclude(
         ..Verdict::default()
     };
     let counter = cfg.counter_path();
+    let reader = final_reader(server)?;
     block_on(async {
-        let zk = session(zk_addr, cfg).await?;
+        let zk = session(&reader.to_string(), cfg).await?;
         let end = Instant::now() + cfg.session_timeout * 2 + Duration::from_secs(3);
         loop {
             let left: Vec<String> = match zk.list_children(&cfg.lock_path).await {
@@ -124,33 +142,38 @@ pub(super) fn conclude(
         v.phantom_increments =
             applied.saturating_sub(ledger.increments_acked + ledger.increments_unknown);
     }
-    match server {
-        Server::Owned(s) => {
-            match txnlog::read_logs(&s.dir().join("data")) {
-                Ok(text) => {
-                    // For a reader who wants the history the verdict came from.
-                    if let Some(copy) = std::env::var_os("LOCKWRIGHT_TXNLOG_COPY") {
-                        std::fs::write(&copy, &text).with_context(|| {
-                            format!("cannot write LOCKWRIGHT_TXNLOG_COPY={copy:?}")
-                        })?;
-                    }
-                    let txns = txnlog::parse(&text);
-                    v.log = Some(txnlog::judge(
-                        &txns,
-                        &cfg.lock_path,
-                        &counter,
-                        &history.holds,
-                    ));
-                }
-                Err(e) => v.log_skipped = Some(format!("{e:#}")),
+    let dirs = server.data_dirs();
+    if dirs.is_empty() {
+        v.log_skipped = Some(format!(
+            "the server at {} is not ours: its transaction log is not read",
+            server.connect_string()
+        ));
+        return Ok(v);
+    }
+    let mut text = Vec::new();
+    for d in &dirs {
+        match txnlog::read_logs(d) {
+            Ok(t) => text.extend(t),
+            Err(e) => {
+                v.log_skipped = Some(format!("{e:#}"));
+                return Ok(v);
             }
         }
-        Server::External(a) => {
-            v.log_skipped = Some(format!(
-                "the server at {a} is not ours: its transaction log is not read"
-            ));
-        }
     }
+    // For a reader who wants the history the verdict came from.
+    if let Some(copy) = std::env::var_os("LOCKWRIGHT_TXNLOG_COPY") {
+        std::fs::write(&copy, &text)
+            .with_context(|| format!("cannot write LOCKWRIGHT_TXNLOG_COPY={copy:?}"))?;
+    }
+    // Every member's log holds the history it committed; `parse` sorts by zxid and keeps one
+    // copy of each transaction.
+    let txns = txnlog::parse(&text);
+    v.log = Some(txnlog::judge(
+        &txns,
+        &cfg.lock_path,
+        &counter,
+        &history.holds,
+    ));
     Ok(v)
 }
 
@@ -198,6 +221,7 @@ mod tests {
             seed: 0,
             resource: crate::zkstress::ledger::ResourceMode::Guarded,
             connect: None,
+            servers: 1,
             lock_path: "/l".to_string(),
             exe: std::path::PathBuf::new(),
             peers_dir: None,
