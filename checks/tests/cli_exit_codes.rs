@@ -107,6 +107,25 @@ fn bad_arguments_exit_2_in_every_subcommand() {
             &["zk-stress-run", "--faults", "kill=2", "--min-each", "3"],
             "--min-each 3",
         ),
+        (&["zk-stress-run", "--servers", "2"], "--servers 2"),
+        (
+            &["zk-stress-run", "--faults", "leader-kill"],
+            "add --servers 3",
+        ),
+        (
+            &["zk-stress-run", "--servers", "3", "--faults", "restart"],
+            "leader-kill, server-pause, partition and lag",
+        ),
+        (
+            &[
+                "zk-stress-run",
+                "--servers",
+                "3",
+                "--connect",
+                "127.0.0.1:1",
+            ],
+            "leave out --connect or --servers",
+        ),
         (&["no-such-subcommand"], "no-such-subcommand"),
     ];
     for (args, says) in cases {
