@@ -121,6 +121,17 @@ fn parse_multi(raw: &[u8]) -> Option<Op> {
     Some(Op::Multi { checks, set_data })
 }
 
+/// The first line of `text`, trimmed.
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or("").trim()
+}
+
+/// Whether `line` is the toolkit's end of one log file or the title of the next.
+fn is_file_boundary(line: &[u8]) -> bool {
+    line.starts_with(b"EOF reached after ")
+        || line.starts_with(b"ZooKeeper Transactional Log File with dbid ")
+}
+
 /// Whether `line` starts a transaction (`11/25/26, 8:28:20 PM UTC session 0x… cxid … zxid …`).
 fn is_header(line: &[u8]) -> bool {
     line.first().is_some_and(u8::is_ascii_digit)
@@ -133,10 +144,19 @@ fn is_header(line: &[u8]) -> bool {
 /// from one header line to the next.
 pub fn parse(text: &[u8]) -> Vec<Txn> {
     let mut records: Vec<Vec<u8>> = Vec::new();
+    // Whether the lines now belong to the last record (not to a file's trailer or header).
+    let mut open = false;
     for line in text.split(|&b| b == b'\n') {
         if is_header(line) {
             records.push(line.to_vec());
-        } else if let Some(r) = records.last_mut() {
+            open = true;
+        } else if is_file_boundary(line) {
+            // Each log file ends with `EOF reached after N txns.` and the next one starts with
+            // its own title: neither belongs to the file's last transaction (a `delete` that
+            // ended a file, before a server restart rolled the log, once took them into its
+            // path, so its node stayed alive for the judge).
+            open = false;
+        } else if let Some(r) = records.last_mut().filter(|_| open) {
             r.push(b'\n');
             r.extend_from_slice(line);
         }
@@ -173,12 +193,12 @@ pub fn parse(text: &[u8]) -> Vec<Txn> {
                 let ephemeral = rest.rsplit("],").next().unwrap_or("").starts_with("true");
                 Op::Create { path, ephemeral }
             }
+            // A path has no newline: the first line is the whole body.
             "delete" => Op::Delete {
-                path: rest.trim().trim_start_matches('\'').to_string(),
+                path: first_line(&rest).trim_start_matches('\'').to_string(),
             },
             "closeSession" => Op::CloseSession {
-                ephemerals: rest
-                    .trim()
+                ephemerals: first_line(&rest)
                     .trim_start_matches("v{")
                     .trim_end_matches('}')
                     .split(',')

@@ -192,3 +192,51 @@ fn a_hold_of_a_node_never_first_in_line_is_a_violation() {
     );
     assert_eq!(v.nodes_left.len(), 2);
 }
+
+/// Two log files as `read_logs` concatenates them (a server restart rolls the log): the first
+/// ends with the `delete` of the holder's node, then the toolkit's `EOF reached` line and the
+/// next file's title. The delete is read with its path alone, so the next holder's guarded
+/// write finds no lower node alive. (Before, the trailer went into the deleted path, the node
+/// stayed alive for the judge, and CI runs failed with "two holders" that never were.)
+#[test]
+fn a_delete_that_ends_a_log_file_is_read_without_the_files_trailer() {
+    let h = |sess: &str, zxid: &str, rest: &str| {
+        format!("11/25/26, 8:28:20 PM UTC session 0x10000{sess} cxid 0x9 zxid {zxid} {rest}")
+            .into_bytes()
+    };
+    let x = "/d/lk/_c_x-lock-0000000000";
+    let z = "/d/lk/_c_z-lock-0000000001";
+    let title = b"ZooKeeper Transactional Log File with dbid 0 txnlog format version 2\n".to_vec();
+    let mut t = Vec::new();
+    for part in [
+        title.clone(),
+        h(
+            "0",
+            "0x2",
+            &format!("create2 {x},,[31,s{{'world,'anyone}}\n],true,1\n"),
+        ),
+        h(
+            "1",
+            "0x3",
+            &format!("create2 {z},,[31,s{{'world,'anyone}}\n],true,2\n"),
+        ),
+        h("0", "0x4", &format!("delete '{x}\n")),
+        b"EOF reached after 3 txns.\n\n".to_vec(),
+        title,
+        [
+            h("1", "0x5", "multi "),
+            multi(Some(z), &format!("1 {z}"), 0),
+            b"\n".to_vec(),
+        ]
+        .concat(),
+        b"EOF reached after 1 txns.\n".to_vec(),
+    ] {
+        t.extend(part);
+    }
+    let txns = parse(&t);
+    assert_eq!(txns.len(), 4);
+    assert_eq!(txns[2].op, Op::Delete { path: x.into() });
+    let v = judge(&txns, "/d/lk", "/d/ctr", &[]);
+    assert!(v.violations.is_empty(), "{:#?}", v.violations);
+    assert_eq!(v.counter_writes, 1);
+}
