@@ -287,8 +287,10 @@ impl ZkRunSummary {
                 "counter".into(),
                 match self.counter_final {
                     Some(c) => format!(
-                        "final {c}, lost increments {}, phantom {}",
-                        self.lost_increments, self.verdict.phantom_increments
+                        "final {c}, lost increments {}, phantom {} (landed unreported, the writer killed: {})",
+                        self.lost_increments,
+                        self.verdict.phantom_increments,
+                        self.verdict.unreported_by_killed
                     ),
                     None => "none (resource checked)".to_string(),
                 },

@@ -148,6 +148,8 @@ pub struct LedgerReport {
 #[derive(Clone, Debug, Default)]
 pub struct LedgerHistory {
     pub holds: Vec<HoldRecord>,
+    /// `(pid, hold number)` of every counter write a client reported, whatever its outcome.
+    pub increments_reported: std::collections::HashSet<(u32, u64)>,
     /// `(when, client id, text)`.
     pub errors: Vec<(Instant, u8, String)>,
 }
@@ -432,7 +434,11 @@ fn handle(shared: &Shared, line: &str) -> String {
         }
         "RELEASED" => format!("OK{stop}\n"),
         "INCR" => {
-            let outcome = w.nth(4).unwrap_or("");
+            let (_, pid, seq) = (w.next(), w.next(), w.next());
+            if let (Some(Ok(pid)), Some(Ok(seq))) = (pid.map(str::parse), seq.map(str::parse)) {
+                st.history.increments_reported.insert((pid, seq));
+            }
+            let outcome = w.nth(1).unwrap_or("");
             let r = &mut st.report;
             match outcome {
                 "ok" => r.increments_acked += 1,

@@ -171,6 +171,7 @@ impl Run<'_> {
             FaultKind::Kill => {
                 self.rig.handle.announce_kill(c.id);
                 if let Some(mut ch) = c.child.take() {
+                    self.tally.killed_pids.push(ch.id());
                     let _ = ch.kill();
                     let _ = ch.wait();
                 }

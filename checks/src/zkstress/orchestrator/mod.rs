@@ -347,7 +347,14 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<ZkRunSummary> {
         return Err(e);
     }
     let mut overlaps = overlaps.conclude();
-    let mut verdict = verdict::conclude(cfg, &server, counter_initial, &ledger_report, &history)?;
+    let mut verdict = verdict::conclude(
+        cfg,
+        &server,
+        counter_initial,
+        &ledger_report,
+        &history,
+        &tally.killed_pids,
+    )?;
     if let Some(log) = &verdict.log {
         overlaps.add_log_fates(&log.fates);
     }

@@ -19,6 +19,8 @@ pub(super) struct Tally {
     /// When each fault (and each server return) happened, all of them.
     pub(super) fault_times: Vec<Instant>,
     pub(super) replacements: u64,
+    /// The pids of the client processes the `kill` fault killed.
+    pub(super) killed_pids: Vec<u32>,
     /// Clients that failed, and clients that would not stop.
     pub(super) failures_seen: Vec<String>,
     pub(super) timed_out: bool,
@@ -35,6 +37,7 @@ impl Tally {
             fault_log: Vec::new(),
             fault_times: Vec::new(),
             replacements: 0,
+            killed_pids: Vec::new(),
             failures_seen: Vec::new(),
             timed_out: false,
             fatal: None,

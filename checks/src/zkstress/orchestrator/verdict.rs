@@ -24,8 +24,14 @@ pub struct Verdict {
     pub counter_final: Option<u64>,
     /// Acknowledged increments missing from the final value: MUST be 0.
     pub lost_increments: u64,
-    /// Increments in the final value beyond the acknowledged and the unknown ones: MUST be 0.
+    /// Increments in the final value beyond the acknowledged and the unknown ones, and beyond
+    /// those explained by a kill (below): MUST be 0.
     pub phantom_increments: u64,
+    /// Counter writes that landed but that no client reported, because the `kill` fault
+    /// killed the writer between its write and its report: found in the transaction log (the
+    /// write's lock node is a hold of a killed process with no report for that hold); without
+    /// a log, at most one per kill.
+    pub unreported_by_killed: u64,
     /// Lock nodes still in the lock directory once every client's session had time to end.
     pub leftover_nodes: Vec<String>,
     /// The transaction log's findings (`None`: the server is not ours, its log unreadable).
@@ -97,6 +103,7 @@ pub(super) fn conclude(
     initial: Option<u64>,
     ledger: &LedgerReport,
     history: &LedgerHistory,
+    killed_pids: &[u32],
 ) -> anyhow::Result<Verdict> {
     let mut v = Verdict {
         counter_initial: initial,
@@ -136,12 +143,16 @@ pub(super) fn conclude(
         }
         Ok::<(), anyhow::Error>(())
     })?;
+    let mut phantom = 0;
     if let (Some(i), Some(f)) = (initial, v.counter_final) {
         let applied = f.saturating_sub(i);
         v.lost_increments = ledger.increments_acked.saturating_sub(applied);
-        v.phantom_increments =
-            applied.saturating_sub(ledger.increments_acked + ledger.increments_unknown);
+        phantom = applied.saturating_sub(ledger.increments_acked + ledger.increments_unknown);
     }
+    // Without a log (a server given with `--connect`): a killed writer explains at most one
+    // unreported increment.
+    v.unreported_by_killed = phantom.min(killed_pids.len() as u64);
+    v.phantom_increments = phantom - v.unreported_by_killed;
     let dirs = server.data_dirs();
     if dirs.is_empty() {
         v.log_skipped = Some(format!(
@@ -168,13 +179,28 @@ pub(super) fn conclude(
     // Every member's log holds the history it committed; `parse` sorts by zxid and keeps one
     // copy of each transaction.
     let txns = txnlog::parse(&text);
-    v.log = Some(txnlog::judge(
-        &txns,
-        &cfg.lock_path,
-        &counter,
-        &history.holds,
-    ));
+    let log = txnlog::judge(&txns, &cfg.lock_path, &counter, &history.holds);
+    v.unreported_by_killed = unreported_by_killed(&log, history, killed_pids).min(phantom);
+    v.phantom_increments = phantom - v.unreported_by_killed;
+    v.log = Some(log);
     Ok(v)
+}
+
+/// Counter writes in the log whose lock node is a hold of a process the `kill` fault killed,
+/// with no report from that process for that hold: the write landed, the report never left.
+fn unreported_by_killed(log: &LogVerdict, history: &LedgerHistory, killed_pids: &[u32]) -> u64 {
+    let by_token: std::collections::HashMap<i64, (u32, u64)> = history
+        .holds
+        .iter()
+        .map(|h| (h.token, (h.pid, h.seq)))
+        .collect();
+    log.counter_writers
+        .iter()
+        .filter_map(|w| by_token.get(&(*w)?))
+        .filter(|(pid, seq)| {
+            killed_pids.contains(pid) && !history.increments_reported.contains(&(*pid, *seq))
+        })
+        .count() as u64
 }
 
 /// How long before a client error a fault must have started to explain it: an acquire waits
@@ -243,6 +269,7 @@ mod tests {
                 (at(40), 2, "acquire: timed out".to_string()),
                 (at(100), 3, "release: connection lost".to_string()),
             ],
+            ..LedgerHistory::default()
         };
         let patience = Duration::from_secs(30);
         // One fault at 8 s: explains the release at 10 s and the acquire at 40 s (within the
@@ -251,5 +278,34 @@ mod tests {
         assert_eq!(u, vec!["client 3: release: connection lost".to_string()]);
         // No fault at all: nothing is explained.
         assert_eq!(unexplained_errors(&history, &[], &cfg(), patience).len(), 3);
+    }
+
+    /// A counter write the log shows, made under a hold of a process the kill fault killed
+    /// before it reported the write, is explained; the same write by a process that was not
+    /// killed, or that reported the write, is not (it stays a phantom increment).
+    #[test]
+    fn an_unreported_write_is_explained_only_by_a_kill_of_its_writer() {
+        use crate::zkstress::ledger::HoldRecord;
+        let hold = |pid, seq, token| HoldRecord {
+            client: 0,
+            pid,
+            seq,
+            token,
+            session: 1,
+        };
+        let mut history = LedgerHistory {
+            holds: vec![hold(100, 1, 0x10), hold(100, 2, 0x20), hold(200, 1, 0x30)],
+            ..LedgerHistory::default()
+        };
+        history.increments_reported.insert((100, 1));
+        let log = LogVerdict {
+            counter_writers: vec![Some(0x10), Some(0x20), Some(0x30), None],
+            ..LogVerdict::default()
+        };
+        // 0x10: reported. 0x20: pid 100 killed, not reported: explained. 0x30: pid 200 not
+        // killed: not explained. None: no such node: not explained.
+        assert_eq!(unreported_by_killed(&log, &history, &[100]), 1);
+        assert_eq!(unreported_by_killed(&log, &history, &[]), 0);
+        assert_eq!(unreported_by_killed(&log, &history, &[100, 200]), 2);
     }
 }

@@ -58,6 +58,10 @@ pub struct LogVerdict {
     /// not judge by itself.
     #[serde(skip)]
     pub fates: HashMap<i64, String>,
+    /// The writer of each counter write, as the `czxid` of the lock node its data names
+    /// (`None`: a node the log never created).
+    #[serde(skip)]
+    pub counter_writers: Vec<Option<i64>>,
 }
 
 #[derive(Clone, Debug)]
@@ -148,6 +152,7 @@ pub fn judge(txns: &[Txn], dir: &str, counter: &str, holds: &[HoldRecord]) -> Lo
                     let mut words = data.split_whitespace();
                     v.counter_last = words.next().and_then(|x| x.parse().ok());
                     let writer = words.next().unwrap_or("");
+                    v.counter_writers.push(nodes.get(writer).map(|n| n.czxid));
                     judge_write(&mut v, t, path, writer, checks, &nodes, &alive);
                 }
             }
