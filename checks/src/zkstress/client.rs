@@ -10,6 +10,8 @@
 //! lost-update critical section: read the counter znode (plain `getData`), wait the hold
 //! time, write value + 1 — with `guarded` through [`ZkGuard::guarded_write`] (a `multi` that
 //! checks the lock node first), with `unchecked` through the same `multi` without the check.
+//! With `fenced-claim` the counter lives in the resource (the ledger): the holder claims it
+//! with its token (claim and read in one request), waits, and writes value + 1 with its token.
 //! The data written is `"<value> <lock node>"`, so the server's transaction log names the
 //! writer of every increment. What came back (ok, rejected, reply lost) goes to the ledger,
 //! which counts the acknowledged increments; the client never decides whether one was lost.
@@ -191,6 +193,18 @@ async fn increment(
     seq: u64,
 ) -> anyhow::Result<bool> {
     let token = guard.token().get();
+    if cfg.resource.counter_in_resource() {
+        // Claim-at-acquire: the claim raises the resource's mark to our token and reads; a
+        // holder paused past its session finds a newer claim and is refused, at the claim or
+        // at the write. The resource counts what it accepted.
+        let Some(value) = ledger.claim_counter(seq, token)? else {
+            return Ok(true);
+        };
+        if !cfg.hold.is_zero() {
+            std::thread::sleep(cfg.hold);
+        }
+        return Ok(!ledger.write_counter(seq, token, value + 1)?);
+    }
     let zk = mutex.coordination();
     let value = match zk.read_node(&cfg.counter).await {
         Ok((data, _)) => parse_counter(&data),

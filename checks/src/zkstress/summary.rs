@@ -176,6 +176,7 @@ impl ZkRunSummary {
                 ResourceMode::Guarded => "guarded counter + fenced ledger",
                 ResourceMode::Checked => "fenced ledger",
                 ResourceMode::Unchecked => "UNCHECKED (no fence)",
+                ResourceMode::FencedClaim => "counter in the resource, fenced with claim-at-acquire + fenced ledger",
             }
         );
         let rows: Vec<(String, String)> = vec![

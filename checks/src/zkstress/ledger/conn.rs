@@ -130,6 +130,45 @@ impl LedgerConn {
             .map(drop)
     }
 
+    /// `fenced-claim`: claims the counter with `token` and reads it: `Some(value)`, or `None`
+    /// when a higher token was claimed or written (the lock is gone).
+    ///
+    /// # Errors
+    /// I/O errors, an answer that is neither.
+    pub fn claim_counter(&mut self, seq: u64, token: i64) -> io::Result<Option<u64>> {
+        let (id, pid) = (self.id, self.pid);
+        let (a, _) = self.ask(&format!("CLAIM {id} {pid} {seq} {token}"))?;
+        if a.starts_with("REJECT ") {
+            return Ok(None);
+        }
+        a.strip_prefix("OK ")
+            .and_then(|v| v.trim().parse().ok())
+            .map(Some)
+            .ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("unexpected answer to CLAIM {a:?}"),
+                )
+            })
+    }
+
+    /// `fenced-claim`: writes `value` to the counter with `token`; whether it was accepted.
+    ///
+    /// # Errors
+    /// I/O errors, an answer that is neither.
+    pub fn write_counter(&mut self, seq: u64, token: i64, value: u64) -> io::Result<bool> {
+        let (id, pid) = (self.id, self.pid);
+        let (a, _) = self.ask(&format!("CWRITE {id} {pid} {seq} {token} {value}"))?;
+        match a.as_str() {
+            "ACCEPT" => Ok(true),
+            r if r.starts_with("REJECT ") => Ok(false),
+            _ => Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("unexpected answer to CWRITE {a:?}"),
+            )),
+        }
+    }
+
     /// Reports the client's request counters (`key=value` words).
     ///
     /// # Errors

@@ -15,7 +15,15 @@
 //! ERROR <id> <pid> <text...>                        a lock error the client went on after -> OK
 //! INCR <id> <pid> <seq> <token> <outcome> <value>   a counter write: ok | rejected | unknown -> OK
 //! STATS <id> <pid> <key=value...>                   the client's request counters at its end -> OK
+//! CLAIM <id> <pid> <seq> <token>                    fenced-claim: claim the counter, read it -> OK <value> | REJECT <highest>
+//! CWRITE <id> <pid> <seq> <token> <value>           fenced-claim: write the counter -> ACCEPT | REJECT <highest>
 //! ```
+//!
+//! With `--resource fenced-claim` the counter lives here, fenced with claim-at-acquire: a
+//! holder's `CLAIM` raises the counter's high-water mark to its token and reads the value in
+//! one step; `CWRITE` stores a value; both are refused with a token below the highest claimed
+//! or written. The ledger counts the writes it accepted itself (a killed client cannot leave
+//! an increment unreported).
 //!
 //! `STOP` asks the client to end after its current hold. Tokens and sessions are decimal i64.
 //!
@@ -55,12 +63,21 @@ pub enum ResourceMode {
     /// The counter znode written with a plain `multi` (no lock-node check), the ledger
     /// accepts everything: the twin that must lose increments under pauses.
     Unchecked,
+    /// The counter lives in the resource, fenced with claim-at-acquire: the holder claims its
+    /// token and reads in one request, then writes value + 1 with its token; a claim or a
+    /// write below the highest token claimed or written is refused
+    FencedClaim,
 }
 
 impl ResourceMode {
     /// Whether the lockwright clients run the lost-update counter.
     pub fn has_counter(self) -> bool {
-        matches!(self, ResourceMode::Guarded | ResourceMode::Unchecked)
+        !matches!(self, ResourceMode::Checked)
+    }
+
+    /// Whether the counter lives in the resource (not in a znode).
+    pub fn counter_in_resource(self) -> bool {
+        matches!(self, ResourceMode::FencedClaim)
     }
 
     /// Whether the ledger checks tokens.
@@ -74,6 +91,7 @@ impl ResourceMode {
             ResourceMode::Guarded => "guarded",
             ResourceMode::Checked => "checked",
             ResourceMode::Unchecked => "unchecked",
+            ResourceMode::FencedClaim => "fenced-claim",
         }
     }
 }
@@ -138,6 +156,8 @@ pub struct LedgerReport {
     pub increments_unknown: u64,
     /// Counter reads or writes that failed otherwise (the critical section was abandoned).
     pub counter_errors: u64,
+    /// `fenced-claim`: the counter's value at the end.
+    pub resource_counter: Option<u64>,
     /// Request counters the clients reported when they ended (killed clients report none).
     pub client_stats: BTreeMap<String, u64>,
     /// Clients that reported their counters.
@@ -162,6 +182,9 @@ struct State {
     highest_accepted: Option<i64>,
     highest_received: Option<i64>,
     highest_granted: Option<i64>,
+    /// `fenced-claim`: the counter and the highest token claimed or written at it.
+    counter: u64,
+    counter_highest: Option<i64>,
     /// Each client id's last few holds, with when they were announced.
     holds: HashMap<u8, VecDeque<(Instant, HoldRecord)>>,
     report: LedgerReport,
@@ -204,6 +227,8 @@ impl Ledger {
                 highest_accepted: None,
                 highest_received: None,
                 highest_granted: None,
+                counter: 0,
+                counter_highest: None,
                 holds: HashMap::new(),
                 report: LedgerReport::default(),
                 history: LedgerHistory::default(),
@@ -448,6 +473,33 @@ fn handle(shared: &Shared, line: &str) -> String {
                 _ => return format!("ERR bad INCR: {line}\n"),
             }
             "OK\n".to_string()
+        }
+        "CLAIM" | "CWRITE" if st.mode.counter_in_resource() => {
+            let (Some(_client), Some(pid), Some(seq), Some(token)) = (
+                num::<u8>(w.next()),
+                num::<u32>(w.next()),
+                num::<u64>(w.next()),
+                num::<i64>(w.next()),
+            ) else {
+                return format!("ERR bad {verb}: {line}\n");
+            };
+            if let Some(h) = st.counter_highest.filter(|h| token < *h) {
+                st.report.increments_rejected += 1;
+                st.history.increments_reported.insert((pid, seq));
+                return format!("REJECT {h}\n");
+            }
+            st.counter_highest = Some(token);
+            if verb == "CLAIM" {
+                return format!("OK {}\n", st.counter);
+            }
+            let Some(value) = num::<u64>(w.next()) else {
+                return format!("ERR bad CWRITE: {line}\n");
+            };
+            st.counter = value;
+            st.report.resource_counter = Some(value);
+            st.report.increments_acked += 1;
+            st.history.increments_reported.insert((pid, seq));
+            "ACCEPT\n".to_string()
         }
         "STATS" => {
             let _ = (w.next(), w.next());

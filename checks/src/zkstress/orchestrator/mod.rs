@@ -295,7 +295,9 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<ZkRunSummary> {
     let server = Server::start(cfg)?;
     let proxy = ClientLinks::start(&server.addrs(), total).context("cannot start the proxy")?;
     let ledger = Ledger::start(cfg.resource).context("cannot start the ledger")?;
-    let counter_initial = if cfg.resource.has_counter() {
+    let counter_initial = if cfg.resource.counter_in_resource() {
+        Some(0)
+    } else if cfg.resource.has_counter() {
         Some(verdict::prepare_counter(&server.connect_string(), cfg)?)
     } else {
         None

@@ -134,7 +134,9 @@ pub(super) fn conclude(
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-        if initial.is_some() {
+        if cfg.resource.counter_in_resource() {
+            v.counter_final = Some(ledger.resource_counter.unwrap_or(0));
+        } else if initial.is_some() {
             let (data, _) = zk
                 .read_node(&counter)
                 .await
