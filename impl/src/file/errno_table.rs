@@ -19,7 +19,8 @@
 //! and the conflict-set property fail); `ENOLCK` dropped from `os_errors.rs`'s `lock_error`
 //! (its six `try_obtain`/`obtain_blocking` runs fail); `EDEADLK` added to `is_would_block`
 //! (its rows and the property fail: "read as held"); `close` swallowing `EINTR` (the three
-//! release `close` `EINTR` runs fail).
+//! release `close` `EINTR` runs fail); `EEXIST` dropped from `os_errors.rs`'s `dir_error`
+//! (the three `mkdir` `EEXIST` runs fail: `Io` where `NotADirectory` is pinned).
 
 // A test that plays the operator: it makes the lock directory and file, checks them after
 // each row, and reads and rewrites docs/protocol.md. The code under test still reaches the
@@ -190,6 +191,43 @@ macro_rules! stat_spec {
     };
 }
 
+/// realpath(3)'s errnos (it fails as `lstat` and `readlink` do on a component), with the
+/// outcome of `ENOENT` (a missing directory is made, then `realpath` is called again: shown
+/// as retried) and `ENOTDIR`.
+macro_rules! realpath_spec {
+    ($enoent:expr, $enotdir:expr) => {
+        &[
+            (errno!(EACCES), true, IO),
+            (errno!(EINVAL), true, IO),
+            (errno!(EIO), true, IO),
+            (errno!(ELOOP), true, IO),
+            (errno!(ENAMETOOLONG), true, IO),
+            (errno!(ENOENT), true, $enoent),
+            (errno!(ENOMEM), true, IO),
+            (errno!(ENOTDIR), true, $enotdir),
+        ]
+    };
+}
+
+/// mkdir(2)'s errnos, for a lock directory that is missing (`EEXIST`: a file is there).
+const MKDIR: Spec = &[
+    (errno!(EACCES), true, IO),
+    (errno!(EBADF), true, IO),
+    (errno!(EDQUOT), true, IO),
+    (errno!(EEXIST), true, Fails(NotADirectory)),
+    (errno!(EFAULT), true, IO),
+    (errno!(EINVAL), true, IO),
+    (errno!(ELOOP), true, IO),
+    (errno!(EMLINK), true, IO),
+    (errno!(ENAMETOOLONG), true, IO),
+    (errno!(ENOENT), true, IO),
+    (errno!(ENOMEM), true, IO),
+    (errno!(ENOSPC), true, IO),
+    (errno!(ENOTDIR), true, Fails(NotADirectory)),
+    (errno!(EPERM), true, IO),
+    (errno!(EROFS), true, IO),
+];
+
 /// open(2)'s errnos for `open` (not `openat`'s directory-descriptor ones).
 const OPEN: Spec = &[
     (errno!(EACCES), true, IO),
@@ -238,6 +276,14 @@ fn rows() -> Vec<Row> {
     use RawCall as C;
     use Step::*;
     let mut r = Vec::new();
+    group(
+        &mut r,
+        Obtain,
+        C::Realpath,
+        All,
+        realpath_spec!(Retried, Fails(NotADirectory)),
+    );
+    group(&mut r, Obtain, C::Mkdir, All, MKDIR);
     group(
         &mut r,
         Obtain,
@@ -386,6 +432,12 @@ fn run(row: &Row, kind: OsLockKind) -> Result<Outcome, String> {
     let outcome = match row.step {
         Step::Obtain | Step::ObtainBlocking => {
             inject::fail_next(row.call, row.errno);
+            // `mkdir` is made only for a directory that is missing.
+            let dir = if row.call == RawCall::Mkdir {
+                dir.join("missing")
+            } else {
+                dir.clone()
+            };
             let got = if row.step == Step::Obtain {
                 factory.try_obtain_native(&dir, NAME)
             } else {
@@ -452,6 +504,8 @@ fn step_name(s: Step) -> &'static str {
 
 fn call_name(call: RawCall, kinds: Kinds) -> &'static str {
     match (call, kinds) {
+        (RawCall::Realpath, _) => "`realpath(dir)`",
+        (RawCall::Mkdir, _) => "`mkdir(dir)` (missing directory)",
         (RawCall::Lstat, _) => "`lstat(path)`",
         (RawCall::Open, _) => "`open(path)`",
         (RawCall::Fstat, _) => "`fstat(fd)`",
@@ -535,7 +589,8 @@ fn every_row_shows_its_outcome_through_the_production_code() {
         failures.join("\n")
     );
     // Pinned: rows × the kinds each applies to.
-    assert_eq!((rows().len(), runs), (127, 299));
+    // (127, 299) before the lock directory's `realpath` (8 errnos) and `mkdir` (15) rows.
+    assert_eq!((rows().len(), runs), (150, 368));
 }
 
 /// No errno outside a call's conflict set becomes "held", and none but `EINTR` (retried)

@@ -242,6 +242,10 @@ fn ofd_unsupported(kind: OsLockKind) -> io::Result<()> {
 /// The raw calls of the gate, by the role they play (the same role for `fcntl` and `flock`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum RawCall {
+    /// `realpath(dir)` (the lock directory resolved).
+    Realpath,
+    /// `mkdir(dir)` and its parents (a lock directory that is missing).
+    Mkdir,
     /// `lstat(path)`.
     Lstat,
     /// `open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC)`.
@@ -367,6 +371,9 @@ impl System for RealSystem {
     }
 
     fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
+        if let Some(e) = injected(RawCall::Mkdir) {
+            return Err(e);
+        }
         // Fast path: one stat(2) when the directory exists (the common case); std's
         // `create_dir_all` would try mkdir(2) first and then stat.
         if std::fs::metadata(dir).map(|m| m.is_dir()).unwrap_or(false) {
@@ -376,7 +383,7 @@ impl System for RealSystem {
     }
 
     fn canonicalize_dir(&self, dir: &Path) -> io::Result<PathBuf> {
-        std::fs::canonicalize(dir)
+        injected(RawCall::Realpath).map_or_else(|| std::fs::canonicalize(dir), Err)
     }
 
     fn stat(&self, path: &Path) -> io::Result<Option<FileMeta>> {
