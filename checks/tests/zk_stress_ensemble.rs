@@ -82,3 +82,31 @@ fn without_the_fence_the_ensemble_run_loses_increments() {
     );
     assert!(s.log_violations > 0, "{}", show(&s));
 }
+
+/// The deep run on three servers: at least 10,000 critical sections, every ensemble fault at
+/// least 30 times; its command and figures belong in docs/zookeeper-stress.md.
+#[test]
+#[ignore = "about half an hour; LOCKWRIGHT_DEEP=1 cargo test -p lockwright-checks --test zk_stress_ensemble -- --ignored --nocapture"]
+fn deep_10k_critical_sections_on_three_servers() {
+    assert!(
+        lockwright_testkit::budget::deep(),
+        "the 10,000-critical-section run: set LOCKWRIGHT_DEEP=1 (see the test's docs)"
+    );
+    let mut cfg = config("ensemble-deep");
+    cfg.servers = 3;
+    cfg.faults = FaultKind::ENSEMBLE.to_vec();
+    cfg.clients = 5;
+    cfg.curator_clients = 1;
+    // The Curator client's holds are acquisitions but not critical sections (it does not
+    // write the counter): ask for enough acquisitions to pass 10,000 critical sections.
+    cfg.acquisitions = 12_500;
+    cfg.session_timeout = Duration::from_secs(2);
+    cfg.fault_every = Duration::from_millis(1500);
+    cfg.min_each_fault = 30;
+    cfg.max_duration = Duration::from_secs(3600);
+    let s = run(&cfg);
+    assert!(s.passed(), "{}", show(&s));
+    assert!(s.critical_sections >= 10_000, "{}", show(&s));
+    assert_eq!(s.lost_increments, 0, "{}", show(&s));
+    assert_eq!(s.log_violations, 0, "{}", show(&s));
+}
