@@ -1,6 +1,10 @@
 //! Every errno the file gate can meet, classified: one table, driven row by row through the
 //! production code.
 //!
+//! SimpleFs (`SimpleFsLockFactory`, the lock file itself is the lock) has its own steps: its
+//! failed obtain must leave no lock file, and a failed release either deletes nothing that
+//! is not proven ours or says the file stayed.
+//!
 //! Each [`Row`] names a protocol step, the raw call of the gate it scripts (see
 //! `inject.rs`: the errno is answered *instead of the kernel*, below `gate.rs`'s EINTR and
 //! "would block" rules and below `native/os_errors.rs`'s `LockError` mapping), the lock kinds
@@ -20,7 +24,9 @@
 //! (its six `try_obtain`/`obtain_blocking` runs fail); `EDEADLK` added to `is_would_block`
 //! (its rows and the property fail: "read as held"); `close` swallowing `EINTR` (the three
 //! release `close` `EINTR` runs fail); `EEXIST` dropped from `os_errors.rs`'s `dir_error`
-//! (the three `mkdir` `EEXIST` runs fail: `Io` where `NotADirectory` is pinned).
+//! (the three `mkdir` `EEXIST` runs fail: `Io` where `NotADirectory` is pinned); SimpleFs
+//! reading `EACCES` from its `O_EXCL` create as "held" (`simple.rs`; its row fails: `Held`
+//! where `Io` is pinned).
 
 // A test that plays the operator: it makes the lock directory and file, checks them after
 // each row, and reads and rewrites docs/protocol.md. The code under test still reaches the
@@ -34,6 +40,7 @@ use super::error::{InvalidReason, LockError};
 use super::gate::RawCall;
 use super::inject;
 use super::native::NativeFsLockFactory;
+use super::simple::SimpleFsLockFactory;
 use super::sys::{EntryKind, OsLockKind, RealSystem, System};
 use super::LockHandle;
 
@@ -48,6 +55,21 @@ enum Step {
     EnsureValid,
     /// `close` of a held lock.
     Release,
+    /// SimpleFs (`SimpleFsLockFactory`): `try_obtain`.
+    SimpleObtain,
+    /// SimpleFs: `ensure_valid` on a held lock.
+    SimpleEnsureValid,
+    /// SimpleFs: `close` of a held lock (check the record, then unlink).
+    SimpleRelease,
+}
+
+impl Step {
+    fn simple(self) -> bool {
+        matches!(
+            self,
+            Step::SimpleObtain | Step::SimpleEnsureValid | Step::SimpleRelease
+        )
+    }
 }
 
 /// The lock kinds a row applies to.
@@ -59,6 +81,8 @@ enum Kinds {
     Flock,
     /// All three (the call does not depend on the kind).
     All,
+    /// SimpleFs: no OS lock (run once).
+    NoOsLock,
 }
 
 impl Kinds {
@@ -67,6 +91,7 @@ impl Kinds {
             Kinds::Fcntl => &[OsLockKind::Ofd, OsLockKind::Posix],
             Kinds::Flock => &[OsLockKind::Flock],
             Kinds::All => &OsLockKind::ALL,
+            Kinds::NoOsLock => &[OsLockKind::Ofd],
         }
     }
 }
@@ -89,6 +114,11 @@ enum Outcome {
     ReleasedWithError,
     /// Release (or `ensure_valid`) reports success as if nothing happened.
     Passed,
+    /// SimpleFs release: `Io`, errno kept, and the lock file stays (nothing proves it is still
+    /// ours to delete): the lock stays taken until someone removes the file.
+    FileKept,
+    /// SimpleFs release: `ReleaseRefused` (`Missing`): the file is gone, nothing deleted.
+    RefusedMissing,
 }
 
 /// The `LockError` variant a failing step returns.
@@ -228,6 +258,23 @@ const MKDIR: Spec = &[
     (errno!(EROFS), true, IO),
 ];
 
+/// stat(2)'s errnos with one outcome for `ENOENT` and one for every other.
+macro_rules! stat_spec_by_enoent {
+    ($enoent:expr, $other:expr) => {
+        &[
+            (errno!(EACCES), true, $other),
+            (errno!(EBADF), true, $other),
+            (errno!(EFAULT), true, $other),
+            (errno!(ELOOP), true, $other),
+            (errno!(ENAMETOOLONG), true, $other),
+            (errno!(ENOENT), true, $enoent),
+            (errno!(ENOMEM), true, $other),
+            (errno!(ENOTDIR), true, $other),
+            (errno!(EOVERFLOW), true, $other),
+        ]
+    };
+}
+
 /// open(2)'s errnos for `open` (not `openat`'s directory-descriptor ones).
 const OPEN: Spec = &[
     (errno!(EACCES), true, IO),
@@ -259,6 +306,62 @@ const OPEN: Spec = &[
     (errno!(EROFS), true, IO),
     (errno!(ETXTBSY), true, IO),
     (errno!(EWOULDBLOCK), true, IO),
+];
+
+/// open(2)'s errnos for SimpleFs's `open(O_CREAT | O_EXCL)` of a new lock file: `EEXIST` is
+/// the conflict (someone's lock file is there).
+const CREATE_NEW: Spec = &[
+    (errno!(EACCES), true, IO),
+    (errno!(EDQUOT), true, IO),
+    (errno!(EEXIST), true, Held),
+    (errno!(EINTR), true, Retried),
+    (
+        errno!(EISDIR),
+        true,
+        Fails(BadLockPath(EntryKind::Directory)),
+    ),
+    (errno!(ELOOP), true, Fails(BadLockPath(EntryKind::Symlink))),
+    (errno!(EMFILE), true, IO),
+    (errno!(ENAMETOOLONG), true, IO),
+    (errno!(ENFILE), true, IO),
+    (errno!(ENOENT), true, IO),
+    (errno!(ENOSPC), true, IO),
+    (errno!(ENOTDIR), true, IO),
+    (errno!(EPERM), true, IO),
+    (errno!(EROFS), true, IO),
+];
+
+/// open(2)'s errnos for reading a lock file's record back, with the outcome of `ENOENT` (the
+/// file is gone) and of every other errno.
+macro_rules! read_spec {
+    ($enoent:expr, $other:expr) => {
+        &[
+            (errno!(EACCES), true, $other),
+            (errno!(EINTR), true, Retried),
+            (errno!(EIO), false, $other),
+            (errno!(ELOOP), true, $other),
+            (errno!(EMFILE), true, $other),
+            (errno!(ENFILE), true, $other),
+            (errno!(ENOENT), true, $enoent),
+            (errno!(ENOMEM), true, $other),
+        ]
+    };
+}
+
+/// unlink(2)'s errnos at SimpleFs's release: the file stays (`ENOENT`: someone removed it in
+/// between; the release reports it, and the lock is free).
+const UNLINK: Spec = &[
+    (errno!(EACCES), true, FileKept),
+    (errno!(EBUSY), true, FileKept),
+    (errno!(EIO), true, FileKept),
+    (errno!(EISDIR), true, FileKept),
+    (errno!(ELOOP), true, FileKept),
+    (errno!(ENAMETOOLONG), true, FileKept),
+    (errno!(ENOENT), true, REL),
+    (errno!(ENOMEM), true, FileKept),
+    (errno!(ENOTDIR), true, FileKept),
+    (errno!(EPERM), true, FileKept),
+    (errno!(EROFS), true, FileKept),
 ];
 
 /// close(2)'s errnos: the descriptor (and with it the lock) is gone whatever close answers.
@@ -347,6 +450,45 @@ fn rows() -> Vec<Row> {
         flock_spec!(REL, REL, REL),
     );
     group(&mut r, Release, C::Close, All, CLOSE);
+    let none = Kinds::NoOsLock;
+    group(&mut r, SimpleObtain, C::Mkdir, none, MKDIR);
+    group(
+        &mut r,
+        SimpleObtain,
+        C::Realpath,
+        none,
+        realpath_spec!(IO, Fails(NotADirectory)),
+    );
+    group(&mut r, SimpleObtain, C::CreateNew, none, CREATE_NEW);
+    group(
+        &mut r,
+        SimpleEnsureValid,
+        C::Lstat,
+        none,
+        stat_spec!(Missing, IO, IO),
+    );
+    group(
+        &mut r,
+        SimpleEnsureValid,
+        C::ReadFile,
+        none,
+        read_spec!(Missing, IO),
+    );
+    group(
+        &mut r,
+        SimpleRelease,
+        C::Lstat,
+        none,
+        stat_spec_by_enoent!(RefusedMissing, FileKept),
+    );
+    group(
+        &mut r,
+        SimpleRelease,
+        C::ReadFile,
+        none,
+        read_spec!(RefusedMissing, FileKept),
+    );
+    group(&mut r, SimpleRelease, C::Unlink, none, UNLINK);
     r
 }
 
@@ -390,6 +532,10 @@ fn outcome_of(err: &LockError, errno: i32) -> Result<Outcome, String> {
             Fails(NotADirectory)
         }
         LockError::BadLockPath { found, .. } => Fails(BadLockPath(*found)),
+        LockError::ReleaseRefused {
+            reason: InvalidReason::Missing,
+            ..
+        } => RefusedMissing,
         other => return Err(format!("unexpected error: {other:?}")),
     })
 }
@@ -413,8 +559,102 @@ fn failed_closed(path: &Path, kind: OsLockKind) -> Result<(), String> {
     }
 }
 
+/// A SimpleFs step: the lock file is the lock. After a failed obtain no lock file may be left
+/// (none was there; one the attempt made is removed); after a failed release the file is
+/// either gone or reported kept; a fresh obtain then gets the lock.
+fn run_simple(row: &Row) -> Result<Outcome, String> {
+    let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let dir = std::fs::canonicalize(tmp.path()).map_err(|e| e.to_string())?;
+    let factory = SimpleFsLockFactory::new();
+    inject::reset();
+    let dir = if row.call == RawCall::Mkdir {
+        dir.join("missing")
+    } else {
+        dir
+    };
+    let path = dir.join(NAME);
+    let retried = |call| inject::calls(call) > 1;
+    let outcome = match row.step {
+        Step::SimpleObtain => {
+            inject::fail_next(row.call, row.errno);
+            let got = factory.try_obtain_simple(&dir, NAME);
+            if inject::pending() != 0 {
+                return Err(format!("{:?} never made {:?}", row.step, row.call));
+            }
+            match got {
+                Ok(lock) => {
+                    let o = if retried(row.call) { Retried } else { Acquired };
+                    lock.close().map_err(|e| format!("release: {e}"))?;
+                    o
+                }
+                Err(e) => {
+                    let o = outcome_of(&e, row.errno)?;
+                    if std::fs::symlink_metadata(&path).is_ok() {
+                        return Err("a failed obtain left a lock file".into());
+                    }
+                    o
+                }
+            }
+        }
+        _ => {
+            let lock = factory
+                .try_obtain_simple(&dir, NAME)
+                .map_err(|e| format!("obtain: {e}"))?;
+            inject::reset();
+            inject::fail_next(row.call, row.errno);
+            let got = if row.step == Step::SimpleEnsureValid {
+                let r = lock.ensure_valid();
+                lock.close().map_err(|e| format!("release: {e}"))?;
+                r
+            } else {
+                lock.close()
+            };
+            if inject::pending() != 0 {
+                return Err(format!("{:?} never made {:?}", row.step, row.call));
+            }
+            match got {
+                Ok(()) if retried(row.call) => Retried,
+                Ok(()) => Passed,
+                Err(e) => match outcome_of(&e, row.errno)? {
+                    // `unlink` said ENOENT: someone removed the file in between; in the
+                    // world that answer describes, it is gone (the release is done).
+                    Fails(Io) if row.step == Step::SimpleRelease && row.errno == libc::ENOENT => {
+                        let _ = std::fs::remove_file(&path);
+                        ReleasedWithError
+                    }
+                    Fails(Io) if row.step == Step::SimpleRelease => {
+                        if std::fs::symlink_metadata(&path).is_err() {
+                            return Err("release failed but the file is gone".into());
+                        }
+                        // The operator's part: remove the kept file.
+                        std::fs::remove_file(&path).map_err(|e| e.to_string())?;
+                        FileKept
+                    }
+                    RefusedMissing => {
+                        // The scripted ENOENT stands for a file someone removed: remove it, as
+                        // the world the answer describes would have.
+                        let _ = std::fs::remove_file(&path);
+                        RefusedMissing
+                    }
+                    o => o,
+                },
+            }
+        }
+    };
+    inject::reset();
+    factory
+        .try_obtain_simple(&dir, NAME)
+        .map_err(|e| format!("the lock stayed taken: {e}"))?
+        .close()
+        .map_err(|e| format!("fresh lock's release: {e}"))?;
+    Ok(outcome)
+}
+
 /// Performs `row`'s step with `kind` and reports the outcome it showed.
 fn run(row: &Row, kind: OsLockKind) -> Result<Outcome, String> {
+    if row.step.simple() {
+        return run_simple(row);
+    }
     let (_tmp, path) = lock_dir();
     let dir = path
         .parent()
@@ -459,6 +699,9 @@ fn run(row: &Row, kind: OsLockKind) -> Result<Outcome, String> {
                 }
             }
         }
+        Step::SimpleObtain | Step::SimpleEnsureValid | Step::SimpleRelease => {
+            unreachable!("SimpleFs steps run in run_simple")
+        }
         Step::EnsureValid | Step::Release => {
             let mut lock = factory
                 .try_obtain_native(&dir, NAME)
@@ -499,6 +742,9 @@ fn step_name(s: Step) -> &'static str {
         Step::ObtainBlocking => "`obtain_blocking`",
         Step::EnsureValid => "`ensure_valid`",
         Step::Release => "release",
+        Step::SimpleObtain => "SimpleFs `try_obtain`",
+        Step::SimpleEnsureValid => "SimpleFs `ensure_valid`",
+        Step::SimpleRelease => "SimpleFs release",
     }
 }
 
@@ -517,6 +763,9 @@ fn call_name(call: RawCall, kinds: Kinds) -> &'static str {
         (RawCall::Unlock, _) => "`F_OFD_SETLK`/`F_SETLK` `F_UNLCK`",
         (RawCall::Probe, _) => "`F_OFD_GETLK`/`F_GETLK`",
         (RawCall::Close, _) => "`close(fd)`",
+        (RawCall::CreateNew, _) => "`open(path, O_CREAT\\|O_EXCL)`",
+        (RawCall::ReadFile, _) => "`open(path)` + `read` (the record)",
+        (RawCall::Unlink, _) => "`unlink(path)`",
     }
 }
 
@@ -530,6 +779,11 @@ fn outcome_text(o: Outcome) -> String {
         Missing => "`Invalidated` (`Missing`)".into(),
         ReleasedWithError => "`Io`, errno kept; the lock is released anyway".into(),
         Passed => "no error".into(),
+        FileKept => {
+            "`Io`, errno kept; the lock file stays (the lock stays taken until it is removed)"
+                .into()
+        }
+        RefusedMissing => "`ReleaseRefused` (`Missing`): nothing deleted".into(),
     }
 }
 
@@ -553,6 +807,7 @@ fn render() -> String {
             Kinds::Fcntl => "ofd, posix",
             Kinds::Flock => "flock",
             Kinds::All => "all",
+            Kinds::NoOsLock => "none (SimpleFs)",
         };
         out.push_str(&format!(
             "| {} | {} | {kinds} | {} | {} |\n",
@@ -589,8 +844,9 @@ fn every_row_shows_its_outcome_through_the_production_code() {
         failures.join("\n")
     );
     // Pinned: rows × the kinds each applies to.
-    // (127, 299) before the lock directory's `realpath` (8 errnos) and `mkdir` (15) rows.
-    assert_eq!((rows().len(), runs), (150, 368));
+    // (127, 299) before the lock directory's `realpath` (8 errnos) and `mkdir` (15) rows;
+    // (150, 368) before SimpleFs's 82 rows (one run each).
+    assert_eq!((rows().len(), runs), (232, 450));
 }
 
 /// No errno outside a call's conflict set becomes "held", and none but `EINTR` (retried)

@@ -262,6 +262,12 @@ pub(crate) enum RawCall {
     Probe,
     /// `close(fd)`.
     Close,
+    /// `open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW)` of a new lock file (SimpleFs).
+    CreateNew,
+    /// `open(path, O_RDONLY | O_NOFOLLOW)` and `read` of a lock file's record (SimpleFs).
+    ReadFile,
+    /// `unlink(path)` (SimpleFs's release).
+    Unlink,
 }
 
 /// A scripted error for the raw call `call`, answered instead of the kernel's (tests only).
@@ -419,12 +425,17 @@ impl System for RealSystem {
     }
 
     fn create_new_file(&self, path: &Path, contents: &[u8], mode: u32) -> io::Result<FileMeta> {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(mode)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(path)?;
+        // As for `open_lock_file`: std retries EINTR inside `open`; the retry here makes it
+        // this gate's rule, pinned by the errno table.
+        let mut file = retry_eintr(|| match injected(RawCall::CreateNew) {
+            Some(e) => Err(e),
+            None => OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(mode)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+                .open(path),
+        })?;
         let written = file.write_all(contents).and_then(|()| file.metadata());
         match written {
             Ok(m) => {
@@ -442,17 +453,20 @@ impl System for RealSystem {
     }
 
     fn read_file(&self, path: &Path) -> io::Result<Vec<u8>> {
-        let file = OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(path)?;
+        let file = retry_eintr(|| match injected(RawCall::ReadFile) {
+            Some(e) => Err(e),
+            None => OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+                .open(path),
+        })?;
         let mut buf = Vec::new();
         file.take(MAX_RECORD).read_to_end(&mut buf)?;
         Ok(buf)
     }
 
     fn unlink(&self, path: &Path) -> io::Result<()> {
-        std::fs::remove_file(path)
+        injected(RawCall::Unlink).map_or_else(|| std::fs::remove_file(path), Err)
     }
 
     fn try_lock(&self, file: &File, kind: OsLockKind) -> io::Result<TryLock> {
