@@ -272,10 +272,13 @@ enum Op {
     Release,
 }
 
+/// A request and the answer injected for it.
+type Inject = (Req, fn() -> Answer);
+
 struct Row {
     op: Op,
     /// Answers injected first, to reach the request the row is about.
-    before: &'static [(Req, fn() -> Answer)],
+    before: &'static [Inject],
     req: Req,
     answer: fn() -> Answer,
     /// The request the recipe makes right after the injected one (`None`: none).
