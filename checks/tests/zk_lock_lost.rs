@@ -323,3 +323,75 @@ fn a_write_into_the_lock_node_is_reported_as_node_changed() {
     );
     block_on(g.release()).unwrap();
 }
+
+/// The loss notification: `lost()` stays pending while the lock is held, and completes with
+/// `NodeDeleted` once an operator deletes the node under the live session (a watch, not a
+/// poll: it completes well within the session timeout's checks).
+#[test]
+fn lost_completes_when_the_node_is_deleted_and_not_before() {
+    let s = server();
+    let (a, op) = (client(&s), client(&s));
+    let d = dir("lost-notification");
+    let m = ZkMutex::new(a, &d).unwrap();
+    let g = block_on(m.acquire()).unwrap();
+    // Held: still pending after half a second.
+    assert_eq!(poll_for(g.lost(), Duration::from_millis(500)), None);
+    let node = g.node().to_string();
+    let deleter = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        block_on(op.delete_node(&node)).unwrap();
+    });
+    let reason = poll_for(g.lost(), Duration::from_secs(10)).expect("lost() completed");
+    deleter.join().unwrap();
+    assert_eq!(reason, LostReason::NodeDeleted);
+    assert!(!m.is_held(), "a final loss is not held");
+}
+
+/// `lost()` after the session expired: `SessionExpired`.
+#[test]
+fn lost_completes_with_the_expired_session() {
+    let s = server();
+    let a = client(&s);
+    let d = dir("lost-notification-expiry");
+    let m = ZkMutex::new(a.clone(), &d).unwrap();
+    let g = block_on(m.acquire()).unwrap();
+    let session = a.session();
+    block_on(a.kill_session()).unwrap();
+    let reason = poll_for(g.lost(), Duration::from_secs(10)).expect("lost() completed");
+    assert_eq!(reason, LostReason::SessionExpired { session });
+}
+
+/// The participant list (holder first, then the waiters in turn) and "held by this value".
+#[test]
+fn participants_list_the_holder_first_and_is_held_follows_the_guard() {
+    let s = server();
+    let (a, b) = (client(&s), client(&s));
+    let d = dir("participants");
+    let ma = ZkMutex::new(a, &d).unwrap();
+    let mb = ZkMutex::new(b.clone(), &d).unwrap();
+    assert!(block_on(ma.participants()).unwrap().is_empty());
+    assert!(!ma.is_held());
+    let ga = block_on(ma.acquire()).unwrap();
+    assert!(ma.is_held());
+    assert!(
+        !ma.clone().is_held(),
+        "a clone is another value: it holds nothing"
+    );
+    assert!(!mb.is_held());
+    let mb2 = mb.clone();
+    let waiter = std::thread::spawn(move || block_on(mb2.acquire()).unwrap());
+    assert!(eventually(Duration::from_secs(10), || children(&b, &d)
+        .len()
+        == 2));
+    let p = block_on(mb.participants()).unwrap();
+    assert_eq!(p.len(), 2, "{p:?}");
+    assert_eq!(p[0], ga.node(), "the holder comes first");
+    block_on(ga.release()).unwrap();
+    assert!(!ma.is_held());
+    let gb = waiter.join().unwrap();
+    assert_eq!(
+        block_on(ma.participants()).unwrap(),
+        vec![gb.node().to_string()]
+    );
+    block_on(gb.release()).unwrap();
+}

@@ -115,6 +115,38 @@ impl<C: Coordination> ZkMutex<C> {
         &self.coord
     }
 
+    /// Whether this value holds the lock now: its last grant has a guard that was not released
+    /// and has seen no final loss (Curator's `isAcquiredInThisProcess`, per value). No
+    /// request: for the server's view, ask the guard ([`ZkGuard::ensure_valid`]).
+    pub fn is_held(&self) -> bool {
+        let last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        last.upgrade().is_some_and(|h| h.lost().is_none())
+    }
+
+    /// Every participant's lock node, full paths, in queue order: the first holds the lock,
+    /// the others wait in turn (Curator's `getParticipantNodes`), as one `getChildren` of the
+    /// lock directory shows them. Empty when the directory does not exist.
+    ///
+    /// # Errors
+    /// [`ZkLockError::Zk`] when the listing fails.
+    pub async fn participants(&self) -> Result<Vec<String>, ZkLockError> {
+        let children = match self.coord.list_children(&self.spec.dir).await {
+            Ok(c) => c,
+            Err(CoordError::NoNode) => Vec::new(),
+            Err(e) => {
+                return Err(ZkLockError::from_coord(
+                    "list the lock directory",
+                    &self.spec.dir,
+                    e,
+                ))
+            }
+        };
+        Ok(crate::zk::names::participants(&children)
+            .into_iter()
+            .map(|(_, name)| format!("{}/{name}", self.spec.dir))
+            .collect())
+    }
+
     /// Waits for the lock for as long as it takes. A session that expires while waiting is
     /// replaced and the wait starts over (with a new node at the back of the queue).
     ///
@@ -416,6 +448,37 @@ impl<C: Coordination> ZkGuard<C> {
             Err(CoordError::SessionExpired) => Err(h.learn_lost(session).await),
             Err(e) if e.outcome_unknown() => Err(h.lost_error(LostReason::Suspended)),
             Err(e) => Err(ZkLockError::from_coord("check the lock node", &h.node, e)),
+        }
+    }
+
+    /// Completes when the lock is lost, with the reason: a loss notification to wait on
+    /// (Curator users watch the connection state for this). It checks with
+    /// [`ZkGuard::ensure_valid`], then sets a watch on the lock node and waits for it to fire
+    /// (the node deleted or changed) or for the session to expire, and checks again; while
+    /// the connection is down (`Suspended`, not final) it checks again every 100 ms. Never
+    /// completes while the lock is held. Race it against your work (`select!`), or drop it:
+    /// a dropped wait leaves nothing behind but an unfired watch.
+    pub async fn lost(&self) -> LostReason {
+        let h = &self.hold;
+        loop {
+            match self.ensure_valid().await {
+                Ok(()) => {}
+                Err(e) => match e.lost_reason() {
+                    Some(LostReason::Suspended) | None => {
+                        h.coord.sleep(Duration::from_millis(100)).await;
+                        continue;
+                    }
+                    Some(reason) => return reason,
+                },
+            }
+            match h.coord.watch_node(&h.node).await {
+                // Fired (deleted, changed) or the session expired: check again.
+                Ok(w) => {
+                    let _ = h.coord.wait_watch_event(w).await;
+                }
+                // Gone already, or no answer: the next check says which.
+                Err(_) => h.coord.sleep(Duration::from_millis(100)).await,
+            }
         }
     }
 
