@@ -141,8 +141,8 @@ pub fn run(cfg: &ClientConfig) -> anyhow::Result<ExitCode> {
         }
         let st = mutex.coordination().stats();
         ledger.stats(&format!(
-            "creates={} lists={} watches={} exists={} deletes={} multis={} other={} renewals={} holds={seq}",
-            st.creates, st.lists, st.watches, st.exists, st.deletes, st.multis, st.other, st.renewals
+            "creates={} lists={} watches={} exists={} deletes={} multis={} other={} renewals={} searches={} holds={seq}",
+            st.creates, st.lists, st.watches, st.exists, st.deletes, st.multis, st.other, st.renewals, st.searches
         ))?;
         println!("zk-stress-client {} done after {seq} holds", cfg.id);
         Ok(ExitCode::SUCCESS)

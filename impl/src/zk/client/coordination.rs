@@ -84,6 +84,7 @@ impl Coordination for ZkClient {
     async fn find_own_node(&self, dir: &str, prefix: Option<&str>) -> Result<Search, CoordError> {
         let c = self.client();
         let session = sid(&c);
+        bump(&self.inner.stats.searches);
         bump(&self.inner.stats.lists);
         let children = match c.list_children(dir).await {
             Ok(ch) => ch,

@@ -140,6 +140,9 @@ pub struct ClientStats {
     pub watch_events: u64,
     /// Sessions opened after the first (expiries learned).
     pub renewals: u64,
+    /// Protected searches for our node after a create whose reply was lost (each also
+    /// counts one `getChildren` in `lists`).
+    pub searches: u64,
 }
 
 impl ClientStats {
@@ -166,6 +169,7 @@ struct Counters {
     other: AtomicU64,
     watch_events: AtomicU64,
     renewals: AtomicU64,
+    searches: AtomicU64,
 }
 
 fn bump(c: &AtomicU64) {
@@ -253,6 +257,7 @@ impl ZkClient {
             other: l(&c.other),
             watch_events: l(&c.watch_events),
             renewals: l(&c.renewals),
+            searches: l(&c.searches),
         }
     }
 
