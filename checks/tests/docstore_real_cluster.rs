@@ -93,7 +93,9 @@ fn the_cluster_refuses_a_stale_token_and_a_release_that_is_not_the_owners() {
     let mut gb = b.try_acquire().unwrap();
     assert!(gb.token() > ga.token());
     // The protected document exists before anyone writes it under the lock.
-    store().create(&data, "1", &json!({ "name": "initial" })).unwrap();
+    store()
+        .create(&data, "1", &json!({ "name": "initial" }))
+        .unwrap();
     gb.fenced_write(&data, "1", &json!("from b")).unwrap();
     let err = ga.fenced_write(&data, "1", &json!("from a")).unwrap_err();
     assert!(matches!(err, DocLockError::Fenced { .. }), "{err}");

@@ -18,9 +18,8 @@ mod zk_stress_support;
 
 use std::time::Duration;
 
-use lockwright_checks::zkstress::ledger::ResourceMode;
 use lockwright_checks::zkstress::orchestrator::FaultKind;
-use zk_stress_support::{config, run, show};
+use zk_stress_support::{assert_the_oracles_catch_it, config, run, show, unfenced_twin};
 
 /// Every fault of an ensemble at least once, a few hundred acquisitions: no lost increment,
 /// no log violation, no stale write, every overlap explained by an expired session.
@@ -64,23 +63,10 @@ fn every_ensemble_fault_keeps_the_counter_and_the_log_clean() {
 /// that accepts every write. The oracles catch it from the merged logs and the counter.
 #[test]
 fn without_the_fence_the_ensemble_run_loses_increments() {
-    let mut cfg = config("ensemble-unfenced");
+    let mut cfg = unfenced_twin("ensemble-unfenced");
     cfg.servers = 3;
-    cfg.resource = ResourceMode::Unchecked;
-    cfg.faults = vec![FaultKind::Pause];
-    cfg.min_each_fault = 3;
-    cfg.acquisitions = 60;
-    cfg.fault_every = Duration::from_millis(2500);
-    cfg.hold = Duration::from_millis(40);
     let s = run(&cfg);
-    assert!(!s.passed(), "{}", show(&s));
-    assert!(s.lost_increments > 0, "{}", show(&s));
-    assert!(
-        s.failures.iter().any(|f| f.contains("lost increments")),
-        "{}",
-        show(&s)
-    );
-    assert!(s.log_violations > 0, "{}", show(&s));
+    assert_the_oracles_catch_it(&s);
 }
 
 /// The deep run on three servers: at least 10,000 critical sections, every ensemble fault at

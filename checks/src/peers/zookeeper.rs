@@ -238,14 +238,11 @@ impl ZkServer {
     /// # Errors
     /// Connection errors.
     pub fn four_letter(&self, word: &str) -> io::Result<String> {
-        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, self.port));
-        let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
-        s.set_read_timeout(Some(Duration::from_secs(5)))?;
-        s.write_all(word.as_bytes())?;
-        s.shutdown(std::net::Shutdown::Write)?;
-        let mut out = String::new();
-        s.read_to_string(&mut out)?;
-        Ok(out)
+        four_letter_word(
+            SocketAddr::from((Ipv4Addr::LOCALHOST, self.port)),
+            word,
+            Duration::from_secs(5),
+        )
     }
 
     /// Packets the server has received (`srvr`'s `Received:`; each probe adds one).
@@ -372,6 +369,21 @@ pub fn spawn_java(dir: &Path, config: &ZkServerConfig, main_class: &str) -> anyh
         .stdout(out.try_clone()?)
         .stderr(out);
     spawn_orphan_proof(cmd).context("cannot start `java` for ZooKeeper")
+}
+
+/// Sends the four-letter word `word` (`ruok`, `srvr`, `dump`, ...) to the server at `addr`
+/// and returns its answer; the connection times out after 1 s, the answer after `read`.
+///
+/// # Errors
+/// Connection errors and timeouts.
+pub fn four_letter_word(addr: SocketAddr, word: &str, read: Duration) -> io::Result<String> {
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(1))?;
+    s.set_read_timeout(Some(read))?;
+    s.write_all(word.as_bytes())?;
+    s.shutdown(std::net::Shutdown::Write)?;
+    let mut out = String::new();
+    s.read_to_string(&mut out)?;
+    Ok(out)
 }
 
 /// A port the kernel just handed out on loopback (free now; the server binds it next).

@@ -23,8 +23,8 @@
 //!
 //! Ready when every member answers `srvr` with a `Mode:` and exactly one says `leader`.
 
-use std::io::{self, Read, Write};
-use std::net::{Ipv4Addr, SocketAddr, TcpStream};
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::sync::Mutex;
@@ -34,7 +34,9 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 
 use super::proxy::Proxy;
-use crate::peers::zookeeper::{check_installed, free_port, spawn_java, ZkServerConfig};
+use crate::peers::zookeeper::{
+    check_installed, four_letter_word, free_port, spawn_java, ZkServerConfig,
+};
 
 const QUORUM_MAIN: &str = "org.apache.zookeeper.server.quorum.QuorumPeerMain";
 
@@ -72,14 +74,11 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// A four-letter word to `port` on loopback (a member that does not answer within a second
 /// is taken as not serving: the orchestrator asks often and must not stall).
 fn four_letter(port: u16, word: &str) -> io::Result<String> {
-    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(1))?;
-    s.set_read_timeout(Some(Duration::from_secs(1)))?;
-    s.write_all(word.as_bytes())?;
-    s.shutdown(std::net::Shutdown::Write)?;
-    let mut out = String::new();
-    s.read_to_string(&mut out)?;
-    Ok(out)
+    four_letter_word(
+        SocketAddr::from((Ipv4Addr::LOCALHOST, port)),
+        word,
+        Duration::from_secs(1),
+    )
 }
 
 impl Ensemble {

@@ -45,3 +45,30 @@ pub fn run(cfg: &RunConfig) -> ZkRunSummary {
 pub fn show(s: &ZkRunSummary) -> String {
     format!("{}\nfault log:\n  {}", s.render(), s.fault_log.join("\n  "))
 }
+
+/// The twin's verdict: the counter and the transaction log catch the unfenced writes without
+/// asking the lock (lost increments, a failure naming them, log violations), and the run fails.
+pub fn assert_the_oracles_catch_it(s: &ZkRunSummary) {
+    assert!(!s.passed(), "{}", show(s));
+    assert!(s.lost_increments > 0, "{}", show(s));
+    assert!(
+        s.failures.iter().any(|f| f.contains("lost increments")),
+        "{}",
+        show(s)
+    );
+    assert!(s.log_violations > 0, "{}", show(s));
+}
+
+/// The unfenced twin's configuration: pauses only (at least 3, 2.5 s apart, so the others get
+/// the lock in between), the counter written without the lock check, a hold long enough that a
+/// pause lands between a holder's two writes.
+pub fn unfenced_twin(name: &str) -> RunConfig {
+    let mut cfg = config(name);
+    cfg.resource = ResourceMode::Unchecked;
+    cfg.faults = vec![FaultKind::Pause];
+    cfg.min_each_fault = 3;
+    cfg.acquisitions = 60;
+    cfg.fault_every = Duration::from_millis(2500);
+    cfg.hold = Duration::from_millis(40);
+    cfg
+}

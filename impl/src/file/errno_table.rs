@@ -204,19 +204,20 @@ macro_rules! flock_spec {
     };
 }
 
-/// stat(2)'s errnos (`lstat`, `fstat`), with the outcome of `ENOENT`, `ENOTDIR` and `ELOOP`.
+/// stat(2)'s errnos (`lstat`, `fstat`): `$other` for most, with the outcomes of `ENOENT`,
+/// `ENOTDIR` and `ELOOP` given apart.
 macro_rules! stat_spec {
-    ($enoent:expr, $enotdir:expr, $eloop:expr) => {
+    ($other:expr, $enoent:expr, $enotdir:expr, $eloop:expr) => {
         &[
-            (errno!(EACCES), true, IO),
-            (errno!(EBADF), true, IO),
-            (errno!(EFAULT), true, IO),
+            (errno!(EACCES), true, $other),
+            (errno!(EBADF), true, $other),
+            (errno!(EFAULT), true, $other),
             (errno!(ELOOP), true, $eloop),
-            (errno!(ENAMETOOLONG), true, IO),
+            (errno!(ENAMETOOLONG), true, $other),
             (errno!(ENOENT), true, $enoent),
-            (errno!(ENOMEM), true, IO),
+            (errno!(ENOMEM), true, $other),
             (errno!(ENOTDIR), true, $enotdir),
-            (errno!(EOVERFLOW), true, IO),
+            (errno!(EOVERFLOW), true, $other),
         ]
     };
 }
@@ -257,23 +258,6 @@ const MKDIR: Spec = &[
     (errno!(EPERM), true, IO),
     (errno!(EROFS), true, IO),
 ];
-
-/// stat(2)'s errnos with one outcome for `ENOENT` and one for every other.
-macro_rules! stat_spec_by_enoent {
-    ($enoent:expr, $other:expr) => {
-        &[
-            (errno!(EACCES), true, $other),
-            (errno!(EBADF), true, $other),
-            (errno!(EFAULT), true, $other),
-            (errno!(ELOOP), true, $other),
-            (errno!(ENAMETOOLONG), true, $other),
-            (errno!(ENOENT), true, $enoent),
-            (errno!(ENOMEM), true, $other),
-            (errno!(ENOTDIR), true, $other),
-            (errno!(EOVERFLOW), true, $other),
-        ]
-    };
-}
 
 /// open(2)'s errnos for `open` (not `openat`'s directory-descriptor ones).
 const OPEN: Spec = &[
@@ -392,7 +376,7 @@ fn rows() -> Vec<Row> {
         Obtain,
         C::Lstat,
         All,
-        stat_spec!(Acquired, Fails(NotADirectory), IO),
+        stat_spec!(IO, Acquired, Fails(NotADirectory), IO),
     );
     group(&mut r, Obtain, C::Open, All, OPEN);
     // The `fstat` right after `open` shares `open`'s mapping: its `ELOOP` reads as a symlink
@@ -402,7 +386,7 @@ fn rows() -> Vec<Row> {
         Obtain,
         C::Fstat,
         All,
-        stat_spec!(IO, IO, Fails(BadLockPath(EntryKind::Symlink))),
+        stat_spec!(IO, IO, IO, Fails(BadLockPath(EntryKind::Symlink))),
     );
     group(&mut r, Obtain, C::TryLock, Fcntl, fcntl_spec!(Held, IO, LU));
     group(&mut r, Obtain, C::TryLock, Flock, flock_spec!(Held, IO, LU));
@@ -427,13 +411,19 @@ fn rows() -> Vec<Row> {
         Fcntl,
         fcntl_spec!(IO, IO, IO),
     );
-    group(&mut r, EnsureValid, C::Fstat, All, stat_spec!(IO, IO, IO));
+    group(
+        &mut r,
+        EnsureValid,
+        C::Fstat,
+        All,
+        stat_spec!(IO, IO, IO, IO),
+    );
     group(
         &mut r,
         EnsureValid,
         C::Lstat,
         All,
-        stat_spec!(Missing, IO, IO),
+        stat_spec!(IO, Missing, IO, IO),
     );
     group(
         &mut r,
@@ -465,7 +455,7 @@ fn rows() -> Vec<Row> {
         SimpleEnsureValid,
         C::Lstat,
         none,
-        stat_spec!(Missing, IO, IO),
+        stat_spec!(IO, Missing, IO, IO),
     );
     group(
         &mut r,
@@ -479,7 +469,7 @@ fn rows() -> Vec<Row> {
         SimpleRelease,
         C::Lstat,
         none,
-        stat_spec_by_enoent!(RefusedMissing, FileKept),
+        stat_spec!(FileKept, RefusedMissing, FileKept, FileKept),
     );
     group(
         &mut r,

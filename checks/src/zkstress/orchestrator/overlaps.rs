@@ -3,8 +3,7 @@
 //! still has (`dump`), and ends with one verdict per overlapped hold.
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -14,13 +13,7 @@ use crate::zkstress::ledger::{HoldRecord, Ledger};
 
 /// Sends a four-letter word.
 fn four_letter(addr: SocketAddr, word: &str) -> std::io::Result<String> {
-    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(1))?;
-    s.set_read_timeout(Some(Duration::from_secs(3)))?;
-    s.write_all(word.as_bytes())?;
-    s.shutdown(Shutdown::Write)?;
-    let mut out = String::new();
-    s.read_to_string(&mut out)?;
-    Ok(out)
+    crate::peers::zookeeper::four_letter_word(addr, word, Duration::from_secs(3))
 }
 
 /// The sessions the server's session tracker still has, from a `dump` answer: the `0x...`
