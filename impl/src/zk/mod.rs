@@ -49,6 +49,9 @@ pub use coord::{
     CoordError, Coordination, GuardedOp, LockNode, MultiError, NodeKind, NodeStat, OpResult,
     Search, SessionEvent, SessionId, WatchOutcome,
 };
+/// The re-created incidents and the model's recipe rules: test-only, behind `defects`.
+#[cfg(feature = "defects")]
+#[cfg_attr(docsrs, doc(cfg(feature = "defects")))]
 pub use defects::{recipe_rules, ZkDefect};
 pub use error::{BadPathReason, Cleanup, Holder, LostReason, ZkLockError};
 pub use fencing::{Claimed, FencedResource, FencingToken, HighWaterMark, StaleToken};

@@ -270,8 +270,13 @@ impl ZkClient {
     /// and each connection keeps stealing the session from the other before its handshake
     /// reply is flushed.
     ///
+    /// A test utility: behind the `defects` feature (never in production builds), because it
+    /// stalls every ZooKeeper client of the process for a moment.
+    ///
     /// # Errors
     /// [`ZkLockError::Unreachable`] if the second connection cannot be made.
+    #[cfg(feature = "defects")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "defects")))]
     pub async fn kill_session(&self) -> Result<(), ZkLockError> {
         let c = self.client();
         let info = c.session().clone();
