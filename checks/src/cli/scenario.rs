@@ -127,7 +127,7 @@ pub struct ScenarioArgs {
     /// lock-error, unlock-error, close-error, write (e.g.
     /// `crash=2,restart=2,unlink=1,replace=1,foreign=1`). zk: expire, lose-reply,
     /// restart, recreate-parent, abandon. docstore: crash, restart, stray-delete, lose-reply, pause,
-    /// failover. replication: crash (of the copier).
+    /// failover, recreate-index, recreate-doc, rollback. replication: crash (of the copier).
     #[arg(long)]
     pub faults: Option<String>,
     /// Symmetry reduction: `on` merges states that differ only by renaming interchangeable

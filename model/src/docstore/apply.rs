@@ -2,10 +2,10 @@
 //! client reacts to the answer or to the timeout; faults and the clock.
 
 use crate::docstore::protocol::{
-    Action, ClientId, Delivery, Epoch, Event, Pc, Session, State, Step,
+    Action, ClientId, Delivery, Epoch, Event, Pc, Session, State, Step, DATA_ID,
 };
 use crate::docstore::scenario::{Role, Scenario};
-use crate::docstore::store::{StoreError, Time, Token, WriteOutcome};
+use crate::docstore::store::{Shard, Source, StoreError, Time, Token, WriteOutcome, WriteResult};
 
 impl Scenario {
     /// `next_state` for the replayer: `None` if `action` is not enabled in `s`.
@@ -60,6 +60,7 @@ impl Scenario {
             Action::StrayDelete => {
                 s.budget.stray_delete -= 1;
                 let _ = s.locks.delete(&self.variant.lock_id(), None);
+                s.undo = None;
             }
             Action::Tick => Self::advance_clock(s, 1),
             Action::Pause(c) => {
@@ -72,7 +73,29 @@ impl Scenario {
             Action::Failover => {
                 s.budget.failover -= 1;
                 s.locks.promote_replica();
+                s.undo = None; // the new primary had the last write
             }
+            Action::RecreateIndex => {
+                s.budget.recreate_index -= 1;
+                s.locks = Shard::new();
+                s.undo = None;
+            }
+            Action::RecreateDoc => {
+                s.budget.recreate_doc -= 1;
+                let _ = s.files.delete(&DATA_ID, None);
+                s.files
+                    .create(DATA_ID, Source::Data { fence: None })
+                    .expect("just deleted");
+                s.undo = None;
+            }
+            Action::Rollback => {
+                s.budget.rollback -= 1;
+                let (index, before) = s.undo.take().expect("a write to roll back");
+                s.shard_mut(index).roll_back_to(&before);
+            }
+        }
+        if s.budget.rollback == 0 {
+            s.undo = None;
         }
         self.canonicalize(s);
     }
@@ -81,6 +104,9 @@ impl Scenario {
     fn advance_clock(s: &mut State, d: Time) {
         s.locks
             .map_sources(|src| src.map_times(|t| t.saturating_sub(d)));
+        if let Some((_, shard)) = s.undo.as_mut() {
+            shard.map_sources(|src| src.map_times(|t| t.saturating_sub(d)));
+        }
         for cl in &mut s.clients {
             if let Some(t) = cl.deadline.as_mut() {
                 *t = t.saturating_sub(d);
@@ -100,10 +126,17 @@ impl Scenario {
             s.clients[c as usize].deadline = Some(self.lease);
         }
         let request = self.request(s, c, step).expect("a request");
+        let before = (s.budget.rollback > 0).then(|| s.shard(request.index()).clone());
         let outcome = match delivery {
             Delivery::RequestLost => None,
             _ => Some(request.execute(s)),
         };
+        if let (Some(before), Some(Ok(w))) = (before, outcome) {
+            // The last applied write: a rollback may undo it if its client saw it succeed.
+            if w.result != WriteResult::Noop {
+                s.undo = (delivery == Delivery::Answered).then_some((request.index(), before));
+            }
+        }
         if step == Step::ClaimData && matches!(outcome, Some(Ok(_))) {
             // The claim is the session's first access (applied, whether or not its reply came).
             let cl = &mut s.clients[c as usize];

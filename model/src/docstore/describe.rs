@@ -5,7 +5,7 @@ use std::fmt;
 use crate::docstore::protocol::{
     Action, Delivery, Event, Pc, Session, State, Step, DATA_INDEX, LOCK_INDEX,
 };
-use crate::docstore::requests::Request;
+use crate::docstore::requests::{Index, Request};
 use crate::docstore::scenario::Scenario;
 use crate::docstore::store::{Script, StoreError, UpdateBody, WriteOutcome, WriteResult};
 
@@ -137,6 +137,23 @@ impl Scenario {
                 "cluster Failover: a replica of {LOCK_INDEX} becomes primary, _primary_term {}",
                 after.locks.primary_term()
             ),
+            Action::RecreateIndex => format!(
+                "operator RecreateIndex: DELETE {LOCK_INDEX}, PUT {LOCK_INDEX} → every lock \
+                 document gone; _primary_term 1, _seq_no from 0 again"
+            ),
+            Action::RecreateDoc => format!(
+                "operator RecreateDoc: DELETE {DATA_INDEX}/_doc/1, PUT {DATA_INDEX}/_doc/1 \
+                 {{name}} → the fence is gone"
+            ),
+            Action::Rollback => {
+                let index = before.undo.as_ref().map_or(LOCK_INDEX, |(i, _)| i.name());
+                let term = after.shard(before.undo.as_ref().map_or(Index::Locks, |u| u.0));
+                format!(
+                    "cluster Rollback: a replica of {index} that lacked the last acknowledged \
+                     write becomes primary, _primary_term {} → that write is lost",
+                    term.primary_term()
+                )
+            }
         }
     }
 

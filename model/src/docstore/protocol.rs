@@ -27,8 +27,11 @@
 //! parameters). Faults, each with a budget: `Crash(c)`, `Restart(c)`, an operator's
 //! `StrayDelete` of the lock document, lost replies (a request applied with its reply lost,
 //! or not applied; the client sees a timeout either way), `Pause(c)` (leased: a client that
-//! passed its lease check is not scheduled until its lease has passed), and `Failover` (the
-//! lock index's primary term grows). `Tick` advances the clock (leased only).
+//! passed its lease check is not scheduled until its lease has passed), `Failover` (the
+//! lock index's primary term grows), `RecreateIndex` (the lock index deleted and created
+//! again: its counters start over), `RecreateDoc` (the data document deleted and created
+//! again: its fence is gone) and `Rollback` (a fail-over loses the last acknowledged write).
+//! `Tick` advances the clock (leased only).
 //!
 //! Every store answer comes from [`crate::docstore::store`], the module the simulated store and
 //! the loopback HTTP server of the checks reuse. `docs/docstore.md` has the verdict table.
@@ -38,6 +41,7 @@ use std::fmt;
 use stateright::{Model, Property};
 
 use crate::checker::Checkable;
+use crate::docstore::requests::Index;
 use crate::docstore::scenario::{Faults, Role, Scenario, Variant};
 use crate::docstore::store::{Owner, Shard, Source, Time, Token};
 
@@ -183,6 +187,10 @@ pub struct State {
     /// access under its grant, the document had accepted a write made under another grant
     /// (judged from [`Client::session`], never from the tokens the document compares).
     pub lost_update: bool,
+    /// With a `rollback` budget left: the index the last applied write went to and that
+    /// index as it was before the write, if the write was acknowledged (its client got the
+    /// success); what [`Action::Rollback`] restores.
+    pub undo: Option<(Index, Shard<DocId>)>,
 }
 
 impl Clone for State {
@@ -196,6 +204,7 @@ impl Clone for State {
             orphaned: self.orphaned,
             last: self.last,
             lost_update: self.lost_update,
+            undo: self.undo.clone(),
         }
     }
 
@@ -209,6 +218,13 @@ impl Clone for State {
         self.orphaned = source.orphaned;
         self.last = source.last;
         self.lost_update = source.lost_update;
+        match (&mut self.undo, &source.undo) {
+            (Some((i, shard)), Some((j, other))) => {
+                *i = *j;
+                shard.clone_from(other);
+            }
+            (undo, other) => undo.clone_from(other),
+        }
     }
 }
 
@@ -328,6 +344,14 @@ pub enum Action {
     Pause(ClientId),
     /// Another copy of the lock index's shard becomes primary.
     Failover,
+    /// The lock index is deleted and created again (no documents, `_primary_term` 1,
+    /// `_seq_no` from 0).
+    RecreateIndex,
+    /// The data document `files/1` is deleted and created again without its fence.
+    RecreateDoc,
+    /// A fail-over to a copy that lacked the last acknowledged write: that write's index goes
+    /// back to its state before it, under a new `_primary_term`.
+    Rollback,
 }
 
 impl Action {
@@ -355,6 +379,9 @@ impl fmt::Display for Action {
             Action::Tick => f.write_str("Tick"),
             Action::Pause(c) => write!(f, "Pause(c{c})"),
             Action::Failover => f.write_str("Failover"),
+            Action::RecreateIndex => f.write_str("RecreateIndex"),
+            Action::RecreateDoc => f.write_str("RecreateDoc"),
+            Action::Rollback => f.write_str("Rollback"),
         }
     }
 }
@@ -449,10 +476,21 @@ impl Scenario {
         if s.budget.failover > 0 {
             out.push(Action::Failover);
         }
+        if s.budget.recreate_index > 0 {
+            out.push(Action::RecreateIndex);
+        }
+        if s.budget.recreate_doc > 0 {
+            out.push(Action::RecreateDoc);
+        }
+        if s.budget.rollback > 0 && s.undo.is_some() {
+            out.push(Action::Rollback);
+        }
     }
 
     fn max_time(s: &State) -> Time {
-        let docs = s.locks.docs().filter_map(|(_, d)| d.source.times());
+        let undone = s.undo.iter().flat_map(|(_, shard)| shard.docs());
+        let docs = s.locks.docs().chain(undone);
+        let docs = docs.filter_map(|(_, d)| d.source.times());
         let clients = s.clients.iter().filter_map(|cl| cl.deadline);
         docs.chain(clients).max().unwrap_or(0)
     }
@@ -509,6 +547,7 @@ impl Model for Scenario {
             orphaned: false,
             last: Event::None,
             lost_update: false,
+            undo: None,
         };
         self.canonicalize(&mut s);
         vec![s]

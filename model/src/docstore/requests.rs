@@ -6,7 +6,7 @@ use crate::docstore::scenario::{Scenario, Variant, Writes};
 use crate::docstore::store::{Script, Shard, Source, Token, UpdateBody, WriteOutcome};
 
 /// Which index a request goes to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Index {
     /// `files-lock`.
     Locks,
@@ -48,6 +48,15 @@ pub enum Request {
 }
 
 impl Request {
+    /// The index the request goes to.
+    pub fn index(self) -> Index {
+        match self {
+            Request::Create { index, .. }
+            | Request::Update { index, .. }
+            | Request::Delete { index, .. } => index,
+        }
+    }
+
     /// Runs the request on the store.
     pub fn execute(self, s: &mut State) -> WriteOutcome {
         match self {
@@ -64,7 +73,7 @@ impl Request {
 }
 
 impl State {
-    fn shard_mut(&mut self, index: Index) -> &mut Shard<DocId> {
+    pub(crate) fn shard_mut(&mut self, index: Index) -> &mut Shard<DocId> {
         match index {
             Index::Locks => &mut self.locks,
             Index::Files => &mut self.files,

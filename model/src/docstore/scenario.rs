@@ -149,6 +149,16 @@ pub struct Faults {
     pub pause: u8,
     /// `Failover`: another copy of the lock index's shard becomes primary.
     pub failover: u8,
+    /// `RecreateIndex`: the lock index is deleted and created again: every lock document is
+    /// gone, and `_primary_term` and `_seq_no` start again at 1 and 0.
+    pub recreate_index: u8,
+    /// `RecreateDoc`: the protected data document is deleted and created again (by an
+    /// application's re-index, say): the fence kept in its `_source` is erased.
+    pub recreate_doc: u8,
+    /// `Rollback`: the last acknowledged write is lost at a primary fail-over: its index goes
+    /// back to the state before that write (under a new `_primary_term`), though its client
+    /// already saw the success.
+    pub rollback: u8,
 }
 
 impl Faults {
@@ -160,18 +170,25 @@ impl Faults {
         lose_reply: 0,
         pause: 0,
         failover: 0,
+        recreate_index: 0,
+        recreate_doc: 0,
+        rollback: 0,
     };
 
-    const NAMES: [&'static str; 6] = [
+    const NAMES: [&'static str; 9] = [
         "crash",
         "restart",
         "stray-delete",
         "lose-reply",
         "pause",
         "failover",
+        "recreate-index",
+        "recreate-doc",
+        "rollback",
     ];
 
-    fn counts(&self) -> [u8; 6] {
+    /// The budgets in [`Faults::NAMES`] order.
+    pub fn counts(&self) -> [u8; 9] {
         [
             self.crash,
             self.restart,
@@ -179,6 +196,9 @@ impl Faults {
             self.lose_reply,
             self.pause,
             self.failover,
+            self.recreate_index,
+            self.recreate_doc,
+            self.rollback,
         ]
     }
 
@@ -190,12 +210,16 @@ impl Faults {
             "lose-reply" => &mut self.lose_reply,
             "pause" => &mut self.pause,
             "failover" => &mut self.failover,
+            "recreate-index" => &mut self.recreate_index,
+            "recreate-doc" => &mut self.recreate_doc,
+            "rollback" => &mut self.rollback,
             _ => return None,
         })
     }
 
-    /// Parses `crash=1,restart=1,stray-delete=1,lose-reply=1,pause=1,failover=1` (any subset,
-    /// any order; `none` or the empty string for no faults).
+    /// Parses `crash=1,restart=1,stray-delete=1,lose-reply=1,pause=1,failover=1,
+    /// recreate-index=1,recreate-doc=1,rollback=1` (any subset, any order; `none` or the empty
+    /// string for no faults).
     ///
     /// # Errors
     /// A message naming the bad item.
@@ -351,6 +375,7 @@ impl Scenario {
                 lose_reply: 1,
                 pause: 1,
                 failover: 1,
+                ..Faults::NONE
             })
     }
 
@@ -375,11 +400,15 @@ impl Scenario {
 
     /// Whether `property` can be exercised in this scenario at all: the reader properties
     /// ("readers and writer exclusive", "readers share") need a `read-write` scenario with
-    /// readers and a writer. The CLI may print "n/a" for the others instead of a verdict.
+    /// readers and a writer; "acquired after crash" needs a crash budget. The CLI may print "n/a" for the others instead of a verdict.
     pub fn applies(&self, property: &str) -> bool {
-        use crate::docstore::protocol::{READERS_AND_WRITER_EXCLUSIVE, READERS_SHARE};
+        use crate::docstore::protocol::{
+            ACQUIRED_AFTER_CRASH, READERS_AND_WRITER_EXCLUSIVE, READERS_SHARE,
+        };
         if property == READERS_AND_WRITER_EXCLUSIVE || property == READERS_SHARE {
             self.variant == Variant::ReadWrite && self.readers > 0
+        } else if property == ACQUIRED_AFTER_CRASH {
+            self.faults.crash > 0
         } else {
             true
         }

@@ -509,6 +509,19 @@ impl<K: Ord> Shard<K> {
         self.primary_term += 1;
     }
 
+    /// Fail-over that loses writes: the promoted copy had not received the writes made since
+    /// `before` was the shard's state (they were acknowledged to their clients all the same).
+    /// The documents go back to `before`'s; the term grows. The sequence number goes on from
+    /// where it was rather than reusing the lost ones: a token is ordered by its term first,
+    /// so the new primary's writes order after the lost ones either way.
+    pub fn roll_back_to(&mut self, before: &Shard<K>)
+    where
+        K: Clone,
+    {
+        self.docs.clone_from(&before.docs);
+        self.primary_term += 1;
+    }
+
     // ---- for the model: keeping the state space finite ----
 
     /// Renames every document's `_seq_no` through `f` and sets the next sequence number. The

@@ -47,3 +47,4 @@ fn expect(e: Expected) {
 mod global_and_document;
 mod leased;
 mod read_write;
+mod store_faults;

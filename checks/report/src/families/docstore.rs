@@ -153,7 +153,12 @@ impl Presenter for Scenario {
             Action::Call(c, ..) | Action::Crash(c) | Action::Restart(c) | Action::Pause(c) => {
                 Some(c)
             }
-            Action::StrayDelete | Action::Tick | Action::Failover => None,
+            Action::StrayDelete
+            | Action::Tick
+            | Action::Failover
+            | Action::RecreateIndex
+            | Action::RecreateDoc
+            | Action::Rollback => None,
         }
     }
 
@@ -168,7 +173,10 @@ impl Presenter for Scenario {
             | Action::Restart(_)
             | Action::Pause(_)
             | Action::StrayDelete
-            | Action::Failover => true,
+            | Action::Failover
+            | Action::RecreateIndex
+            | Action::RecreateDoc
+            | Action::Rollback => true,
             Action::Tick => false,
         }
     }
