@@ -45,12 +45,15 @@ fn acknowledged_write_lost(s: &State) -> bool {
     claim_lost || acquire_lost
 }
 
+/// A predicate on states that only one fault makes true.
+type Fires = fn(&State) -> bool;
+
 /// The `sometimes` twin of every store fault: each one reaches a state that only it can
 /// reach — with its budget, and not under the standard scenario's faults.
 #[test]
 fn each_store_fault_fires_and_only_it_reaches_its_state() {
     let leased = Scenario::new(Variant::Leased, Writes::FencedClaim);
-    let cases: [(&str, fn(&State) -> bool); 3] = [
+    let cases: [(&str, Fires); 3] = [
         ("recreate-index=1", token_handed_out_twice),
         ("recreate-doc=1", fence_erased),
         ("rollback=1", acknowledged_write_lost),
