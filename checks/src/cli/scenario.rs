@@ -77,8 +77,8 @@ pub struct ScenarioArgs {
     /// native-two-held-sets, and the defects native-probe-last, native-skip-inode-check,
     /// native-skip-held-contains, native-carry-on-after-lock-error. zk: curator,
     /// no-protection, release-forgets, adopt-old-session, delete-by-name-retry,
-    /// release-cancel-unsafe, give-up-cancel-unsafe. docstore:
-    /// global, document, read-write, leased, leased-noop. replication: segments-first,
+    /// release-cancel-unsafe, give-up-cancel-unsafe. docstore: global, document,
+    /// read-write, leased, leased-noop, document-bulk. replication: segments-first,
     /// any-order, seed-rule, lucene-4.10-handler, lucene-5-handler, lockwright-no-retention,
     /// lockwright.
     #[arg(long)]

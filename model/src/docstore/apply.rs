@@ -4,7 +4,7 @@
 use crate::docstore::protocol::{
     Action, ClientId, Delivery, Epoch, Event, Pc, Session, State, Step, DATA_ID,
 };
-use crate::docstore::scenario::{Role, Scenario};
+use crate::docstore::scenario::{Role, Scenario, Variant};
 use crate::docstore::store::{Shard, Source, StoreError, Time, Token, WriteOutcome, WriteResult};
 
 impl Scenario {
@@ -131,11 +131,20 @@ impl Scenario {
             Delivery::RequestLost => None,
             _ => Some(request.execute(s)),
         };
+        // The first item of a bulk brings no answer yet: the client goes on to the second.
+        let first_bulk_item = step == Step::BulkCreateLocks && cl.pc != Pc::Bulk;
         if let (Some(before), Some(Ok(w))) = (before, outcome) {
             // The last applied write: a rollback may undo it if its client saw it succeed.
             if w.result != WriteResult::Noop {
-                s.undo = (delivery == Delivery::Answered).then_some((request.index(), before));
+                let acknowledged = delivery == Delivery::Answered && !first_bulk_item;
+                s.undo = acknowledged.then_some((request.index(), before));
             }
+        }
+        if first_bulk_item {
+            let cl = &mut s.clients[c as usize];
+            cl.bulk = u8::from(matches!(outcome, Some(Ok(_))));
+            cl.pc = Pc::Bulk;
+            return;
         }
         if step == Step::ClaimData && matches!(outcome, Some(Ok(_))) {
             // The claim is the session's first access (applied, whether or not its reply came).
@@ -190,6 +199,28 @@ impl Scenario {
         use Step::*;
         let i = c as usize;
         match (step, reply) {
+            (BulkCreateLocks, Some(o)) => {
+                let created = s.clients[i].bulk | (u8::from(o.is_ok()) << 1);
+                match (created, o) {
+                    (0b11, Ok(w)) => self.grant(s, c, w.token),
+                    (0, _) => {
+                        s.clients[i].forget();
+                        s.last = Event::Refused;
+                    }
+                    // Some created, some conflicting: delete the ones it created.
+                    _ => {
+                        s.clients[i].pc = Pc::Releasing;
+                        s.clients[i].bulk = created;
+                    }
+                }
+            }
+            // No answer: which items were created is unknown; send the whole bulk again.
+            (BulkCreateLocks, None) => {
+                s.clients[i].pc = Pc::Retrying;
+                s.clients[i].bulk = 0;
+            }
+            (BulkDeleteLocks, Some(_)) => s.clients[i].forget(),
+            (BulkDeleteLocks, None) => s.clients[i].pc = Pc::Releasing,
             (CreateLock | UpsertLock, Some(Ok(w))) => self.grant(s, c, w.token),
             // A 409 on an `_update` can only come from a concurrent update racing this one
             // (`retry_on_conflict` 0): the client retries, as on a timeout. This makes the race
@@ -243,6 +274,11 @@ impl Scenario {
         cl.token = self.keeps_token(role).then_some(token);
         cl.epoch = epoch;
         cl.session = Session::None;
+        cl.bulk = if self.variant == Variant::DocumentBulk {
+            0b11
+        } else {
+            0
+        };
         if s.orphaned {
             s.orphaned = false;
             s.last = Event::AcquiredAfterCrash;

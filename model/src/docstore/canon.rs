@@ -150,16 +150,23 @@ impl Scenario {
         if !self.symmetry {
             return None;
         }
-        let id = self.variant.lock_id();
-        let owner = s.locks.get(&id).and_then(|d| d.source.owner());
+        let ids = self.variant.lock_ids();
+        let owners = |shard: &Shard<&'static str>| -> [Option<Owner>; 2] {
+            let owner = |i: usize| {
+                ids.get(i)
+                    .and_then(|id| shard.get(id))
+                    .and_then(|d| d.source.owner())
+            };
+            [owner(0), owner(1)]
+        };
+        let named = owners(&s.locks);
         let undone = match &s.undo {
-            Some((Index::Locks, shard)) => shard.get(&id).and_then(|d| d.source.owner()),
-            _ => None,
+            Some((Index::Locks, shard)) => owners(shard),
+            _ => [None, None],
         };
         let key = |c: &ClientId| {
-            let named = owner.filter(|o| o.client == *c).map(|o| o.incarnation);
-            let named_undone = undone.filter(|o| o.client == *c).map(|o| o.incarnation);
-            (s.clients[*c as usize], named, named_undone)
+            let of = |o: Option<Owner>| o.filter(|o| o.client == *c).map(|o| o.incarnation);
+            (s.clients[*c as usize], named.map(of), undone.map(of))
         };
         // perm[new] = old.
         let mut perm: Vec<ClientId> = (0..self.clients).collect();
@@ -269,6 +276,7 @@ fn client<H: Hasher>(h: &mut H, c: &Client) {
         deadline,
         epoch,
         session,
+        bulk,
     } = *c;
     num(h, alive.into());
     num(h, incarnation.into());
@@ -277,6 +285,7 @@ fn client<H: Hasher>(h: &mut H, c: &Client) {
     opt(h, deadline);
     opt(h, epoch.map(u64::from));
     num(h, session as u64);
+    num(h, bulk.into());
 }
 
 impl Hash for State {

@@ -6,7 +6,7 @@ use crate::docstore::protocol::{
     Action, Delivery, Event, Pc, Session, State, Step, DATA_INDEX, LOCK_INDEX,
 };
 use crate::docstore::requests::{Index, Request};
-use crate::docstore::scenario::Scenario;
+use crate::docstore::scenario::{Scenario, BULK_IDS};
 use crate::docstore::store::{Script, StoreError, UpdateBody, WriteOutcome, WriteResult};
 
 /// `PUT files-lock/_create/global {}`, `POST files-lock/_update/1 {upsert: .., script: ..}`,
@@ -30,6 +30,25 @@ pub fn request_text(r: &Request) -> String {
                 Some(u) => format!("POST {}/_update/{id} {{upsert: {u}, {body}}}", index.name()),
                 None => format!("POST {}/_update/{id} {{{body}}}", index.name()),
             }
+        }
+        Request::BulkCreate {
+            index,
+            id,
+            source,
+            item,
+        } => format!(
+            "POST {}/_bulk item {}: {{create: {{_id: {id}}}}} {source}",
+            index.name(),
+            item + 1
+        ),
+        Request::BulkDelete { index, ids } => {
+            let items: Vec<String> = BULK_IDS
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| ids & (1 << i) != 0)
+                .map(|(_, id)| format!("{{delete: {{_id: {id}}}}}"))
+                .collect();
+            format!("POST {}/_bulk {}", index.name(), items.join(" "))
         }
         Request::Delete { index, id, cond } => match cond {
             None => format!("DELETE {}/_doc/{id}", index.name()),
@@ -177,6 +196,15 @@ impl Scenario {
             (_, Delivery::Answered, _) if after.last == Event::StaleWriteRejected => {
                 "stale write refused; releases"
             }
+            (Step::BulkCreateLocks, _, Pc::Bulk) => "the bulk goes on",
+            (Step::BulkCreateLocks, Delivery::Answered, Pc::Holding | Pc::Claiming) => {
+                "every item created: acquired"
+            }
+            (Step::BulkCreateLocks, Delivery::Answered, Pc::Releasing) => {
+                "only some items created: deletes those"
+            }
+            (Step::BulkCreateLocks, Delivery::Answered, _) => "no item created: refused",
+            (Step::BulkCreateLocks, _, _) => "will send the whole bulk again",
             (Step::CreateLock | Step::UpsertLock, Delivery::Answered, Pc::Holding) => "acquired",
             (Step::CreateLock | Step::UpsertLock, Delivery::Answered, Pc::Claiming) => {
                 "acquired; claims next"

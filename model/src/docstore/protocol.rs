@@ -16,6 +16,7 @@
 //! | `read-write`, reader | `UpsertLock` | — | `UpdateUnlock` | — | — | `UpdateUnlock` |
 //! | `read-write`, writer | `CreateLock` | `ClaimData` | `ReadData`, `DeleteLock` | `WriteData` | — | `DeleteLock` |
 //! | `leased`, `leased-noop` | `UpsertLock` | `ClaimData` | `ReadData`, `CompareAndDelete` | `CheckLease` | `WriteData` | `CompareAndDelete` |
+//! | `document-bulk` | `BulkCreateLocks` (first item; the second at `Bulk`) | `ClaimData` | `ReadData`, `BulkDeleteLocks` | `WriteData` | — | `BulkDeleteLocks` |
 //!
 //! A writer's critical section is a read-then-write session on the data document: read it
 //! (`ReadData`), compute, write (`WriteData`); then read again or release. A writer reaches
@@ -84,8 +85,12 @@ pub enum Pc {
     /// Leased: the lease check passed; the next step is the write.
     Writing = 5,
     /// A release timed out (or a fenced write or claim was refused): the next step is the
-    /// release.
+    /// release. (`document-bulk`: also after a bulk acquire that created only some of its
+    /// documents: the release deletes those.)
     Releasing = 6,
+    /// `document-bulk`: the acquiring `_bulk` is being processed: its first item has been
+    /// applied, the next step applies the second and brings the answer.
+    Bulk = 7,
 }
 
 /// Ghost (not known to the client): where the client's read-then-write session stands in its
@@ -119,6 +124,10 @@ pub struct Client {
     pub epoch: Option<Epoch>,
     /// Ghost: the client's read-then-write session under its current grant.
     pub session: Session,
+    /// `document-bulk`: which lock documents (bit `i` for the `i`-th id of
+    /// `Variant::lock_ids`) the client's bulk created — while the bulk is processed, as its
+    /// answer said, or (holding) every one; what its release deletes.
+    pub bulk: u8,
 }
 
 impl Client {
@@ -130,6 +139,7 @@ impl Client {
         deadline: None,
         epoch: None,
         session: Session::None,
+        bulk: 0,
     };
 
     /// The client's `process_id`/`owner` in its current incarnation.
@@ -147,6 +157,7 @@ impl Client {
         self.deadline = None;
         self.epoch = None;
         self.session = Session::None;
+        self.bulk = 0;
     }
 }
 
@@ -245,6 +256,12 @@ pub enum Step {
     DeleteLock,
     /// `DELETE files-lock/_doc/1?if_seq_no=..&if_primary_term=..`.
     CompareAndDelete,
+    /// `document-bulk`: `POST files-lock/_bulk` with a `create` item per lock document, one
+    /// item per step (the first at `Idle`/`Retrying`, the second and the answer at `Bulk`).
+    BulkCreateLocks,
+    /// `document-bulk`: `POST files-lock/_bulk` with a `delete` item per lock document the
+    /// client created (all of them, holding).
+    BulkDeleteLocks,
     /// Leased: read the clock; the lease check passes if now < deadline.
     CheckLease,
     /// `POST files/_update/1` with the `fence-claim` script and an `upsert` (`fenced-claim`).
@@ -260,8 +277,8 @@ pub enum Step {
 /// what differs between the recipes). A writer is at `Claiming` only with `fenced-claim`.
 pub fn next(variant: Variant, role: Role, pc: Pc) -> &'static [Step] {
     use Step::*;
-    // Columns: Idle, Retrying, Claiming, Holding, Computing, Writing, Releasing.
-    let row: [&'static [Step]; 7] = match (variant, role) {
+    // Columns: Idle, Retrying, Claiming, Holding, Computing, Writing, Releasing, Bulk.
+    let row: [&'static [Step]; 8] = match (variant, role) {
         (Variant::Global, _) | (Variant::ReadWrite, Role::Writer) => [
             &[CreateLock],
             &[CreateLock],
@@ -270,6 +287,7 @@ pub fn next(variant: Variant, role: Role, pc: Pc) -> &'static [Step] {
             &[WriteData],
             &[],
             &[DeleteLock],
+            &[],
         ],
         (Variant::Document, _) => [
             &[UpsertLock],
@@ -279,6 +297,7 @@ pub fn next(variant: Variant, role: Role, pc: Pc) -> &'static [Step] {
             &[WriteData],
             &[],
             &[DeleteLock],
+            &[],
         ],
         (Variant::ReadWrite, Role::Reader) => [
             &[UpsertLock],
@@ -288,6 +307,7 @@ pub fn next(variant: Variant, role: Role, pc: Pc) -> &'static [Step] {
             &[],
             &[],
             &[UpdateUnlock],
+            &[],
         ],
         (Variant::Leased | Variant::LeasedNoop, _) => [
             &[UpsertLock],
@@ -297,6 +317,17 @@ pub fn next(variant: Variant, role: Role, pc: Pc) -> &'static [Step] {
             &[CheckLease],
             &[WriteData],
             &[CompareAndDelete],
+            &[],
+        ],
+        (Variant::DocumentBulk, _) => [
+            &[BulkCreateLocks],
+            &[BulkCreateLocks],
+            &[ClaimData],
+            &[ReadData, BulkDeleteLocks],
+            &[WriteData],
+            &[],
+            &[BulkDeleteLocks],
+            &[BulkCreateLocks],
         ],
     };
     row[pc as usize]
@@ -424,92 +455,6 @@ pub const SOMETIMES: [&str; 6] = [
 // ---------------------------------------------------------------------------------------------
 // The model.
 // ---------------------------------------------------------------------------------------------
-
-impl Scenario {
-    /// The enabled steps of live client `c`, each with every delivery the budget allows.
-    fn client_actions(&self, s: &State, c: ClientId, out: &mut Vec<Action>) {
-        let cl = s.clients[c as usize];
-        for &step in next(self.variant, self.role(c), cl.pc) {
-            out.push(Action::Call(c, step, Delivery::Answered));
-            if !matches!(step, Step::CheckLease | Step::ReadData) && s.budget.lose_reply > 0 {
-                out.push(Action::Call(c, step, Delivery::ReplyLost));
-                out.push(Action::Call(c, step, Delivery::RequestLost));
-            }
-        }
-    }
-
-    /// The enabled faults and clock steps.
-    fn fault_actions(&self, s: &State, out: &mut Vec<Action>) {
-        for c in 0..self.clients {
-            let cl = s.clients[c as usize];
-            if cl.alive && s.budget.crash > 0 {
-                out.push(Action::Crash(c));
-            }
-            if !cl.alive && s.budget.restart > 0 {
-                out.push(Action::Restart(c));
-            }
-        }
-        if s.budget.stray_delete > 0 && s.locks.get(&self.variant.lock_id()).is_some() {
-            out.push(Action::StrayDelete);
-        }
-        if self.timed() {
-            for c in 0..self.clients {
-                let cl = s.clients[c as usize];
-                if s.budget.pause > 0
-                    && cl.alive
-                    && cl.pc == Pc::Writing
-                    && cl.deadline.is_some_and(|d| d > 0)
-                {
-                    out.push(Action::Pause(c));
-                }
-            }
-            // The timing assumption the lease relies on: a client that passed its lease check
-            // writes before the lease passes. Only `Pause` breaks it.
-            let would_expire_a_writer = s
-                .clients
-                .iter()
-                .any(|cl| cl.alive && cl.pc == Pc::Writing && cl.deadline.is_some_and(|d| d == 1));
-            if Self::max_time(s) > 0 && !would_expire_a_writer {
-                out.push(Action::Tick);
-            }
-        }
-        if s.budget.failover > 0 {
-            out.push(Action::Failover);
-        }
-        if s.budget.recreate_index > 0 {
-            out.push(Action::RecreateIndex);
-        }
-        if s.budget.recreate_doc > 0 {
-            out.push(Action::RecreateDoc);
-        }
-        if s.budget.rollback > 0 && s.undo.is_some() {
-            out.push(Action::Rollback);
-        }
-    }
-
-    fn max_time(s: &State) -> Time {
-        let undone = s.undo.iter().flat_map(|(_, shard)| shard.docs());
-        let docs = s.locks.docs().chain(undone);
-        let docs = docs.filter_map(|(_, d)| d.source.times());
-        let clients = s.clients.iter().filter_map(|cl| cl.deadline);
-        docs.chain(clients).max().unwrap_or(0)
-    }
-
-    /// Whether `action` is enabled in `s`.
-    pub fn enabled(&self, s: &State, action: Action) -> bool {
-        let mut acts = Vec::new();
-        match action {
-            Action::Call(c, ..) => {
-                if c >= self.clients || !s.clients[c as usize].alive {
-                    return false;
-                }
-                self.client_actions(s, c, &mut acts);
-            }
-            _ => self.fault_actions(s, &mut acts),
-        }
-        acts.contains(&action)
-    }
-}
 
 impl Checkable for Scenario {
     fn successor_into(&self, s: &State, action: Action, out: &mut State) -> bool {

@@ -5,6 +5,9 @@ use std::fmt;
 
 use crate::docstore::store::Time;
 
+/// The lock documents of `document-bulk`, in the order of its `_bulk` items.
+pub const BULK_IDS: [&str; 2] = ["1", "2"];
+
 /// A lock recipe (command-line name in [`Variant::name`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Variant {
@@ -23,15 +26,23 @@ pub enum Variant {
     /// already owns the document, as in the document lock — even when the lease has passed
     /// (`docs/docstore.md`, finding 1).
     LeasedNoop,
+    /// The document lock of *Elasticsearch: The Definitive Guide* ("Document Locking") for
+    /// several documents at once: one `POST files-lock/_bulk` of `create` items, one per
+    /// locked document (`1` and `2`), each `{process_id}`; the items succeed or conflict one
+    /// by one. All created: the lock is held. Some created, some conflicting: the client
+    /// deletes the ones it created (a `_bulk` of `delete`s) and tries again later. Release: a
+    /// `_bulk` of `delete`s of every id. Model only: the reference client has no such recipe.
+    DocumentBulk,
 }
 
 impl Variant {
-    pub const ALL: [Variant; 5] = [
+    pub const ALL: [Variant; 6] = [
         Variant::Global,
         Variant::Document,
         Variant::ReadWrite,
         Variant::Leased,
         Variant::LeasedNoop,
+        Variant::DocumentBulk,
     ];
 
     /// The command-line / docs name.
@@ -42,6 +53,7 @@ impl Variant {
             Variant::ReadWrite => "read-write",
             Variant::Leased => "leased",
             Variant::LeasedNoop => "leased-noop",
+            Variant::DocumentBulk => "document-bulk",
         }
     }
 
@@ -55,11 +67,21 @@ impl Variant {
         matches!(self, Variant::Leased | Variant::LeasedNoop)
     }
 
-    /// The lock document's id: `global` for the global lock, `1` (the locked row) otherwise.
+    /// The lock document's id: `global` for the global lock, `1` (the locked row) otherwise
+    /// (`document-bulk`: the first of its lock documents).
     pub fn lock_id(self) -> &'static str {
         match self {
             Variant::Global => "global",
             _ => "1",
+        }
+    }
+
+    /// Every lock document's id: `document-bulk` locks `1` and `2`, the others one document.
+    pub fn lock_ids(self) -> &'static [&'static str] {
+        match self {
+            Variant::Global => &["global"],
+            Variant::DocumentBulk => &BULK_IDS,
+            _ => &["1"],
         }
     }
 }

@@ -42,8 +42,10 @@
 //! Not modelled: `_version` and external versioning, tombstone garbage collection
 //! (`index.gc_deletes`), refresh and search visibility (only realtime GET by id), routing and
 //! more than one shard per index, `detect_noop` on partial-document merges (the merged fields
-//! are not modelled, so a merge always counts as `updated`), bulk requests, and any document
-//! shape other than the recipes' ([`Source`]).
+//! are not modelled, so a merge always counts as `updated`), bulk requests as such
+//! (`document-bulk` applies its `create` items one per step, its `delete` items in one step,
+//! each through the single-document calls here), and any document shape other than the
+//! recipes' ([`Source`]).
 
 use std::fmt;
 

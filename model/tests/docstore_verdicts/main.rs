@@ -44,6 +44,7 @@ fn expect(e: Expected) {
     );
 }
 
+mod bulk;
 mod global_and_document;
 mod leased;
 mod read_write;

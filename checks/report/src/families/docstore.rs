@@ -55,7 +55,7 @@ impl Presenter for Scenario {
         &WORDS
     }
 
-    /// `docs/docstore.md` §5, rows 1–31, as `model/tests/docstore_verdicts/` pins them.
+    /// `docs/docstore.md` §5, rows 1–35, as `model/tests/docstore_verdicts/` pins them.
     fn rows() -> Vec<Scenario> {
         use Variant::*;
         use Writes::*;
@@ -111,6 +111,10 @@ impl Presenter for Scenario {
                 FencedClaim,
                 "recreate-index=1,recreate-doc=1,rollback=1,pause=1",
             ),
+            new(DocumentBulk, Unfenced, "none"),
+            new(DocumentBulk, Unfenced, "crash=1,restart=1"),
+            new(DocumentBulk, Unfenced, "lose-reply=1"),
+            new(DocumentBulk, FencedClaim, "lose-reply=1"),
         ]
     }
 
