@@ -209,7 +209,7 @@ impl Faults {
         "rollback",
     ];
 
-    /// The budgets in [`Faults::NAMES`] order.
+    /// The budgets in command-line order (`crash`, `restart`, ..., `rollback`).
     pub fn counts(&self) -> [u8; 9] {
         [
             self.crash,
