@@ -135,6 +135,59 @@ fn a_verdict_other_than_documented_exits_1() {
     assert!(!stdout(&o).contains("VIOLATED"));
 }
 
+/// The store's own faults on the corrected recipe (`docs/docstore.md` rows 26–31, section 6):
+/// with the lock index and the data document re-created, an acknowledged write rolled back and
+/// a pause, the fence no longer keeps writes exclusive nor updates from being lost — pinned as
+/// the failure it is (exit 1) until the recipe is changed to survive them; the lost lock
+/// document itself is documented. A misspelt fault name is still a clear error.
+#[test]
+fn docstore_store_faults_break_the_fence_as_pinned() {
+    let o = lockwright(&[
+        "check",
+        "--family",
+        "docstore",
+        "--variant",
+        "leased",
+        "--writes",
+        "fenced-claim",
+        "--faults",
+        "recreate-index=1,recreate-doc=1,rollback=1,pause=1",
+        "-q",
+    ]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    for property in ["fenced writes are exclusive", "no lost update"] {
+        assert!(
+            out.contains(&format!("\"{property}\": expected holds, got VIOLATED")),
+            "{out}"
+        );
+    }
+    assert!(
+        out.contains(
+            "VIOLATED (as documented: a holder paused past its lease, or whose lock document \
+             was deleted, re-created or rolled back, still believes it may write)"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("\"acquired after crash\": expected"), "{out}");
+
+    let o = lockwright(&[
+        "check",
+        "--family",
+        "docstore",
+        "--faults",
+        "recreate=1",
+        "-q",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("unknown fault `recreate`")
+            && err.contains("recreate-index, recreate-doc, rollback"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_violation_prints_numbered_steps_and_exits_1() {
     // LUCENE-6507: Lucene 4.10's release order under POSIX locks.

@@ -11,13 +11,16 @@ use lockwright::docstore::scripts;
 use lockwright_model::docstore::store::{Owner, Script, Token};
 use lockwright_model::docstore::{self as model, Variant};
 
-fn recipe_of(v: Variant) -> Recipe {
+/// The client's recipe for a model variant; `None` for the one the client does not have
+/// (`document-bulk`, a model of the Definitive Guide's `_bulk` lock: `docs/docstore.md`).
+fn recipe_of(v: Variant) -> Option<Recipe> {
     match v {
-        Variant::Leased => Recipe::Leased,
-        Variant::LeasedNoop => Recipe::LeasedNoop,
-        Variant::Global => Recipe::Global,
-        Variant::Document => Recipe::Document,
-        Variant::ReadWrite => Recipe::ReadWrite,
+        Variant::Leased => Some(Recipe::Leased),
+        Variant::LeasedNoop => Some(Recipe::LeasedNoop),
+        Variant::Global => Some(Recipe::Global),
+        Variant::Document => Some(Recipe::Document),
+        Variant::ReadWrite => Some(Recipe::ReadWrite),
+        Variant::DocumentBulk => None,
     }
 }
 
@@ -38,7 +41,9 @@ fn the_step_table_is_the_models() {
     ];
     let mut cells = 0;
     for v in Variant::ALL {
-        let r = recipe_of(v);
+        let Some(r) = recipe_of(v) else {
+            continue;
+        };
         assert_eq!(r.name(), v.name());
         assert_eq!(r.leased(), v.leased());
         for (role, mrole) in roles {

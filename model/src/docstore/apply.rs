@@ -2,10 +2,10 @@
 //! client reacts to the answer or to the timeout; faults and the clock.
 
 use crate::docstore::protocol::{
-    Action, ClientId, Delivery, Epoch, Event, Pc, Session, State, Step,
+    Action, ClientId, Delivery, Epoch, Event, Pc, Session, State, Step, DATA_ID,
 };
-use crate::docstore::scenario::{Role, Scenario};
-use crate::docstore::store::{StoreError, Time, Token, WriteOutcome};
+use crate::docstore::scenario::{Role, Scenario, Variant};
+use crate::docstore::store::{Shard, Source, StoreError, Time, Token, WriteOutcome, WriteResult};
 
 impl Scenario {
     /// `next_state` for the replayer: `None` if `action` is not enabled in `s`.
@@ -60,6 +60,7 @@ impl Scenario {
             Action::StrayDelete => {
                 s.budget.stray_delete -= 1;
                 let _ = s.locks.delete(&self.variant.lock_id(), None);
+                s.undo = None;
             }
             Action::Tick => Self::advance_clock(s, 1),
             Action::Pause(c) => {
@@ -72,7 +73,29 @@ impl Scenario {
             Action::Failover => {
                 s.budget.failover -= 1;
                 s.locks.promote_replica();
+                s.undo = None; // the new primary had the last write
             }
+            Action::RecreateIndex => {
+                s.budget.recreate_index -= 1;
+                s.locks = Shard::new();
+                s.undo = None;
+            }
+            Action::RecreateDoc => {
+                s.budget.recreate_doc -= 1;
+                let _ = s.files.delete(&DATA_ID, None);
+                s.files
+                    .create(DATA_ID, Source::Data { fence: None })
+                    .expect("just deleted");
+                s.undo = None;
+            }
+            Action::Rollback => {
+                s.budget.rollback -= 1;
+                let (index, before) = s.undo.take().expect("a write to roll back");
+                s.shard_mut(index).roll_back_to(&before);
+            }
+        }
+        if s.budget.rollback == 0 {
+            s.undo = None;
         }
         self.canonicalize(s);
     }
@@ -81,6 +104,9 @@ impl Scenario {
     fn advance_clock(s: &mut State, d: Time) {
         s.locks
             .map_sources(|src| src.map_times(|t| t.saturating_sub(d)));
+        if let Some((_, shard)) = s.undo.as_mut() {
+            shard.map_sources(|src| src.map_times(|t| t.saturating_sub(d)));
+        }
         for cl in &mut s.clients {
             if let Some(t) = cl.deadline.as_mut() {
                 *t = t.saturating_sub(d);
@@ -100,10 +126,26 @@ impl Scenario {
             s.clients[c as usize].deadline = Some(self.lease);
         }
         let request = self.request(s, c, step).expect("a request");
+        let before = (s.budget.rollback > 0).then(|| s.shard(request.index()).clone());
         let outcome = match delivery {
             Delivery::RequestLost => None,
             _ => Some(request.execute(s)),
         };
+        // The first item of a bulk brings no answer yet: the client goes on to the second.
+        let first_bulk_item = step == Step::BulkCreateLocks && cl.pc != Pc::Bulk;
+        if let (Some(before), Some(Ok(w))) = (before, outcome) {
+            // The last applied write: a rollback may undo it if its client saw it succeed.
+            if w.result != WriteResult::Noop {
+                let acknowledged = delivery == Delivery::Answered && !first_bulk_item;
+                s.undo = acknowledged.then_some((request.index(), before));
+            }
+        }
+        if first_bulk_item {
+            let cl = &mut s.clients[c as usize];
+            cl.bulk = u8::from(matches!(outcome, Some(Ok(_))));
+            cl.pc = Pc::Bulk;
+            return;
+        }
         if step == Step::ClaimData && matches!(outcome, Some(Ok(_))) {
             // The claim is the session's first access (applied, whether or not its reply came).
             let cl = &mut s.clients[c as usize];
@@ -157,6 +199,28 @@ impl Scenario {
         use Step::*;
         let i = c as usize;
         match (step, reply) {
+            (BulkCreateLocks, Some(o)) => {
+                let created = s.clients[i].bulk | (u8::from(o.is_ok()) << 1);
+                match (created, o) {
+                    (0b11, Ok(w)) => self.grant(s, c, w.token),
+                    (0, _) => {
+                        s.clients[i].forget();
+                        s.last = Event::Refused;
+                    }
+                    // Some created, some conflicting: delete the ones it created.
+                    _ => {
+                        s.clients[i].pc = Pc::Releasing;
+                        s.clients[i].bulk = created;
+                    }
+                }
+            }
+            // No answer: which items were created is unknown; send the whole bulk again.
+            (BulkCreateLocks, None) => {
+                s.clients[i].pc = Pc::Retrying;
+                s.clients[i].bulk = 0;
+            }
+            (BulkDeleteLocks, Some(_)) => s.clients[i].forget(),
+            (BulkDeleteLocks, None) => s.clients[i].pc = Pc::Releasing,
             (CreateLock | UpsertLock, Some(Ok(w))) => self.grant(s, c, w.token),
             // A 409 on an `_update` can only come from a concurrent update racing this one
             // (`retry_on_conflict` 0): the client retries, as on a timeout. This makes the race
@@ -210,6 +274,11 @@ impl Scenario {
         cl.token = self.keeps_token(role).then_some(token);
         cl.epoch = epoch;
         cl.session = Session::None;
+        cl.bulk = if self.variant == Variant::DocumentBulk {
+            0b11
+        } else {
+            0
+        };
         if s.orphaned {
             s.orphaned = false;
             s.last = Event::AcquiredAfterCrash;

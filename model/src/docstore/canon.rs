@@ -4,7 +4,8 @@
 use std::hash::{Hash, Hasher};
 
 use crate::docstore::protocol::{Client, ClientId, Epoch, State};
-use crate::docstore::scenario::{Faults, Role, Scenario};
+use crate::docstore::requests::Index;
+use crate::docstore::scenario::{Role, Scenario};
 use crate::docstore::store::{Doc, Owner, SeqNo, Shard, Source, Token};
 
 /// At most this many distinct sequence numbers or epochs are referenced in one state (a lock
@@ -67,6 +68,7 @@ impl Scenario {
     pub(crate) fn canonicalize(&self, s: &mut State) {
         let mut refs = Refs::<SeqNo>::new();
         s.locks.docs().for_each(|(_, d)| refs.push(d.seq_no));
+        refs.push(s.locks.next_seq_no());
         s.clients
             .iter()
             .filter_map(|cl| cl.token)
@@ -75,23 +77,52 @@ impl Scenario {
             .docs()
             .filter_map(|(_, d)| d.source.fence())
             .for_each(|t| refs.push(t.seq_no));
+        match &s.undo {
+            Some((Index::Locks, shard)) => shard.docs().for_each(|(_, d)| refs.push(d.seq_no)),
+            Some((Index::Files, shard)) => shard
+                .docs()
+                .filter_map(|(_, d)| d.source.fence())
+                .for_each(|t| refs.push(t.seq_no)),
+            None => {}
+        }
         let seqs = refs.finish();
+        // Dense: the referenced values are 0..n and the next one is n. (After the lock index
+        // is re-created, the next sequence number can lie below older tokens: it is then
+        // ranked among them too, which keeps every comparison a later write can make.)
         let dense = seqs.iter().enumerate().all(|(i, &x)| i as SeqNo == x)
-            && s.locks.next_seq_no() == seqs.len() as SeqNo;
+            && s.locks.next_seq_no() == seqs.len() as SeqNo - 1;
         if !dense {
             let renamed = |x: SeqNo| rank(seqs, &x) as SeqNo;
             let token = |t: Token| Token {
                 seq_no: renamed(t.seq_no),
                 ..t
             };
-            s.locks.renumber(renamed, seqs.len() as SeqNo);
+            let next = renamed(s.locks.next_seq_no());
+            s.locks.renumber(renamed, next);
             for cl in &mut s.clients {
                 cl.token = cl.token.map(token);
             }
             s.files.map_sources(|src| src.map_fence(token));
+            match &mut s.undo {
+                Some((Index::Locks, shard)) => shard.renumber(renamed, next),
+                Some((Index::Files, shard)) => shard.map_sources(|src| src.map_fence(token)),
+                None => {}
+            }
+        }
+        if let Some((Index::Locks, shard)) = &mut s.undo {
+            // Not read by a rollback (the sequence number goes on): kept equal to the index's.
+            let next = s.locks.next_seq_no();
+            if shard.next_seq_no() != next {
+                shard.renumber(|x| x, next);
+            }
         }
         if s.files.next_seq_no() != 1 {
             s.files.renumber(|_| 0, 1);
+        }
+        if let Some((Index::Files, shard)) = &mut s.undo {
+            if shard.next_seq_no() != 1 {
+                shard.renumber(|_| 0, 1);
+            }
         }
 
         let mut refs = Refs::<Epoch>::new();
@@ -119,13 +150,23 @@ impl Scenario {
         if !self.symmetry {
             return None;
         }
-        let owner = s
-            .locks
-            .get(&self.variant.lock_id())
-            .and_then(|d| d.source.owner());
+        let ids = self.variant.lock_ids();
+        let owners = |shard: &Shard<&'static str>| -> [Option<Owner>; 2] {
+            let owner = |i: usize| {
+                ids.get(i)
+                    .and_then(|id| shard.get(id))
+                    .and_then(|d| d.source.owner())
+            };
+            [owner(0), owner(1)]
+        };
+        let named = owners(&s.locks);
+        let undone = match &s.undo {
+            Some((Index::Locks, shard)) => owners(shard),
+            _ => [None, None],
+        };
         let key = |c: &ClientId| {
-            let named = owner.filter(|o| o.client == *c).map(|o| o.incarnation);
-            (s.clients[*c as usize], named)
+            let of = |o: Option<Owner>| o.filter(|o| o.client == *c).map(|o| o.incarnation);
+            (s.clients[*c as usize], named.map(of), undone.map(of))
         };
         // perm[new] = old.
         let mut perm: Vec<ClientId> = (0..self.clients).collect();
@@ -145,12 +186,16 @@ impl Scenario {
         for (new, &old) in perm.iter().enumerate() {
             rep.clients[new] = s.clients[old as usize];
         }
-        rep.locks.map_sources(|src| {
+        let rename = |src: Source| {
             src.map_owner(|o| Owner {
                 client: new_of_old[o.client as usize],
                 ..o
             })
-        });
+        };
+        rep.locks.map_sources(rename);
+        if let Some((Index::Locks, shard)) = &mut rep.undo {
+            shard.map_sources(rename);
+        }
         Some(rep)
     }
 }
@@ -231,6 +276,7 @@ fn client<H: Hasher>(h: &mut H, c: &Client) {
         deadline,
         epoch,
         session,
+        bulk,
     } = *c;
     num(h, alive.into());
     num(h, incarnation.into());
@@ -239,6 +285,7 @@ fn client<H: Hasher>(h: &mut H, c: &Client) {
     opt(h, deadline);
     opt(h, epoch.map(u64::from));
     num(h, session as u64);
+    num(h, bulk.into());
 }
 
 impl Hash for State {
@@ -248,20 +295,19 @@ impl Hash for State {
         for c in &self.clients {
             client(h, c);
         }
-        let Faults {
-            crash,
-            restart,
-            stray_delete,
-            lose_reply,
-            pause,
-            failover,
-        } = self.budget;
-        for b in [crash, restart, stray_delete, lose_reply, pause, failover] {
+        for b in self.budget.counts() {
             num(h, b.into());
         }
         opt(h, self.written.map(u64::from));
         num(h, self.orphaned.into());
         num(h, self.last as u64);
         num(h, self.lost_update.into());
+        match &self.undo {
+            None => num(h, 0),
+            Some((index, before)) => {
+                num(h, 1 + *index as u64);
+                shard(h, before);
+            }
+        }
     }
 }

@@ -5,8 +5,8 @@ use std::fmt;
 use crate::docstore::protocol::{
     Action, Delivery, Event, Pc, Session, State, Step, DATA_INDEX, LOCK_INDEX,
 };
-use crate::docstore::requests::Request;
-use crate::docstore::scenario::Scenario;
+use crate::docstore::requests::{Index, Request};
+use crate::docstore::scenario::{Scenario, BULK_IDS};
 use crate::docstore::store::{Script, StoreError, UpdateBody, WriteOutcome, WriteResult};
 
 /// `PUT files-lock/_create/global {}`, `POST files-lock/_update/1 {upsert: .., script: ..}`,
@@ -30,6 +30,25 @@ pub fn request_text(r: &Request) -> String {
                 Some(u) => format!("POST {}/_update/{id} {{upsert: {u}, {body}}}", index.name()),
                 None => format!("POST {}/_update/{id} {{{body}}}", index.name()),
             }
+        }
+        Request::BulkCreate {
+            index,
+            id,
+            source,
+            item,
+        } => format!(
+            "POST {}/_bulk item {}: {{create: {{_id: {id}}}}} {source}",
+            index.name(),
+            item + 1
+        ),
+        Request::BulkDelete { index, ids } => {
+            let items: Vec<String> = BULK_IDS
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| ids & (1 << i) != 0)
+                .map(|(_, id)| format!("{{delete: {{_id: {id}}}}}"))
+                .collect();
+            format!("POST {}/_bulk {}", index.name(), items.join(" "))
         }
         Request::Delete { index, id, cond } => match cond {
             None => format!("DELETE {}/_doc/{id}", index.name()),
@@ -137,6 +156,23 @@ impl Scenario {
                 "cluster Failover: a replica of {LOCK_INDEX} becomes primary, _primary_term {}",
                 after.locks.primary_term()
             ),
+            Action::RecreateIndex => format!(
+                "operator RecreateIndex: DELETE {LOCK_INDEX}, PUT {LOCK_INDEX} → every lock \
+                 document gone; _primary_term 1, _seq_no from 0 again"
+            ),
+            Action::RecreateDoc => format!(
+                "operator RecreateDoc: DELETE {DATA_INDEX}/_doc/1, PUT {DATA_INDEX}/_doc/1 \
+                 {{name}} → the fence is gone"
+            ),
+            Action::Rollback => {
+                let index = before.undo.as_ref().map_or(LOCK_INDEX, |(i, _)| i.name());
+                let term = after.shard(before.undo.as_ref().map_or(Index::Locks, |u| u.0));
+                format!(
+                    "cluster Rollback: a replica of {index} that lacked the last acknowledged \
+                     write becomes primary, _primary_term {} → that write is lost",
+                    term.primary_term()
+                )
+            }
         }
     }
 
@@ -160,6 +196,15 @@ impl Scenario {
             (_, Delivery::Answered, _) if after.last == Event::StaleWriteRejected => {
                 "stale write refused; releases"
             }
+            (Step::BulkCreateLocks, _, Pc::Bulk) => "the bulk goes on",
+            (Step::BulkCreateLocks, Delivery::Answered, Pc::Holding | Pc::Claiming) => {
+                "every item created: acquired"
+            }
+            (Step::BulkCreateLocks, Delivery::Answered, Pc::Releasing) => {
+                "only some items created: deletes those"
+            }
+            (Step::BulkCreateLocks, Delivery::Answered, _) => "no item created: refused",
+            (Step::BulkCreateLocks, _, _) => "will send the whole bulk again",
             (Step::CreateLock | Step::UpsertLock, Delivery::Answered, Pc::Holding) => "acquired",
             (Step::CreateLock | Step::UpsertLock, Delivery::Answered, Pc::Claiming) => {
                 "acquired; claims next"

@@ -29,6 +29,9 @@ impl Family for Scenario {
                 "lose-reply": f.lose_reply,
                 "pause": f.pause,
                 "failover": f.failover,
+                "recreate-index": f.recreate_index,
+                "recreate-doc": f.recreate_doc,
+                "rollback": f.rollback,
             },
         });
         match json {
@@ -42,7 +45,12 @@ impl Family for Scenario {
             Action::Call(c, ..) | Action::Crash(c) | Action::Restart(c) | Action::Pause(c) => {
                 Some(*c)
             }
-            Action::StrayDelete | Action::Tick | Action::Failover => None,
+            Action::StrayDelete
+            | Action::Tick
+            | Action::Failover
+            | Action::RecreateIndex
+            | Action::RecreateDoc
+            | Action::Rollback => None,
         };
         let mut m = serde_json::Map::new();
         m.insert("client".into(), client.into());
@@ -58,6 +66,9 @@ impl Family for Scenario {
             Action::Tick => "Tick".into(),
             Action::Pause(_) => "Pause".into(),
             Action::Failover => "Failover".into(),
+            Action::RecreateIndex => "RecreateIndex".into(),
+            Action::RecreateDoc => "RecreateDoc".into(),
+            Action::Rollback => "Rollback".into(),
         }
     }
 
@@ -65,14 +76,22 @@ impl Family for Scenario {
         Scenario::applies(self, property)
     }
 
-    /// The corrected recipe cannot stop a holder that stops running past its lease, nor an
-    /// operator deleting the lock document (docs/docstore.md, rows 17–20); its fence keeps
-    /// the old holder's writes out. The recipes as written declare nothing: their violations
-    /// are the bugs the page shows.
+    /// The corrected recipe cannot stop a holder that stops running past its lease, nor the
+    /// loss of its lock document (an operator's stray delete, the lock index re-created, an
+    /// acknowledged acquire rolled back at a fail-over: docs/docstore.md, rows 17–20 and
+    /// 26–30); its fence keeps the old holder's writes out where the fence itself survives.
+    /// The recipes as written declare nothing: their violations are the bugs the page shows.
     fn documented(&self) -> Vec<(&'static str, &'static str)> {
         let f = self.faults;
+        if self.variant != Variant::Leased || self.clients < 2 {
+            return Vec::new();
+        }
+        let lost_lock_document = f.recreate_index > 0 || f.rollback > 0;
         let reason = match (f.pause > 0, f.stray_delete > 0) {
-            _ if self.variant != Variant::Leased || self.clients < 2 => return Vec::new(),
+            _ if lost_lock_document => {
+                "a holder paused past its lease, or whose lock document was deleted, re-created \
+                 or rolled back, still believes it may write"
+            }
             (true, false) => "a holder paused past its lease still believes it may write",
             (false, true) => "a stray delete of the lock document frees it under its holder",
             (true, true) => {

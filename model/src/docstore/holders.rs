@@ -4,7 +4,7 @@
 use stateright::Model;
 
 use crate::docstore::protocol::{next, Client, ClientId, Pc, State};
-use crate::docstore::scenario::{Role, Scenario};
+use crate::docstore::scenario::{Role, Scenario, Variant};
 
 impl Scenario {
     /// Whether client `c` is a writer: a writer-role client whose acquire succeeded, who has
@@ -51,6 +51,11 @@ impl Scenario {
         };
         debug_assert_eq!(self.role(c), role);
         scratch.clients[c as usize] = fresh;
+        if self.variant == Variant::DocumentBulk {
+            // Every item of its bulk must create its document.
+            let ids = self.variant.lock_ids();
+            return ids.iter().all(|id| scratch.locks.get(id).is_none());
+        }
         let step = next(self.variant, role, Pc::Idle)[0];
         let request = self.request(&scratch, c, step).expect("an acquire request");
         request.execute(&mut scratch).is_ok()

@@ -1,6 +1,7 @@
 //! Document-store locks: the Elasticsearch recipes of "Elasticsearch系列---实现分布式锁"
-//! (global, document and read/write locks, exactly as written) and a corrected recipe (owner,
-//! lease, compare-and-delete release, fencing tokens).
+//! (global, document and read/write locks, exactly as written), the Definitive Guide's
+//! document lock over several documents as a `_bulk` of `create`s (`document-bulk`), and a
+//! corrected recipe (owner, lease, compare-and-delete release, fencing tokens).
 //!
 //! - [`store`]: Elasticsearch's per-document write semantics for one index (create-if-absent,
 //!   get, scripted update with upsert, delete, `if_seq_no`/`if_primary_term`, fail-over), and
@@ -16,6 +17,7 @@
 mod apply;
 mod canon;
 mod describe;
+mod enabled;
 mod family;
 mod holders;
 pub mod protocol;

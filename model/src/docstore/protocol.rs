@@ -16,6 +16,7 @@
 //! | `read-write`, reader | `UpsertLock` | — | `UpdateUnlock` | — | — | `UpdateUnlock` |
 //! | `read-write`, writer | `CreateLock` | `ClaimData` | `ReadData`, `DeleteLock` | `WriteData` | — | `DeleteLock` |
 //! | `leased`, `leased-noop` | `UpsertLock` | `ClaimData` | `ReadData`, `CompareAndDelete` | `CheckLease` | `WriteData` | `CompareAndDelete` |
+//! | `document-bulk` | `BulkCreateLocks` (first item; the second at `Bulk`) | `ClaimData` | `ReadData`, `BulkDeleteLocks` | `WriteData` | — | `BulkDeleteLocks` |
 //!
 //! A writer's critical section is a read-then-write session on the data document: read it
 //! (`ReadData`), compute, write (`WriteData`); then read again or release. A writer reaches
@@ -27,8 +28,11 @@
 //! parameters). Faults, each with a budget: `Crash(c)`, `Restart(c)`, an operator's
 //! `StrayDelete` of the lock document, lost replies (a request applied with its reply lost,
 //! or not applied; the client sees a timeout either way), `Pause(c)` (leased: a client that
-//! passed its lease check is not scheduled until its lease has passed), and `Failover` (the
-//! lock index's primary term grows). `Tick` advances the clock (leased only).
+//! passed its lease check is not scheduled until its lease has passed), `Failover` (the
+//! lock index's primary term grows), `RecreateIndex` (the lock index deleted and created
+//! again: its counters start over), `RecreateDoc` (the data document deleted and created
+//! again: its fence is gone) and `Rollback` (a fail-over loses the last acknowledged write).
+//! `Tick` advances the clock (leased only).
 //!
 //! Every store answer comes from [`crate::docstore::store`], the module the simulated store and
 //! the loopback HTTP server of the checks reuse. `docs/docstore.md` has the verdict table.
@@ -38,6 +42,7 @@ use std::fmt;
 use stateright::{Model, Property};
 
 use crate::checker::Checkable;
+use crate::docstore::requests::Index;
 use crate::docstore::scenario::{Faults, Role, Scenario, Variant};
 use crate::docstore::store::{Owner, Shard, Source, Time, Token};
 
@@ -80,8 +85,12 @@ pub enum Pc {
     /// Leased: the lease check passed; the next step is the write.
     Writing = 5,
     /// A release timed out (or a fenced write or claim was refused): the next step is the
-    /// release.
+    /// release. (`document-bulk`: also after a bulk acquire that created only some of its
+    /// documents: the release deletes those.)
     Releasing = 6,
+    /// `document-bulk`: the acquiring `_bulk` is being processed: its first item has been
+    /// applied, the next step applies the second and brings the answer.
+    Bulk = 7,
 }
 
 /// Ghost (not known to the client): where the client's read-then-write session stands in its
@@ -115,6 +124,10 @@ pub struct Client {
     pub epoch: Option<Epoch>,
     /// Ghost: the client's read-then-write session under its current grant.
     pub session: Session,
+    /// `document-bulk`: which lock documents (bit `i` for the `i`-th id of
+    /// `Variant::lock_ids`) the client's bulk created — while the bulk is processed, as its
+    /// answer said, or (holding) every one; what its release deletes.
+    pub bulk: u8,
 }
 
 impl Client {
@@ -126,6 +139,7 @@ impl Client {
         deadline: None,
         epoch: None,
         session: Session::None,
+        bulk: 0,
     };
 
     /// The client's `process_id`/`owner` in its current incarnation.
@@ -143,6 +157,7 @@ impl Client {
         self.deadline = None;
         self.epoch = None;
         self.session = Session::None;
+        self.bulk = 0;
     }
 }
 
@@ -183,6 +198,10 @@ pub struct State {
     /// access under its grant, the document had accepted a write made under another grant
     /// (judged from [`Client::session`], never from the tokens the document compares).
     pub lost_update: bool,
+    /// With a `rollback` budget left: the index the last applied write went to and that
+    /// index as it was before the write, if the write was acknowledged (its client got the
+    /// success); what [`Action::Rollback`] restores.
+    pub undo: Option<(Index, Shard<DocId>)>,
 }
 
 impl Clone for State {
@@ -196,6 +215,7 @@ impl Clone for State {
             orphaned: self.orphaned,
             last: self.last,
             lost_update: self.lost_update,
+            undo: self.undo.clone(),
         }
     }
 
@@ -209,6 +229,13 @@ impl Clone for State {
         self.orphaned = source.orphaned;
         self.last = source.last;
         self.lost_update = source.lost_update;
+        match (&mut self.undo, &source.undo) {
+            (Some((i, shard)), Some((j, other))) => {
+                *i = *j;
+                shard.clone_from(other);
+            }
+            (undo, other) => undo.clone_from(other),
+        }
     }
 }
 
@@ -229,6 +256,12 @@ pub enum Step {
     DeleteLock,
     /// `DELETE files-lock/_doc/1?if_seq_no=..&if_primary_term=..`.
     CompareAndDelete,
+    /// `document-bulk`: `POST files-lock/_bulk` with a `create` item per lock document, one
+    /// item per step (the first at `Idle`/`Retrying`, the second and the answer at `Bulk`).
+    BulkCreateLocks,
+    /// `document-bulk`: `POST files-lock/_bulk` with a `delete` item per lock document the
+    /// client created (all of them, holding).
+    BulkDeleteLocks,
     /// Leased: read the clock; the lease check passes if now < deadline.
     CheckLease,
     /// `POST files/_update/1` with the `fence-claim` script and an `upsert` (`fenced-claim`).
@@ -244,8 +277,8 @@ pub enum Step {
 /// what differs between the recipes). A writer is at `Claiming` only with `fenced-claim`.
 pub fn next(variant: Variant, role: Role, pc: Pc) -> &'static [Step] {
     use Step::*;
-    // Columns: Idle, Retrying, Claiming, Holding, Computing, Writing, Releasing.
-    let row: [&'static [Step]; 7] = match (variant, role) {
+    // Columns: Idle, Retrying, Claiming, Holding, Computing, Writing, Releasing, Bulk.
+    let row: [&'static [Step]; 8] = match (variant, role) {
         (Variant::Global, _) | (Variant::ReadWrite, Role::Writer) => [
             &[CreateLock],
             &[CreateLock],
@@ -254,6 +287,7 @@ pub fn next(variant: Variant, role: Role, pc: Pc) -> &'static [Step] {
             &[WriteData],
             &[],
             &[DeleteLock],
+            &[],
         ],
         (Variant::Document, _) => [
             &[UpsertLock],
@@ -263,6 +297,7 @@ pub fn next(variant: Variant, role: Role, pc: Pc) -> &'static [Step] {
             &[WriteData],
             &[],
             &[DeleteLock],
+            &[],
         ],
         (Variant::ReadWrite, Role::Reader) => [
             &[UpsertLock],
@@ -272,6 +307,7 @@ pub fn next(variant: Variant, role: Role, pc: Pc) -> &'static [Step] {
             &[],
             &[],
             &[UpdateUnlock],
+            &[],
         ],
         (Variant::Leased | Variant::LeasedNoop, _) => [
             &[UpsertLock],
@@ -281,6 +317,17 @@ pub fn next(variant: Variant, role: Role, pc: Pc) -> &'static [Step] {
             &[CheckLease],
             &[WriteData],
             &[CompareAndDelete],
+            &[],
+        ],
+        (Variant::DocumentBulk, _) => [
+            &[BulkCreateLocks],
+            &[BulkCreateLocks],
+            &[ClaimData],
+            &[ReadData, BulkDeleteLocks],
+            &[WriteData],
+            &[],
+            &[BulkDeleteLocks],
+            &[BulkCreateLocks],
         ],
     };
     row[pc as usize]
@@ -328,6 +375,14 @@ pub enum Action {
     Pause(ClientId),
     /// Another copy of the lock index's shard becomes primary.
     Failover,
+    /// The lock index is deleted and created again (no documents, `_primary_term` 1,
+    /// `_seq_no` from 0).
+    RecreateIndex,
+    /// The data document `files/1` is deleted and created again without its fence.
+    RecreateDoc,
+    /// A fail-over to a copy that lacked the last acknowledged write: that write's index goes
+    /// back to its state before it, under a new `_primary_term`.
+    Rollback,
 }
 
 impl Action {
@@ -355,6 +410,9 @@ impl fmt::Display for Action {
             Action::Tick => f.write_str("Tick"),
             Action::Pause(c) => write!(f, "Pause(c{c})"),
             Action::Failover => f.write_str("Failover"),
+            Action::RecreateIndex => f.write_str("RecreateIndex"),
+            Action::RecreateDoc => f.write_str("RecreateDoc"),
+            Action::Rollback => f.write_str("Rollback"),
         }
     }
 }
@@ -398,81 +456,6 @@ pub const SOMETIMES: [&str; 6] = [
 // The model.
 // ---------------------------------------------------------------------------------------------
 
-impl Scenario {
-    /// The enabled steps of live client `c`, each with every delivery the budget allows.
-    fn client_actions(&self, s: &State, c: ClientId, out: &mut Vec<Action>) {
-        let cl = s.clients[c as usize];
-        for &step in next(self.variant, self.role(c), cl.pc) {
-            out.push(Action::Call(c, step, Delivery::Answered));
-            if !matches!(step, Step::CheckLease | Step::ReadData) && s.budget.lose_reply > 0 {
-                out.push(Action::Call(c, step, Delivery::ReplyLost));
-                out.push(Action::Call(c, step, Delivery::RequestLost));
-            }
-        }
-    }
-
-    /// The enabled faults and clock steps.
-    fn fault_actions(&self, s: &State, out: &mut Vec<Action>) {
-        for c in 0..self.clients {
-            let cl = s.clients[c as usize];
-            if cl.alive && s.budget.crash > 0 {
-                out.push(Action::Crash(c));
-            }
-            if !cl.alive && s.budget.restart > 0 {
-                out.push(Action::Restart(c));
-            }
-        }
-        if s.budget.stray_delete > 0 && s.locks.get(&self.variant.lock_id()).is_some() {
-            out.push(Action::StrayDelete);
-        }
-        if self.timed() {
-            for c in 0..self.clients {
-                let cl = s.clients[c as usize];
-                if s.budget.pause > 0
-                    && cl.alive
-                    && cl.pc == Pc::Writing
-                    && cl.deadline.is_some_and(|d| d > 0)
-                {
-                    out.push(Action::Pause(c));
-                }
-            }
-            // The timing assumption the lease relies on: a client that passed its lease check
-            // writes before the lease passes. Only `Pause` breaks it.
-            let would_expire_a_writer = s
-                .clients
-                .iter()
-                .any(|cl| cl.alive && cl.pc == Pc::Writing && cl.deadline.is_some_and(|d| d == 1));
-            if Self::max_time(s) > 0 && !would_expire_a_writer {
-                out.push(Action::Tick);
-            }
-        }
-        if s.budget.failover > 0 {
-            out.push(Action::Failover);
-        }
-    }
-
-    fn max_time(s: &State) -> Time {
-        let docs = s.locks.docs().filter_map(|(_, d)| d.source.times());
-        let clients = s.clients.iter().filter_map(|cl| cl.deadline);
-        docs.chain(clients).max().unwrap_or(0)
-    }
-
-    /// Whether `action` is enabled in `s`.
-    pub fn enabled(&self, s: &State, action: Action) -> bool {
-        let mut acts = Vec::new();
-        match action {
-            Action::Call(c, ..) => {
-                if c >= self.clients || !s.clients[c as usize].alive {
-                    return false;
-                }
-                self.client_actions(s, c, &mut acts);
-            }
-            _ => self.fault_actions(s, &mut acts),
-        }
-        acts.contains(&action)
-    }
-}
-
 impl Checkable for Scenario {
     fn successor_into(&self, s: &State, action: Action, out: &mut State) -> bool {
         out.clone_from(s);
@@ -509,6 +492,7 @@ impl Model for Scenario {
             orphaned: false,
             last: Event::None,
             lost_update: false,
+            undo: None,
         };
         self.canonicalize(&mut s);
         vec![s]

@@ -2,11 +2,11 @@
 //! role, and how the store answers it (through [`crate::docstore::store`]).
 
 use crate::docstore::protocol::{ClientId, DocId, State, Step, DATA_ID, DATA_INDEX, LOCK_INDEX};
-use crate::docstore::scenario::{Scenario, Variant, Writes};
+use crate::docstore::scenario::{Scenario, Variant, Writes, BULK_IDS};
 use crate::docstore::store::{Script, Shard, Source, Token, UpdateBody, WriteOutcome};
 
 /// Which index a request goes to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Index {
     /// `files-lock`.
     Locks,
@@ -45,9 +45,31 @@ pub enum Request {
         id: DocId,
         cond: Option<Token>,
     },
+    /// One `create` item (number `item`, from 0) of a `POST <index>/_bulk`: applied as
+    /// `PUT <index>/_create/<id>`.
+    BulkCreate {
+        index: Index,
+        id: DocId,
+        source: Source,
+        item: u8,
+    },
+    /// `POST <index>/_bulk` of `delete` items, one for each id in `ids` (bit `i`: the `i`-th
+    /// of [`BULK_IDS`]); each applied as `DELETE <index>/_doc/<id>`.
+    BulkDelete { index: Index, ids: u8 },
 }
 
 impl Request {
+    /// The index the request goes to.
+    pub fn index(self) -> Index {
+        match self {
+            Request::Create { index, .. }
+            | Request::Update { index, .. }
+            | Request::Delete { index, .. }
+            | Request::BulkCreate { index, .. }
+            | Request::BulkDelete { index, .. } => index,
+        }
+    }
+
     /// Runs the request on the store.
     pub fn execute(self, s: &mut State) -> WriteOutcome {
         match self {
@@ -59,12 +81,26 @@ impl Request {
                 upsert,
             } => s.shard_mut(index).update(id, body, upsert, None),
             Request::Delete { index, id, cond } => s.shard_mut(index).delete(&id, cond),
+            Request::BulkCreate {
+                index, id, source, ..
+            } => s.shard_mut(index).create(id, source),
+            Request::BulkDelete { index, ids } => {
+                // Each item is its own delete; the answer is 200 with the items' results
+                // (what the client makes of it does not depend on them).
+                let mut last = Err(crate::docstore::store::StoreError::DocumentMissing);
+                for (i, id) in BULK_IDS.iter().enumerate() {
+                    if ids & (1 << i) != 0 {
+                        last = s.shard_mut(index).delete(id, None);
+                    }
+                }
+                last
+            }
         }
     }
 }
 
 impl State {
-    fn shard_mut(&mut self, index: Index) -> &mut Shard<DocId> {
+    pub(crate) fn shard_mut(&mut self, index: Index) -> &mut Shard<DocId> {
         match index {
             Index::Locks => &mut self.locks,
             Index::Files => &mut self.files,
@@ -175,6 +211,19 @@ impl Scenario {
                     }
                 },
                 upsert: None,
+            },
+            (Step::BulkCreateLocks, _, _) => {
+                let item = u8::from(me.pc == crate::docstore::protocol::Pc::Bulk);
+                Request::BulkCreate {
+                    index: locks,
+                    id: BULK_IDS[item as usize],
+                    source: Source::ProcessId(owner),
+                    item,
+                }
+            }
+            (Step::BulkDeleteLocks, _, _) => Request::BulkDelete {
+                index: locks,
+                ids: me.bulk,
             },
             (Step::CheckLease | Step::ReadData, _, _) => return None,
         })

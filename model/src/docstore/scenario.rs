@@ -5,6 +5,9 @@ use std::fmt;
 
 use crate::docstore::store::Time;
 
+/// The lock documents of `document-bulk`, in the order of its `_bulk` items.
+pub const BULK_IDS: [&str; 2] = ["1", "2"];
+
 /// A lock recipe (command-line name in [`Variant::name`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Variant {
@@ -23,15 +26,23 @@ pub enum Variant {
     /// already owns the document, as in the document lock — even when the lease has passed
     /// (`docs/docstore.md`, finding 1).
     LeasedNoop,
+    /// The document lock of *Elasticsearch: The Definitive Guide* ("Document Locking") for
+    /// several documents at once: one `POST files-lock/_bulk` of `create` items, one per
+    /// locked document (`1` and `2`), each `{process_id}`; the items succeed or conflict one
+    /// by one. All created: the lock is held. Some created, some conflicting: the client
+    /// deletes the ones it created (a `_bulk` of `delete`s) and tries again later. Release: a
+    /// `_bulk` of `delete`s of every id. Model only: the reference client has no such recipe.
+    DocumentBulk,
 }
 
 impl Variant {
-    pub const ALL: [Variant; 5] = [
+    pub const ALL: [Variant; 6] = [
         Variant::Global,
         Variant::Document,
         Variant::ReadWrite,
         Variant::Leased,
         Variant::LeasedNoop,
+        Variant::DocumentBulk,
     ];
 
     /// The command-line / docs name.
@@ -42,6 +53,7 @@ impl Variant {
             Variant::ReadWrite => "read-write",
             Variant::Leased => "leased",
             Variant::LeasedNoop => "leased-noop",
+            Variant::DocumentBulk => "document-bulk",
         }
     }
 
@@ -55,11 +67,21 @@ impl Variant {
         matches!(self, Variant::Leased | Variant::LeasedNoop)
     }
 
-    /// The lock document's id: `global` for the global lock, `1` (the locked row) otherwise.
+    /// The lock document's id: `global` for the global lock, `1` (the locked row) otherwise
+    /// (`document-bulk`: the first of its lock documents).
     pub fn lock_id(self) -> &'static str {
         match self {
             Variant::Global => "global",
             _ => "1",
+        }
+    }
+
+    /// Every lock document's id: `document-bulk` locks `1` and `2`, the others one document.
+    pub fn lock_ids(self) -> &'static [&'static str] {
+        match self {
+            Variant::Global => &["global"],
+            Variant::DocumentBulk => &BULK_IDS,
+            _ => &["1"],
         }
     }
 }
@@ -149,6 +171,16 @@ pub struct Faults {
     pub pause: u8,
     /// `Failover`: another copy of the lock index's shard becomes primary.
     pub failover: u8,
+    /// `RecreateIndex`: the lock index is deleted and created again: every lock document is
+    /// gone, and `_primary_term` and `_seq_no` start again at 1 and 0.
+    pub recreate_index: u8,
+    /// `RecreateDoc`: the protected data document is deleted and created again (by an
+    /// application's re-index, say): the fence kept in its `_source` is erased.
+    pub recreate_doc: u8,
+    /// `Rollback`: the last acknowledged write is lost at a primary fail-over: its index goes
+    /// back to the state before that write (under a new `_primary_term`), though its client
+    /// already saw the success.
+    pub rollback: u8,
 }
 
 impl Faults {
@@ -160,18 +192,25 @@ impl Faults {
         lose_reply: 0,
         pause: 0,
         failover: 0,
+        recreate_index: 0,
+        recreate_doc: 0,
+        rollback: 0,
     };
 
-    const NAMES: [&'static str; 6] = [
+    const NAMES: [&'static str; 9] = [
         "crash",
         "restart",
         "stray-delete",
         "lose-reply",
         "pause",
         "failover",
+        "recreate-index",
+        "recreate-doc",
+        "rollback",
     ];
 
-    fn counts(&self) -> [u8; 6] {
+    /// The budgets in command-line order (`crash`, `restart`, ..., `rollback`).
+    pub fn counts(&self) -> [u8; 9] {
         [
             self.crash,
             self.restart,
@@ -179,6 +218,9 @@ impl Faults {
             self.lose_reply,
             self.pause,
             self.failover,
+            self.recreate_index,
+            self.recreate_doc,
+            self.rollback,
         ]
     }
 
@@ -190,12 +232,16 @@ impl Faults {
             "lose-reply" => &mut self.lose_reply,
             "pause" => &mut self.pause,
             "failover" => &mut self.failover,
+            "recreate-index" => &mut self.recreate_index,
+            "recreate-doc" => &mut self.recreate_doc,
+            "rollback" => &mut self.rollback,
             _ => return None,
         })
     }
 
-    /// Parses `crash=1,restart=1,stray-delete=1,lose-reply=1,pause=1,failover=1` (any subset,
-    /// any order; `none` or the empty string for no faults).
+    /// Parses `crash=1,restart=1,stray-delete=1,lose-reply=1,pause=1,failover=1,
+    /// recreate-index=1,recreate-doc=1,rollback=1` (any subset, any order; `none` or the empty
+    /// string for no faults).
     ///
     /// # Errors
     /// A message naming the bad item.
@@ -351,6 +397,7 @@ impl Scenario {
                 lose_reply: 1,
                 pause: 1,
                 failover: 1,
+                ..Faults::NONE
             })
     }
 
@@ -375,11 +422,15 @@ impl Scenario {
 
     /// Whether `property` can be exercised in this scenario at all: the reader properties
     /// ("readers and writer exclusive", "readers share") need a `read-write` scenario with
-    /// readers and a writer. The CLI may print "n/a" for the others instead of a verdict.
+    /// readers and a writer; "acquired after crash" needs a crash budget. The CLI may print "n/a" for the others instead of a verdict.
     pub fn applies(&self, property: &str) -> bool {
-        use crate::docstore::protocol::{READERS_AND_WRITER_EXCLUSIVE, READERS_SHARE};
+        use crate::docstore::protocol::{
+            ACQUIRED_AFTER_CRASH, READERS_AND_WRITER_EXCLUSIVE, READERS_SHARE,
+        };
         if property == READERS_AND_WRITER_EXCLUSIVE || property == READERS_SHARE {
             self.variant == Variant::ReadWrite && self.readers > 0
+        } else if property == ACQUIRED_AFTER_CRASH {
+            self.faults.crash > 0
         } else {
             true
         }

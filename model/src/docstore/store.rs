@@ -42,8 +42,10 @@
 //! Not modelled: `_version` and external versioning, tombstone garbage collection
 //! (`index.gc_deletes`), refresh and search visibility (only realtime GET by id), routing and
 //! more than one shard per index, `detect_noop` on partial-document merges (the merged fields
-//! are not modelled, so a merge always counts as `updated`), bulk requests, and any document
-//! shape other than the recipes' ([`Source`]).
+//! are not modelled, so a merge always counts as `updated`), bulk requests as such
+//! (`document-bulk` applies its `create` items one per step, its `delete` items in one step,
+//! each through the single-document calls here), and any document shape other than the
+//! recipes' ([`Source`]).
 
 use std::fmt;
 
@@ -506,6 +508,19 @@ impl<K: Ord> Shard<K> {
     /// Fail-over: another shard copy becomes primary; later writes carry the next
     /// `_primary_term`. Documents keep the term they were written in.
     pub fn promote_replica(&mut self) {
+        self.primary_term += 1;
+    }
+
+    /// Fail-over that loses writes: the promoted copy had not received the writes made since
+    /// `before` was the shard's state (they were acknowledged to their clients all the same).
+    /// The documents go back to `before`'s; the term grows. The sequence number goes on from
+    /// where it was rather than reusing the lost ones: a token is ordered by its term first,
+    /// so the new primary's writes order after the lost ones either way.
+    pub fn roll_back_to(&mut self, before: &Shard<K>)
+    where
+        K: Clone,
+    {
+        self.docs.clone_from(&before.docs);
         self.primary_term += 1;
     }
 

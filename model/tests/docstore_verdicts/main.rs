@@ -44,6 +44,8 @@ fn expect(e: Expected) {
     );
 }
 
+mod bulk;
 mod global_and_document;
 mod leased;
 mod read_write;
+mod store_faults;

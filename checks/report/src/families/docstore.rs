@@ -19,7 +19,8 @@ const WORDS: Words = Words {
     intro: "Lanes: one per client; on the right the document store — the model of the \
             Elasticsearch indices `files-lock` (the lock document) and `files` (the protected \
             data document `files/1`); no real Elasticsearch server was run, see docstore.md — \
-            where an operator's `StrayDelete`, a `Failover` and the clock's `Tick` happen. \
+            where an operator's `StrayDelete`, `RecreateIndex` and `RecreateDoc`, a \
+            `Failover` or `Rollback` and the clock's `Tick` happen. \
             *What happened* is the step as `lockwright check --family docstore` prints it: \
             the HTTP request, the store's answer and what the client makes of it (in italics: \
             a step with no request — a lease check, a crash, a pause). Sequence numbers and \
@@ -54,7 +55,7 @@ impl Presenter for Scenario {
         &WORDS
     }
 
-    /// `docs/docstore.md` §5, rows 1–25, as `model/tests/docstore_verdicts/` pins them.
+    /// `docs/docstore.md` §5, rows 1–35, as `model/tests/docstore_verdicts/` pins them.
     fn rows() -> Vec<Scenario> {
         use Variant::*;
         use Writes::*;
@@ -100,6 +101,20 @@ impl Presenter for Scenario {
                 FencedClaim,
                 "crash=1,restart=1,stray-delete=1,lose-reply=1,failover=1",
             ),
+            new(Leased, FencedClaim, "recreate-index=1"),
+            new(Leased, FencedClaim, "recreate-doc=1"),
+            new(Leased, FencedClaim, "recreate-doc=1,pause=1"),
+            new(Leased, FencedClaim, "rollback=1"),
+            new(Leased, FencedClaim, "rollback=1,pause=1"),
+            new(
+                Leased,
+                FencedClaim,
+                "recreate-index=1,recreate-doc=1,rollback=1,pause=1",
+            ),
+            new(DocumentBulk, Unfenced, "none"),
+            new(DocumentBulk, Unfenced, "crash=1,restart=1"),
+            new(DocumentBulk, Unfenced, "lose-reply=1"),
+            new(DocumentBulk, FencedClaim, "lose-reply=1"),
         ]
     }
 
@@ -153,7 +168,12 @@ impl Presenter for Scenario {
             Action::Call(c, ..) | Action::Crash(c) | Action::Restart(c) | Action::Pause(c) => {
                 Some(c)
             }
-            Action::StrayDelete | Action::Tick | Action::Failover => None,
+            Action::StrayDelete
+            | Action::Tick
+            | Action::Failover
+            | Action::RecreateIndex
+            | Action::RecreateDoc
+            | Action::Rollback => None,
         }
     }
 
@@ -168,7 +188,10 @@ impl Presenter for Scenario {
             | Action::Restart(_)
             | Action::Pause(_)
             | Action::StrayDelete
-            | Action::Failover => true,
+            | Action::Failover
+            | Action::RecreateIndex
+            | Action::RecreateDoc
+            | Action::Rollback => true,
             Action::Tick => false,
         }
     }
