@@ -7,8 +7,10 @@
 //! (`LoopbackServer::answer_next`), a head promising more body than comes
 //! (`truncate_next`), or the request applied but answered too late (`lose_next_reply`). A
 //! refused connection is a port nobody listens on; a reset one is a listener that reads the
-//! request and closes the connection. The last two need the request's URL to change, which a
-//! guard's store cannot do, so they are run for the acquire only.
+//! request and closes the connection. For a guard's requests (fenced write, release) the lock
+//! is built over `Switch`, two production `HttpStore`s behind one `DocStore`: the guard is
+//! taken through the loopback server, then its next request goes to the refused or resetting
+//! address.
 //!
 //! The oracle besides the outcome is the store itself: after a scripted answer (not applied)
 //! that the lock reads as "held" or an error, no lease document exists; after a fenced write
@@ -39,9 +41,15 @@ mod docstore_bodies;
 use std::io::Read;
 use std::net::TcpListener;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use lockwright::docstore::{DocLockError, HttpStore, LeaseLock, Pc, StoreError, DEFAULT_ATTEMPTS};
+use serde_json::Value;
+
+use lockwright::docstore::{
+    Doc, DocLockError, DocStore, HttpStore, LeaseLock, Pc, StoreError, StoredScript, Token,
+    Written, DEFAULT_ATTEMPTS,
+};
 use lockwright_testkit::docstore::LoopbackServer;
 use serde_json::json;
 
@@ -234,6 +242,79 @@ fn lease_lock(url: &str) -> LeaseLock<HttpStore> {
     LeaseLock::new(store(url), LOCKS, "1", Duration::from_secs(30)).with_owner("owner-a")
 }
 
+/// Two production HTTP stores behind one `DocStore`: the loopback server's, and (once
+/// `switch` is set) one at another address — refused or reset — so that a guard taken through
+/// the first meets the second at its next request. Every request still goes through
+/// `HttpStore`'s own classification.
+struct Switch {
+    good: HttpStore,
+    bad: HttpStore,
+    switched: AtomicBool,
+}
+
+impl Switch {
+    fn now(&self) -> &HttpStore {
+        if self.switched.load(Ordering::SeqCst) {
+            &self.bad
+        } else {
+            &self.good
+        }
+    }
+}
+
+impl DocStore for Switch {
+    fn put_script(&self, id: &str, source: &str) -> Result<(), StoreError> {
+        self.now().put_script(id, source)
+    }
+    fn create(&self, index: &str, id: &str, source: &Value) -> Result<Written, StoreError> {
+        self.now().create(index, id, source)
+    }
+    fn upsert_with_script(
+        &self,
+        index: &str,
+        id: &str,
+        script: &StoredScript,
+        upsert: &Value,
+    ) -> Result<Written, StoreError> {
+        self.now().upsert_with_script(index, id, script, upsert)
+    }
+    fn update_with_script(
+        &self,
+        index: &str,
+        id: &str,
+        script: &StoredScript,
+    ) -> Result<Written, StoreError> {
+        self.now().update_with_script(index, id, script)
+    }
+    fn update_with_script_if(
+        &self,
+        index: &str,
+        id: &str,
+        script: &StoredScript,
+        token: Token,
+    ) -> Result<Written, StoreError> {
+        self.now().update_with_script_if(index, id, script, token)
+    }
+    fn update_doc(&self, index: &str, id: &str, doc: &Value) -> Result<Written, StoreError> {
+        self.now().update_doc(index, id, doc)
+    }
+    fn delete_if_seq_no(&self, index: &str, id: &str, token: Token) -> Result<Written, StoreError> {
+        self.now().delete_if_seq_no(index, id, token)
+    }
+    fn delete(&self, index: &str, id: &str) -> Result<Written, StoreError> {
+        self.now().delete(index, id)
+    }
+    fn get(&self, index: &str, id: &str) -> Result<Option<Doc>, StoreError> {
+        self.now().get(index, id)
+    }
+    fn now(&self) -> u64 {
+        DocStore::now(&self.good)
+    }
+    fn sleep(&self, d: Duration) {
+        self.good.sleep(d);
+    }
+}
+
 /// A URL nobody listens on.
 fn refused_url() -> String {
     let port = TcpListener::bind("127.0.0.1:0")
@@ -344,7 +425,18 @@ fn run(request: Request, answer: Answer) -> Result<String, String> {
         Answer::Reset => resetting_url(),
         _ => server.url(),
     };
-    let setup = lease_lock(&server.url());
+    // The guard's lock: through the loopback server until `switched`, then through `url`.
+    let setup = LeaseLock::new(
+        Switch {
+            good: store(&server.url()),
+            bad: store(&url),
+            switched: AtomicBool::new(false),
+        },
+        LOCKS,
+        "1",
+        Duration::from_secs(30),
+    )
+    .with_owner("owner-a");
     setup.install_scripts().map_err(|e| e.to_string())?;
     let lock = lease_lock(&url);
     let scripted = !matches!(answer, Answer::Applied | Answer::Timeout);
@@ -385,6 +477,9 @@ fn run(request: Request, answer: Answer) -> Result<String, String> {
                 g.read("files", "1").map_err(|e| format!("read: {e}"))?;
             }
             answer.arm(&server, request);
+            if matches!(answer, Answer::Refused | Answer::Reset) {
+                setup.store().switched.store(true, Ordering::SeqCst);
+            }
             if request == Request::FencedWrite {
                 let got = g.fenced_write("files", "1", &json!("report.pdf"));
                 let o = match &got {
@@ -528,6 +623,8 @@ fn rows() -> Vec<(Request, Answer, Option<&'static str>)> {
             A::Truncated,
             "error (`Store`, outcome unknown), still holding",
         ),
+        (A::Refused, "error (`Store`, not sent), still holding"),
+        (A::Reset, "error (`Store`, outcome unknown), still holding"),
     ];
     let release = [
         (A::Applied, "released"),
@@ -549,6 +646,8 @@ fn rows() -> Vec<(Request, Answer, Option<&'static str>)> {
         (A::GatewayTimeout504, "error (`Store`, outcome unknown)"),
         (A::Timeout, "error (`Store`, outcome unknown)"),
         (A::Truncated, "error (`Store`, outcome unknown)"),
+        (A::Refused, "error (`Store`, not sent)"),
+        (A::Reset, "error (`Store`, outcome unknown)"),
     ];
     let mut rows = Vec::new();
     for (req, table) in [
@@ -593,9 +692,10 @@ fn every_answer_shows_its_outcome_through_the_production_client() {
         }
     }
     assert!(failures.is_empty(), "rows differ:\n{}", failures.join("\n"));
-    // Pinned: 21 answers for the acquire, 19 for the fenced write and the release (this change
-    // added four 400s besides the script's refusal and the parse error: 47 → 59).
-    assert_eq!(ran, 59);
+    // Pinned: 21 answers for each of the three requests (63). It was 59 when a guard's store
+    // could not meet a refused or reset connection (the fenced write's and the release's
+    // rows for those two were not run); 47 before the four 400s besides the script's refusal.
+    assert_eq!(ran, 63);
 }
 
 const BEGIN: &str = "<!-- error table: generated from checks/tests/docstore_error_table.rs -->\n";
