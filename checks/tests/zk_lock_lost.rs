@@ -395,3 +395,47 @@ fn participants_list_the_holder_first_and_is_held_follows_the_guard() {
     );
     block_on(gb.release()).unwrap();
 }
+
+/// ACLs and authentication: two clients authenticated as the same digest user, creating with
+/// `CreatorAll`, exclude each other as usual; a session without that identity can neither
+/// delete the held node (the server answers `NoAuth`, so no one can pull the lock from under
+/// the holder) nor take part (its acquire fails with a hard error naming the refusal, and
+/// leaves nothing behind).
+#[test]
+fn creator_only_acls_keep_unauthenticated_sessions_away_from_the_lock() {
+    let s = server();
+    let authed = || {
+        block_on(
+            ZkClient::builder()
+                .session_timeout(Duration::from_secs(4))
+                .auth("digest", b"locker:secret")
+                .acl(lockwright::zk::ZkAcl::CreatorAll)
+                .connect(&s.connect_string()),
+        )
+        .unwrap()
+    };
+    let (a, b) = (authed(), authed());
+    let stranger = client(&s);
+    let d = dir("creator-all");
+    let ma = ZkMutex::new(a, &d).unwrap();
+    let mb = ZkMutex::new(b, &d).unwrap();
+    let g = block_on(ma.acquire()).unwrap();
+    assert!(block_on(mb.try_acquire()).unwrap_err().is_held());
+    // The stranger cannot delete the held node.
+    let e = block_on(stranger.delete_node(g.node())).unwrap_err();
+    assert!(
+        matches!(e, lockwright::zk::CoordError::Rejected { ref detail } if detail.contains("auth")),
+        "{e}"
+    );
+    block_on(g.ensure_valid()).unwrap();
+    // Nor take part: listing the directory is refused, a hard error.
+    let e = block_on(ZkMutex::new(stranger.clone(), &d).unwrap().try_acquire()).unwrap_err();
+    assert!(matches!(e, ZkLockError::Zk { .. }), "{e}");
+    g.release_now();
+    let g = block_on(mb.try_acquire()).unwrap();
+    assert_eq!(
+        block_on(mb.participants()).unwrap(),
+        vec![g.node().to_string()]
+    );
+    g.release_now();
+}

@@ -44,7 +44,7 @@ mod internals;
 mod mutex;
 pub mod names;
 
-pub use client::{ClientStats, ZkClient, ZkClientBuilder};
+pub use client::{ClientStats, ZkAcl, ZkClient, ZkClientBuilder};
 pub use coord::{
     CoordError, Coordination, GuardedOp, LockNode, MultiError, NodeKind, NodeStat, OpResult,
     Search, SessionEvent, SessionId, WatchOutcome,

@@ -5,8 +5,8 @@ use std::future::Future;
 use std::time::{Duration, Instant};
 
 use zookeeper_client::{
-    Acls, Client, CreateMode, EventType, MultiWriteError, MultiWriteResult, OneshotWatcher,
-    SessionState, Stat,
+    Client, CreateMode, EventType, MultiWriteError, MultiWriteResult, OneshotWatcher, SessionState,
+    Stat,
 };
 
 use super::executor::spawn_task;
@@ -63,17 +63,13 @@ pub(super) fn map_err(e: zookeeper_client::Error) -> CoordError {
     }
 }
 
-const fn ephemeral_sequential() -> zookeeper_client::CreateOptions<'static> {
-    CreateMode::EphemeralSequential.with_acls(Acls::anyone_all())
-}
-
 impl Coordination for ZkClient {
     type Watch = OneshotWatcher;
 
     async fn create_lock_node(&self, prefix: &str, data: &[u8]) -> Result<LockNode, CoordError> {
         let c = self.client();
         bump(&self.inner.stats.creates);
-        let options = ephemeral_sequential();
+        let options = CreateMode::EphemeralSequential.with_acls(self.acls());
         let (stat, seq) = c.create(prefix, data, &options).await.map_err(map_err)?;
         Ok(LockNode {
             path: format!("{prefix}{seq}"),
@@ -158,8 +154,8 @@ impl Coordination for ZkClient {
     ) -> Result<Vec<OpResult>, MultiError> {
         let c = self.client();
         bump(&self.inner.stats.multis);
-        let persistent = CreateMode::Persistent.with_acls(Acls::anyone_all());
-        let ephemeral = CreateMode::Ephemeral.with_acls(Acls::anyone_all());
+        let persistent = CreateMode::Persistent.with_acls(self.acls());
+        let ephemeral = CreateMode::Ephemeral.with_acls(self.acls());
         let mut w = c.new_multi_writer();
         let offset = usize::from(lock_node.is_some());
         let refused = |index: usize, e: zookeeper_client::Error| MultiError {
@@ -245,11 +241,11 @@ impl Coordination for ZkClient {
     async fn ensure_dir(&self, dir: &str) -> Result<(), CoordError> {
         let c = self.client();
         bump(&self.inner.stats.other);
-        let container = CreateMode::Container.with_acls(Acls::anyone_all());
+        let container = CreateMode::Container.with_acls(self.acls());
         match c.mkdir(dir, &container).await {
             // Servers before 3.5 have no containers.
             Err(zookeeper_client::Error::Unimplemented) => {
-                let persistent = CreateMode::Persistent.with_acls(Acls::anyone_all());
+                let persistent = CreateMode::Persistent.with_acls(self.acls());
                 c.mkdir(dir, &persistent).await.map_err(map_err)
             }
             r => r.map_err(map_err),

@@ -34,12 +34,52 @@ use self::executor::{on_executor, spawn_task, task_thread};
 use crate::zk::coord::{CoordError, Coordination};
 use crate::zk::error::ZkLockError;
 
+/// The ACL the client gives the nodes it creates (lock nodes, the lock directory, the nodes a
+/// guarded write creates).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ZkAcl {
+    /// ZooKeeper's `OPEN_ACL_UNSAFE` (`world:anyone`, every permission): Curator's default.
+    #[default]
+    Open,
+    /// `CREATOR_ALL_ACL` (`auth::`, every permission): only sessions with the creator's
+    /// authentication may read, list or delete the nodes. Needs an authenticated session
+    /// ([`ZkClientBuilder::auth`]); without one the server refuses the create.
+    CreatorAll,
+}
+
+impl ZkAcl {
+    fn acls(self) -> zookeeper_client::Acls<'static> {
+        match self {
+            ZkAcl::Open => zookeeper_client::Acls::anyone_all(),
+            ZkAcl::CreatorAll => zookeeper_client::Acls::creator_all(),
+        }
+    }
+}
+
 /// How a [`ZkClient`] connects. Built by [`ZkClient::builder`].
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ZkClientBuilder {
     session_timeout: Option<Duration>,
     connection_timeout: Option<Duration>,
     fail_eagerly: bool,
+    /// `(scheme, credentials)`, sent after every session is opened (renewals too).
+    auth: Vec<(String, Vec<u8>)>,
+    acl: ZkAcl,
+}
+
+impl std::fmt::Debug for ZkClientBuilder {
+    /// The credentials are not printed, only their schemes.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let schemes: Vec<&str> = self.auth.iter().map(|(s, _)| s.as_str()).collect();
+        f.debug_struct("ZkClientBuilder")
+            .field("session_timeout", &self.session_timeout)
+            .field("connection_timeout", &self.connection_timeout)
+            .field("fail_eagerly", &self.fail_eagerly)
+            .field("auth_schemes", &schemes)
+            .field("acl", &self.acl)
+            .finish()
+    }
 }
 
 impl ZkClientBuilder {
@@ -63,6 +103,20 @@ impl ZkClientBuilder {
     /// retrying until the session timeout (not for an ensemble behind one virtual IP).
     pub fn fail_eagerly(mut self) -> Self {
         self.fail_eagerly = true;
+        self
+    }
+
+    /// Authenticates every session with `scheme` and `credentials` (ZooKeeper's `addAuthInfo`,
+    /// Curator's `authorization`), e.g. `("digest", b"user:password")`. Call it once per
+    /// scheme; a renewed session authenticates again.
+    pub fn auth(mut self, scheme: &str, credentials: &[u8]) -> Self {
+        self.auth.push((scheme.to_string(), credentials.to_vec()));
+        self
+    }
+
+    /// The ACL of the nodes this client creates (default [`ZkAcl::Open`], as Curator's).
+    pub fn acl(mut self, acl: ZkAcl) -> Self {
+        self.acl = acl;
         self
     }
 
@@ -102,6 +156,9 @@ async fn open(connect: &str, o: &ZkClientBuilder) -> Result<Client, CoordError> 
     }
     if o.fail_eagerly {
         connector = connector.with_fail_eagerly();
+    }
+    for (scheme, credentials) in &o.auth {
+        connector = connector.with_auth(scheme, credentials);
     }
     let cs = connect.to_string();
     let r = on_executor(async move { connector.connect(&cs).await }).await;
@@ -230,6 +287,8 @@ impl ZkClient {
             session_timeout: None,
             connection_timeout: None,
             fail_eagerly: false,
+            auth: Vec::new(),
+            acl: ZkAcl::Open,
         }
     }
 
@@ -241,6 +300,11 @@ impl ZkClient {
     /// The negotiated session timeout of the current session.
     pub fn session_timeout(&self) -> Duration {
         self.client().session_timeout()
+    }
+
+    /// The ACL of the nodes this client creates.
+    fn acls(&self) -> zookeeper_client::Acls<'static> {
+        self.inner.options.acl.acls()
     }
 
     /// Request counters since the client was made.
