@@ -46,6 +46,14 @@ fn rows() -> Vec<(Scenario, usize, usize)> {
             41_706,
             82_859,
         ),
+        // A suspension with a queued create or delete (whose name the permutation renames).
+        (
+            Scenario::new(Variant::Curator, WriteMode::Fenced)
+                .with_reentrant(false)
+                .with_faults(f("suspend=1,lose-reply=1,abandon=1")),
+            61_768,
+            369_232,
+        ),
     ]
 }
 

@@ -126,7 +126,7 @@ pub struct ScenarioArgs {
     /// Fault budgets, or `none`. file: crash, restart, unlink, replace, foreign, lose-lock,
     /// lock-error, unlock-error, close-error, write (e.g.
     /// `crash=2,restart=2,unlink=1,replace=1,foreign=1`). zk: expire, lose-reply,
-    /// restart, recreate-parent, abandon. docstore: crash, restart, stray-delete, lose-reply, pause,
+    /// restart, recreate-parent, abandon, suspend. docstore: crash, restart, stray-delete, lose-reply, pause,
     /// failover. replication: crash (of the copier).
     #[arg(long)]
     pub faults: Option<String>,

@@ -4,7 +4,7 @@
 use crate::zk::action::Action;
 use crate::zk::scenario::{ClientId, Scenario, WriteMode};
 use crate::zk::server::{Name, SessionId};
-use crate::zk::state::{Event, Pc, State};
+use crate::zk::state::{Event, Pc, Sent, State};
 
 impl Scenario {
     fn prefix(&self, c: ClientId) -> String {
@@ -349,6 +349,73 @@ impl Scenario {
                 )
             }
             RecreateParent => "server RecreateParent: the empty container /locks is reaped and created again; suffixes restart at 0".to_string(),
+            Suspend(c) => {
+                let cl = after.clients[c as usize];
+                let sent = match cl.queued {
+                    Some(Sent::Create) => format!(
+                        "its create {} is queued at the server, its answer lost",
+                        self.prefix(c)
+                    ),
+                    Some(Sent::Delete(_)) => format!(
+                        "its delete {} is queued at the server, its answer lost",
+                        node(own_b(c))
+                    ),
+                    None => "no write in flight".to_string(),
+                };
+                format!(
+                    "c{c} Suspend: the connection drops (Disconnected; {} lives on); {sent}",
+                    session(c)
+                )
+            }
+            ApplySent(c) => match before.clients[c as usize].queued {
+                Some(Sent::Create) => {
+                    let z = after.server.children().last().expect("created");
+                    format!(
+                        "server ApplySent: applies c{c}'s queued create → {} (czxid {}, {}); no answer reaches c{c}",
+                        z.name,
+                        z.czxid,
+                        session(c)
+                    )
+                }
+                Some(Sent::Delete(n)) => {
+                    let outcome = if before.server.node(n).is_some() {
+                        format!("deletes {n}{}", Self::fired(before, after))
+                    } else {
+                        "NoNode (already gone)".to_string()
+                    };
+                    format!(
+                        "server ApplySent: applies c{c}'s queued delete {n} → {outcome}; no answer reaches c{c}"
+                    )
+                }
+                None => format!("server ApplySent(c{c})"),
+            },
+            Reconnect(c) => {
+                let b = before.clients[c as usize];
+                let dropped = match b.queued {
+                    Some(_) => "; the queued request is dropped, never applied",
+                    None => "",
+                };
+                let next = if !b.awaiting {
+                    String::new()
+                } else {
+                    match (b.pc, after.clients[c as usize].pc) {
+                        (Pc::Idle, Pc::CreateLost) => {
+                            "; its create answers ConnectionLoss: it will search for its node".to_string()
+                        }
+                        (Pc::Idle, _) => {
+                            "; its create answers ConnectionLoss: it will simply create again".to_string()
+                        }
+                        (_, Pc::Releasing) => {
+                            "; its delete answers ConnectionLoss: it will retry the delete".to_string()
+                        }
+                        _ => "; its delete answers ConnectionLoss: it forgets the hold".to_string(),
+                    }
+                };
+                format!(
+                    "c{c} Reconnect: back on {} (Connected){dropped}{next}",
+                    session(c)
+                )
+            }
             Abandon(c) => {
                 let cl = before.clients[c as usize];
                 let what = if cl.pc == Pc::Releasing { "release" } else { "acquire" };

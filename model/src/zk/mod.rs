@@ -24,4 +24,4 @@ mod symmetry;
 pub use protocol::{Action, ALWAYS, SOMETIMES};
 pub use scenario::{ClientId, Faults, Guard, Rules, Scenario, Variant, WriteMode};
 pub use server::{Name, Seq, Server, SessionId, Uuid, ZkError, Znode, Zxid};
-pub use state::{Client, Event, Own, Pc, Resource, State};
+pub use state::{Client, Event, Own, Pc, Resource, Sent, State};

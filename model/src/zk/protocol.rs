@@ -44,7 +44,7 @@ use crate::checker::Checkable;
 pub use crate::zk::action::Action;
 use crate::zk::scenario::{ClientId, Guard, Scenario, WriteMode};
 use crate::zk::server::{SessionId, Uuid, ZkError};
-use crate::zk::state::{Client, Event, Own, Pc, Resource, State};
+use crate::zk::state::{Client, Event, Own, Pc, Resource, Sent, State};
 
 // ---------------------------------------------------------------------------------------------
 // Properties (names used verbatim in tests, CLI output and docs).
@@ -96,6 +96,9 @@ impl Scenario {
             let cl = &s.clients[z.owner.client as usize];
             z.owner.epoch != cl.session
                 || cl.pc == Pc::CreateLost
+                || (cl.awaiting
+                    && cl.pc == Pc::Idle
+                    && self.variant.rules().search_after_lost_create)
                 || (cl.pc.has_node() && cl.own.is_some_and(|o| o.name == z.name))
         })
     }
@@ -132,6 +135,29 @@ impl Scenario {
 
     /// The enabled steps of client `c`.
     pub fn client_steps(&self, s: &State, c: ClientId, out: &mut Vec<Action>) {
+        let cl = s.clients[c as usize];
+        if !cl.suspended {
+            return self.connected_steps(s, c, out);
+        }
+        // Suspended: no request until the connection is back (`Reconnect`, or the
+        // `Expired` event if the session ended meanwhile); the resource is not ZooKeeper.
+        let from = out.len();
+        self.connected_steps(s, c, out);
+        let mut k = from;
+        while k < out.len() {
+            if out[k].needs_connection() {
+                out.remove(k);
+            } else {
+                k += 1;
+            }
+        }
+        if s.server.is_alive(s.session(c)) {
+            out.push(Action::Reconnect(c));
+        }
+    }
+
+    /// Client `c`'s steps while its connection is up.
+    fn connected_steps(&self, s: &State, c: ClientId, out: &mut Vec<Action>) {
         use Action::*;
         let cl = s.clients[c as usize];
         let alive = s.server.is_alive(s.session(c));
@@ -210,6 +236,16 @@ impl Scenario {
                 }
             }
         }
+        for c in 0..self.clients {
+            let cl = s.clients[c as usize];
+            let alive = s.server.is_alive(s.session(c));
+            if s.budget.suspend > 0 && alive && !cl.suspended {
+                out.push(Suspend(c));
+            }
+            if cl.queued.is_some() && alive {
+                out.push(ApplySent(c));
+            }
+        }
         if s.budget.recreate_parent > 0 && s.server.children().is_empty() {
             out.push(RecreateParent);
         }
@@ -273,17 +309,52 @@ impl Scenario {
         s.last = Event::LockLost;
     }
 
-    /// The client starts over without a node.
+    /// The client starts over without a node. Its connection stays as it is (a request it
+    /// sent stays queued at the server), but nothing awaits an answer any more.
     fn start_over(s: &mut State, c: ClientId) {
+        let cl = s.clients[c as usize];
         s.clients[c as usize] = Client {
-            session: s.clients[c as usize].session,
+            session: cl.session,
+            suspended: cl.suspended,
+            queued: cl.queued,
             ..Client::NEW
         };
     }
 
+    /// The answer to the client's create (`Idle`) or delete (`Releasing`, or a holder's
+    /// release) is `ConnectionLoss`: applied or not, it cannot tell. The same rules as
+    /// `LoseReply`.
+    fn connection_lost(&self, s: &mut State, c: ClientId) {
+        let rules = self.variant.rules();
+        let cl = &mut s.clients[c as usize];
+        if cl.pc == Pc::Idle {
+            if rules.search_after_lost_create {
+                cl.pc = Pc::CreateLost;
+            }
+        } else if rules.retry_lost_delete {
+            cl.pc = Pc::Releasing;
+            cl.count = 0;
+            cl.held_in = 0;
+            cl.grant = 0;
+        } else {
+            Self::start_over(s, c);
+        }
+    }
+
     /// The client has a new session (it learned the old one expired, or it restarted); its
     /// old session's nodes are no longer its own (`docs/zookeeper.md`, "Session change").
+    /// A suspended client first takes the `ConnectionLoss` of the request it had in flight;
+    /// a request still queued is dropped (in a restart the old session lives on, but the
+    /// model does not apply a request of an abandoned handle: `docs/zookeeper.md`, §9).
     fn new_session(&self, s: &mut State, c: ClientId) {
+        let cl = &mut s.clients[c as usize];
+        let awaiting = cl.awaiting;
+        cl.suspended = false;
+        cl.awaiting = false;
+        cl.queued = None;
+        if awaiting {
+            self.connection_lost(s, c);
+        }
         let cl = &mut s.clients[c as usize];
         cl.session += 1;
         let session = s.session(c);
@@ -360,30 +431,17 @@ impl Scenario {
                 s.budget.lose_reply -= 1;
                 let session = s.session(c);
                 let cl = s.clients[c as usize];
-                if cl.pc == Pc::Idle {
-                    if applied {
+                if applied {
+                    if cl.pc == Pc::Idle {
                         s.server
                             .create_sequential(self.uuid(c), session)
                             .expect("lost replies only in live sessions");
-                    }
-                    if rules.search_after_lost_create {
-                        s.clients[c as usize].pc = Pc::CreateLost;
-                    }
-                } else {
-                    let own = cl.own.expect("a releasing client has a node");
-                    if applied {
+                    } else {
+                        let own = cl.own.expect("a releasing client has a node");
                         let _ = s.server.delete(own.name, session);
                     }
-                    if rules.retry_lost_delete {
-                        let cl = &mut s.clients[c as usize];
-                        cl.pc = Pc::Releasing;
-                        cl.count = 0;
-                        cl.held_in = 0;
-                        cl.grant = 0;
-                    } else {
-                        Self::start_over(s, c);
-                    }
                 }
+                self.connection_lost(s, c);
             }
             FindOwnNode(c) => {
                 let session = s.session(c);
@@ -527,6 +585,8 @@ impl Scenario {
             }
             ExpireSession(c) => {
                 s.budget.expire -= 1;
+                // A request still queued dies with its session.
+                s.clients[c as usize].queued = None;
                 let cl = s.clients[c as usize];
                 if cl.pc.believes() && cl.held_in == cl.session {
                     s.expired_holder = true;
@@ -550,6 +610,46 @@ impl Scenario {
             RecreateParent => {
                 s.budget.recreate_parent -= 1;
                 s.server.recreate_parent().expect("enabled only when empty");
+            }
+            Suspend(c) => {
+                s.budget.suspend -= 1;
+                let cl = &mut s.clients[c as usize];
+                cl.suspended = true;
+                // The request the client was making as the connection dropped: a create
+                // (`Idle`) or a delete (`Releasing`) may still be applied. A read's answer is
+                // simply asked again after the reconnect; a holder makes no request.
+                let sent = match cl.pc {
+                    Pc::Idle => Some(Sent::Create),
+                    Pc::Releasing => cl.own.map(|o| Sent::Delete(o.name)),
+                    _ => None,
+                };
+                cl.awaiting = sent.is_some();
+                cl.queued = sent;
+            }
+            ApplySent(c) => {
+                let session = s.session(c);
+                let uuid = self.uuid(c);
+                match s.clients[c as usize].queued.take() {
+                    Some(Sent::Create) => {
+                        s.server
+                            .create_sequential(uuid, session)
+                            .expect("applied only in a live session");
+                    }
+                    Some(Sent::Delete(name)) => {
+                        let _ = s.server.delete(name, session);
+                    }
+                    None => unreachable!("enabled only with a queued request"),
+                }
+            }
+            Reconnect(c) => {
+                let cl = &mut s.clients[c as usize];
+                let awaiting = cl.awaiting;
+                cl.suspended = false;
+                cl.awaiting = false;
+                cl.queued = None;
+                if awaiting {
+                    self.connection_lost(s, c);
+                }
             }
             Abandon(c) => {
                 s.budget.abandon -= 1;

@@ -234,6 +234,9 @@ pub struct Faults {
     pub recreate_parent: u8,
     /// `Abandon(c)`: the caller drops an acquire or a release at an await point.
     pub abandon: u8,
+    /// `Suspend(c)`: the connection drops while the session lives (then `ApplySent(c)`,
+    /// `Reconnect(c)`).
+    pub suspend: u8,
 }
 
 impl Faults {
@@ -244,23 +247,26 @@ impl Faults {
         restart: 0,
         recreate_parent: 0,
         abandon: 0,
+        suspend: 0,
     };
 
-    const NAMES: [&'static str; 5] = [
+    const NAMES: [&'static str; 6] = [
         "expire",
         "lose-reply",
         "restart",
         "recreate-parent",
         "abandon",
+        "suspend",
     ];
 
-    fn items(&self) -> [(&'static str, u8); 5] {
+    fn items(&self) -> [(&'static str, u8); 6] {
         [
             (Self::NAMES[0], self.expire),
             (Self::NAMES[1], self.lose_reply),
             (Self::NAMES[2], self.restart),
             (Self::NAMES[3], self.recreate_parent),
             (Self::NAMES[4], self.abandon),
+            (Self::NAMES[5], self.suspend),
         ]
     }
 
@@ -288,6 +294,7 @@ impl Faults {
                 "restart" => f.restart = n,
                 "recreate-parent" => f.recreate_parent = n,
                 "abandon" => f.abandon = n,
+                "suspend" => f.suspend = n,
                 other => {
                     return Err(format!(
                         "unknown fault `{other}` (expected {})",
@@ -358,6 +365,7 @@ impl Scenario {
             restart: 1,
             recreate_parent: 0,
             abandon: 0,
+            suspend: 0,
         })
     }
 
@@ -370,6 +378,7 @@ impl Scenario {
             restart: 1,
             recreate_parent: 1,
             abandon: 0,
+            suspend: 0,
         })
     }
 

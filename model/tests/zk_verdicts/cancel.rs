@@ -11,7 +11,7 @@ const FAULTS: &str = "expire=1,lose-reply=1,abandon=1";
 
 /// The expiry's two counterexamples, the same in all three rows (BFS reaches them before any
 /// abandon).
-const EXPIRY: [(&str, &[&str]); 2] = [
+pub(crate) const EXPIRY: [(&str, &[&str]); 2] = [
     (
         "at most one holder",
         &[
@@ -38,7 +38,7 @@ const EXPIRY: [(&str, &[&str]); 2] = [
     ),
 ];
 
-fn verdicts(orphan: &'static str) -> [(&'static str, &'static str); 13] {
+pub(crate) fn verdicts(orphan: &'static str) -> [(&'static str, &'static str); 13] {
     [
         ("at most one holder", "VIOLATED"),
         ("at most one live holder", "holds"),

@@ -83,3 +83,4 @@ mod cancel;
 mod curator;
 mod defects;
 mod fencing;
+mod suspend;
