@@ -166,17 +166,46 @@ impl Scenario {
                 s.budget.lose_reply -= 1;
                 let session = s.session(c);
                 let cl = s.clients[c as usize];
-                if applied {
-                    if cl.pc == Pc::Idle {
-                        s.server
-                            .create_sequential(self.uuid(c), session)
-                            .expect("lost replies only in live sessions");
-                    } else {
-                        let own = cl.own.expect("a releasing client has a node");
-                        let _ = s.server.delete(own.name, session);
+                match cl.pc {
+                    Pc::Idle | Pc::Holding | Pc::Releasing => {
+                        if applied && cl.pc == Pc::Idle {
+                            s.server
+                                .create_sequential(self.uuid(c), session)
+                                .expect("lost replies only in live sessions");
+                        } else if applied {
+                            let own = cl.own.expect("a releasing client has a node");
+                            let _ = s.server.delete(own.name, session);
+                        }
+                        self.connection_lost(s, c);
+                    }
+                    // A read: asked again (the recipe pauses, then repeats the step).
+                    Pc::CreateLost | Pc::Created => {}
+                    Pc::MustWatch => {
+                        // The watch may be set though the client does not know: it asks
+                        // again (the same watch), and a stale one can only wake it early.
+                        if applied {
+                            let pred = cl.pred.expect("a predecessor to watch");
+                            let _ = s.server.get_data_watch(pred, session);
+                        }
+                    }
+                    Pc::Updating if self.writes == WriteMode::Guarded => {
+                        // The `multi`'s outcome is unknown: the caller's update ends with an
+                        // error; its next update reads afresh.
+                        let own = cl.own.expect("a holder has a node");
+                        if applied && s.server.multi_check_write(own.name, session).is_ok() {
+                            self.accept_write(s, c, true);
+                        } else {
+                            let cl = &mut s.clients[c as usize];
+                            cl.pc = Pc::Holding;
+                            cl.overwritten = false;
+                        }
+                    }
+                    // `check-then-write`'s `exists`: asked again before the write.
+                    Pc::Updating => {}
+                    Pc::Waiting | Pc::Granted | Pc::Checked => {
+                        unreachable!("no request whose reply could be lost")
                     }
                 }
-                self.connection_lost(s, c);
             }
             FindOwnNode(c) => {
                 let session = s.session(c);

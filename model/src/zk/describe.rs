@@ -102,26 +102,66 @@ impl Scenario {
             }
             LoseReply(c, applied) => {
                 let cl = before.clients[c as usize];
-                let (request, next) = if cl.pc == Pc::Idle {
-                    let req = format!("create {}", self.prefix(c));
-                    let next = match after.clients[c as usize].pc {
-                        Pc::CreateLost => "it will search for its node",
-                        _ => "it will simply create again",
-                    };
-                    (req, next)
-                } else {
-                    let req = format!("delete {}", node(own_b(c)));
-                    let next = match after.clients[c as usize].pc {
-                        Pc::Releasing => "it will retry the delete",
-                        _ => "it forgets the hold",
-                    };
-                    (req, next)
+                let a = after.clients[c as usize];
+                let pred = cl.pred.map_or("?".to_string(), |p| p.to_string());
+                let (request, next) = match cl.pc {
+                    Pc::Idle => (
+                        format!("create {}", self.prefix(c)),
+                        match a.pc {
+                            Pc::CreateLost => "it will search for its node",
+                            _ => "it will simply create again",
+                        },
+                    ),
+                    Pc::Holding | Pc::Releasing => (
+                        format!("delete {}", node(own_b(c))),
+                        match a.pc {
+                            Pc::Releasing => "it will retry the delete",
+                            _ => "it forgets the hold",
+                        },
+                    ),
+                    Pc::CreateLost => (
+                        format!("search (getChildren /locks) for uuid c{c}"),
+                        "it will search again",
+                    ),
+                    Pc::Created => ("getChildren /locks".to_string(), "it will list again"),
+                    Pc::MustWatch => (
+                        format!("getData {pred} with watch"),
+                        "it will set the watch again",
+                    ),
+                    Pc::Updating if self.writes == WriteMode::Guarded => (
+                        format!(
+                            "multi(check {}, setData /resource)",
+                            own_b(c).map_or("?".to_string(), |o| o.name.to_string())
+                        ),
+                        "the update ends with an error; the next one reads afresh",
+                    ),
+                    _ => (
+                        format!(
+                            "exists {}",
+                            own_b(c).map_or("?".to_string(), |o| o.name.to_string())
+                        ),
+                        "it will check again",
+                    ),
                 };
-                let applied = if !applied {
+                let read = matches!(cl.pc, Pc::CreateLost | Pc::Created)
+                    || (cl.pc == Pc::Updating && self.writes == WriteMode::CheckThenWrite);
+                let applied = if read {
+                    "answered".to_string()
+                } else if !applied {
                     "not applied".to_string()
                 } else if cl.pc == Pc::Idle {
                     let z = after.server.children().last().expect("created");
                     format!("applied as {} (czxid {})", z.name, z.czxid)
+                } else if cl.pc == Pc::MustWatch {
+                    match before.server.node(cl.pred.expect("a predecessor")) {
+                        Some(_) => "applied (the watch is set)".to_string(),
+                        None => "applied (NoNode: no watch)".to_string(),
+                    }
+                } else if cl.pc == Pc::Updating {
+                    match after.last {
+                        Event::Accepted { .. } => "applied (written)".to_string(),
+                        _ => "applied (NoNode: nothing written)".to_string(),
+                    }
                 } else {
                     "applied".to_string()
                 };

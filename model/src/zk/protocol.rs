@@ -27,8 +27,8 @@
 //! client A and client B will believe they are the lock holder").
 //!
 //! Faults, each with a budget: `ExpireSession(c)` (the server decides; the client learns on
-//! its next reply or from the session event, a separate step), `LoseReply(c, applied?)` on a
-//! create or delete, `RestartClient(c)` (a new session while the server still has the old
+//! its next reply or from the session event, a separate step), `LoseReply(c, applied?)` on
+//! any request (create, delete, search, listing, watch, check, `multi`), `RestartClient(c)` (a new session while the server still has the old
 //! one), `RecreateParent` (the container, reaped when empty, is made again; suffixes restart),
 //! `Abandon(c)` (the caller drops c's acquire while it waits with a node, or its release after
 //! a lost delete reply).
@@ -165,22 +165,22 @@ impl Scenario {
             out.push(ReceiveSessionEvent(c));
         }
         let lose = alive && s.budget.lose_reply > 0;
-        let release = |out: &mut Vec<Action>| {
-            out.push(DeleteLockNode(c));
-            if lose {
+        // A request whose reply may be lost: a write (create, delete, the watch `getData`
+        // leaves, the `multi`) applied or not; a read only "not applied" (nothing to apply).
+        let request = |out: &mut Vec<Action>, step: Action, writes: bool| {
+            out.push(step);
+            if lose && writes {
                 out.extend([LoseReply(c, true), LoseReply(c, false)]);
+            } else if lose {
+                out.push(LoseReply(c, false));
             }
         };
+        let release = |out: &mut Vec<Action>| request(out, DeleteLockNode(c), true);
         match cl.pc {
-            Pc::Idle => {
-                out.push(CreateLockNode(c));
-                if lose {
-                    out.extend([LoseReply(c, true), LoseReply(c, false)]);
-                }
-            }
-            Pc::CreateLost => out.push(FindOwnNode(c)),
-            Pc::Created => out.push(ListChildren(c)),
-            Pc::MustWatch => out.push(WatchPredecessor(c)),
+            Pc::Idle => request(out, CreateLockNode(c), true),
+            Pc::CreateLost => request(out, FindOwnNode(c), false),
+            Pc::Created => request(out, ListChildren(c), false),
+            Pc::MustWatch => request(out, WatchPredecessor(c), true),
             Pc::Waiting => {
                 if s.server.has_watch_event(s.session(c)) {
                     out.push(ReceiveWatchEvent(c));
@@ -198,14 +198,14 @@ impl Scenario {
                     release(out);
                 }
             }
-            Pc::Updating => out.push(match self.writes {
-                WriteMode::Unfenced => Write(c),
-                WriteMode::CheckThenWrite => CheckLockNode(c),
+            Pc::Updating => match self.writes {
+                WriteMode::Unfenced => out.push(Write(c)),
+                WriteMode::CheckThenWrite => request(out, CheckLockNode(c), false),
                 WriteMode::Fenced | WriteMode::FencedClaim | WriteMode::FencedBySequence => {
-                    FencedWrite(c)
+                    out.push(FencedWrite(c))
                 }
-                WriteMode::Guarded => GuardedWrite(c),
-            }),
+                WriteMode::Guarded => request(out, GuardedWrite(c), true),
+            },
             Pc::Checked => out.push(Write(c)),
             Pc::Releasing => release(out),
         }
