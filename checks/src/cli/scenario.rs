@@ -77,7 +77,7 @@ pub struct ScenarioArgs {
     /// native-two-held-sets, and the defects native-probe-last, native-skip-inode-check,
     /// native-skip-held-contains, native-carry-on-after-lock-error. zk: curator,
     /// no-protection, release-forgets, adopt-old-session, delete-by-name-retry,
-    /// release-cancel-unsafe, give-up-cancel-unsafe. docstore:
+    /// release-cancel-unsafe, give-up-cancel-unsafe, search-without-sync. docstore:
     /// global, document, read-write, leased, leased-noop. replication: segments-first,
     /// any-order, seed-rule, lucene-4.10-handler, lucene-5-handler, lockwright-no-retention,
     /// lockwright.
@@ -126,7 +126,7 @@ pub struct ScenarioArgs {
     /// Fault budgets, or `none`. file: crash, restart, unlink, replace, foreign, lose-lock,
     /// lock-error, unlock-error, close-error, write (e.g.
     /// `crash=2,restart=2,unlink=1,replace=1,foreign=1`). zk: expire, lose-reply,
-    /// restart, recreate-parent, abandon, suspend. docstore: crash, restart, stray-delete, lose-reply, pause,
+    /// restart, recreate-parent, abandon, suspend, lag. docstore: crash, restart, stray-delete, lose-reply, pause,
     /// failover. replication: crash (of the copier).
     #[arg(long)]
     pub faults: Option<String>,

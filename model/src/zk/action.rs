@@ -79,6 +79,10 @@ pub enum Action {
     /// reached the leader, or the leader refuses it as `SessionMoved`); the one `c` had in
     /// flight answers `ConnectionLoss`, and `c` goes on as after a lost reply.
     Reconnect(ClientId),
+    /// `c`'s protected search is answered by a server that has not applied `c`'s create yet
+    /// (its reply was lost, so the session never saw its zxid): no node found, though it
+    /// exists (fault, budget `lag`; only without `sync` first, `search-without-sync`).
+    LaggedSearch(ClientId),
 }
 
 impl Action {
@@ -108,7 +112,8 @@ impl Action {
             | Abandon(c)
             | Suspend(c)
             | ApplySent(c)
-            | Reconnect(c) => Some(c),
+            | Reconnect(c)
+            | LaggedSearch(c) => Some(c),
             RecreateParent => None,
         }
     }
@@ -141,6 +146,7 @@ impl Action {
             Suspend(_) => "Suspend",
             ApplySent(_) => "ApplySent",
             Reconnect(_) => "Reconnect",
+            LaggedSearch(_) => "LaggedSearch",
         }
     }
 
@@ -160,6 +166,7 @@ impl Action {
                 | DeleteLockNode(_)
                 | CheckLockNode(_)
                 | GuardedWrite(_)
+                | LaggedSearch(_)
         )
     }
 }

@@ -415,6 +415,10 @@ impl Scenario {
                     self.connection_lost(s, c);
                 }
             }
+            LaggedSearch(c) => {
+                s.budget.lag -= 1;
+                Self::start_over(s, c);
+            }
             Abandon(c) => {
                 s.budget.abandon -= 1;
                 let cl = &mut s.clients[c as usize];

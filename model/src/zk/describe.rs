@@ -456,6 +456,13 @@ impl Scenario {
                     session(c)
                 )
             }
+            LaggedSearch(c) => {
+                let z = self.search(before, c).expect("enabled only with our node there");
+                format!(
+                    "c{c} LaggedSearch: getChildren /locks, look for uuid c{c}, answered by a server that has not applied {} (czxid {}) yet (no sync first) → none: create again",
+                    z.name, z.czxid
+                )
+            }
             Abandon(c) => {
                 let cl = before.clients[c as usize];
                 let what = if cl.pc == Pc::Releasing { "release" } else { "acquire" };

@@ -33,6 +33,7 @@ impl Family for Scenario {
                 "recreate-parent": f.recreate_parent,
                 "abandon": f.abandon,
                 "suspend": f.suspend,
+                "lag": f.lag,
             },
         });
         match json {
@@ -66,6 +67,7 @@ impl Family for Scenario {
                 Faults {
                     abandon: 0,
                     suspend: 0,
+                    lag: 0,
                     ..f
                 } != Faults::NONE
             }

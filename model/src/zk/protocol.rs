@@ -15,6 +15,7 @@
 //! | `delete-by-name-retry` | plain names; the retried delete may hit a newer node of the same name | the release ABA |
 //! | `release-cancel-unsafe` | a release dropped after a lost delete reply leaves the node | CURATOR-486 class |
 //! | `give-up-cancel-unsafe` | an acquire dropped while giving up leaves the node | cancel safety |
+//! | `search-without-sync` | no `sync` before the protected search: a lagging server misses our create | lockwright before the fix |
 //!
 //! A hold's work is updates of the protected resource: read, compute, write (`Read`, then the
 //! write of the mode). Writes (`WriteMode`): `unfenced`, `check-then-write`, `fenced` (token =
@@ -31,7 +32,9 @@
 //! any request (create, delete, search, listing, watch, check, `multi`), `RestartClient(c)` (a new session while the server still has the old
 //! one), `RecreateParent` (the container, reaped when empty, is made again; suffixes restart),
 //! `Abandon(c)` (the caller drops c's acquire while it waits with a node, or its release after
-//! a lost delete reply).
+//! a lost delete reply), `Suspend(c)` (the connection drops while the session lives: a queued
+//! create or delete may be applied later, `ApplySent`, until `Reconnect`), `LaggedSearch(c)`
+//! (a lagging server answers the search, only without `sync`: `search-without-sync`).
 //! A paused client is simply one that is not scheduled.
 //!
 //! All ZooKeeper semantics come from [`crate::zk::server`], shared with the simulated server
@@ -133,6 +136,22 @@ impl Scenario {
         self.variant.rules().protected_names.then_some(c)
     }
 
+    /// What the protected search finds on current data: the first child with our uuid owned
+    /// by our current session (any session for `adopt-old-session`; plain names: the first
+    /// child of our session).
+    pub(crate) fn search(&self, s: &State, c: ClientId) -> Option<crate::zk::server::Znode> {
+        let session = s.session(c);
+        let any = self.variant.rules().search_any_session;
+        s.server
+            .children()
+            .iter()
+            .copied()
+            .find(|z| match self.uuid(c) {
+                Some(u) => z.name.uuid == Some(u) && (any || z.owner == session),
+                None => z.owner == session,
+            })
+    }
+
     /// The enabled steps of client `c`.
     pub fn client_steps(&self, s: &State, c: ClientId, out: &mut Vec<Action>) {
         let cl = s.clients[c as usize];
@@ -178,7 +197,16 @@ impl Scenario {
         let release = |out: &mut Vec<Action>| request(out, DeleteLockNode(c), true);
         match cl.pc {
             Pc::Idle => request(out, CreateLockNode(c), true),
-            Pc::CreateLost => request(out, FindOwnNode(c), false),
+            Pc::CreateLost => {
+                request(out, FindOwnNode(c), false);
+                if alive
+                    && s.budget.lag > 0
+                    && !self.variant.rules().sync_before_search
+                    && self.search(s, c).is_some()
+                {
+                    out.push(LaggedSearch(c));
+                }
+            }
             Pc::Created => request(out, ListChildren(c), false),
             Pc::MustWatch => request(out, WatchPredecessor(c), true),
             Pc::Waiting => {

@@ -65,8 +65,9 @@ impl Presenter for Scenario {
         &WORDS
     }
 
-    /// `docs/zookeeper.md` §6, rows 1–24 (the standard scenario, then 2 clients; rows 17–19:
-    /// claim-at-acquire; rows 20–22: a dropped acquire or release; rows 23–24: a suspension).
+    /// `docs/zookeeper.md` §6, rows 1–26 (the standard scenario, then 2 clients; rows 17–19:
+    /// claim-at-acquire; rows 20–22: a dropped acquire or release; rows 23–24: a suspension;
+    /// rows 25–26: a lagging server answers the search).
     fn rows() -> Vec<Scenario> {
         use Variant::*;
         vec![
@@ -94,6 +95,8 @@ impl Presenter for Scenario {
             sc(GiveUpCancelUnsafe, Fenced, ELA),
             sc(Curator, Fenced, ELAS),
             sc(NoProtection, Fenced, "suspend=1"),
+            sc(Curator, Fenced, "lose-reply=1,lag=1"),
+            sc(SearchWithoutSync, Fenced, "lose-reply=1,lag=1"),
         ]
     }
 
@@ -167,6 +170,7 @@ impl Presenter for Scenario {
             Action::LoseReply(..)
                 | Action::Abandon(_)
                 | Action::Suspend(_)
+                | Action::LaggedSearch(_)
                 | Action::RestartClient(_)
                 | Action::ExpireSession(_)
                 | Action::RecreateParent

@@ -140,6 +140,7 @@ impl Workload {
             recreate_parent: n(&|f| matches!(f, Fault::RecreateParent)),
             abandon: 0,
             suspend: 0,
+            lag: 0,
         }
     }
 

@@ -4,7 +4,9 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{pick_own, timed, timed_request, Backoff, Granted, Own, Patience, Pc, Spec, Stop};
+use super::{
+    pick_own, synced_search, timed, timed_request, Backoff, Granted, Own, Patience, Pc, Spec, Stop,
+};
 use crate::zk::coord::{CoordError, Coordination, SessionId, WatchOutcome};
 use crate::zk::error::ZkLockError;
 use crate::zk::names::{node_prefix, participants, protected_child_prefix, sequence_of};
@@ -142,7 +144,7 @@ impl<C: Coordination> Attempt<C> {
                     let prefix = self.protection.as_deref().map(protected_child_prefix);
                     let Some(r) = timed_request(
                         coord,
-                        coord.find_own_node(&spec.dir, prefix.as_deref()),
+                        synced_search(coord, &spec.dir, prefix.as_deref()),
                         deadline,
                     )
                     .await
