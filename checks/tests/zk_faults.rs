@@ -37,6 +37,10 @@ enum Fault {
     /// as by a follower that has not applied that create yet, until the client sends `sync`
     /// (the model's `LoseReply` then `LaggedSearch`).
     CreateLagging,
+    /// Right before the next create, the client switches to its second session (another
+    /// mutex sharing the client renewed it), so the create runs in the new session, unknown to
+    /// the attempt (the `drop-own-on-session-swap` story; the model has no shared client yet).
+    SwapThenCreate,
 }
 
 /// `ZkClient` with scripted faults.
@@ -107,6 +111,10 @@ impl Coordination for Faulty {
                 self.applied(fault, self.c().create_lock_node(prefix, data).await)?;
                 self.restarted.store(true, Ordering::SeqCst);
                 Err(lost())
+            }
+            Some(Fault::SwapThenCreate) => {
+                self.restarted.store(true, Ordering::SeqCst);
+                self.c().create_lock_node(prefix, data).await
             }
             Some(fault @ Fault::CreateLagging) => {
                 let node = self.applied(fault, self.c().create_lock_node(prefix, data).await)?;
@@ -262,6 +270,29 @@ fn the_search_after_a_lost_create_syncs_so_a_lagging_server_cannot_hide_the_node
     let d = dir("lagging-search");
     let m = ZkMutex::with_shared(Arc::clone(&f), &d).unwrap();
     let g = block_on(m.try_acquire()).expect("the node the lost create made is found");
+    assert_eq!(
+        children(&obs, &d),
+        vec![lockwright::zk::names::child_name(g.node())],
+        "one node, the one held: no orphan"
+    );
+    block_on(g.release()).unwrap();
+    assert!(children(&obs, &d).is_empty());
+}
+
+/// A node owned by the session the client runs now is kept when the attempt notices the
+/// session changed under it (a shared client renewed it between the attempt's session check
+/// and its create). Before the fix the attempt dropped the node as an old session's, created
+/// a second one behind it, and the try failed, held by its own first node (this test then
+/// fails: two children).
+#[test]
+fn a_node_created_in_a_session_renewed_under_the_attempt_is_kept() {
+    let (f, obs, _server) = faulty(&[Fault::SwapThenCreate]);
+    let d = dir("session-swap");
+    // The directory exists, so the swapped create is the one that makes the node.
+    block_on(obs.ensure_dir(&d)).unwrap();
+    let m = ZkMutex::with_shared(Arc::clone(&f), &d).unwrap();
+    let g = block_on(m.try_acquire()).expect("its own node is the lowest");
+    assert_eq!(g.session(), f.new.session());
     assert_eq!(
         children(&obs, &d),
         vec![lockwright::zk::names::child_name(g.node())],

@@ -317,11 +317,22 @@ impl<C: Coordination> Attempt<C> {
         }
     }
 
-    /// The session-change rules (`docs/zookeeper.md`, "Session change").
+    /// The session-change rules (`docs/zookeeper.md`, "Session change"), plus one the model
+    /// does not need yet: a node owned by the session we now run is ours, and kept. A client
+    /// shared by several mutexes can renew the session between this attempt's session check
+    /// and its create, so the create runs in the new session; dropping that node would leave it
+    /// ahead of us for as long as the session lives (the `drop-own-on-session-swap` bug).
     fn session_changed(&mut self, new: SessionId) {
         self.known = new;
         match self.pc {
             Pc::Idle => {}
+            Pc::Created | Pc::MustWatch | Pc::Waiting
+                if self.own.as_ref().is_some_and(|o| o.owner == new) =>
+            {
+                // Ours in the live session: list again (a watch set in the old one is gone).
+                self.pred = None;
+                self.pc = Pc::Created;
+            }
             Pc::CreateLost if self.spec.rules().search_any_session => {}
             Pc::CreateLost | Pc::Created | Pc::MustWatch | Pc::Waiting => {
                 self.own = None;

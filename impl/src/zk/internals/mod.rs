@@ -20,7 +20,10 @@
 //! to the old session), `CreateLost` → `Idle` (**adopt-old-session**: stays), `Releasing` stays
 //! (the delete is retried in the new session; `NoNode` there is fine), a holder's guard reports
 //! the lock lost. The same rules apply when the recipe finds, before a step, that the client
-//! runs another session than the one it knew (a shared client renewed it).
+//! runs another session than the one it knew (a shared client renewed it), with one addition
+//! the model has no shared client to need yet: a node owned by the session the client runs now
+//! is kept (`Created`/`MustWatch`/`Waiting` → `Created`), since the create may have run in the
+//! renewed session.
 //!
 //! **Giving up** (a try that is not first, a timeout, a fatal error, a dropped acquire future)
 //! is not a model step: the attempt goes to `Releasing` with its node and hands it to a cleanup
