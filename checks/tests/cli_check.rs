@@ -188,6 +188,42 @@ fn docstore_store_faults_break_the_fence_as_pinned() {
     );
 }
 
+/// The ZooKeeper recipe under a dropped acquire or release, a suspended connection, a lost
+/// reply and an expiry (`docs/zookeeper.md` §6, row 23): no node is left behind and at most one
+/// holder is live, so the check exits 0; the expiry's two violations are printed with the
+/// reasons the scenario documents. Its twin (the same suspension orphans a plain-named create)
+/// is row 24, pinned in `model/tests/zk_verdicts/suspend.rs`, and
+/// `a_verdict_other_than_documented_exits_1` shows an undeclared orphan exits 1.
+#[test]
+fn zk_curator_under_suspension_and_dropped_futures_exits_0() {
+    let o = lockwright(&[
+        "check",
+        "--family",
+        "zk",
+        "--variant",
+        "curator",
+        "--writes",
+        "fenced",
+        "--clients",
+        "2",
+        "--faults",
+        "abandon=1,suspend=1,lose-reply=1,expire=1",
+        "--quiet",
+    ]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    for line in [
+        "  always    \"at most one live holder\"      holds\n",
+        "  always    \"no orphan node\"               holds\n",
+        "  always    \"no lost update\"               VIOLATED (as documented: a bare fence learns \
+         of a new holder only at its first write (fenced-claim closes it))\n",
+        "80019 unique states",
+        "All verdicts as expected.",
+    ] {
+        assert!(out.contains(line), "missing {line:?} in\n{out}");
+    }
+}
+
 #[test]
 fn a_violation_prints_numbered_steps_and_exits_1() {
     // LUCENE-6507: Lucene 4.10's release order under POSIX locks.

@@ -1,6 +1,7 @@
 //! Lost replies and a replaced session on a real server, through a fault-injecting
 //! `Coordination` wrapped around `ZkClient`: the model's `LoseReply(applied | not applied)` on
-//! a create or a delete, and `RestartClient` (a new session while the old one lives on). The
+//! a create or a delete, `RestartClient` (a new session while the old one lives on), and a
+//! follower that has not applied a lost create yet (`LaggedSearch`, answered by `sync`). The
 //! recipe handles each as the model's `curator` variant does, and every test-only defect switch
 //! (the model's broken variants) shows its bug on the real server.
 
@@ -32,6 +33,14 @@ enum Fault {
     /// The next create's reply is lost (applied), and the client then switches to a second
     /// session while the first lives on (the model's `LoseReply` then `RestartClient`).
     CreateThenRestart,
+    /// The next create's reply is lost (applied), and the session's searches are then answered
+    /// as by a follower that has not applied that create yet, until the client sends `sync`
+    /// (the model's `LoseReply` then `LaggedSearch`).
+    CreateLagging,
+    /// Right before the next create, the client switches to its second session (another
+    /// mutex sharing the client renewed it), so the create runs in the new session, unknown to
+    /// the attempt (the `drop-own-on-session-swap` story; the model has no shared client yet).
+    SwapThenCreate,
 }
 
 /// `ZkClient` with scripted faults.
@@ -40,6 +49,8 @@ struct Faulty {
     new: ZkClient,
     restarted: AtomicBool,
     script: Mutex<VecDeque<Fault>>,
+    /// The node a lagging follower has not applied yet (`Fault::CreateLagging`).
+    lagging: Mutex<Option<String>>,
 }
 
 impl Faulty {
@@ -49,6 +60,7 @@ impl Faulty {
             new,
             restarted: AtomicBool::new(false),
             script: Mutex::new(script.iter().copied().collect()),
+            lagging: Mutex::new(None),
         })
     }
 
@@ -100,16 +112,26 @@ impl Coordination for Faulty {
                 self.restarted.store(true, Ordering::SeqCst);
                 Err(lost())
             }
+            Some(Fault::SwapThenCreate) => {
+                self.restarted.store(true, Ordering::SeqCst);
+                self.c().create_lock_node(prefix, data).await
+            }
+            Some(fault @ Fault::CreateLagging) => {
+                let node = self.applied(fault, self.c().create_lock_node(prefix, data).await)?;
+                *self.lagging.lock().unwrap() = Some(node.path);
+                Err(lost())
+            }
             _ => self.c().create_lock_node(prefix, data).await,
         }
     }
 
-    fn find_own_node<'a>(
-        &'a self,
-        dir: &'a str,
-        prefix: Option<&'a str>,
-    ) -> impl Future<Output = Result<Search, CoordError>> + Send + 'a {
-        self.c().find_own_node(dir, prefix)
+    async fn find_own_node(&self, dir: &str, prefix: Option<&str>) -> Result<Search, CoordError> {
+        let hidden = self.lagging.lock().unwrap().clone();
+        let mut search = self.c().find_own_node(dir, prefix).await?;
+        search
+            .candidates
+            .retain(|(name, _)| hidden.as_deref() != Some(format!("{dir}/{name}").as_str()));
+        Ok(search)
     }
 
     fn list_children<'a>(
@@ -144,6 +166,13 @@ impl Coordination for Faulty {
             }
             _ => self.c().delete_node(path).await,
         }
+    }
+
+    async fn sync(&self, path: &str) -> Result<(), CoordError> {
+        self.c().sync(path).await?;
+        // The follower has caught up with the leader.
+        *self.lagging.lock().unwrap() = None;
+        Ok(())
     }
 
     fn check_node<'a>(
@@ -225,6 +254,49 @@ fn a_create_whose_reply_was_lost_is_found_by_the_protected_search() {
         children(&obs, &d),
         vec![lockwright::zk::names::child_name(g.node())],
         "the node the lost create made is the one held: no orphan"
+    );
+    block_on(g.release()).unwrap();
+    assert!(children(&obs, &d).is_empty());
+}
+
+/// The search after a lost create sends `sync` first (the model's `search-without-sync` is the
+/// recipe without it). Here the session's searches are answered as by a follower that has not
+/// applied the create until a `sync`: without the `sync` the search missed the node, the
+/// recipe created a second one behind it, and the try failed, held by its own orphan (two
+/// children: this test fails on the recipe before the fix).
+#[test]
+fn the_search_after_a_lost_create_syncs_so_a_lagging_server_cannot_hide_the_node() {
+    let (f, obs, _server) = faulty(&[Fault::CreateLagging]);
+    let d = dir("lagging-search");
+    let m = ZkMutex::with_shared(Arc::clone(&f), &d).unwrap();
+    let g = block_on(m.try_acquire()).expect("the node the lost create made is found");
+    assert_eq!(
+        children(&obs, &d),
+        vec![lockwright::zk::names::child_name(g.node())],
+        "one node, the one held: no orphan"
+    );
+    block_on(g.release()).unwrap();
+    assert!(children(&obs, &d).is_empty());
+}
+
+/// A node owned by the session the client runs now is kept when the attempt notices the
+/// session changed under it (a shared client renewed it between the attempt's session check
+/// and its create). Before the fix the attempt dropped the node as an old session's, created
+/// a second one behind it, and the try failed, held by its own first node (this test then
+/// fails: two children).
+#[test]
+fn a_node_created_in_a_session_renewed_under_the_attempt_is_kept() {
+    let (f, obs, _server) = faulty(&[Fault::SwapThenCreate]);
+    let d = dir("session-swap");
+    // The directory exists, so the swapped create is the one that makes the node.
+    block_on(obs.ensure_dir(&d)).unwrap();
+    let m = ZkMutex::with_shared(Arc::clone(&f), &d).unwrap();
+    let g = block_on(m.try_acquire()).expect("its own node is the lowest");
+    assert_eq!(g.session(), f.new.session());
+    assert_eq!(
+        children(&obs, &d),
+        vec![lockwright::zk::names::child_name(g.node())],
+        "one node, the one held: no orphan"
     );
     block_on(g.release()).unwrap();
     assert!(children(&obs, &d).is_empty());

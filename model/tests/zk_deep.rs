@@ -15,27 +15,27 @@ fn deep_rows() -> Vec<(Scenario, usize, Vec<&'static str>)> {
     let all = "expire=1,lose-reply=1,restart=1";
     let all_recreate = "expire=1,lose-reply=1,restart=1,recreate-parent=1";
     vec![
-        (Scenario::deep(), 5_153_049, vec!["at most one holder"]),
+        (Scenario::deep(), 9_916_293, vec!["at most one holder"]),
         (
             Scenario::new(Variant::Curator, WriteMode::FencedClaim)
                 .with_clients(4)
                 .with_faults(f(all)),
-            2_334_113,
+            4_761_282,
             vec!["at most one holder"],
         ),
         (
             Scenario::new(Variant::NoProtection, WriteMode::Fenced).with_faults(f(all)),
-            585_314,
+            821_301,
             vec!["at most one holder", "no lost update", "no orphan node"],
         ),
         (
             Scenario::new(Variant::ReleaseForgets, WriteMode::Fenced).with_faults(f(all)),
-            459_327,
+            725_829,
             vec!["at most one holder", "no lost update", "no orphan node"],
         ),
         (
             Scenario::new(Variant::AdoptOldSession, WriteMode::Fenced).with_faults(f(all)),
-            564_744,
+            831_155,
             vec![
                 "at most one holder",
                 "at most one live holder",
@@ -47,7 +47,7 @@ fn deep_rows() -> Vec<(Scenario, usize, Vec<&'static str>)> {
         (
             Scenario::new(Variant::DeleteByNameRetry, WriteMode::Fenced)
                 .with_faults(f(all_recreate)),
-            1_151_875,
+            1_821_369,
             vec![
                 "at most one holder",
                 "at most one live holder",
@@ -58,7 +58,7 @@ fn deep_rows() -> Vec<(Scenario, usize, Vec<&'static str>)> {
         (
             Scenario::new(Variant::Curator, WriteMode::FencedBySequence)
                 .with_faults(f(all_recreate)),
-            1_517_678,
+            2_536_204,
             vec![
                 "at most one holder",
                 "fenced writes are exclusive",

@@ -53,4 +53,11 @@ fn stateright_bfs_counts_the_same_states_and_discoveries() {
             .with_symmetry(false)
             .with_faults(Faults::parse("expire=1,lose-reply=1,restart=1").unwrap()),
     );
+    // A suspension with its queued request, and dropped futures.
+    agree(
+        Scenario::new(Variant::Curator, WriteMode::Fenced)
+            .with_clients(2)
+            .with_symmetry(false)
+            .with_faults(Faults::parse("expire=1,lose-reply=1,abandon=1,suspend=1").unwrap()),
+    );
 }

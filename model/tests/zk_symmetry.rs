@@ -11,40 +11,48 @@ use lockwright_model::zk::{Faults, Scenario, Variant, WriteMode};
 fn rows() -> Vec<(Scenario, usize, usize)> {
     let f = |s: &str| Faults::parse(s).unwrap();
     vec![
-        (Scenario::standard(), 228_489, 456_272),
+        (Scenario::standard(), 396_936, 793_057),
         // All three clients interchangeable (6 permutations).
         (
             Scenario::new(Variant::Curator, WriteMode::Unfenced)
                 .with_reentrant(false)
                 .with_faults(f("expire=1,lose-reply=1")),
-            9_881,
-            58_674,
+            18_328,
+            109_266,
         ),
         (
             Scenario::new(Variant::AdoptOldSession, WriteMode::Fenced)
                 .with_reentrant(false)
                 .with_faults(f("lose-reply=1,restart=1")),
-            19_779,
-            117_911,
+            31_778,
+            189_800,
         ),
         (
             Scenario::new(Variant::DeleteByNameRetry, WriteMode::Fenced)
                 .with_reentrant(false)
                 .with_faults(f("lose-reply=1,recreate-parent=1")),
-            2_505,
-            14_690,
+            4_645,
+            27_458,
         ),
         (
             Scenario::new(Variant::ReleaseForgets, WriteMode::CheckThenWrite)
                 .with_faults(f("expire=1,lose-reply=1")),
-            52_153,
-            103_960,
+            91_849,
+            183_288,
         ),
         (
             Scenario::new(Variant::NoProtection, WriteMode::FencedBySequence)
                 .with_faults(f("expire=1,recreate-parent=1")),
             41_706,
             82_859,
+        ),
+        // A suspension with a queued create or delete (whose name the permutation renames).
+        (
+            Scenario::new(Variant::Curator, WriteMode::Fenced)
+                .with_reentrant(false)
+                .with_faults(f("suspend=1,lose-reply=1,abandon=1")),
+            108_995,
+            652_336,
         ),
     ]
 }

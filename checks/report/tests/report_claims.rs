@@ -271,7 +271,7 @@ fn steps<A: ToString>(path: &Option<Vec<A>>) -> Vec<String> {
         .collect()
 }
 
-/// zookeeper.md §5–§7: the standard scenario (row 1, `curator × fenced-claim`) has 228,489
+/// zookeeper.md §5–§7: the standard scenario (row 1, `curator × fenced-claim`) has 396,936
 /// states; Curator's recipe with czxid fencing and claim-at-acquire violates only "at most one
 /// holder", by the expiry path §7 narrates (tech note 10), and reaches every `sometimes`
 /// property. Rows 3, 4 and 9 (`curator × fenced`, 2 clients, with expiry, no claim) violate "at
@@ -298,7 +298,7 @@ fn zk_curator_fenced_claims() {
         "FencedWrite(c1)",
     ];
     let r = check(&zk::Scenario::standard());
-    assert_eq!(r.unique_states, 228_489, "zk standard scenario");
+    assert_eq!(r.unique_states, 396_936, "zk standard scenario");
     assert_eq!(r.violated(), ["at most one holder"]);
     assert!(r
         .verdicts

@@ -77,8 +77,8 @@ pub struct ScenarioArgs {
     /// native-two-held-sets, and the defects native-probe-last, native-skip-inode-check,
     /// native-skip-held-contains, native-carry-on-after-lock-error. zk: curator,
     /// no-protection, release-forgets, adopt-old-session, delete-by-name-retry,
-    /// release-cancel-unsafe, give-up-cancel-unsafe. docstore: global, document,
-    /// read-write, leased, leased-noop, document-bulk. replication: segments-first,
+    /// release-cancel-unsafe, give-up-cancel-unsafe, search-without-sync. docstore:
+    /// global, document, read-write, leased, leased-noop, document-bulk. replication: segments-first,
     /// any-order, seed-rule, lucene-4.10-handler, lucene-5-handler, lockwright-no-retention,
     /// lockwright.
     #[arg(long)]
@@ -126,8 +126,9 @@ pub struct ScenarioArgs {
     /// Fault budgets, or `none`. file: crash, restart, unlink, replace, foreign, lose-lock,
     /// lock-error, unlock-error, close-error, write (e.g.
     /// `crash=2,restart=2,unlink=1,replace=1,foreign=1`). zk: expire, lose-reply,
-    /// restart, recreate-parent, abandon. docstore: crash, restart, stray-delete, lose-reply, pause,
-    /// failover, recreate-index, recreate-doc, rollback. replication: crash (of the copier).
+    /// restart, recreate-parent, abandon, suspend, lag. docstore: crash, restart, stray-delete,
+    /// lose-reply, pause, failover, recreate-index, recreate-doc, rollback. replication: crash
+    /// (of the copier).
     #[arg(long)]
     pub faults: Option<String>,
     /// Symmetry reduction: `on` merges states that differ only by renaming interchangeable

@@ -15,13 +15,13 @@
 //!   | method | ZooKeeper request | model action |
 //!   |---|---|---|
 //!   | [`create_lock_node`](Coordination::create_lock_node) | `create2(prefix, EPHEMERAL_SEQUENTIAL)` | `CreateLockNode`; a [`CoordError::ConnectionLoss`] answer is `LoseReply(applied)` or `LoseReply(not applied)` |
-//!   | [`find_own_node`](Coordination::find_own_node) | `getChildren(dir)` + `exists` of the candidates (reads only) | `FindOwnNode` |
+//!   | [`sync`](Coordination::sync) then [`find_own_node`](Coordination::find_own_node) | `sync(dir)`, then `getChildren(dir)` + `exists` of the candidates (reads only) | `FindOwnNode` (the `sync` makes its reads current: no `lag` answer) |
 //!   | [`list_children`](Coordination::list_children) | `getChildren(dir)` | `ListChildren` |
 //!   | [`watch_node`](Coordination::watch_node) | `getData(path, watch)` | `WatchPredecessor` |
 //!   | [`wait_watch_event`](Coordination::wait_watch_event) | none: the watch fires | `ReceiveWatchEvent`, or `ReceiveSessionEvent` when it returns [`WatchOutcome::SessionExpired`] |
 //!   | [`session_event`](Coordination::session_event) returning [`SessionEvent::Expired`] | none: the session-event stream | `ReceiveSessionEvent` |
 //!   | [`delete_node`](Coordination::delete_node) | `delete(path, -1)` | `DeleteLockNode`; a lost reply is `LoseReply` |
-//!   | [`check_node`](Coordination::check_node) | `exists(path)` | `CheckLockNode` |
+//!   | [`sync`](Coordination::sync) then [`check_node`](Coordination::check_node) | `sync(dir)`, then `exists(path)` | `CheckLockNode` (`ensure_valid`; current, as above) |
 //!   | [`guarded_write`](Coordination::guarded_write) | `multi(check(lock node, 0), ops…)` | `GuardedWrite` (`Write` when the unfenced defect drops the check) |
 //!
 //!   Not steps (the model has no action for them): [`session`](Coordination::session),
@@ -353,6 +353,22 @@ pub trait Coordination: Send + Sync + 'static {
     /// # Errors
     /// `NoNode` (already gone: fine for a release), `SessionExpired`, `ConnectionLoss`.
     fn delete_node<'a>(
+        &'a self,
+        path: &'a str,
+    ) -> impl Future<Output = Result<(), CoordError>> + Send + 'a;
+
+    /// `sync(path)`: the server this session reads from catches up with the leader before it
+    /// answers the session's next read. Sent before the protected search and before
+    /// `ensure_valid`'s `exists`: a follower that has not applied our own create (its reply was
+    /// lost, so the session never saw its zxid) would answer the search without it, and one
+    /// that has not applied a delete would still show our node. Not a model step of its own:
+    /// it makes the model's `FindOwnNode` and `CheckLockNode` read current data (the model's
+    /// `lag` fault answers them from a lagging server only without it, in the
+    /// `search-without-sync` variant).
+    ///
+    /// # Errors
+    /// `SessionExpired`, `ConnectionLoss`.
+    fn sync<'a>(
         &'a self,
         path: &'a str,
     ) -> impl Future<Output = Result<(), CoordError>> + Send + 'a;

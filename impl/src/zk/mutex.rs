@@ -438,6 +438,20 @@ impl<C: Coordination> ZkGuard<C> {
             SessionEvent::Expired => return Err(h.learn_lost(h.coord.session()).await),
         }
         let session = h.coord.session();
+        // Current data first: a follower that has not applied the delete of our node (an
+        // operator's, or our session's expiry) would still show it.
+        match h.coord.sync(&h.spec.dir).await {
+            Ok(()) => {}
+            Err(CoordError::SessionExpired) => return Err(h.learn_lost(session).await),
+            Err(e) if e.outcome_unknown() => return Err(h.lost_error(LostReason::Suspended)),
+            Err(e) => {
+                return Err(ZkLockError::from_coord(
+                    "sync the lock directory",
+                    &h.spec.dir,
+                    e,
+                ))
+            }
+        }
         match h.coord.check_node(&h.node).await {
             Ok(Some(stat)) if stat.ephemeral_owner == session && stat.czxid == h.czxid => Ok(()),
             Ok(Some(stat)) => Err(h.mark_lost(LostReason::NodeReplaced {

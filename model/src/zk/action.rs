@@ -67,6 +67,22 @@ pub enum Action {
     /// The caller drops `c`'s acquire (waiting, with a node) or its release (after a lost
     /// delete reply) at an await point (fault, budget `abandon`).
     Abandon(ClientId),
+    /// `c`'s connection drops while its session lives on (fault, budget `suspend`): the
+    /// client sees `Disconnected` (Curator's SUSPENDED) and makes no request until it is back.
+    /// A create or delete it had sent stays queued: the server may still apply it
+    /// (`ApplySent`), and its answer is lost either way.
+    Suspend(ClientId),
+    /// The server applies the create or delete `c` sent before its connection dropped; no
+    /// answer reaches `c` (a server step: no budget).
+    ApplySent(ClientId),
+    /// `c` reconnects to the same, live session. A request still queued is dropped (it never
+    /// reached the leader, or the leader refuses it as `SessionMoved`); the one `c` had in
+    /// flight answers `ConnectionLoss`, and `c` goes on as after a lost reply.
+    Reconnect(ClientId),
+    /// `c`'s protected search is answered by a server that has not applied `c`'s create yet
+    /// (its reply was lost, so the session never saw its zxid): no node found, though it
+    /// exists (fault, budget `lag`; only without `sync` first, `search-without-sync`).
+    LaggedSearch(ClientId),
 }
 
 impl Action {
@@ -93,7 +109,11 @@ impl Action {
             | ExpireSession(c)
             | RestartClient(c)
             | ExpireOldSession(c)
-            | Abandon(c) => Some(c),
+            | Abandon(c)
+            | Suspend(c)
+            | ApplySent(c)
+            | Reconnect(c)
+            | LaggedSearch(c) => Some(c),
             RecreateParent => None,
         }
     }
@@ -123,7 +143,31 @@ impl Action {
             ExpireOldSession(_) => "ExpireOldSession",
             RecreateParent => "RecreateParent",
             Abandon(_) => "Abandon",
+            Suspend(_) => "Suspend",
+            ApplySent(_) => "ApplySent",
+            Reconnect(_) => "Reconnect",
+            LaggedSearch(_) => "LaggedSearch",
         }
+    }
+
+    /// Whether the step needs the client's connection: a request to ZooKeeper or an event it
+    /// delivers. A suspended client takes only the others (its resource accesses, re-entry,
+    /// and learning that its session expired).
+    pub fn needs_connection(self) -> bool {
+        use Action::*;
+        matches!(
+            self,
+            CreateLockNode(_)
+                | LoseReply(..)
+                | FindOwnNode(_)
+                | ListChildren(_)
+                | WatchPredecessor(_)
+                | ReceiveWatchEvent(_)
+                | DeleteLockNode(_)
+                | CheckLockNode(_)
+                | GuardedWrite(_)
+                | LaggedSearch(_)
+        )
     }
 }
 

@@ -4,7 +4,7 @@
 use crate::zk::action::Action;
 use crate::zk::scenario::{ClientId, Scenario, WriteMode};
 use crate::zk::server::{Name, SessionId};
-use crate::zk::state::{Event, Pc, State};
+use crate::zk::state::{Event, Pc, Sent, State};
 
 impl Scenario {
     fn prefix(&self, c: ClientId) -> String {
@@ -102,26 +102,66 @@ impl Scenario {
             }
             LoseReply(c, applied) => {
                 let cl = before.clients[c as usize];
-                let (request, next) = if cl.pc == Pc::Idle {
-                    let req = format!("create {}", self.prefix(c));
-                    let next = match after.clients[c as usize].pc {
-                        Pc::CreateLost => "it will search for its node",
-                        _ => "it will simply create again",
-                    };
-                    (req, next)
-                } else {
-                    let req = format!("delete {}", node(own_b(c)));
-                    let next = match after.clients[c as usize].pc {
-                        Pc::Releasing => "it will retry the delete",
-                        _ => "it forgets the hold",
-                    };
-                    (req, next)
+                let a = after.clients[c as usize];
+                let pred = cl.pred.map_or("?".to_string(), |p| p.to_string());
+                let (request, next) = match cl.pc {
+                    Pc::Idle => (
+                        format!("create {}", self.prefix(c)),
+                        match a.pc {
+                            Pc::CreateLost => "it will search for its node",
+                            _ => "it will simply create again",
+                        },
+                    ),
+                    Pc::Holding | Pc::Releasing => (
+                        format!("delete {}", node(own_b(c))),
+                        match a.pc {
+                            Pc::Releasing => "it will retry the delete",
+                            _ => "it forgets the hold",
+                        },
+                    ),
+                    Pc::CreateLost => (
+                        format!("search (getChildren /locks) for uuid c{c}"),
+                        "it will search again",
+                    ),
+                    Pc::Created => ("getChildren /locks".to_string(), "it will list again"),
+                    Pc::MustWatch => (
+                        format!("getData {pred} with watch"),
+                        "it will set the watch again",
+                    ),
+                    Pc::Updating if self.writes == WriteMode::Guarded => (
+                        format!(
+                            "multi(check {}, setData /resource)",
+                            own_b(c).map_or("?".to_string(), |o| o.name.to_string())
+                        ),
+                        "the update ends with an error; the next one reads afresh",
+                    ),
+                    _ => (
+                        format!(
+                            "exists {}",
+                            own_b(c).map_or("?".to_string(), |o| o.name.to_string())
+                        ),
+                        "it will check again",
+                    ),
                 };
-                let applied = if !applied {
+                let read = matches!(cl.pc, Pc::CreateLost | Pc::Created)
+                    || (cl.pc == Pc::Updating && self.writes == WriteMode::CheckThenWrite);
+                let applied = if read {
+                    "answered".to_string()
+                } else if !applied {
                     "not applied".to_string()
                 } else if cl.pc == Pc::Idle {
                     let z = after.server.children().last().expect("created");
                     format!("applied as {} (czxid {})", z.name, z.czxid)
+                } else if cl.pc == Pc::MustWatch {
+                    match before.server.node(cl.pred.expect("a predecessor")) {
+                        Some(_) => "applied (the watch is set)".to_string(),
+                        None => "applied (NoNode: no watch)".to_string(),
+                    }
+                } else if cl.pc == Pc::Updating {
+                    match after.last {
+                        Event::Accepted { .. } => "applied (written)".to_string(),
+                        _ => "applied (NoNode: nothing written)".to_string(),
+                    }
                 } else {
                     "applied".to_string()
                 };
@@ -349,6 +389,80 @@ impl Scenario {
                 )
             }
             RecreateParent => "server RecreateParent: the empty container /locks is reaped and created again; suffixes restart at 0".to_string(),
+            Suspend(c) => {
+                let cl = after.clients[c as usize];
+                let sent = match cl.queued {
+                    Some(Sent::Create) => format!(
+                        "its create {} is queued at the server, its answer lost",
+                        self.prefix(c)
+                    ),
+                    Some(Sent::Delete(_)) => format!(
+                        "its delete {} is queued at the server, its answer lost",
+                        node(own_b(c))
+                    ),
+                    None => "no write in flight".to_string(),
+                };
+                format!(
+                    "c{c} Suspend: the connection drops (Disconnected; {} lives on); {sent}",
+                    session(c)
+                )
+            }
+            ApplySent(c) => match before.clients[c as usize].queued {
+                Some(Sent::Create) => {
+                    let z = after.server.children().last().expect("created");
+                    format!(
+                        "server ApplySent: applies c{c}'s queued create → {} (czxid {}, {}); no answer reaches c{c}",
+                        z.name,
+                        z.czxid,
+                        session(c)
+                    )
+                }
+                Some(Sent::Delete(n)) => {
+                    let outcome = if before.server.node(n).is_some() {
+                        format!("deletes {n}{}", Self::fired(before, after))
+                    } else {
+                        "NoNode (already gone)".to_string()
+                    };
+                    format!(
+                        "server ApplySent: applies c{c}'s queued delete {n} → {outcome}; no answer reaches c{c}"
+                    )
+                }
+                None => format!("server ApplySent(c{c})"),
+            },
+            Reconnect(c) => {
+                let b = before.clients[c as usize];
+                let dropped = match b.queued {
+                    Some(_) => "; the queued request is dropped, never applied",
+                    None => "",
+                };
+                let next = if !b.awaiting {
+                    String::new()
+                } else {
+                    match (b.pc, after.clients[c as usize].pc) {
+                        (Pc::Idle, Pc::CreateLost) => {
+                            "; its create answers ConnectionLoss: it will search for its node".to_string()
+                        }
+                        (Pc::Idle, _) => {
+                            "; its create answers ConnectionLoss: it will simply create again".to_string()
+                        }
+                        (_, Pc::Releasing) => {
+                            "; its delete answers ConnectionLoss: it will retry the delete".to_string()
+                        }
+                        _ => "; its delete answers ConnectionLoss: it forgets the hold".to_string(),
+                    }
+                };
+                format!(
+                    "c{c} Reconnect: back on {} (Connected){dropped}{next}",
+                    session(c)
+                )
+            }
+            LaggedSearch(c) => {
+                let z = self.search(before, c).expect("enabled only with our node there");
+                format!(
+                    "c{c} LaggedSearch: getChildren /locks, look for uuid c{c}, answered by a server that has not applied {} (czxid {}) yet (no sync first) → none: create again",
+                    z.name, z.czxid
+                )
+            }
             Abandon(c) => {
                 let cl = before.clients[c as usize];
                 let what = if cl.pc == Pc::Releasing { "release" } else { "acquire" };

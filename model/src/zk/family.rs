@@ -1,7 +1,9 @@
 //! How the tools present the ZooKeeper family ([`Family`]).
 
-use super::protocol::{AT_MOST_ONE_HOLDER, HANDOFF_AFTER_EXPIRY, LOCK_LOST_REPORTED};
-use super::scenario::{Faults, Guard, Scenario};
+use super::protocol::{
+    AT_MOST_ONE_HOLDER, HANDOFF_AFTER_EXPIRY, LOCK_LOST_REPORTED, NO_LOST_UPDATE,
+};
+use super::scenario::{Faults, Guard, Scenario, WriteMode};
 use super::Action;
 use super::{ALWAYS, SOMETIMES};
 use crate::family::Family;
@@ -30,6 +32,8 @@ impl Family for Scenario {
                 "restart": f.restart,
                 "recreate-parent": f.recreate_parent,
                 "abandon": f.abandon,
+                "suspend": f.suspend,
+                "lag": f.lag,
             },
         });
         match json {
@@ -50,30 +54,47 @@ impl Family for Scenario {
 
     /// "handoff after expiry" needs a session to expire: an `expire` fault, or a restart
     /// (the abandoned session of a restarted client times out, `ExpireOldSession`). "lock
-    /// lost reported" needs some fault: without one no session ends, no reply is lost and no
-    /// node goes away behind its owner, so every holder's node stays its own (row 2 of
-    /// `docs/zookeeper.md`).
+    /// lost reported" needs some fault other than `abandon` and `suspend`: without one no
+    /// session ends, no reply is lost and no node goes away behind its owner, so every
+    /// holder's node stays its own (row 2 of `docs/zookeeper.md`); a dropped acquire or
+    /// release never touches a hold, and a suspension is not a loss (the guard reads as
+    /// `Suspended` until the connection is back, then as held again).
     fn applies(&self, property: &str) -> bool {
         let f = self.faults;
         match property {
             HANDOFF_AFTER_EXPIRY => f.expire > 0 || f.restart > 0,
-            LOCK_LOST_REPORTED => f != Faults::NONE,
+            LOCK_LOST_REPORTED => {
+                Faults {
+                    abandon: 0,
+                    suspend: 0,
+                    lag: 0,
+                    ..f
+                } != Faults::NONE
+            }
             _ => true,
         }
     }
 
     /// Once a session can expire and a second client can be granted, "at most one holder"
     /// is violated in every variant (docs/zookeeper.md §5, every row with `expire`): the
-    /// expired holder learns of it only with its next reply or session event.
+    /// expired holder learns of it only with its next reply or session event. With a bare
+    /// `fenced` resource the same expiry loses an update (§5, "Fencing and lost updates"):
+    /// the fence learns of the new holder only at its first write.
     fn documented(&self) -> Vec<(&'static str, &'static str)> {
+        let mut out = Vec::new();
         if self.faults.expire > 0 && self.clients >= 2 {
-            vec![(
+            out.push((
                 AT_MOST_ONE_HOLDER,
                 "a holder whose session expired still believes it holds",
-            )]
-        } else {
-            Vec::new()
+            ));
+            if self.writes == WriteMode::Fenced {
+                out.push((
+                    NO_LOST_UPDATE,
+                    "a bare fence learns of a new holder only at its first write (fenced-claim closes it)",
+                ));
+            }
         }
+        out
     }
 
     fn check_args(&self) -> String {
@@ -97,7 +118,7 @@ impl Family for Scenario {
 mod tests {
     use super::*;
     use crate::check;
-    use crate::zk::{Variant, WriteMode};
+    use crate::zk::Variant;
 
     /// Without `expire` and `restart` no session ever ends, so no grant can follow an
     /// expiry: "handoff after expiry" does not apply (and is indeed not reached), while

@@ -7,12 +7,14 @@
 //!   [`Scenario`] — and the per-variant rules.
 //! - [`state`]: [`State`], the clients' views ([`Client`], [`Pc`]), renumbering.
 //! - [`protocol`]: the model — the step logic, the Stateright `Model` impl, the property names
-//!   ([`ALWAYS`], [`SOMETIMES`]); its actions ([`Action`]) are in `action.rs`, symmetry
-//!   reduction in `symmetry.rs`, step descriptions in `describe.rs`.
+//!   ([`ALWAYS`], [`SOMETIMES`]); its actions ([`Action`]) are in `action.rs`, what each
+//!   does to the state in `apply.rs`, symmetry reduction in `symmetry.rs`, step descriptions
+//!   in `describe.rs`.
 //!
 //! `docs/zookeeper.md` has the step table, the verdict table and the counterexamples.
 
 mod action;
+mod apply;
 mod describe;
 mod family;
 pub mod protocol;
@@ -24,4 +26,4 @@ mod symmetry;
 pub use protocol::{Action, ALWAYS, SOMETIMES};
 pub use scenario::{ClientId, Faults, Guard, Rules, Scenario, Variant, WriteMode};
 pub use server::{Name, Seq, Server, SessionId, Uuid, ZkError, Znode, Zxid};
-pub use state::{Client, Event, Own, Pc, Resource, State};
+pub use state::{Client, Event, Own, Pc, Resource, Sent, State};

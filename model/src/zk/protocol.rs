@@ -15,6 +15,7 @@
 //! | `delete-by-name-retry` | plain names; the retried delete may hit a newer node of the same name | the release ABA |
 //! | `release-cancel-unsafe` | a release dropped after a lost delete reply leaves the node | CURATOR-486 class |
 //! | `give-up-cancel-unsafe` | an acquire dropped while giving up leaves the node | cancel safety |
+//! | `search-without-sync` | no `sync` before the protected search: a lagging server misses our create | lockwright before the fix |
 //!
 //! A hold's work is updates of the protected resource: read, compute, write (`Read`, then the
 //! write of the mode). Writes (`WriteMode`): `unfenced`, `check-then-write`, `fenced` (token =
@@ -27,11 +28,13 @@
 //! client A and client B will believe they are the lock holder").
 //!
 //! Faults, each with a budget: `ExpireSession(c)` (the server decides; the client learns on
-//! its next reply or from the session event, a separate step), `LoseReply(c, applied?)` on a
-//! create or delete, `RestartClient(c)` (a new session while the server still has the old
+//! its next reply or from the session event, a separate step), `LoseReply(c, applied?)` on
+//! any request (create, delete, search, listing, watch, check, `multi`), `RestartClient(c)` (a new session while the server still has the old
 //! one), `RecreateParent` (the container, reaped when empty, is made again; suffixes restart),
 //! `Abandon(c)` (the caller drops c's acquire while it waits with a node, or its release after
-//! a lost delete reply).
+//! a lost delete reply), `Suspend(c)` (the connection drops while the session lives: a queued
+//! create or delete may be applied later, `ApplySent`, until `Reconnect`), `LaggedSearch(c)`
+//! (a lagging server answers the search, only without `sync`: `search-without-sync`).
 //! A paused client is simply one that is not scheduled.
 //!
 //! All ZooKeeper semantics come from [`crate::zk::server`], shared with the simulated server
@@ -42,9 +45,9 @@ use stateright::{Model, Property};
 
 use crate::checker::Checkable;
 pub use crate::zk::action::Action;
-use crate::zk::scenario::{ClientId, Guard, Scenario, WriteMode};
-use crate::zk::server::{SessionId, Uuid, ZkError};
-use crate::zk::state::{Client, Event, Own, Pc, Resource, State};
+use crate::zk::scenario::{ClientId, Scenario, WriteMode};
+use crate::zk::server::{SessionId, Uuid};
+use crate::zk::state::{Client, Event, Pc, Resource, State};
 
 // ---------------------------------------------------------------------------------------------
 // Properties (names used verbatim in tests, CLI output and docs).
@@ -96,6 +99,9 @@ impl Scenario {
             let cl = &s.clients[z.owner.client as usize];
             z.owner.epoch != cl.session
                 || cl.pc == Pc::CreateLost
+                || (cl.awaiting
+                    && cl.pc == Pc::Idle
+                    && self.variant.rules().search_after_lost_create)
                 || (cl.pc.has_node() && cl.own.is_some_and(|o| o.name == z.name))
         })
     }
@@ -126,12 +132,51 @@ impl Scenario {
 // ---------------------------------------------------------------------------------------------
 
 impl Scenario {
-    fn uuid(&self, c: ClientId) -> Option<Uuid> {
+    pub(crate) fn uuid(&self, c: ClientId) -> Option<Uuid> {
         self.variant.rules().protected_names.then_some(c)
+    }
+
+    /// What the protected search finds on current data: the first child with our uuid owned
+    /// by our current session (any session for `adopt-old-session`; plain names: the first
+    /// child of our session).
+    pub(crate) fn search(&self, s: &State, c: ClientId) -> Option<crate::zk::server::Znode> {
+        let session = s.session(c);
+        let any = self.variant.rules().search_any_session;
+        s.server
+            .children()
+            .iter()
+            .copied()
+            .find(|z| match self.uuid(c) {
+                Some(u) => z.name.uuid == Some(u) && (any || z.owner == session),
+                None => z.owner == session,
+            })
     }
 
     /// The enabled steps of client `c`.
     pub fn client_steps(&self, s: &State, c: ClientId, out: &mut Vec<Action>) {
+        let cl = s.clients[c as usize];
+        if !cl.suspended {
+            return self.connected_steps(s, c, out);
+        }
+        // Suspended: no request until the connection is back (`Reconnect`, or the
+        // `Expired` event if the session ended meanwhile); the resource is not ZooKeeper.
+        let from = out.len();
+        self.connected_steps(s, c, out);
+        let mut k = from;
+        while k < out.len() {
+            if out[k].needs_connection() {
+                out.remove(k);
+            } else {
+                k += 1;
+            }
+        }
+        if s.server.is_alive(s.session(c)) {
+            out.push(Action::Reconnect(c));
+        }
+    }
+
+    /// Client `c`'s steps while its connection is up.
+    fn connected_steps(&self, s: &State, c: ClientId, out: &mut Vec<Action>) {
         use Action::*;
         let cl = s.clients[c as usize];
         let alive = s.server.is_alive(s.session(c));
@@ -139,22 +184,31 @@ impl Scenario {
             out.push(ReceiveSessionEvent(c));
         }
         let lose = alive && s.budget.lose_reply > 0;
-        let release = |out: &mut Vec<Action>| {
-            out.push(DeleteLockNode(c));
-            if lose {
+        // A request whose reply may be lost: a write (create, delete, the watch `getData`
+        // leaves, the `multi`) applied or not; a read only "not applied" (nothing to apply).
+        let request = |out: &mut Vec<Action>, step: Action, writes: bool| {
+            out.push(step);
+            if lose && writes {
                 out.extend([LoseReply(c, true), LoseReply(c, false)]);
+            } else if lose {
+                out.push(LoseReply(c, false));
             }
         };
+        let release = |out: &mut Vec<Action>| request(out, DeleteLockNode(c), true);
         match cl.pc {
-            Pc::Idle => {
-                out.push(CreateLockNode(c));
-                if lose {
-                    out.extend([LoseReply(c, true), LoseReply(c, false)]);
+            Pc::Idle => request(out, CreateLockNode(c), true),
+            Pc::CreateLost => {
+                request(out, FindOwnNode(c), false);
+                if alive
+                    && s.budget.lag > 0
+                    && !self.variant.rules().sync_before_search
+                    && self.search(s, c).is_some()
+                {
+                    out.push(LaggedSearch(c));
                 }
             }
-            Pc::CreateLost => out.push(FindOwnNode(c)),
-            Pc::Created => out.push(ListChildren(c)),
-            Pc::MustWatch => out.push(WatchPredecessor(c)),
+            Pc::Created => request(out, ListChildren(c), false),
+            Pc::MustWatch => request(out, WatchPredecessor(c), true),
             Pc::Waiting => {
                 if s.server.has_watch_event(s.session(c)) {
                     out.push(ReceiveWatchEvent(c));
@@ -172,14 +226,14 @@ impl Scenario {
                     release(out);
                 }
             }
-            Pc::Updating => out.push(match self.writes {
-                WriteMode::Unfenced => Write(c),
-                WriteMode::CheckThenWrite => CheckLockNode(c),
+            Pc::Updating => match self.writes {
+                WriteMode::Unfenced => out.push(Write(c)),
+                WriteMode::CheckThenWrite => request(out, CheckLockNode(c), false),
                 WriteMode::Fenced | WriteMode::FencedClaim | WriteMode::FencedBySequence => {
-                    FencedWrite(c)
+                    out.push(FencedWrite(c))
                 }
-                WriteMode::Guarded => GuardedWrite(c),
-            }),
+                WriteMode::Guarded => request(out, GuardedWrite(c), true),
+            },
             Pc::Checked => out.push(Write(c)),
             Pc::Releasing => release(out),
         }
@@ -210,13 +264,23 @@ impl Scenario {
                 }
             }
         }
+        for c in 0..self.clients {
+            let cl = s.clients[c as usize];
+            let alive = s.server.is_alive(s.session(c));
+            if s.budget.suspend > 0 && alive && !cl.suspended {
+                out.push(Suspend(c));
+            }
+            if cl.queued.is_some() && alive {
+                out.push(ApplySent(c));
+            }
+        }
         if s.budget.recreate_parent > 0 && s.server.children().is_empty() {
             out.push(RecreateParent);
         }
     }
 
     /// The oldest live session `c` abandoned, if any.
-    fn old_session(&self, s: &State, c: ClientId) -> Option<SessionId> {
+    pub(crate) fn old_session(&self, s: &State, c: ClientId) -> Option<SessionId> {
         let current = s.session(c);
         s.server
             .sessions()
@@ -234,341 +298,6 @@ impl Scenario {
             self.apply(&mut next, action);
             next
         })
-    }
-
-    /// The client is granted the lock: the grant gets the next number of the grant history
-    /// (above every grant still remembered).
-    fn grant(&self, s: &mut State, c: ClientId) {
-        let epoch = s.clients[c as usize].session;
-        let latest = s
-            .holders()
-            .map(|h| s.clients[h as usize].grant)
-            .chain(s.resource.max_grant)
-            .max();
-        let cl = &mut s.clients[c as usize];
-        cl.pc = if self.writes == WriteMode::FencedClaim {
-            Pc::Granted
-        } else {
-            Pc::Holding
-        };
-        cl.count = 1;
-        cl.held_in = epoch;
-        cl.grant = latest.map_or(0, |g| g + 1);
-        cl.overwritten = false;
-        cl.pred = None;
-        if s.expired_holder {
-            s.expired_holder = false;
-            s.last = Event::HandoffAfterExpiry;
-        }
-    }
-
-    /// The guard reports `LockLost`: the hold ends; the node is deleted next.
-    fn lock_lost(s: &mut State, c: ClientId) {
-        let cl = &mut s.clients[c as usize];
-        cl.pc = Pc::Releasing;
-        cl.count = 0;
-        cl.held_in = 0;
-        cl.grant = 0;
-        cl.overwritten = false;
-        s.last = Event::LockLost;
-    }
-
-    /// The client starts over without a node.
-    fn start_over(s: &mut State, c: ClientId) {
-        s.clients[c as usize] = Client {
-            session: s.clients[c as usize].session,
-            ..Client::NEW
-        };
-    }
-
-    /// The client has a new session (it learned the old one expired, or it restarted); its
-    /// old session's nodes are no longer its own (`docs/zookeeper.md`, "Session change").
-    fn new_session(&self, s: &mut State, c: ClientId) {
-        let cl = &mut s.clients[c as usize];
-        cl.session += 1;
-        let session = s.session(c);
-        s.server.open_session(session);
-        match s.clients[c as usize].pc {
-            Pc::Idle | Pc::Releasing => {}
-            Pc::CreateLost if self.variant.rules().search_any_session => {}
-            Pc::CreateLost | Pc::Created | Pc::MustWatch | Pc::Waiting => Self::start_over(s, c),
-            Pc::Granted | Pc::Holding | Pc::Updating | Pc::Checked => match self.guard {
-                Guard::Lockwright => Self::lock_lost(s, c),
-                Guard::Curator => {}
-            },
-        }
-    }
-
-    /// The resource accepts a write from holder `c`: its claim (`update` false) or its update's
-    /// write. Judged from the grant history alone (never the token the resource compared):
-    /// stale if a later grant's write was accepted before; a lost update if, since `c`'s read, a
-    /// write made under another grant was accepted. Every other client inside an update has
-    /// its read overwritten now.
-    fn accept_write(&self, s: &mut State, c: ClientId, update: bool) {
-        let cl = s.clients[c as usize];
-        let own = cl.own.expect("a holder has a node");
-        let r = &mut s.resource;
-        let stale = r.max_grant.is_some_and(|m| m > cl.grant);
-        let lost_update = update && cl.overwritten;
-        r.max_grant = Some(r.max_grant.map_or(cl.grant, |m| m.max(cl.grant)));
-        for (d, other) in s.clients.iter_mut().enumerate() {
-            if d != c as usize && other.pc.updating() {
-                other.overwritten = true;
-            }
-        }
-        let me = &mut s.clients[c as usize];
-        me.overwritten = false;
-        if update {
-            me.pc = Pc::Holding;
-        }
-        s.last = Event::Accepted {
-            update,
-            stale,
-            lost_update,
-        };
-        r.max_czxid = Some(r.max_czxid.map_or(own.czxid, |m| m.max(own.czxid)));
-        if self.writes == WriteMode::FencedBySequence {
-            r.max_seq = Some(r.max_seq.map_or(own.name.seq, |m| m.max(own.name.seq)));
-        }
-    }
-
-    /// Performs an enabled action in place, then renumbers (`State::compact`).
-    pub fn apply(&self, s: &mut State, action: Action) {
-        self.apply_uncompacted(s, action);
-        s.compact();
-    }
-
-    /// Performs an enabled action in place, keeping `s`'s numbering (new zxids and suffixes
-    /// continue it): what step descriptions read.
-    pub(crate) fn apply_uncompacted(&self, s: &mut State, action: Action) {
-        use Action::*;
-        s.last = Event::None;
-        let rules = self.variant.rules();
-        match action {
-            CreateLockNode(c) => match s.server.create_sequential(self.uuid(c), s.session(c)) {
-                Ok(z) => {
-                    let cl = &mut s.clients[c as usize];
-                    cl.pc = Pc::Created;
-                    cl.own = Some(Own {
-                        name: z.name,
-                        czxid: z.czxid,
-                    });
-                }
-                Err(_) => self.new_session(s, c),
-            },
-            LoseReply(c, applied) => {
-                s.budget.lose_reply -= 1;
-                let session = s.session(c);
-                let cl = s.clients[c as usize];
-                if cl.pc == Pc::Idle {
-                    if applied {
-                        s.server
-                            .create_sequential(self.uuid(c), session)
-                            .expect("lost replies only in live sessions");
-                    }
-                    if rules.search_after_lost_create {
-                        s.clients[c as usize].pc = Pc::CreateLost;
-                    }
-                } else {
-                    let own = cl.own.expect("a releasing client has a node");
-                    if applied {
-                        let _ = s.server.delete(own.name, session);
-                    }
-                    if rules.retry_lost_delete {
-                        let cl = &mut s.clients[c as usize];
-                        cl.pc = Pc::Releasing;
-                        cl.count = 0;
-                        cl.held_in = 0;
-                        cl.grant = 0;
-                    } else {
-                        Self::start_over(s, c);
-                    }
-                }
-            }
-            FindOwnNode(c) => {
-                let session = s.session(c);
-                match s.server.get_children(session) {
-                    Ok(children) => {
-                        let mine = |z: &&crate::zk::server::Znode| match self.uuid(c) {
-                            Some(u) => {
-                                z.name.uuid == Some(u)
-                                    && (rules.search_any_session || z.owner == session)
-                            }
-                            None => z.owner == session,
-                        };
-                        match children.iter().find(mine) {
-                            Some(z) => {
-                                let own = Own {
-                                    name: z.name,
-                                    czxid: z.czxid,
-                                };
-                                let cl = &mut s.clients[c as usize];
-                                cl.pc = Pc::Created;
-                                cl.own = Some(own);
-                            }
-                            None => Self::start_over(s, c),
-                        }
-                    }
-                    Err(_) => self.new_session(s, c),
-                }
-            }
-            ListChildren(c) => {
-                let session = s.session(c);
-                let own = s.clients[c as usize]
-                    .own
-                    .expect("a listing client has a node");
-                match s.server.get_children(session) {
-                    Ok(children) => match children.iter().position(|z| z.name == own.name) {
-                        None => Self::start_over(s, c),
-                        Some(0) => self.grant(s, c),
-                        Some(i) => {
-                            let pred = children[i - 1].name;
-                            let cl = &mut s.clients[c as usize];
-                            cl.pc = Pc::MustWatch;
-                            cl.pred = Some(pred);
-                            s.last = Event::Contention;
-                        }
-                    },
-                    Err(_) => self.new_session(s, c),
-                }
-            }
-            WatchPredecessor(c) => {
-                let session = s.session(c);
-                let pred = s.clients[c as usize].pred.expect("a predecessor to watch");
-                let result = s.server.get_data_watch(pred, session);
-                let cl = &mut s.clients[c as usize];
-                match result {
-                    Ok(_) => {
-                        cl.pc = Pc::Waiting;
-                        cl.pred = None;
-                    }
-                    Err(ZkError::NoNode) => {
-                        cl.pc = Pc::Created;
-                        cl.pred = None;
-                    }
-                    Err(_) => self.new_session(s, c),
-                }
-            }
-            ReceiveWatchEvent(c) => {
-                let session = s.session(c);
-                assert!(s.server.take_watch_event(session));
-                s.clients[c as usize].pc = Pc::Created;
-                s.last = Event::WokenByWatch;
-            }
-            ReceiveSessionEvent(c) => self.new_session(s, c),
-            Reenter(c) => s.clients[c as usize].count = 2,
-            ReleaseInner(c) => s.clients[c as usize].count = 1,
-            DeleteLockNode(c) => {
-                let session = s.session(c);
-                let own = s.clients[c as usize]
-                    .own
-                    .expect("a releasing client has a node");
-                match s.server.delete(own.name, session) {
-                    Ok(_) | Err(ZkError::NoNode) => Self::start_over(s, c),
-                    Err(_) => {
-                        // The release goes on in the new session (NoNode there is fine).
-                        let cl = &mut s.clients[c as usize];
-                        cl.pc = Pc::Releasing;
-                        cl.count = 0;
-                        cl.held_in = 0;
-                        cl.grant = 0;
-                        self.new_session(s, c);
-                    }
-                }
-            }
-            Claim(c) => {
-                let own = s.clients[c as usize].own.expect("a holder has a node");
-                if s.resource.max_czxid.is_none_or(|m| own.czxid >= m) {
-                    self.accept_write(s, c, false);
-                    s.clients[c as usize].pc = Pc::Holding;
-                } else {
-                    Self::lock_lost(s, c);
-                }
-            }
-            Read(c) => {
-                let cl = &mut s.clients[c as usize];
-                cl.pc = Pc::Updating;
-                cl.overwritten = false;
-            }
-            Write(c) => self.accept_write(s, c, true),
-            CheckLockNode(c) => {
-                let session = s.session(c);
-                let own = s.clients[c as usize].own.expect("a holder has a node");
-                match s.server.exists(own.name, session) {
-                    Ok(Some(z)) if z.owner == session && z.czxid == own.czxid => {
-                        s.clients[c as usize].pc = Pc::Checked;
-                    }
-                    Ok(_) => Self::lock_lost(s, c),
-                    Err(_) => self.new_session(s, c),
-                }
-            }
-            FencedWrite(c) => {
-                let own = s.clients[c as usize].own.expect("a holder has a node");
-                let ok = match self.writes {
-                    WriteMode::FencedBySequence => {
-                        s.resource.max_seq.is_none_or(|m| own.name.seq >= m)
-                    }
-                    _ => s.resource.max_czxid.is_none_or(|m| own.czxid >= m),
-                };
-                if ok {
-                    self.accept_write(s, c, true);
-                } else {
-                    Self::lock_lost(s, c);
-                }
-            }
-            GuardedWrite(c) => {
-                let session = s.session(c);
-                let own = s.clients[c as usize].own.expect("a holder has a node");
-                match s.server.multi_check_write(own.name, session) {
-                    Ok(_) => self.accept_write(s, c, true),
-                    Err(ZkError::NoNode) => Self::lock_lost(s, c),
-                    Err(_) => self.new_session(s, c),
-                }
-            }
-            ExpireSession(c) => {
-                s.budget.expire -= 1;
-                let cl = s.clients[c as usize];
-                if cl.pc.believes() && cl.held_in == cl.session {
-                    s.expired_holder = true;
-                }
-                s.server.expire_session(s.session(c));
-            }
-            RestartClient(c) => {
-                s.budget.restart -= 1;
-                let old = s.session(c);
-                s.server.disconnect(old);
-                self.new_session(s, c);
-            }
-            ExpireOldSession(c) => {
-                let old = self.old_session(s, c).expect("enabled");
-                let cl = s.clients[c as usize];
-                if cl.pc.believes() && cl.held_in == old.epoch {
-                    s.expired_holder = true;
-                }
-                s.server.expire_session(old);
-            }
-            RecreateParent => {
-                s.budget.recreate_parent -= 1;
-                s.server.recreate_parent().expect("enabled only when empty");
-            }
-            Abandon(c) => {
-                s.budget.abandon -= 1;
-                let cl = &mut s.clients[c as usize];
-                if cl.pc == Pc::Releasing {
-                    // A dropped release: the delete goes on in its task (cancel-safe), or
-                    // nobody deletes the node.
-                    if !rules.cancel_safe_release {
-                        Self::start_over(s, c);
-                    }
-                } else if rules.cancel_safe_give_up {
-                    // A dropped acquire: its node goes to a delete that goes on.
-                    cl.pc = Pc::Releasing;
-                    cl.pred = None;
-                } else {
-                    Self::start_over(s, c);
-                }
-            }
-        }
     }
 }
 

@@ -31,6 +31,10 @@ pub enum Variant {
     /// attempt, its delete awaited) forgets the node (cancel safety; lockwright before
     /// giving up handed its node to a task first).
     GiveUpCancelUnsafe,
+    /// The protected search after a lost create reply runs without `sync` first (lockwright
+    /// before the fix): a server that has not applied our create yet answers it without our
+    /// node, we create a second one, and the first stays ahead of it (`lag`).
+    SearchWithoutSync,
 }
 
 /// What a variant does where the variants differ: one row per variant in
@@ -50,10 +54,12 @@ pub struct Rules {
     pub cancel_safe_release: bool,
     /// A dropped acquire hands its node to a delete that goes on (else: the node is left).
     pub cancel_safe_give_up: bool,
+    /// `sync` before the protected search (else: a lagging server may answer it, `lag`).
+    pub sync_before_search: bool,
 }
 
 impl Variant {
-    pub const ALL: [Variant; 7] = [
+    pub const ALL: [Variant; 8] = [
         Variant::Curator,
         Variant::NoProtection,
         Variant::ReleaseForgets,
@@ -61,6 +67,7 @@ impl Variant {
         Variant::DeleteByNameRetry,
         Variant::ReleaseCancelUnsafe,
         Variant::GiveUpCancelUnsafe,
+        Variant::SearchWithoutSync,
     ];
 
     /// The command-line / docs name.
@@ -73,6 +80,7 @@ impl Variant {
             Variant::DeleteByNameRetry => "delete-by-name-retry",
             Variant::ReleaseCancelUnsafe => "release-cancel-unsafe",
             Variant::GiveUpCancelUnsafe => "give-up-cancel-unsafe",
+            Variant::SearchWithoutSync => "search-without-sync",
         }
     }
 
@@ -90,6 +98,7 @@ impl Variant {
             retry_lost_delete: true,
             cancel_safe_release: true,
             cancel_safe_give_up: true,
+            sync_before_search: true,
         };
         match self {
             Variant::Curator => CURATOR,
@@ -116,6 +125,10 @@ impl Variant {
             },
             Variant::GiveUpCancelUnsafe => Rules {
                 cancel_safe_give_up: false,
+                ..CURATOR
+            },
+            Variant::SearchWithoutSync => Rules {
+                sync_before_search: false,
                 ..CURATOR
             },
         }
@@ -234,6 +247,12 @@ pub struct Faults {
     pub recreate_parent: u8,
     /// `Abandon(c)`: the caller drops an acquire or a release at an await point.
     pub abandon: u8,
+    /// `Suspend(c)`: the connection drops while the session lives (then `ApplySent(c)`,
+    /// `Reconnect(c)`).
+    pub suspend: u8,
+    /// `LaggedSearch(c)`: the protected search is answered by a server that has not applied
+    /// the client's create yet (possible only without `sync` first).
+    pub lag: u8,
 }
 
 impl Faults {
@@ -244,23 +263,29 @@ impl Faults {
         restart: 0,
         recreate_parent: 0,
         abandon: 0,
+        suspend: 0,
+        lag: 0,
     };
 
-    const NAMES: [&'static str; 5] = [
+    const NAMES: [&'static str; 7] = [
         "expire",
         "lose-reply",
         "restart",
         "recreate-parent",
         "abandon",
+        "suspend",
+        "lag",
     ];
 
-    fn items(&self) -> [(&'static str, u8); 5] {
+    fn items(&self) -> [(&'static str, u8); 7] {
         [
             (Self::NAMES[0], self.expire),
             (Self::NAMES[1], self.lose_reply),
             (Self::NAMES[2], self.restart),
             (Self::NAMES[3], self.recreate_parent),
             (Self::NAMES[4], self.abandon),
+            (Self::NAMES[5], self.suspend),
+            (Self::NAMES[6], self.lag),
         ]
     }
 
@@ -288,6 +313,8 @@ impl Faults {
                 "restart" => f.restart = n,
                 "recreate-parent" => f.recreate_parent = n,
                 "abandon" => f.abandon = n,
+                "suspend" => f.suspend = n,
+                "lag" => f.lag = n,
                 other => {
                     return Err(format!(
                         "unknown fault `{other}` (expected {})",
@@ -358,6 +385,8 @@ impl Scenario {
             restart: 1,
             recreate_parent: 0,
             abandon: 0,
+            suspend: 0,
+            lag: 0,
         })
     }
 
@@ -370,6 +399,8 @@ impl Scenario {
             restart: 1,
             recreate_parent: 1,
             abandon: 0,
+            suspend: 0,
+            lag: 0,
         })
     }
 

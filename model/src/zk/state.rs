@@ -70,9 +70,30 @@ pub struct Own {
     pub czxid: Zxid,
 }
 
+/// A create or delete sent just before the connection dropped, which the server has not
+/// applied yet (`Action::Suspend`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Sent {
+    /// `create("/locks/_c_<uuid>-lock-", EPHEMERAL_SEQUENTIAL)` in the client's session.
+    Create,
+    /// `delete(name, -1)`.
+    Delete(Name),
+}
+
 /// [`Client::symmetry_key`]: pc, count, session, held-in, grant, overwritten, own (czxid,
-/// suffix), predecessor's suffix.
-pub(crate) type SymmetryKey = (Pc, u8, u8, u8, u8, bool, Option<(Zxid, Seq)>, Option<Seq>);
+/// suffix), predecessor's suffix, the connection (suspended, awaiting, the queued request's
+/// kind and suffix).
+pub(crate) type SymmetryKey = (
+    Pc,
+    u8,
+    u8,
+    u8,
+    u8,
+    bool,
+    Option<(Zxid, Seq)>,
+    Option<Seq>,
+    (bool, bool, Option<Option<Seq>>),
+);
 
 /// One client's view: everything it knows, nothing it could not know.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -95,6 +116,17 @@ pub struct Client {
     /// Inside an update (`Pc::updating`): the resource has accepted a write made under another
     /// grant since this client's read (its write would now be a lost update).
     pub overwritten: bool,
+    /// The connection is down while the session may live on (`Suspend`): the client sees
+    /// `Disconnected` and makes no request until `Reconnect` (or it learns the session
+    /// expired).
+    pub suspended: bool,
+    /// A create (`Idle`) or delete (`Releasing`) was in flight when the connection dropped:
+    /// the client awaits its answer, which will be `ConnectionLoss`.
+    pub awaiting: bool,
+    /// The request sent before the drop, while the server may still apply it (`ApplySent`).
+    /// Kept when the caller drops the future that awaited it: a request on the wire is not
+    /// called back.
+    pub queued: Option<Sent>,
 }
 
 impl Client {
@@ -110,6 +142,14 @@ impl Client {
             self.overwritten,
             self.own.map(|o| (o.czxid, o.name.seq)),
             self.pred.map(|p| p.seq),
+            (
+                self.suspended,
+                self.awaiting,
+                self.queued.map(|q| match q {
+                    Sent::Create => None,
+                    Sent::Delete(n) => Some(n.seq),
+                }),
+            ),
         )
     }
 
@@ -122,6 +162,9 @@ impl Client {
         count: 0,
         grant: 0,
         overwritten: false,
+        suspended: false,
+        awaiting: false,
+        queued: None,
     };
 }
 
@@ -248,6 +291,9 @@ impl State {
             if let Some(p) = c.pred {
                 sm |= 1 << p.seq;
             }
+            if let Some(Sent::Delete(n)) = c.queued {
+                sm |= 1 << n.seq;
+            }
         }
         if let Some(s) = self.resource.max_seq {
             sm |= 1 << s;
@@ -311,6 +357,9 @@ impl State {
             if let Some(p) = cl.pred.as_mut() {
                 p.seq = fs(p.seq);
             }
+            if let Some(Sent::Delete(n)) = cl.queued.as_mut() {
+                n.seq = fs(n.seq);
+            }
         }
         if let Some(z) = self.resource.max_czxid.as_mut() {
             *z = fz(*z);
@@ -348,6 +397,9 @@ impl State {
                 o.name = rename(o.name);
             }
             if let Some(n) = cl.pred.as_mut() {
+                *n = rename(*n);
+            }
+            if let Some(Sent::Delete(n)) = cl.queued.as_mut() {
                 *n = rename(*n);
             }
             out.clients[p(c as u8) as usize] = cl;
@@ -431,6 +483,17 @@ impl fmt::Debug for State {
             }
             if cl.overwritten {
                 write!(f, ", its read OVERWRITTEN")?;
+            }
+            if cl.suspended {
+                write!(f, ", SUSPENDED")?;
+            }
+            if cl.awaiting {
+                write!(f, ", awaiting a lost answer")?;
+            }
+            match cl.queued {
+                Some(Sent::Create) => write!(f, ", create queued")?,
+                Some(Sent::Delete(n)) => write!(f, ", delete {n} queued")?,
+                None => {}
             }
             writeln!(f)?;
         }

@@ -11,7 +11,7 @@ const FAULTS: &str = "expire=1,lose-reply=1,abandon=1";
 
 /// The expiry's two counterexamples, the same in all three rows (BFS reaches them before any
 /// abandon).
-const EXPIRY: [(&str, &[&str]); 2] = [
+pub(crate) const EXPIRY: [(&str, &[&str]); 2] = [
     (
         "at most one holder",
         &[
@@ -38,7 +38,7 @@ const EXPIRY: [(&str, &[&str]); 2] = [
     ),
 ];
 
-fn verdicts(orphan: &'static str) -> [(&'static str, &'static str); 13] {
+pub(crate) fn verdicts(orphan: &'static str) -> [(&'static str, &'static str); 13] {
     [
         ("at most one holder", "VIOLATED"),
         ("at most one live holder", "holds"),
@@ -63,7 +63,7 @@ fn verdicts(orphan: &'static str) -> [(&'static str, &'static str); 13] {
 fn curator_survives_a_dropped_acquire_or_release() {
     expect(Expected {
         scenario: sc(Curator, Fenced, FAULTS),
-        unique_states: 13882,
+        unique_states: 17199,
         verdicts: verdicts("holds"),
         counterexamples: &EXPIRY,
     });
@@ -75,7 +75,7 @@ fn curator_survives_a_dropped_acquire_or_release() {
 fn release_cancel_unsafe_orphans_the_node() {
     expect(Expected {
         scenario: sc(ReleaseCancelUnsafe, Fenced, FAULTS),
-        unique_states: 15026,
+        unique_states: 18343,
         verdicts: verdicts("VIOLATED"),
         counterexamples: &[
             EXPIRY[0],
@@ -99,7 +99,7 @@ fn release_cancel_unsafe_orphans_the_node() {
 fn give_up_cancel_unsafe_orphans_the_node() {
     expect(Expected {
         scenario: sc(GiveUpCancelUnsafe, Fenced, FAULTS),
-        unique_states: 20737,
+        unique_states: 26238,
         verdicts: verdicts("VIOLATED"),
         counterexamples: &[
             EXPIRY[0],

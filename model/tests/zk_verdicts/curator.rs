@@ -14,7 +14,7 @@ use super::*;
 fn standard_scenario_curator_fenced_claim_holds_all_but_at_most_one_holder() {
     expect(Expected {
         scenario: Scenario::standard(),
-        unique_states: 228489,
+        unique_states: 396936,
         verdicts: [
             ("at most one holder", "VIOLATED"),
             ("at most one live holder", "holds"),
@@ -133,7 +133,7 @@ fn curator_session_expiry_makes_two_holders() {
 fn curator_guard_keeps_believing_and_fencing_still_holds() {
     expect(Expected {
         scenario: sc(Curator, Fenced, "expire=1,lose-reply=1,restart=1").with_guard(Guard::Curator),
-        unique_states: 31737,
+        unique_states: 44340,
         verdicts: [
             ("at most one holder", "VIOLATED"),
             ("at most one live holder", "holds"),
@@ -184,7 +184,7 @@ fn curator_guard_keeps_believing_and_fencing_still_holds() {
 fn curator_unfenced_accepts_a_stale_write() {
     expect(Expected {
         scenario: sc(Curator, Unfenced, "expire=1,lose-reply=1,restart=1"),
-        unique_states: 22359,
+        unique_states: 32797,
         verdicts: [
             ("at most one holder", "VIOLATED"),
             ("at most one live holder", "holds"),
@@ -249,7 +249,7 @@ fn curator_unfenced_accepts_a_stale_write() {
 fn curator_check_then_write_accepts_a_stale_write() {
     expect(Expected {
         scenario: sc(Curator, CheckThenWrite, "expire=1,lose-reply=1,restart=1"),
-        unique_states: 27441,
+        unique_states: 40684,
         verdicts: [
             ("at most one holder", "VIOLATED"),
             ("at most one live holder", "holds"),
@@ -319,7 +319,7 @@ fn curator_check_then_write_accepts_a_stale_write() {
 fn curator_guarded_multi_keeps_writes_exclusive() {
     expect(Expected {
         scenario: sc(Curator, Guarded, "expire=1,lose-reply=1,restart=1"),
-        unique_states: 20463,
+        unique_states: 30101,
         verdicts: [
             ("at most one holder", "VIOLATED"),
             ("at most one live holder", "holds"),
@@ -359,7 +359,7 @@ fn curator_czxid_fencing_survives_a_recreated_parent() {
             Fenced,
             "expire=1,lose-reply=1,restart=1,recreate-parent=1",
         ),
-        unique_states: 56241,
+        unique_states: 79226,
         verdicts: [
             ("at most one holder", "VIOLATED"),
             ("at most one live holder", "holds"),
@@ -415,7 +415,7 @@ fn curator_sequence_fencing_fails_after_a_recreated_parent() {
             FencedBySequence,
             "expire=1,lose-reply=1,restart=1,recreate-parent=1",
         ),
-        unique_states: 91904,
+        unique_states: 127398,
         verdicts: [
             ("at most one holder", "VIOLATED"),
             ("at most one live holder", "holds"),

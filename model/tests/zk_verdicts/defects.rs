@@ -14,7 +14,7 @@ use super::*;
 fn no_protection_orphans_the_first_node() {
     expect(Expected {
         scenario: sc(NoProtection, Fenced, "expire=1,lose-reply=1,restart=1"),
-        unique_states: 31070,
+        unique_states: 41019,
         verdicts: [
             ("at most one holder", "VIOLATED"),
             ("at most one live holder", "holds"),
@@ -70,7 +70,7 @@ fn no_protection_with_a_recreated_parent_also_deletes_a_newer_holder() {
             Fenced,
             "expire=1,lose-reply=1,restart=1,recreate-parent=1",
         ),
-        unique_states: 90336,
+        unique_states: 115793,
         verdicts: [
             ("at most one holder", "VIOLATED"),
             ("at most one live holder", "VIOLATED"),
@@ -149,7 +149,7 @@ fn no_protection_with_a_recreated_parent_also_deletes_a_newer_holder() {
 fn release_forgets_leaves_an_orphan() {
     expect(Expected {
         scenario: sc(ReleaseForgets, Fenced, "expire=1,lose-reply=1,restart=1"),
-        unique_states: 28329,
+        unique_states: 38496,
         verdicts: [
             ("at most one holder", "VIOLATED"),
             ("at most one live holder", "holds"),
@@ -210,7 +210,7 @@ fn release_forgets_leaves_an_orphan() {
 fn adopt_old_session_holds_a_node_that_will_vanish() {
     expect(Expected {
         scenario: sc(AdoptOldSession, Fenced, "expire=1,lose-reply=1,restart=1"),
-        unique_states: 34424,
+        unique_states: 44591,
         verdicts: [
             ("at most one holder", "VIOLATED"),
             ("at most one live holder", "VIOLATED"),
@@ -292,7 +292,7 @@ fn adopt_old_session_holds_a_node_that_will_vanish() {
 fn delete_by_name_retry_is_safe_while_names_do_not_repeat() {
     expect(Expected {
         scenario: sc(DeleteByNameRetry, Fenced, "expire=1,lose-reply=1,restart=1"),
-        unique_states: 21361,
+        unique_states: 31294,
         verdicts: [
             ("at most one holder", "VIOLATED"),
             ("at most one live holder", "holds"),
@@ -348,7 +348,7 @@ fn delete_by_name_retry_deletes_a_newer_holders_node() {
             Fenced,
             "expire=1,lose-reply=1,restart=1,recreate-parent=1",
         ),
-        unique_states: 67756,
+        unique_states: 93181,
         verdicts: [
             ("at most one holder", "VIOLATED"),
             ("at most one live holder", "VIOLATED"),

@@ -14,7 +14,7 @@ use super::*;
 fn curator_fenced_loses_an_update_under_expiry() {
     expect(Expected {
         scenario: sc(Curator, Fenced, "expire=1,lose-reply=1,restart=1"),
-        unique_states: 21693,
+        unique_states: 31852,
         verdicts: [
             ("at most one holder", "VIOLATED"),
             ("at most one live holder", "holds"),
@@ -66,7 +66,7 @@ fn curator_fenced_loses_an_update_under_expiry() {
 fn curator_fenced_claim_keeps_every_update() {
     expect(Expected {
         scenario: sc(Curator, FencedClaim, "expire=1,lose-reply=1,restart=1"),
-        unique_states: 15985,
+        unique_states: 22658,
         verdicts: [
             ("at most one holder", "VIOLATED"),
             ("at most one live holder", "holds"),
@@ -105,7 +105,7 @@ fn curator_fenced_claim_survives_a_recreated_parent() {
             FencedClaim,
             "expire=1,lose-reply=1,restart=1,recreate-parent=1",
         ),
-        unique_states: 39937,
+        unique_states: 54691,
         verdicts: [
             ("at most one holder", "VIOLATED"),
             ("at most one live holder", "holds"),
@@ -142,7 +142,7 @@ fn curator_guard_with_claim_keeps_every_update() {
     expect(Expected {
         scenario: sc(Curator, FencedClaim, "expire=1,lose-reply=1,restart=1")
             .with_guard(Guard::Curator),
-        unique_states: 19012,
+        unique_states: 26465,
         verdicts: [
             ("at most one holder", "VIOLATED"),
             ("at most one live holder", "holds"),

@@ -83,3 +83,5 @@ mod cancel;
 mod curator;
 mod defects;
 mod fencing;
+mod lag;
+mod suspend;

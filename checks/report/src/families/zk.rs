@@ -45,6 +45,8 @@ const EFRP: &str = "expire=1,lose-reply=1,restart=1,recreate-parent=1";
 
 /// A dropped acquire or release: `expire=1,lose-reply=1,abandon=1`.
 const ELA: &str = "expire=1,lose-reply=1,abandon=1";
+/// The same with a suspension (a dropped connection, the session alive).
+const ELAS: &str = "expire=1,lose-reply=1,abandon=1,suspend=1";
 
 /// `variant` × `writes`, 2 clients (c0 reentrant), as `model/tests/zk_verdicts/` builds its
 /// rows.
@@ -63,8 +65,9 @@ impl Presenter for Scenario {
         &WORDS
     }
 
-    /// `docs/zookeeper.md` §6, rows 1–22 (the standard scenario, then 2 clients; rows 17–19:
-    /// claim-at-acquire; rows 20–22: a dropped acquire or release).
+    /// `docs/zookeeper.md` §6, rows 1–26 (the standard scenario, then 2 clients; rows 17–19:
+    /// claim-at-acquire; rows 20–22: a dropped acquire or release; rows 23–24: a suspension;
+    /// rows 25–26: a lagging server answers the search).
     fn rows() -> Vec<Scenario> {
         use Variant::*;
         vec![
@@ -90,6 +93,10 @@ impl Presenter for Scenario {
             sc(Curator, Fenced, ELA),
             sc(ReleaseCancelUnsafe, Fenced, ELA),
             sc(GiveUpCancelUnsafe, Fenced, ELA),
+            sc(Curator, Fenced, ELAS),
+            sc(NoProtection, Fenced, "suspend=1"),
+            sc(Curator, Fenced, "lose-reply=1,lag=1"),
+            sc(SearchWithoutSync, Fenced, "lose-reply=1,lag=1"),
         ]
     }
 
@@ -134,7 +141,10 @@ impl Presenter for Scenario {
 
     fn lane(action: &Action) -> Option<u8> {
         match action {
-            Action::ExpireSession(_) | Action::ExpireOldSession(_) | Action::RecreateParent => None,
+            Action::ExpireSession(_)
+            | Action::ExpireOldSession(_)
+            | Action::ApplySent(_)
+            | Action::RecreateParent => None,
             a => a.client(),
         }
     }
@@ -145,6 +155,9 @@ impl Presenter for Scenario {
             Action::Reenter(_)
                 | Action::ReleaseInner(_)
                 | Action::Abandon(_)
+                | Action::Suspend(_)
+                | Action::ApplySent(_)
+                | Action::Reconnect(_)
                 | Action::ReceiveWatchEvent(_)
                 | Action::ReceiveSessionEvent(_)
         )
@@ -156,6 +169,8 @@ impl Presenter for Scenario {
             action,
             Action::LoseReply(..)
                 | Action::Abandon(_)
+                | Action::Suspend(_)
+                | Action::LaggedSearch(_)
                 | Action::RestartClient(_)
                 | Action::ExpireSession(_)
                 | Action::RecreateParent

@@ -139,6 +139,8 @@ impl Workload {
             restart: n(&|f| matches!(f, Fault::Restart(_))),
             recreate_parent: n(&|f| matches!(f, Fault::RecreateParent)),
             abandon: 0,
+            suspend: 0,
+            lag: 0,
         }
     }
 

@@ -137,6 +137,11 @@ impl Coordination for ZkClient {
         c.delete(path, None).await.map_err(map_err)
     }
 
+    async fn sync(&self, path: &str) -> Result<(), CoordError> {
+        let c = self.client();
+        c.sync(path).await.map_err(map_err)
+    }
+
     async fn check_node(&self, path: &str) -> Result<Option<NodeStat>, CoordError> {
         let c = self.client();
         bump(&self.inner.stats.exists);

@@ -4,7 +4,9 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{pick_own, timed, timed_request, Backoff, Granted, Own, Patience, Pc, Spec, Stop};
+use super::{
+    pick_own, synced_search, timed, timed_request, Backoff, Granted, Own, Patience, Pc, Spec, Stop,
+};
 use crate::zk::coord::{CoordError, Coordination, SessionId, WatchOutcome};
 use crate::zk::error::ZkLockError;
 use crate::zk::names::{node_prefix, participants, protected_child_prefix, sequence_of};
@@ -142,7 +144,7 @@ impl<C: Coordination> Attempt<C> {
                     let prefix = self.protection.as_deref().map(protected_child_prefix);
                     let Some(r) = timed_request(
                         coord,
-                        coord.find_own_node(&spec.dir, prefix.as_deref()),
+                        synced_search(coord, &spec.dir, prefix.as_deref()),
                         deadline,
                     )
                     .await
@@ -315,11 +317,22 @@ impl<C: Coordination> Attempt<C> {
         }
     }
 
-    /// The session-change rules (`docs/zookeeper.md`, "Session change").
+    /// The session-change rules (`docs/zookeeper.md`, "Session change"), plus one the model
+    /// does not need yet: a node owned by the session we now run is ours, and kept. A client
+    /// shared by several mutexes can renew the session between this attempt's session check
+    /// and its create, so the create runs in the new session; dropping that node would leave it
+    /// ahead of us for as long as the session lives (the `drop-own-on-session-swap` bug).
     fn session_changed(&mut self, new: SessionId) {
         self.known = new;
         match self.pc {
             Pc::Idle => {}
+            Pc::Created | Pc::MustWatch | Pc::Waiting
+                if self.own.as_ref().is_some_and(|o| o.owner == new) =>
+            {
+                // Ours in the live session: list again (a watch set in the old one is gone).
+                self.pred = None;
+                self.pc = Pc::Created;
+            }
             Pc::CreateLost if self.spec.rules().search_any_session => {}
             Pc::CreateLost | Pc::Created | Pc::MustWatch | Pc::Waiting => {
                 self.own = None;

@@ -20,7 +20,10 @@
 //! to the old session), `CreateLost` → `Idle` (**adopt-old-session**: stays), `Releasing` stays
 //! (the delete is retried in the new session; `NoNode` there is fine), a holder's guard reports
 //! the lock lost. The same rules apply when the recipe finds, before a step, that the client
-//! runs another session than the one it knew (a shared client renewed it).
+//! runs another session than the one it knew (a shared client renewed it), with one addition
+//! the model has no shared client to need yet: a node owned by the session the client runs now
+//! is kept (`Created`/`MustWatch`/`Waiting` → `Created`), since the create may have run in the
+//! renewed session.
 //!
 //! **Giving up** (a try that is not first, a timeout, a fatal error, a dropped acquire future)
 //! is not a model step: the attempt goes to `Releasing` with its node and hands it to a cleanup
@@ -41,7 +44,7 @@ use std::pin::pin;
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
-use crate::zk::coord::{Coordination, LockNode, SessionEvent, SessionId};
+use crate::zk::coord::{CoordError, Coordination, LockNode, Search, SessionEvent, SessionId};
 use crate::zk::error::ZkLockError;
 use crate::zk::names::{child_name, sequence_of, suffix_of, LOCK_MARKER};
 
@@ -279,6 +282,19 @@ async fn timed_request<C: Coordination, F: Future>(
             return None;
         }
     }
+}
+
+/// The protected search on current data: `sync` first, so a follower that has not applied
+/// our create (its reply was lost, so the session never saw its zxid) cannot answer without
+/// it — the search would miss our node, we would create a second one, and the first would
+/// stay ahead of it for as long as the session lives (the model's `search-without-sync`).
+async fn synced_search<C: Coordination>(
+    coord: &C,
+    dir: &str,
+    prefix: Option<&str>,
+) -> Result<Search, CoordError> {
+    coord.sync(dir).await?;
+    coord.find_own_node(dir, prefix).await
 }
 
 /// Which search candidate is our node: the first in suffix order (as the model's search)

@@ -7,7 +7,7 @@ use std::time::Instant;
 use super::attempt::Attempt;
 use futures::channel::oneshot;
 
-use super::{pick_own, timed, Backoff, Pc, Spec, Stop, CLEANUP_LIMIT, GIVE_UP_WAIT};
+use super::{pick_own, synced_search, timed, Backoff, Pc, Spec, Stop, CLEANUP_LIMIT, GIVE_UP_WAIT};
 use crate::zk::coord::{CoordError, Coordination, SessionId};
 use crate::zk::error::{Cleanup, Holder, ZkLockError};
 use crate::zk::names::protected_child_prefix;
@@ -167,7 +167,7 @@ async fn background_cleanup<C: Coordination>(
         match leftover {
             Leftover::Search { ref protection } => {
                 let prefix = protection.as_deref().map(protected_child_prefix);
-                match coord.find_own_node(&spec.dir, prefix.as_deref()).await {
+                match synced_search(coord, &spec.dir, prefix.as_deref()).await {
                     Ok(search) => {
                         match pick_own(
                             &search.candidates,

@@ -278,6 +278,21 @@ impl Coordination for SimCoord {
         after_step(r)
     }
 
+    /// The simulated server is one linearizable copy of the model's server: there is no
+    /// follower to catch up, so `sync` changes nothing and is no recorded step (the model's
+    /// `FindOwnNode` and `CheckLockNode` already read current data; its `lag` fault is for
+    /// the `search-without-sync` variant, which the recipe does not run).
+    fn sync<'a>(
+        &'a self,
+        path: &'a str,
+    ) -> impl Future<Output = Result<(), CoordError>> + Send + 'a {
+        assert!(
+            path == DIR,
+            "sync of {path}: the recipe syncs its lock directory"
+        );
+        std::future::ready(Ok(()))
+    }
+
     fn check_node<'a>(
         &'a self,
         path: &'a str,

@@ -1,0 +1,441 @@
+//! The model's transitions: what each action does to the state (the step table's outcomes,
+//! `docs/zookeeper.md` §1), then renumbering. `protocol.rs` says which actions are enabled.
+
+use crate::zk::action::Action;
+use crate::zk::scenario::{ClientId, Guard, Scenario, WriteMode};
+use crate::zk::server::ZkError;
+use crate::zk::state::{Client, Event, Own, Pc, Sent, State};
+
+impl Scenario {
+    /// The client is granted the lock: the grant gets the next number of the grant history
+    /// (above every grant still remembered).
+    fn grant(&self, s: &mut State, c: ClientId) {
+        let epoch = s.clients[c as usize].session;
+        let latest = s
+            .holders()
+            .map(|h| s.clients[h as usize].grant)
+            .chain(s.resource.max_grant)
+            .max();
+        let cl = &mut s.clients[c as usize];
+        cl.pc = if self.writes == WriteMode::FencedClaim {
+            Pc::Granted
+        } else {
+            Pc::Holding
+        };
+        cl.count = 1;
+        cl.held_in = epoch;
+        cl.grant = latest.map_or(0, |g| g + 1);
+        cl.overwritten = false;
+        cl.pred = None;
+        if s.expired_holder {
+            s.expired_holder = false;
+            s.last = Event::HandoffAfterExpiry;
+        }
+    }
+
+    /// The guard reports `LockLost`: the hold ends; the node is deleted next.
+    fn lock_lost(s: &mut State, c: ClientId) {
+        let cl = &mut s.clients[c as usize];
+        cl.pc = Pc::Releasing;
+        cl.count = 0;
+        cl.held_in = 0;
+        cl.grant = 0;
+        cl.overwritten = false;
+        s.last = Event::LockLost;
+    }
+
+    /// The client starts over without a node. Its connection stays as it is (a request it
+    /// sent stays queued at the server), but nothing awaits an answer any more.
+    fn start_over(s: &mut State, c: ClientId) {
+        let cl = s.clients[c as usize];
+        s.clients[c as usize] = Client {
+            session: cl.session,
+            suspended: cl.suspended,
+            queued: cl.queued,
+            ..Client::NEW
+        };
+    }
+
+    /// The answer to the client's create (`Idle`) or delete (`Releasing`, or a holder's
+    /// release) is `ConnectionLoss`: applied or not, it cannot tell. The same rules as
+    /// `LoseReply`.
+    fn connection_lost(&self, s: &mut State, c: ClientId) {
+        let rules = self.variant.rules();
+        let cl = &mut s.clients[c as usize];
+        if cl.pc == Pc::Idle {
+            if rules.search_after_lost_create {
+                cl.pc = Pc::CreateLost;
+            }
+        } else if rules.retry_lost_delete {
+            cl.pc = Pc::Releasing;
+            cl.count = 0;
+            cl.held_in = 0;
+            cl.grant = 0;
+        } else {
+            Self::start_over(s, c);
+        }
+    }
+
+    /// The client has a new session (it learned the old one expired, or it restarted); its
+    /// old session's nodes are no longer its own (`docs/zookeeper.md`, "Session change").
+    /// A suspended client first takes the `ConnectionLoss` of the request it had in flight;
+    /// a request still queued is dropped (in a restart the old session lives on, but the
+    /// model does not apply a request of an abandoned handle: `docs/zookeeper.md`, §9).
+    fn new_session(&self, s: &mut State, c: ClientId) {
+        let cl = &mut s.clients[c as usize];
+        let awaiting = cl.awaiting;
+        cl.suspended = false;
+        cl.awaiting = false;
+        cl.queued = None;
+        if awaiting {
+            self.connection_lost(s, c);
+        }
+        let cl = &mut s.clients[c as usize];
+        cl.session += 1;
+        let session = s.session(c);
+        s.server.open_session(session);
+        match s.clients[c as usize].pc {
+            Pc::Idle | Pc::Releasing => {}
+            Pc::CreateLost if self.variant.rules().search_any_session => {}
+            Pc::CreateLost | Pc::Created | Pc::MustWatch | Pc::Waiting => Self::start_over(s, c),
+            Pc::Granted | Pc::Holding | Pc::Updating | Pc::Checked => match self.guard {
+                Guard::Lockwright => Self::lock_lost(s, c),
+                Guard::Curator => {}
+            },
+        }
+    }
+
+    /// The resource accepts a write from holder `c`: its claim (`update` false) or its update's
+    /// write. Judged from the grant history alone (never the token the resource compared):
+    /// stale if a later grant's write was accepted before; a lost update if, since `c`'s read, a
+    /// write made under another grant was accepted. Every other client inside an update has
+    /// its read overwritten now.
+    fn accept_write(&self, s: &mut State, c: ClientId, update: bool) {
+        let cl = s.clients[c as usize];
+        let own = cl.own.expect("a holder has a node");
+        let r = &mut s.resource;
+        let stale = r.max_grant.is_some_and(|m| m > cl.grant);
+        let lost_update = update && cl.overwritten;
+        r.max_grant = Some(r.max_grant.map_or(cl.grant, |m| m.max(cl.grant)));
+        for (d, other) in s.clients.iter_mut().enumerate() {
+            if d != c as usize && other.pc.updating() {
+                other.overwritten = true;
+            }
+        }
+        let me = &mut s.clients[c as usize];
+        me.overwritten = false;
+        if update {
+            me.pc = Pc::Holding;
+        }
+        s.last = Event::Accepted {
+            update,
+            stale,
+            lost_update,
+        };
+        r.max_czxid = Some(r.max_czxid.map_or(own.czxid, |m| m.max(own.czxid)));
+        if self.writes == WriteMode::FencedBySequence {
+            r.max_seq = Some(r.max_seq.map_or(own.name.seq, |m| m.max(own.name.seq)));
+        }
+    }
+
+    /// Performs an enabled action in place, then renumbers (`State::compact`).
+    pub fn apply(&self, s: &mut State, action: Action) {
+        self.apply_uncompacted(s, action);
+        s.compact();
+    }
+
+    /// Performs an enabled action in place, keeping `s`'s numbering (new zxids and suffixes
+    /// continue it): what step descriptions read.
+    pub(crate) fn apply_uncompacted(&self, s: &mut State, action: Action) {
+        use Action::*;
+        s.last = Event::None;
+        let rules = self.variant.rules();
+        match action {
+            CreateLockNode(c) => match s.server.create_sequential(self.uuid(c), s.session(c)) {
+                Ok(z) => {
+                    let cl = &mut s.clients[c as usize];
+                    cl.pc = Pc::Created;
+                    cl.own = Some(Own {
+                        name: z.name,
+                        czxid: z.czxid,
+                    });
+                }
+                Err(_) => self.new_session(s, c),
+            },
+            LoseReply(c, applied) => {
+                s.budget.lose_reply -= 1;
+                let session = s.session(c);
+                let cl = s.clients[c as usize];
+                match cl.pc {
+                    Pc::Idle | Pc::Holding | Pc::Releasing => {
+                        if applied && cl.pc == Pc::Idle {
+                            s.server
+                                .create_sequential(self.uuid(c), session)
+                                .expect("lost replies only in live sessions");
+                        } else if applied {
+                            let own = cl.own.expect("a releasing client has a node");
+                            let _ = s.server.delete(own.name, session);
+                        }
+                        self.connection_lost(s, c);
+                    }
+                    // A read: asked again (the recipe pauses, then repeats the step).
+                    Pc::CreateLost | Pc::Created => {}
+                    Pc::MustWatch => {
+                        // The watch may be set though the client does not know: it asks
+                        // again (the same watch), and a stale one can only wake it early.
+                        if applied {
+                            let pred = cl.pred.expect("a predecessor to watch");
+                            let _ = s.server.get_data_watch(pred, session);
+                        }
+                    }
+                    Pc::Updating if self.writes == WriteMode::Guarded => {
+                        // The `multi`'s outcome is unknown: the caller's update ends with an
+                        // error; its next update reads afresh.
+                        let own = cl.own.expect("a holder has a node");
+                        if applied && s.server.multi_check_write(own.name, session).is_ok() {
+                            self.accept_write(s, c, true);
+                        } else {
+                            let cl = &mut s.clients[c as usize];
+                            cl.pc = Pc::Holding;
+                            cl.overwritten = false;
+                        }
+                    }
+                    // `check-then-write`'s `exists`: asked again before the write.
+                    Pc::Updating => {}
+                    Pc::Waiting | Pc::Granted | Pc::Checked => {
+                        unreachable!("no request whose reply could be lost")
+                    }
+                }
+            }
+            FindOwnNode(c) => {
+                let session = s.session(c);
+                match s.server.get_children(session) {
+                    Ok(children) => {
+                        let mine = |z: &&crate::zk::server::Znode| match self.uuid(c) {
+                            Some(u) => {
+                                z.name.uuid == Some(u)
+                                    && (rules.search_any_session || z.owner == session)
+                            }
+                            None => z.owner == session,
+                        };
+                        match children.iter().find(mine) {
+                            Some(z) => {
+                                let own = Own {
+                                    name: z.name,
+                                    czxid: z.czxid,
+                                };
+                                let cl = &mut s.clients[c as usize];
+                                cl.pc = Pc::Created;
+                                cl.own = Some(own);
+                            }
+                            None => Self::start_over(s, c),
+                        }
+                    }
+                    Err(_) => self.new_session(s, c),
+                }
+            }
+            ListChildren(c) => {
+                let session = s.session(c);
+                let own = s.clients[c as usize]
+                    .own
+                    .expect("a listing client has a node");
+                match s.server.get_children(session) {
+                    Ok(children) => match children.iter().position(|z| z.name == own.name) {
+                        None => Self::start_over(s, c),
+                        Some(0) => self.grant(s, c),
+                        Some(i) => {
+                            let pred = children[i - 1].name;
+                            let cl = &mut s.clients[c as usize];
+                            cl.pc = Pc::MustWatch;
+                            cl.pred = Some(pred);
+                            s.last = Event::Contention;
+                        }
+                    },
+                    Err(_) => self.new_session(s, c),
+                }
+            }
+            WatchPredecessor(c) => {
+                let session = s.session(c);
+                let pred = s.clients[c as usize].pred.expect("a predecessor to watch");
+                let result = s.server.get_data_watch(pred, session);
+                let cl = &mut s.clients[c as usize];
+                match result {
+                    Ok(_) => {
+                        cl.pc = Pc::Waiting;
+                        cl.pred = None;
+                    }
+                    Err(ZkError::NoNode) => {
+                        cl.pc = Pc::Created;
+                        cl.pred = None;
+                    }
+                    Err(_) => self.new_session(s, c),
+                }
+            }
+            ReceiveWatchEvent(c) => {
+                let session = s.session(c);
+                assert!(s.server.take_watch_event(session));
+                s.clients[c as usize].pc = Pc::Created;
+                s.last = Event::WokenByWatch;
+            }
+            ReceiveSessionEvent(c) => self.new_session(s, c),
+            Reenter(c) => s.clients[c as usize].count = 2,
+            ReleaseInner(c) => s.clients[c as usize].count = 1,
+            DeleteLockNode(c) => {
+                let session = s.session(c);
+                let own = s.clients[c as usize]
+                    .own
+                    .expect("a releasing client has a node");
+                match s.server.delete(own.name, session) {
+                    Ok(_) | Err(ZkError::NoNode) => Self::start_over(s, c),
+                    Err(_) => {
+                        // The release goes on in the new session (NoNode there is fine).
+                        let cl = &mut s.clients[c as usize];
+                        cl.pc = Pc::Releasing;
+                        cl.count = 0;
+                        cl.held_in = 0;
+                        cl.grant = 0;
+                        self.new_session(s, c);
+                    }
+                }
+            }
+            Claim(c) => {
+                let own = s.clients[c as usize].own.expect("a holder has a node");
+                if s.resource.max_czxid.is_none_or(|m| own.czxid >= m) {
+                    self.accept_write(s, c, false);
+                    s.clients[c as usize].pc = Pc::Holding;
+                } else {
+                    Self::lock_lost(s, c);
+                }
+            }
+            Read(c) => {
+                let cl = &mut s.clients[c as usize];
+                cl.pc = Pc::Updating;
+                cl.overwritten = false;
+            }
+            Write(c) => self.accept_write(s, c, true),
+            CheckLockNode(c) => {
+                let session = s.session(c);
+                let own = s.clients[c as usize].own.expect("a holder has a node");
+                match s.server.exists(own.name, session) {
+                    Ok(Some(z)) if z.owner == session && z.czxid == own.czxid => {
+                        s.clients[c as usize].pc = Pc::Checked;
+                    }
+                    Ok(_) => Self::lock_lost(s, c),
+                    Err(_) => self.new_session(s, c),
+                }
+            }
+            FencedWrite(c) => {
+                let own = s.clients[c as usize].own.expect("a holder has a node");
+                let ok = match self.writes {
+                    WriteMode::FencedBySequence => {
+                        s.resource.max_seq.is_none_or(|m| own.name.seq >= m)
+                    }
+                    _ => s.resource.max_czxid.is_none_or(|m| own.czxid >= m),
+                };
+                if ok {
+                    self.accept_write(s, c, true);
+                } else {
+                    Self::lock_lost(s, c);
+                }
+            }
+            GuardedWrite(c) => {
+                let session = s.session(c);
+                let own = s.clients[c as usize].own.expect("a holder has a node");
+                match s.server.multi_check_write(own.name, session) {
+                    Ok(_) => self.accept_write(s, c, true),
+                    Err(ZkError::NoNode) => Self::lock_lost(s, c),
+                    Err(_) => self.new_session(s, c),
+                }
+            }
+            ExpireSession(c) => {
+                s.budget.expire -= 1;
+                // A request still queued dies with its session.
+                s.clients[c as usize].queued = None;
+                let cl = s.clients[c as usize];
+                if cl.pc.believes() && cl.held_in == cl.session {
+                    s.expired_holder = true;
+                }
+                s.server.expire_session(s.session(c));
+            }
+            RestartClient(c) => {
+                s.budget.restart -= 1;
+                let old = s.session(c);
+                s.server.disconnect(old);
+                self.new_session(s, c);
+            }
+            ExpireOldSession(c) => {
+                let old = self.old_session(s, c).expect("enabled");
+                let cl = s.clients[c as usize];
+                if cl.pc.believes() && cl.held_in == old.epoch {
+                    s.expired_holder = true;
+                }
+                s.server.expire_session(old);
+            }
+            RecreateParent => {
+                s.budget.recreate_parent -= 1;
+                s.server.recreate_parent().expect("enabled only when empty");
+            }
+            Suspend(c) => {
+                s.budget.suspend -= 1;
+                let cl = &mut s.clients[c as usize];
+                cl.suspended = true;
+                // The request the client was making as the connection dropped: a create
+                // (`Idle`) or a delete (`Releasing`) may still be applied. A read's answer is
+                // simply asked again after the reconnect; a holder makes no request.
+                let sent = match cl.pc {
+                    Pc::Idle => Some(Sent::Create),
+                    Pc::Releasing => cl.own.map(|o| Sent::Delete(o.name)),
+                    _ => None,
+                };
+                cl.awaiting = sent.is_some();
+                cl.queued = sent;
+            }
+            ApplySent(c) => {
+                let session = s.session(c);
+                let uuid = self.uuid(c);
+                match s.clients[c as usize].queued.take() {
+                    Some(Sent::Create) => {
+                        s.server
+                            .create_sequential(uuid, session)
+                            .expect("applied only in a live session");
+                    }
+                    Some(Sent::Delete(name)) => {
+                        let _ = s.server.delete(name, session);
+                    }
+                    None => unreachable!("enabled only with a queued request"),
+                }
+            }
+            Reconnect(c) => {
+                let cl = &mut s.clients[c as usize];
+                let awaiting = cl.awaiting;
+                cl.suspended = false;
+                cl.awaiting = false;
+                cl.queued = None;
+                if awaiting {
+                    self.connection_lost(s, c);
+                }
+            }
+            LaggedSearch(c) => {
+                s.budget.lag -= 1;
+                Self::start_over(s, c);
+            }
+            Abandon(c) => {
+                s.budget.abandon -= 1;
+                let cl = &mut s.clients[c as usize];
+                if cl.pc == Pc::Releasing {
+                    // A dropped release: the delete goes on in its task (cancel-safe), or
+                    // nobody deletes the node.
+                    if !rules.cancel_safe_release {
+                        Self::start_over(s, c);
+                    }
+                } else if rules.cancel_safe_give_up {
+                    // A dropped acquire: its node goes to a delete that goes on.
+                    cl.pc = Pc::Releasing;
+                    cl.pred = None;
+                } else {
+                    Self::start_over(s, c);
+                }
+            }
+        }
+    }
+}
