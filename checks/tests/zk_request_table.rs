@@ -47,6 +47,8 @@ enum Req {
     Multi,
     /// `create` of the lock directory.
     EnsureDir,
+    /// `sync` of the lock directory (before the protected search and `ensure_valid`'s read).
+    Sync,
 }
 
 /// The answer injected in place of the server's.
@@ -201,6 +203,11 @@ impl Coordination for Scripted {
         self.c.new_session(expired)
     }
 
+    async fn sync(&self, dir: &str) -> Result<(), CoordError> {
+        let a = self.take(Req::Sync);
+        self.answer(a, self.c.sync(dir)).await
+    }
+
     async fn ensure_dir(&self, dir: &str) -> Result<(), CoordError> {
         let a = self.take(Req::EnsureDir);
         self.answer(a, self.c.ensure_dir(dir)).await
@@ -331,13 +338,13 @@ fn rows() -> Vec<Row> {
     use Req::*;
     let r = |op, before, req, answer, next, end, does| Row { op, before, req, answer, next, end, does };
     vec![
-        r(Acquire, &[], Create, lost_applied, Some(Search), Acquired, "outcome unknown (applied): the protected search finds the node; it is the one held"),
-        r(Acquire, &[], Create, lost_unapplied, Some(Search), Acquired, "outcome unknown (not applied): the search finds nothing; create again"),
+        r(Acquire, &[], Create, lost_applied, Some(Sync), Acquired, "outcome unknown (applied): `sync`, then the protected search finds the node; it is the one held"),
+        r(Acquire, &[], Create, lost_unapplied, Some(Sync), Acquired, "outcome unknown (not applied): `sync`, the search finds nothing; create again"),
         r(Acquire, &[], Create, no_node, Some(EnsureDir), Acquired, "`NoNode`: make the lock directory, then create again"),
         r(Acquire, &[], Create, expired, Some(Create), Acquired, "session gone: a new session (or the one a peer renewed), then create again"),
         r(Acquire, &[], Create, refused, None, AcquireFailed("Zk"), "hard error (`ZkLockError::Zk`), nothing left"),
-        r(Acquire, &[(Create, lost_applied)], Search, lost_unapplied, Some(Search), Acquired, "outcome unknown: pause, search again"),
-        r(Acquire, &[(Create, lost_applied)], Search, refused, Some(Search), AcquireFailed("Zk"), "hard error (`ZkLockError::Zk`); the background clean-up searches for the node the lost create made, and deletes it"),
+        r(Acquire, &[(Create, lost_applied)], Search, lost_unapplied, Some(Sync), Acquired, "outcome unknown: pause, `sync` and search again"),
+        r(Acquire, &[(Create, lost_applied)], Search, refused, Some(Sync), AcquireFailed("Zk"), "hard error (`ZkLockError::Zk`); the background clean-up syncs, searches for the node the lost create made, and deletes it"),
         r(Acquire, &[], List, lost_unapplied, Some(List), Acquired, "outcome unknown: list again"),
         r(Acquire, &[], List, expired, Some(Create), Acquired, "session gone: the node went with it; a new session, create again"),
         r(Acquire, &[], List, refused, Some(Delete), AcquireFailed("Zk"), "hard error (`ZkLockError::Zk`); our node is deleted on the way out"),
@@ -352,6 +359,11 @@ fn rows() -> Vec<Row> {
         r(Write, &[], Multi, lost_applied, None, Failed("Zk"), "outcome unknown: returned to the caller (`ZkLockError::Zk`): applied or not"),
         r(Write, &[], Multi, no_node, Some(Delete), Lost(LostReason::NodeDeleted), "`NoNode` at the lock check: lost (`NodeDeleted`), nothing written; a delete of our node follows (it answers `NoNode` when the node is really gone)"),
         r(Write, &[], Multi, bad_version, Some(Delete), Lost(LostReason::NodeChanged), "`BadVersion` at the lock check: lost (`NodeChanged`), nothing written; a delete of the node by name follows"),
+        r(Acquire, &[(Create, lost_applied)], Sync, lost_unapplied, Some(Sync), Acquired, "outcome unknown: pause, sync and search again"),
+        r(Acquire, &[(Create, lost_applied)], Sync, refused, Some(Sync), AcquireFailed("Zk"), "hard error (`ZkLockError::Zk`); the background clean-up syncs, searches for the node the lost create made, and deletes it"),
+        r(EnsureValid, &[], Sync, lost_unapplied, None, Lost(LostReason::Suspended), "outcome unknown: lost for now (`Suspended`, not final)"),
+        r(EnsureValid, &[], Sync, expired, Some(Delete), Lost(LostReason::SessionExpired { session: SessionId(0) }), "session gone: lost (`SessionExpired`); a delete of the node follows (with the session really gone it finds nothing)"),
+        r(EnsureValid, &[], Sync, refused, None, Failed("Zk"), "hard error (`ZkLockError::Zk`); the hold is kept"),
         r(Release, &[], Delete, lost_unapplied, Some(Delete), Released, "outcome unknown: delete again (in the background while the session lives)"),
         r(Release, &[], Delete, lost_applied, Some(Delete), Released, "outcome unknown (applied): delete again, `NoNode`: released"),
         r(Release, &[], Delete, gone_already, None, Released, "`NoNode`: already deleted: released"),
@@ -521,7 +533,7 @@ fn every_request_answers_every_class_as_the_table_says() {
         failures.len(),
         failures.join("\n")
     );
-    assert_eq!(rows().len(), 24);
+    assert_eq!(rows().len(), 29);
 }
 
 fn answer_text(a: &Answer) -> String {
