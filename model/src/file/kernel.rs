@@ -32,8 +32,9 @@
 //! failed `close` still releases the descriptor and its locks (close(2): the descriptor is
 //! freed whatever the error).
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+
+use table::{Blank, SortedMap, SortedSet};
 
 /// A process id in the model (small and dense).
 pub type Pid = u8;
@@ -178,21 +179,41 @@ pub struct DescStat {
     pub written: bool,
 }
 
+impl Blank for Desc {
+    const BLANK: Desc = Desc { pid: 0, slot: 0 };
+}
+
+impl Blank for LockRec {
+    const BLANK: LockRec = LockRec::Posix { inode: 0, pid: 0 };
+}
+
+/// Open descriptions kept inline (without a heap allocation): 4 processes × 2 threads, the
+/// deep scenario, all with the lock file open. Granted locks: as many (in the model a process
+/// locks with one kind, so each description holds at most one lock). Live inodes: one more
+/// (the one at the path). Bigger tables move to the heap (`kernel/table.rs`).
+const INLINE_DESCS: usize = 8;
+const INLINE_LOCKS: usize = 8;
+const INLINE_INODES: usize = INLINE_DESCS + 1;
+
 /// The filesystem (one lock path in one directory) and the kernel's lock table.
+///
+/// The tables are small sorted arrays stored inline (`kernel/table.rs`), not B-trees: the checker
+/// clones and hashes the kernel once per transition, and an inline table makes that a copy
+/// and a flat pass. They compare, hash and print as the `BTreeMap`s/`BTreeSet`s did.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Os {
     /// The inode the lock path names, if any.
     path: Option<Inode>,
     /// Inodes that are linked or open, with their link count.
-    inodes: BTreeMap<Inode, u8>,
+    inodes: SortedMap<Inode, u8, INLINE_INODES>,
     /// Open descriptions and the inode each refers to.
-    descs: BTreeMap<Desc, Inode>,
+    descs: SortedMap<Desc, Inode, INLINE_DESCS>,
     /// Granted locks.
-    locks: BTreeSet<LockRec>,
+    locks: SortedSet<LockRec, INLINE_LOCKS>,
     /// Next fresh inode generation.
     next_inode: Inode,
     /// Inodes someone wrote into (no longer empty). Always empty without the `write` fault.
-    written: BTreeSet<Inode>,
+    written: SortedSet<Inode, INLINE_INODES>,
 }
 
 impl Os {
@@ -462,13 +483,9 @@ impl Os {
     /// Process `pid` dies (SIGKILL, power loss of one process): the kernel closes all its
     /// descriptions and releases all its locks.
     pub fn crash(&mut self, pid: Pid) {
-        let mine: Vec<Desc> = self
-            .descs
-            .keys()
-            .copied()
-            .filter(|d| d.pid == pid)
-            .collect();
-        for d in mine {
+        loop {
+            let mine = self.descs.keys().copied().find(|d| d.pid == pid);
+            let Some(d) = mine else { break };
             self.close(d);
         }
         self.locks
@@ -518,8 +535,8 @@ impl Os {
     }
 
     /// Whether [`Os::compact`] with `referenced` would change nothing: every generation below
-    /// the next fresh one is linked, open or referenced. Lets callers skip the (allocating)
-    /// compaction on the many steps that create or drop no inode.
+    /// the next fresh one is linked, open or referenced. Lets callers skip the compaction on
+    /// the many steps that create or drop no inode.
     pub fn is_compact(&self, referenced: impl IntoIterator<Item = Inode>) -> bool {
         if self.next_inode > 64 {
             return false;
@@ -536,26 +553,88 @@ impl Os {
 
     /// Renumbers inode generations densely (0, 1, ...) in creation order, keeping those that
     /// are linked, open, or in `referenced` (identities the caller remembers). Returns the
-    /// renaming, which the caller applies to what it remembers. This keeps the model's state
-    /// space finite when files are created again and again (SimpleFs, delete-on-release).
-    pub fn compact(&mut self, referenced: &BTreeSet<Inode>) -> BTreeMap<Inode, Inode> {
-        let mut live: BTreeSet<Inode> = self.inodes.keys().copied().collect();
-        live.extend(referenced.iter().copied());
-        let map: BTreeMap<Inode, Inode> = live
-            .iter()
-            .enumerate()
-            .map(|(new, &old)| (old, new as Inode))
-            .collect();
-        let m = |i: Inode| map[&i];
+    /// renumbering, which the caller applies to what it remembers. This keeps the model's
+    /// state space finite when files are created again and again (SimpleFs,
+    /// delete-on-release). Allocates nothing: the renumbering keeps order, so every table
+    /// stays sorted and is rewritten in place.
+    pub fn compact(&mut self, referenced: impl IntoIterator<Item = Inode>) -> Renumbering {
+        let mut map = Renumbering::default();
+        for &i in self.inodes.keys() {
+            map.keep(i);
+        }
+        for i in referenced {
+            map.keep(i);
+        }
+        let m = |i: Inode| map.get(i);
         self.path = self.path.map(m);
-        self.inodes = self.inodes.iter().map(|(&i, &n)| (m(i), n)).collect();
-        self.descs = self.descs.iter().map(|(&d, &i)| (d, m(i))).collect();
-        self.locks = self.locks.iter().map(|&l| l.map_inode(m)).collect();
-        self.written = self.written.iter().map(|&i| m(i)).collect();
-        self.next_inode = map.len() as Inode;
+        for (i, _) in self.inodes.entries_mut() {
+            *i = m(*i);
+        }
+        for (_, i) in self.descs.entries_mut() {
+            *i = m(*i);
+        }
+        for l in self.locks.entries_mut() {
+            *l = l.map_inode(m);
+        }
+        for i in self.written.entries_mut() {
+            *i = m(*i);
+        }
+        self.next_inode = map.len();
         map
     }
 }
 
+/// What [`Os::compact`] did: the kept generations, each renumbered to its rank among them (so
+/// the order of creation is kept).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Renumbering {
+    /// Bit `i` of word `i / 64`: generation `i` is kept.
+    kept: [u64; 4],
+}
+
+impl Renumbering {
+    fn keep(&mut self, i: Inode) {
+        self.kept[usize::from(i / 64)] |= 1 << (i % 64);
+    }
+
+    /// Whether generation `old` was kept.
+    pub fn contains(&self, old: Inode) -> bool {
+        self.kept[usize::from(old / 64)] & (1 << (old % 64)) != 0
+    }
+
+    /// The new number of the kept generation `old`.
+    ///
+    /// # Panics
+    /// If `old` was not kept (it was neither linked, open nor referenced).
+    pub fn get(&self, old: Inode) -> Inode {
+        assert!(
+            self.contains(old),
+            "inode {old} was not kept by the compaction"
+        );
+        let (word, bit) = (usize::from(old / 64), old % 64);
+        let below: u32 = self.kept[..word].iter().map(|w| w.count_ones()).sum();
+        (below + (self.kept[word] & ((1 << bit) - 1)).count_ones()) as Inode
+    }
+
+    /// How many generations were kept: the next fresh generation after the compaction.
+    pub fn len(&self) -> Inode {
+        self.kept.iter().map(|w| w.count_ones()).sum::<u32>() as Inode
+    }
+
+    /// Whether no generation was kept.
+    pub fn is_empty(&self) -> bool {
+        self.kept == [0; 4]
+    }
+
+    /// `(old, new)` for every kept generation, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (Inode, Inode)> + '_ {
+        (0..=Inode::MAX)
+            .filter(|&i| self.contains(i))
+            .enumerate()
+            .map(|(new, old)| (old, new as Inode))
+    }
+}
+
+mod table;
 #[cfg(test)]
 mod tests;
