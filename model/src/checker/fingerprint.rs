@@ -86,8 +86,9 @@ impl Fingerprinter {
         self.hash = mum(first ^ K1, second ^ self.hash ^ K2);
     }
 
-    /// The buffer is full: mix its four words.
-    #[inline(never)]
+    /// The buffer is full: mix its four words. Inlined, so that no call takes the
+    /// fingerprinter's address and its length can stay in a register.
+    #[inline(always)]
     fn flush(&mut self) {
         self.pair(self.word(0), self.word(1));
         self.pair(self.word(2), self.word(3));
@@ -164,6 +165,92 @@ impl Hasher for Fingerprinter {
     }
 }
 
+/// A state's packed encoding, for a model whose [`Checkable::visited_key`] fingerprints its
+/// states straight from bytes instead of through the derived `Hash`: the model pushes a few
+/// bytes per field into a buffer on the stack (a store and an increment each, with nothing
+/// to call), and [`Packer::fingerprint`] mixes the buffer a word at a time.
+///
+/// The encoding is the model's to make injective (distinct states, distinct bytes); a model
+/// checks the length it needs with [`Packer::fits`] first and fingerprints bigger states
+/// another way.
+///
+/// [`Checkable::visited_key`]: super::Checkable::visited_key
+#[derive(Clone)]
+pub struct Packer {
+    buf: [u8; Packer::CAPACITY],
+    len: usize,
+}
+
+impl Default for Packer {
+    fn default() -> Packer {
+        Packer {
+            buf: [0; Packer::CAPACITY],
+            len: 0,
+        }
+    }
+}
+
+impl Packer {
+    /// Bytes a packed encoding may take.
+    pub const CAPACITY: usize = 256;
+
+    /// Whether an encoding of `bytes` bytes fits.
+    pub fn fits(bytes: usize) -> bool {
+        bytes <= Packer::CAPACITY
+    }
+
+    /// Appends a byte. The caller made sure the encoding fits ([`Packer::fits`]); past the
+    /// capacity, [`Packer::fingerprint`] and [`Packer::bytes`] panic.
+    #[inline(always)]
+    pub fn push(&mut self, b: u8) {
+        self.buf[self.len % Packer::CAPACITY] = b;
+        self.len += 1;
+    }
+
+    /// The encoding so far.
+    ///
+    /// # Panics
+    /// If more than [`Packer::CAPACITY`] bytes were pushed.
+    pub fn bytes(&self) -> &[u8] {
+        assert!(
+            self.len <= Packer::CAPACITY,
+            "a packed state took {} bytes, more than the {} a Packer holds (check Packer::fits first)",
+            self.len,
+            Packer::CAPACITY
+        );
+        &self.buf[..self.len]
+    }
+
+    /// The fingerprint of the encoding: [`fingerprint_bytes`] of [`Packer::bytes`].
+    #[inline]
+    pub fn fingerprint(&self) -> u64 {
+        fingerprint_bytes(self.bytes())
+    }
+}
+
+/// The fingerprint of a byte string: the value a [`Fingerprinter`] fed the same bytes one by
+/// one finishes with, computed a word at a time.
+#[inline]
+pub fn fingerprint_bytes(bytes: &[u8]) -> u64 {
+    let word = |chunk: &[u8]| {
+        let mut w = [0u8; 8];
+        w[..chunk.len()].copy_from_slice(chunk);
+        u64::from_le_bytes(w)
+    };
+    let mut hash = SEED;
+    let mut pairs = bytes.chunks_exact(16);
+    for pair in &mut pairs {
+        hash = mum(word(&pair[..8]) ^ K1, word(&pair[8..]) ^ hash ^ K2);
+    }
+    let rest = pairs.remainder();
+    let hash = if rest.len() >= 8 {
+        mum(word(&rest[..8]) ^ K1, word(&rest[8..]) ^ hash ^ K2)
+    } else {
+        mum(word(rest) ^ K1, hash ^ K2)
+    };
+    fmix64(hash ^ fmix64(bytes.len() as u64))
+}
+
 /// The visited set's hasher: fingerprints are already well mixed, so use them as they are.
 #[derive(Default)]
 pub(crate) struct PassThrough(u64);
@@ -220,6 +307,7 @@ mod tests {
                 h.write_u8(b);
             }
             assert_eq!(h.finish(), word_at_a_time(&bytes), "{len} bytes");
+            assert_eq!(super::fingerprint_bytes(&bytes), h.finish(), "{len} bytes");
         }
     }
 

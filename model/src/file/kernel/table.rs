@@ -180,6 +180,10 @@ impl<K: Blank + Ord, V: Blank, const N: usize> SortedMap<K, V, N> {
         Some(self.0.remove_at(at).1)
     }
 
+    pub(super) fn len(&self) -> usize {
+        self.0.as_slice().len()
+    }
+
     /// The entries in key order.
     pub(super) fn iter(&self) -> impl Iterator<Item = (&K, &V)> + '_ {
         self.0.as_slice().iter().map(|(k, v)| (k, v))
@@ -230,6 +234,7 @@ impl<K: Blank + Eq, V: Blank + Eq, const N: usize> Eq for SortedMap<K, V, N> {}
 
 impl<K: Blank + Hash, V: Blank + Hash, const N: usize> Hash for SortedMap<K, V, N> {
     /// `BTreeMap`'s stream: the length, then each key and its value.
+    #[inline]
     fn hash<H: Hasher>(&self, h: &mut H) {
         let entries = self.0.as_slice();
         h.write_usize(entries.len());
@@ -325,6 +330,7 @@ impl<T: Blank + Eq, const N: usize> Eq for SortedSet<T, N> {}
 
 impl<T: Blank + Hash, const N: usize> Hash for SortedSet<T, N> {
     /// `BTreeSet`'s stream: the length, then each entry.
+    #[inline]
     fn hash<H: Hasher>(&self, h: &mut H) {
         let entries = self.0.as_slice();
         h.write_usize(entries.len());
