@@ -21,7 +21,7 @@ pub fn fingerprint<S: Hash + ?Sized>(s: &S) -> u64 {
 ///
 /// The bytes are stored in a small buffer and mixed four words at a time: storing a byte is
 /// then a store and an increment, where shifting it into a word register was a dependent
-/// chain of five instructions (`docs/performance.md`, "Model v3"). The words, their order and
+/// chain of five instructions (`docs/performance.md`, "Checker v4"). The words, their order and
 /// so every fingerprint are the same as when they were built in a register.
 #[derive(Clone, Copy)]
 pub struct Fingerprinter {
