@@ -77,10 +77,10 @@ fn packed(s: &State) -> Vec<u8> {
 }
 
 /// How many distinct values `encode` gives `states`, and two distinct states it merges.
-fn merged<'a>(
-    states: &'a [State],
+fn merged(
+    states: &[State],
     encode: impl Fn(&State) -> Vec<u8>,
-) -> (usize, Option<(&'a State, &'a State)>) {
+) -> (usize, Option<(&State, &State)>) {
     let mut by_code: HashMap<Vec<u8>, &State> = HashMap::new();
     let mut clash = None;
     for s in states {
