@@ -200,7 +200,7 @@ const INLINE_INODES: usize = INLINE_DESCS + 1;
 /// The tables are small sorted arrays stored inline (`kernel/table.rs`), not B-trees: the
 /// checker clones and hashes the kernel once per transition, and an inline table makes that
 /// a copy and a flat pass. They compare, hash and print as the `BTreeMap`s/`BTreeSet`s did.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Default, PartialEq, Eq, Hash)]
 pub struct Os {
     /// The inode the lock path names, if any.
     path: Option<Inode>,
@@ -214,6 +214,31 @@ pub struct Os {
     next_inode: Inode,
     /// Inodes someone wrote into (no longer empty). Always empty without the `write` fault.
     written: SortedSet<Inode, INLINE_INODES>,
+}
+
+impl Clone for Os {
+    fn clone(&self) -> Os {
+        Os {
+            path: self.path,
+            inodes: self.inodes.clone(),
+            descs: self.descs.clone(),
+            locks: self.locks.clone(),
+            next_inode: self.next_inode,
+            written: self.written.clone(),
+        }
+    }
+
+    /// Table by table, so that inline tables are copied over (the checker overwrites one
+    /// scratch kernel per successor).
+    #[inline]
+    fn clone_from(&mut self, source: &Os) {
+        self.path = source.path;
+        self.inodes.clone_from(&source.inodes);
+        self.descs.clone_from(&source.descs);
+        self.locks.clone_from(&source.locks);
+        self.next_inode = source.next_inode;
+        self.written.clone_from(&source.written);
+    }
 }
 
 impl Os {

@@ -40,8 +40,27 @@ enum Repr<T, const N: usize> {
 
 /// Entries kept sorted (by the caller's key) and unique; the storage behind
 /// [`SortedMap`] and [`SortedSet`].
-#[derive(Clone)]
 struct Table<T, const N: usize>(Repr<T, N>);
+
+impl<T: Copy, const N: usize> Clone for Table<T, N> {
+    fn clone(&self) -> Self {
+        Table(self.0.clone())
+    }
+
+    /// Inline into inline is a plain copy (what the checker does once per successor): no
+    /// drop of the old value, no new allocation.
+    #[inline]
+    fn clone_from(&mut self, source: &Self) {
+        match (&mut self.0, &source.0) {
+            (Repr::Inline { len, items }, Repr::Inline { len: l, items: i }) => {
+                *len = *l;
+                *items = *i;
+            }
+            (Repr::Heap(v), Repr::Heap(w)) => v.clone_from(w),
+            (me, other) => *me = other.clone(),
+        }
+    }
+}
 
 impl<T: Blank, const N: usize> Table<T, N> {
     const EMPTY: Self = Table(Repr::Inline {
@@ -141,8 +160,18 @@ impl<T: Blank, const N: usize> Table<T, N> {
 }
 
 /// A map from `K` to `V`, sorted by key: what `BTreeMap<K, V>` was here.
-#[derive(Clone)]
 pub(super) struct SortedMap<K, V, const N: usize>(Table<(K, V), N>);
+
+impl<K: Copy, V: Copy, const N: usize> Clone for SortedMap<K, V, N> {
+    fn clone(&self) -> Self {
+        SortedMap(self.0.clone())
+    }
+
+    #[inline]
+    fn clone_from(&mut self, source: &Self) {
+        self.0.clone_from(&source.0);
+    }
+}
 
 impl<K: Blank + Ord, V: Blank, const N: usize> SortedMap<K, V, N> {
     /// Where `k` is, or where it would go.
@@ -256,8 +285,18 @@ impl<K: Blank + fmt::Debug, V: Blank + fmt::Debug, const N: usize> fmt::Debug
 }
 
 /// A sorted set of `T`: what `BTreeSet<T>` was here.
-#[derive(Clone)]
 pub(super) struct SortedSet<T, const N: usize>(Table<T, N>);
+
+impl<T: Copy, const N: usize> Clone for SortedSet<T, N> {
+    fn clone(&self) -> Self {
+        SortedSet(self.0.clone())
+    }
+
+    #[inline]
+    fn clone_from(&mut self, source: &Self) {
+        self.0.clone_from(&source.0);
+    }
+}
 
 impl<T: Blank + Ord, const N: usize> SortedSet<T, N> {
     pub(super) fn contains(&self, x: &T) -> bool {
@@ -369,6 +408,10 @@ mod tests {
         let mut bset = BTreeSet::new();
         let mut map: SortedMap<u8, u8, 4> = SortedMap::default();
         let mut bmap = BTreeMap::new();
+        // Overwritten from the tables at every step (`clone_from`, as the checker does):
+        // inline over inline, heap over heap, and each over the other.
+        let mut set_copy: SortedSet<u8, 4> = SortedSet::default();
+        let mut map_copy: SortedMap<u8, u8, 4> = SortedMap::default();
         let mut ops = numbers(0x9e37_79b9_7f4a_7c15);
         let mut spilled = 0;
         for step in 0..20_000 {
@@ -403,6 +446,10 @@ mod tests {
             assert_eq!(map.contains_key(&x), bmap.contains_key(&x));
             assert_eq!(set.contains(&x), bset.contains(&x));
             assert_eq!(set.clone(), set.iter().copied().collect());
+            set_copy.clone_from(&set);
+            map_copy.clone_from(&map);
+            assert!(set_copy.iter().eq(bset.iter()), "step {step}");
+            assert!(map_copy.iter().eq(bmap.iter()), "step {step}");
         }
         assert!(
             spilled > 1000,
