@@ -29,7 +29,7 @@ use stateright::{Expectation, Model, Property};
 
 pub use checkable::{Checkable, Options};
 use fingerprint::PassThrough;
-pub use fingerprint::{fingerprint, Fingerprinter};
+pub use fingerprint::{fingerprint, fingerprint_bytes, Fingerprinter, Packer};
 pub use report::{Memory, Progress, Report, Verdict};
 use visited::Visited;
 

@@ -32,8 +32,9 @@
 //! failed `close` still releases the descriptor and its locks (close(2): the descriptor is
 //! freed whatever the error).
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+
+use table::{Blank, SortedMap, SortedSet};
 
 /// A process id in the model (small and dense).
 pub type Pid = u8;
@@ -178,21 +179,66 @@ pub struct DescStat {
     pub written: bool,
 }
 
+impl Blank for Desc {
+    const BLANK: Desc = Desc { pid: 0, slot: 0 };
+}
+
+impl Blank for LockRec {
+    const BLANK: LockRec = LockRec::Posix { inode: 0, pid: 0 };
+}
+
+/// Open descriptions kept inline (without a heap allocation): 4 processes × 2 threads, the
+/// deep scenario, all with the lock file open. Granted locks: as many (in the model a process
+/// locks with one kind, so each description holds at most one lock). Live inodes: one more
+/// (the one at the path). Bigger tables move to the heap (`kernel/table.rs`).
+const INLINE_DESCS: usize = 8;
+const INLINE_LOCKS: usize = 8;
+const INLINE_INODES: usize = INLINE_DESCS + 1;
+
 /// The filesystem (one lock path in one directory) and the kernel's lock table.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+///
+/// The tables are small sorted arrays stored inline (`kernel/table.rs`), not B-trees: the
+/// checker clones and hashes the kernel once per transition, and an inline table makes that
+/// a copy and a flat pass. They compare, hash and print as the `BTreeMap`s/`BTreeSet`s did.
+#[derive(Debug, Default, PartialEq, Eq, Hash)]
 pub struct Os {
     /// The inode the lock path names, if any.
     path: Option<Inode>,
     /// Inodes that are linked or open, with their link count.
-    inodes: BTreeMap<Inode, u8>,
+    inodes: SortedMap<Inode, u8, INLINE_INODES>,
     /// Open descriptions and the inode each refers to.
-    descs: BTreeMap<Desc, Inode>,
+    descs: SortedMap<Desc, Inode, INLINE_DESCS>,
     /// Granted locks.
-    locks: BTreeSet<LockRec>,
+    locks: SortedSet<LockRec, INLINE_LOCKS>,
     /// Next fresh inode generation.
     next_inode: Inode,
     /// Inodes someone wrote into (no longer empty). Always empty without the `write` fault.
-    written: BTreeSet<Inode>,
+    written: SortedSet<Inode, INLINE_INODES>,
+}
+
+impl Clone for Os {
+    fn clone(&self) -> Os {
+        Os {
+            path: self.path,
+            inodes: self.inodes.clone(),
+            descs: self.descs.clone(),
+            locks: self.locks.clone(),
+            next_inode: self.next_inode,
+            written: self.written.clone(),
+        }
+    }
+
+    /// Table by table, so that inline tables are copied over (the checker overwrites one
+    /// scratch kernel per successor).
+    #[inline]
+    fn clone_from(&mut self, source: &Os) {
+        self.path = source.path;
+        self.inodes.clone_from(&source.inodes);
+        self.descs.clone_from(&source.descs);
+        self.locks.clone_from(&source.locks);
+        self.next_inode = source.next_inode;
+        self.written.clone_from(&source.written);
+    }
 }
 
 impl Os {
@@ -462,13 +508,9 @@ impl Os {
     /// Process `pid` dies (SIGKILL, power loss of one process): the kernel closes all its
     /// descriptions and releases all its locks.
     pub fn crash(&mut self, pid: Pid) {
-        let mine: Vec<Desc> = self
-            .descs
-            .keys()
-            .copied()
-            .filter(|d| d.pid == pid)
-            .collect();
-        for d in mine {
+        loop {
+            let mine = self.descs.keys().copied().find(|d| d.pid == pid);
+            let Some(d) = mine else { break };
             self.close(d);
         }
         self.locks
@@ -516,46 +558,12 @@ impl Os {
             })
             .collect();
     }
-
-    /// Whether [`Os::compact`] with `referenced` would change nothing: every generation below
-    /// the next fresh one is linked, open or referenced. Lets callers skip the (allocating)
-    /// compaction on the many steps that create or drop no inode.
-    pub fn is_compact(&self, referenced: impl IntoIterator<Item = Inode>) -> bool {
-        if self.next_inode > 64 {
-            return false;
-        }
-        let mut mask: u128 = 0;
-        for &i in self.inodes.keys() {
-            mask |= 1 << i;
-        }
-        for i in referenced {
-            mask |= 1 << i;
-        }
-        mask == (1u128 << self.next_inode) - 1
-    }
-
-    /// Renumbers inode generations densely (0, 1, ...) in creation order, keeping those that
-    /// are linked, open, or in `referenced` (identities the caller remembers). Returns the
-    /// renaming, which the caller applies to what it remembers. This keeps the model's state
-    /// space finite when files are created again and again (SimpleFs, delete-on-release).
-    pub fn compact(&mut self, referenced: &BTreeSet<Inode>) -> BTreeMap<Inode, Inode> {
-        let mut live: BTreeSet<Inode> = self.inodes.keys().copied().collect();
-        live.extend(referenced.iter().copied());
-        let map: BTreeMap<Inode, Inode> = live
-            .iter()
-            .enumerate()
-            .map(|(new, &old)| (old, new as Inode))
-            .collect();
-        let m = |i: Inode| map[&i];
-        self.path = self.path.map(m);
-        self.inodes = self.inodes.iter().map(|(&i, &n)| (m(i), n)).collect();
-        self.descs = self.descs.iter().map(|(&d, &i)| (d, m(i))).collect();
-        self.locks = self.locks.iter().map(|&l| l.map_inode(m)).collect();
-        self.written = self.written.iter().map(|&i| m(i)).collect();
-        self.next_inode = map.len() as Inode;
-        map
-    }
 }
 
+mod encode;
+mod renumber;
+mod table;
+
+pub use renumber::Renumbering;
 #[cfg(test)]
 mod tests;

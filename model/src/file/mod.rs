@@ -32,12 +32,14 @@
 //! instance is), [`state`], [`action`], [`steps`] (the step table: every difference between
 //! the variants), [`transitions`] (what each action does), [`properties`] (the named
 //! properties and the observations of read-only calls), [`model`] (the Stateright `Model`),
-//! [`describe`] (counterexample listings). `docs/model.md` has the verdict table.
+//! [`describe`] (counterexample listings), [`symmetry`] and [`packed`] (the checker's keys for
+//! a state: with and without symmetry reduction). `docs/model.md` has the verdict table.
 
 pub mod action;
 pub mod describe;
 pub mod kernel;
 pub mod model;
+pub mod packed;
 pub mod properties;
 pub mod scenario;
 pub mod state;

@@ -21,12 +21,13 @@ impl Checkable for Scenario {
         self.canonical(s)
     }
 
-    /// The class fingerprint ([`Scenario::class_fingerprint`]) when symmetry is on.
+    /// The class fingerprint ([`Scenario::class_fingerprint`]) when symmetry is on, else the
+    /// fingerprint of the packed encoding ([`State::packed_fingerprint`]).
     fn visited_key(&self, s: &State) -> u64 {
         if self.symmetry {
             self.class_fingerprint(s)
         } else {
-            crate::checker::fingerprint(s)
+            s.packed_fingerprint()
         }
     }
 

@@ -2,9 +2,7 @@
 //! [`super::kernel`]), and where the thread goes next (from the step table,
 //! [`super::steps::step`]).
 
-use std::collections::BTreeSet;
-
-use super::kernel::{Inode, OpenMode, TryLockResult};
+use super::kernel::{OpenMode, TryLockResult};
 use super::steps::{check_step, step};
 use super::{Action, Event, Pc, Pid, Scenario, State, Thread, Tid};
 #[cfg(doc)]
@@ -246,11 +244,10 @@ impl Scenario {
         if !may_renumber || s.os.is_compact(s.threads.iter().filter_map(|th| th.inode)) {
             return;
         }
-        let referenced: BTreeSet<Inode> = s.threads.iter().filter_map(|th| th.inode).collect();
-        let renaming = s.os.compact(&referenced);
+        let renaming = s.os.compact(s.threads.iter().filter_map(|th| th.inode));
         for th in &mut s.threads {
             if let Some(i) = th.inode.as_mut() {
-                *i = renaming[i];
+                *i = renaming.get(*i);
             }
         }
     }
