@@ -37,6 +37,7 @@
 
 mod client;
 pub mod coord;
+#[cfg(feature = "defects")]
 mod defects;
 mod error;
 pub mod fencing;

@@ -23,14 +23,19 @@ mod coordination;
 mod error_table;
 mod executor;
 
+#[cfg(feature = "defects")]
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+#[cfg(feature = "defects")]
+use std::time::Instant;
 
 use zookeeper_client::Client;
 
-use self::executor::{on_executor, spawn_task, task_thread};
+use self::executor::on_executor;
+#[cfg(feature = "defects")]
+use self::executor::{spawn_task, task_thread};
 use crate::zk::coord::{CoordError, Coordination};
 use crate::zk::error::ZkLockError;
 
@@ -409,6 +414,7 @@ impl ZkClient {
 }
 
 /// `fut`, or `None` after `d`.
+#[cfg(feature = "defects")]
 async fn with_timeout<F: Future>(fut: F, d: Duration) -> Option<F::Output> {
     use futures::future::{select, Either};
     let fut = std::pin::pin!(fut);
