@@ -116,11 +116,14 @@ impl<C: Coordination> ZkMutex<C> {
     }
 
     /// Whether this value holds the lock now: its last grant has a guard that was not released
-    /// and has seen no final loss (Curator's `isAcquiredInThisProcess`, per value). No
+    /// (or dropped) and has seen no final loss (Curator's `isAcquiredInThisProcess`, per value). No
     /// request: for the server's view, ask the guard ([`ZkGuard::ensure_valid`]).
     pub fn is_held(&self) -> bool {
         let last = self.last.lock().unwrap_or_else(|p| p.into_inner());
-        last.upgrade().is_some_and(|h| h.lost().is_none())
+        // The hold may outlive its guards for a moment (a released node's delete runs in a
+        // task that keeps it): held means a guard not yet released.
+        last.upgrade()
+            .is_some_and(|h| h.lost().is_none() && h.count.load(Ordering::Acquire) > 0)
     }
 
     /// Every participant's lock node, full paths, in queue order: the first holds the lock,
