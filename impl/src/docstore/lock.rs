@@ -390,7 +390,10 @@ impl<S: DocStore> LeaseGuard<'_, S> {
         self.deadline
     }
 
-    /// Where the guard is in the recipe's loop.
+    /// Where the guard is in the recipe's loop (the model's program counter). Test-only,
+    /// behind `defects`.
+    #[cfg(feature = "defects")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "defects")))]
     pub fn pc(&self) -> Pc {
         self.pc
     }

@@ -77,7 +77,13 @@ mod claim;
 mod error;
 mod http;
 mod lock;
+/// The recipe as steps and requests, shared with the model (`Pc`, `Step`, `Request`): for the
+/// test kit that replays runs through the model. Test-only, behind `defects`.
+#[cfg(feature = "defects")]
+#[cfg_attr(docsrs, doc(cfg(feature = "defects")))]
 pub mod recipe;
+#[cfg(not(feature = "defects"))]
+mod recipe;
 mod release;
 pub mod scripts;
 pub mod store;
@@ -88,5 +94,8 @@ pub use http::{HttpStore, DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT};
 pub use lock::{default_owner, LeaseGuard, LeaseLock, DEFAULT_ATTEMPTS};
 #[cfg(feature = "defects")]
 pub use recipe::Defect;
-pub use recipe::{Pc, Recipe, Role, Step, Writes};
+#[cfg(feature = "defects")]
+#[cfg_attr(docsrs, doc(cfg(feature = "defects")))]
+pub use recipe::{Pc, Step};
+pub use recipe::{Recipe, Role, Writes};
 pub use store::{Doc, DocStore, Refusal, StoreError, StoredScript, Token, WriteResult, Written};
