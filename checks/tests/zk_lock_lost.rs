@@ -416,9 +416,12 @@ fn creator_only_acls_keep_unauthenticated_sessions_away_from_the_lock() {
     };
     let (a, b) = (authed(), authed());
     let stranger = client(&s);
-    let d = dir("creator-all");
-    let ma = ZkMutex::new(a, &d).unwrap();
-    let mb = ZkMutex::new(b, &d).unwrap();
+    // A top-level path of its own: the authenticated client creates the missing ancestors
+    // with its ACL, and an ancestor other tests share (`/lockwright-test`) would then refuse
+    // them (a container, it may also be reaped and re-created by either side).
+    let d = "/lockwright-acl-test/creator-all";
+    let ma = ZkMutex::new(a, d).unwrap();
+    let mb = ZkMutex::new(b, d).unwrap();
     let g = block_on(ma.acquire()).unwrap();
     assert!(block_on(mb.try_acquire()).unwrap_err().is_held());
     // The stranger cannot delete the held node.
@@ -429,7 +432,7 @@ fn creator_only_acls_keep_unauthenticated_sessions_away_from_the_lock() {
     );
     block_on(g.ensure_valid()).unwrap();
     // Nor take part: listing the directory is refused, a hard error.
-    let e = block_on(ZkMutex::new(stranger.clone(), &d).unwrap().try_acquire()).unwrap_err();
+    let e = block_on(ZkMutex::new(stranger.clone(), d).unwrap().try_acquire()).unwrap_err();
     assert!(matches!(e, ZkLockError::Zk { .. }), "{e}");
     g.release_now();
     let g = block_on(mb.try_acquire()).unwrap();
