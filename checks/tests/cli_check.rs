@@ -491,3 +491,45 @@ fn explore_serves_the_scenario_on_loopback() {
     assert!(states.contains("HeldInsert(p0, t0)"), "{states}");
     assert!(states.contains("held_insert(path)"), "{states}");
 }
+
+/// A bare fence (`--writes fenced`) loses an update under a pause in both families that have
+/// tokens (`docs/docstore.md` row 18, `docs/zookeeper.md` §5): the check declares it, with
+/// its reason, and exits 0, while "fenced writes are exclusive" holds. The twins: unfenced
+/// writes break the fence itself, which is not declared (exit 1, in
+/// `a_verdict_other_than_documented_exits_1`), and claim-at-acquire loses nothing.
+#[test]
+fn a_bare_fence_loses_an_update_as_documented_in_both_families() {
+    let declared = "VIOLATED (as documented: a bare fence learns of a new holder only at its \
+                    first write (fenced-claim closes it))";
+    for family in ["docstore", "zk"] {
+        let o = lockwright(&["check", "--family", family, "--writes", "fenced", "-q"]);
+        let out = stdout(&o);
+        assert_eq!(o.status.code(), Some(0), "{family}: {out}");
+        let lost = out
+            .lines()
+            .find(|l| l.contains("\"no lost update\""))
+            .unwrap_or_else(|| panic!("{family}: no verdict line in\n{out}"));
+        assert!(lost.ends_with(declared), "{family}: {lost}");
+        let exclusive = out
+            .lines()
+            .find(|l| l.contains("\"fenced writes are exclusive\""))
+            .unwrap_or_else(|| panic!("{family}: no verdict line in\n{out}"));
+        assert!(exclusive.ends_with(" holds"), "{family}: {exclusive}");
+
+        let o = lockwright(&[
+            "check",
+            "--family",
+            family,
+            "--writes",
+            "fenced-claim",
+            "-q",
+        ]);
+        let out = stdout(&o);
+        assert_eq!(o.status.code(), Some(0), "{family}: {out}");
+        assert!(
+            out.lines()
+                .any(|l| l.contains("\"no lost update\"") && l.ends_with(" holds")),
+            "{family}: {out}"
+        );
+    }
+}

@@ -1,7 +1,7 @@
 //! How the tools present the document-store family ([`Family`]).
 
-use super::protocol::{Action, ALWAYS, AT_MOST_ONE_WRITER, SOMETIMES};
-use super::scenario::{Scenario, Variant};
+use super::protocol::{Action, ALWAYS, AT_MOST_ONE_WRITER, NO_LOST_UPDATE, SOMETIMES};
+use super::scenario::{Scenario, Variant, Writes};
 use crate::family::Family;
 
 impl Family for Scenario {
@@ -80,6 +80,8 @@ impl Family for Scenario {
     /// loss of its lock document (an operator's stray delete, the lock index re-created, an
     /// acknowledged acquire rolled back at a fail-over: docs/docstore.md, rows 17–20 and
     /// 26–30); its fence keeps the old holder's writes out where the fence itself survives.
+    /// With a bare `fenced` resource (no claim at acquire) the same two holders lose an
+    /// update (row 18): the fence learns of the new holder only at its first write.
     /// The recipes as written declare nothing: their violations are the bugs the page shows.
     fn documented(&self) -> Vec<(&'static str, &'static str)> {
         let f = self.faults;
@@ -100,7 +102,14 @@ impl Family for Scenario {
             }
             (false, false) => return Vec::new(),
         };
-        vec![(AT_MOST_ONE_WRITER, reason)]
+        let mut out = vec![(AT_MOST_ONE_WRITER, reason)];
+        if self.writes == Writes::Fenced {
+            out.push((
+                NO_LOST_UPDATE,
+                "a bare fence learns of a new holder only at its first write (fenced-claim closes it)",
+            ));
+        }
+        out
     }
 
     fn check_args(&self) -> String {
