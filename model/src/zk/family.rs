@@ -108,6 +108,9 @@ impl Family for Scenario {
         if self.guard != Guard::Lockwright {
             args.push_str(&format!(" --guard {}", self.guard));
         }
+        if self.shared_client {
+            args.push_str(" --shared-client");
+        }
         args.push_str(&format!(
             " --faults {} --symmetry {}",
             self.faults,
