@@ -235,7 +235,7 @@ const PINNED_FENCED_BY_SEQUENCE: (&str, &str) = (
 /// The variant rules are written twice: in the recipe (`lockwright::zk`, which does not depend
 /// on the model) and in the model. They must agree field for field for every variant, or the
 /// twins above would check one recipe against another's model. Its own teeth: the assertion
-/// also checks that the five variants' rules are pairwise different, so a table collapsed to
+/// also checks that the seven variants' rules are pairwise different, so a table collapsed to
 /// Curator's everywhere cannot pass.
 #[test]
 fn the_recipe_and_the_model_share_one_rules_table() {
@@ -249,6 +249,14 @@ fn the_recipe_and_the_model_share_one_rules_table() {
             Some(ZkDefect::DeleteByNameRetry),
             Variant::DeleteByNameRetry,
         ),
+        (
+            Some(ZkDefect::AbandonWithoutDelete),
+            Variant::AbandonWithoutDelete,
+        ),
+        (
+            Some(ZkDefect::DropOwnOnSessionSwap),
+            Variant::DropOwnOnSessionSwap,
+        ),
         (Some(ZkDefect::UnfencedWrites), Variant::Curator),
         (Some(ZkDefect::FenceBySequence), Variant::Curator),
     ];
@@ -260,6 +268,8 @@ fn the_recipe_and_the_model_share_one_rules_table() {
             m.search_after_lost_create,
             m.search_any_session,
             m.retry_lost_delete,
+            m.delete_unrecognized_own,
+            m.keep_own_on_session_swap,
         ];
         assert_eq!(
             lockwright::zk::recipe_rules(defect),
@@ -268,5 +278,9 @@ fn the_recipe_and_the_model_share_one_rules_table() {
         );
         distinct.insert(model);
     }
-    assert_eq!(distinct.len(), 5, "five variants, five different rule sets");
+    assert_eq!(
+        distinct.len(),
+        7,
+        "seven variants, seven different rule sets"
+    );
 }

@@ -296,6 +296,35 @@ fn a_lock_node_deleted_under_a_live_session_is_reported_by_ensure_valid_state_an
     block_on(g.release()).unwrap();
 }
 
+/// The held node is deleted and a node of the same path made again by another session (an
+/// operator, a peer whose names repeat). `ensure_valid` reports `NodeReplaced`, and the loss
+/// must leave the new node alone: it is not ours. Before the fix the guard deleted the path by
+/// name with version -1 as soon as it saw the loss (this test then fails: the other session's
+/// node is gone).
+#[test]
+fn a_replaced_lock_node_is_reported_and_never_deleted() {
+    let s = server();
+    let (a, other) = (client(&s), client(&s));
+    let d = dir("replaced-under-live-session");
+    let g = block_on(ZkMutex::new(a.clone(), &d).unwrap().acquire()).unwrap();
+    let node = g.node().to_string();
+    block_on(other.delete_node(&node)).unwrap();
+    block_on(other.guarded_write(None, &[GuardedOp::create(node.as_str(), "not yours")])).unwrap();
+    let e = block_on(g.ensure_valid()).unwrap_err();
+    assert!(
+        matches!(e.lost_reason(), Some(LostReason::NodeReplaced { .. })),
+        "{e}"
+    );
+    block_on(g.release()).unwrap();
+    // The loss's background work (if any) has long run by now.
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        block_on(other.check_node(&node)).unwrap().is_some(),
+        "the lost hold deleted {node}, which another session made"
+    );
+    block_on(other.delete_node(&node)).unwrap();
+}
+
 #[test]
 fn a_write_into_the_lock_node_is_reported_as_node_changed() {
     // Issue #20 item 6: Curator's revoker writes `__REVOKE__` into the holder's node; the

@@ -60,4 +60,23 @@ fn stateright_bfs_counts_the_same_states_and_discoveries() {
             .with_symmetry(false)
             .with_faults(Faults::parse("expire=1,lose-reply=1,abandon=1,suspend=1").unwrap()),
     );
+    // A misread listing, and two mutexes sharing one client (with a restart of it and a
+    // third, unshared client: its sessions are renumbered beside the shared client's).
+    agree(
+        Scenario::new(Variant::Curator, WriteMode::Fenced)
+            .with_clients(2)
+            .with_symmetry(false)
+            .with_faults(Faults::parse("lose-reply=1,misread=1").unwrap()),
+    );
+    for variant in [Variant::Curator, Variant::DropOwnOnSessionSwap] {
+        for (clients, faults) in [(2, "expire=1,restart=1"), (3, "expire=1")] {
+            agree(
+                Scenario::new(variant, WriteMode::Fenced)
+                    .with_clients(clients)
+                    .with_shared_client(true)
+                    .with_symmetry(false)
+                    .with_faults(Faults::parse(faults).unwrap()),
+            );
+        }
+    }
 }

@@ -77,7 +77,8 @@ pub struct ScenarioArgs {
     /// native-two-held-sets, and the defects native-probe-last, native-skip-inode-check,
     /// native-skip-held-contains, native-carry-on-after-lock-error. zk: curator,
     /// no-protection, release-forgets, adopt-old-session, delete-by-name-retry,
-    /// release-cancel-unsafe, give-up-cancel-unsafe, search-without-sync. docstore:
+    /// release-cancel-unsafe, give-up-cancel-unsafe, search-without-sync,
+    /// abandon-without-delete. docstore:
     /// global, document, read-write, leased, leased-noop, document-bulk. replication: segments-first,
     /// any-order, seed-rule, lucene-4.10-handler, lucene-5-handler, lockwright-no-retention,
     /// lockwright.
@@ -96,6 +97,10 @@ pub struct ScenarioArgs {
     /// zk, docstore: number of clients (zk 1..=4, client c0 re-enters; docstore 1..=4).
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=4))]
     pub clients: Option<u8>,
+    /// zk: clients c0 and c1 are two mutexes of one process sharing one ZooKeeper client (one
+    /// session, renewed by whichever mutex learns first that it expired).
+    #[arg(long)]
+    pub shared_client: bool,
     /// zk: what a holder does when it learns its session expired: lockwright (reports the
     /// lock lost) or curator (`InterProcessMutex`: keeps believing it holds).
     #[arg(long)]
@@ -126,7 +131,7 @@ pub struct ScenarioArgs {
     /// Fault budgets, or `none`. file: crash, restart, unlink, replace, foreign, lose-lock,
     /// lock-error, unlock-error, close-error, write (e.g.
     /// `crash=2,restart=2,unlink=1,replace=1,foreign=1`). zk: expire, lose-reply,
-    /// restart, recreate-parent, abandon, suspend, lag. docstore: crash, restart, stray-delete,
+    /// restart, recreate-parent, abandon, suspend, lag, misread. docstore: crash, restart, stray-delete,
     /// lose-reply, pause, failover, recreate-index, recreate-doc, rollback. replication: crash
     /// (of the copier).
     #[arg(long)]
@@ -155,6 +160,7 @@ impl ScenarioArgs {
             ("--lease", self.lease.is_some()),
             ("--writes", self.writes.is_some()),
             ("--guard", self.guard.is_some()),
+            ("--shared-client", self.shared_client),
             ("--reader", self.reader.is_some()),
             ("--pace", self.pace.is_some()),
             ("--rounds", self.rounds.is_some()),
@@ -175,7 +181,7 @@ impl ScenarioArgs {
     /// An unknown variant, write mode, guard or fault, or an option of another family.
     pub fn zk(&self) -> anyhow::Result<zk::Scenario> {
         use zk::{Guard, Variant, WriteMode};
-        self.refuse(&["--clients", "--writes", "--guard"])?;
+        self.refuse(&["--clients", "--writes", "--guard", "--shared-client"])?;
         let mut sc = if self.deep {
             zk::Scenario::deep()
         } else {
@@ -195,6 +201,12 @@ impl ScenarioArgs {
         }
         if let Some(f) = &self.faults {
             sc = sc.with_faults(zk::Faults::parse(f).map_err(anyhow::Error::msg)?);
+        }
+        if self.shared_client {
+            if sc.clients < 2 {
+                bail!("--shared-client needs --clients 2 or more (c0 and c1 share the client)");
+            }
+            sc = sc.with_shared_client(true);
         }
         Ok(sc.with_symmetry(self.symmetry_or(sc.symmetry)))
     }

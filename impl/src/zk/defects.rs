@@ -23,6 +23,14 @@ pub enum ZkDefect {
     /// `delete-by-name-retry` (the release ABA): plain `lock-` names; a retried delete can hit a
     /// NEWER node that got the same name after the parent was re-created.
     DeleteByNameRetry,
+    /// `abandon-without-delete`: a listing that shows our node under a name we do not read as
+    /// a lock node (a suffix past 2^31 before the parser read signed ones) starts over without
+    /// deleting it: the node stays in our session, nobody's, for as long as the session lives.
+    AbandonWithoutDelete,
+    /// `drop-own-on-session-swap`: an attempt whose client another mutex renewed (a shared
+    /// client) drops its node as the old session's, although its create ran in the new
+    /// session: it creates a second node behind the first and waits behind itself.
+    DropOwnOnSessionSwap,
     /// `unfenced` writes: [`crate::zk::ZkGuard::guarded_write`] sends the caller's operations
     /// without the lock-node check (the model's `Write`).
     UnfencedWrites,
@@ -39,6 +47,8 @@ impl ZkDefect {
             ZkDefect::ReleaseForgets => Variant::ReleaseForgets,
             ZkDefect::AdoptOldSession => Variant::AdoptOldSession,
             ZkDefect::DeleteByNameRetry => Variant::DeleteByNameRetry,
+            ZkDefect::AbandonWithoutDelete => Variant::AbandonWithoutDelete,
+            ZkDefect::DropOwnOnSessionSwap => Variant::DropOwnOnSessionSwap,
             ZkDefect::UnfencedWrites | ZkDefect::FenceBySequence => Variant::Curator,
         }
     }
@@ -46,16 +56,19 @@ impl ZkDefect {
 
 /// For the checks: the recipe rules the mutex runs with under `defect` (`None`: Curator's
 /// recipe), as `[protected_names, search_after_lost_create, search_any_session,
-/// retry_lost_delete]` — the model's `Rules`, field for field. The rules table is written in
+/// retry_lost_delete, delete_unrecognized_own, keep_own_on_session_swap]` — the model's `Rules`, field for field (those
+/// the recipe has: the cancel-safety and `sync` switches are not defects it can run). The rules table is written in
 /// the recipe and in the model (the production crate does not depend on the model); a test in
 /// `checks/tests/shuttle_zk_defects.rs` asserts the two agree for every variant.
 #[doc(hidden)]
-pub fn recipe_rules(defect: Option<ZkDefect>) -> [bool; 4] {
+pub fn recipe_rules(defect: Option<ZkDefect>) -> [bool; 6] {
     let r = defect.map_or(Variant::Curator, ZkDefect::variant).rules();
     [
         r.protected_names,
         r.search_after_lost_create,
         r.search_any_session,
         r.retry_lost_delete,
+        r.delete_unrecognized_own,
+        r.keep_own_on_session_swap,
     ]
 }

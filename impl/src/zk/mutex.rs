@@ -252,7 +252,8 @@ impl<C: Coordination> Hold<C> {
 
     /// Records a loss. A final one ends the hold as the model's "lock lost" does: the client
     /// stops believing it holds, and its next step is the node's delete (`Releasing`), started
-    /// here in the background; the guards' release then has nothing left to delete.
+    /// here in the background — unless the node is gone or not ours (`Idle`: nothing to
+    /// delete); the guards' release then has nothing left to delete.
     fn mark_lost(self: &Arc<Self>, reason: LostReason) -> ZkLockError {
         if reason.is_final() {
             let first = {
@@ -265,7 +266,7 @@ impl<C: Coordination> Hold<C> {
                 let hold = Arc::clone(self);
                 self.coord.spawn(async move {
                     let h = &*hold;
-                    let _ = internals::release_node(&*h.coord, &h.spec, &h.node, h.coord.session())
+                    internals::delete_after_loss(&*h.coord, &h.spec, &h.node, h.czxid, reason)
                         .await;
                 });
             }

@@ -83,6 +83,16 @@ pub enum Action {
     /// (its reply was lost, so the session never saw its zxid): no node found, though it
     /// exists (fault, budget `lag`; only without `sync` first, `search-without-sync`).
     LaggedSearch(ClientId),
+    /// `c`'s listing (`getChildren`) shows its own node under a name `c`'s parser does not
+    /// read as a lock participant (a suffix past 2^31 before the parser read signed ones): own
+    /// node not recognized (fault, budget `misread`). The recipe deletes that node by its name
+    /// (`Releasing`), then starts over; `abandon-without-delete` starts over at once.
+    MisreadOwnNode(ClientId),
+    /// `--shared-client`: mutex `c` sees, before its next step, that its client runs another
+    /// session than the one it knew (the other mutex renewed it, or the client restarted),
+    /// and applies the session-change rules. Until then its requests already run in the new
+    /// session (its look at the session came before the renewal).
+    NoticeSessionChange(ClientId),
 }
 
 impl Action {
@@ -113,7 +123,9 @@ impl Action {
             | Suspend(c)
             | ApplySent(c)
             | Reconnect(c)
-            | LaggedSearch(c) => Some(c),
+            | LaggedSearch(c)
+            | MisreadOwnNode(c)
+            | NoticeSessionChange(c) => Some(c),
             RecreateParent => None,
         }
     }
@@ -147,6 +159,8 @@ impl Action {
             ApplySent(_) => "ApplySent",
             Reconnect(_) => "Reconnect",
             LaggedSearch(_) => "LaggedSearch",
+            MisreadOwnNode(_) => "MisreadOwnNode",
+            NoticeSessionChange(_) => "NoticeSessionChange",
         }
     }
 
@@ -167,6 +181,7 @@ impl Action {
                 | CheckLockNode(_)
                 | GuardedWrite(_)
                 | LaggedSearch(_)
+                | MisreadOwnNode(_)
         )
     }
 }

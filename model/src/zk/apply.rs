@@ -44,12 +44,23 @@ impl Scenario {
         s.last = Event::LockLost;
     }
 
+    /// The guard reports `LockLost` because the node at its path is gone or is not its own
+    /// any more (`CheckLockNode`, a guarded write's `NoNode`): the hold ends and nothing is
+    /// deleted — a delete by that name would remove whoever holds the name now. The client
+    /// starts over.
+    fn node_lost(s: &mut State, c: ClientId) {
+        Self::start_over(s, c);
+        s.last = Event::LockLost;
+    }
+
     /// The client starts over without a node. Its connection stays as it is (a request it
     /// sent stays queued at the server), but nothing awaits an answer any more.
     fn start_over(s: &mut State, c: ClientId) {
         let cl = s.clients[c as usize];
         s.clients[c as usize] = Client {
             session: cl.session,
+            known: cl.known,
+            process: cl.process,
             suspended: cl.suspended,
             queued: cl.queued,
             ..Client::NEW
@@ -90,13 +101,50 @@ impl Scenario {
         if awaiting {
             self.connection_lost(s, c);
         }
+        self.open_next_session(s, c);
         let cl = &mut s.clients[c as usize];
-        cl.session += 1;
+        cl.known = cl.session;
+        self.session_changed(s, c);
+    }
+
+    /// `c`'s ZooKeeper client opens its next session (for every mutex sharing the client: it
+    /// is the session their requests run in from now on).
+    fn open_next_session(&self, s: &mut State, c: ClientId) {
+        let p = self.process(c);
+        for cl in s.clients.iter_mut().filter(|d| d.process == p) {
+            cl.session += 1;
+        }
         let session = s.session(c);
         s.server.open_session(session);
-        match s.clients[c as usize].pc {
+    }
+
+    /// The session-change rules for `c`, which now knows its client's current session
+    /// (`docs/zookeeper.md`, "Session change"). A node owned by that session is kept: a mutex
+    /// sharing its client can have created it there after another mutex renewed the session
+    /// (**drop-own-on-session-swap** drops it). A search after a lost create is dropped,
+    /// though with a shared client that create may have run in the renewed session: the
+    /// recipe cannot tell, and the model shows the orphan this leaves (`docs/zookeeper.md`
+    /// §9).
+    fn session_changed(&self, s: &mut State, c: ClientId) {
+        let rules = self.variant.rules();
+        let current = s.session(c);
+        let cl = s.clients[c as usize];
+        let own_current = cl.own.is_some_and(|o| {
+            s.server
+                .node(o.name)
+                .is_some_and(|z| z.owner == current && z.czxid == o.czxid)
+        });
+        match cl.pc {
             Pc::Idle | Pc::Releasing => {}
-            Pc::CreateLost if self.variant.rules().search_any_session => {}
+            Pc::CreateLost if rules.search_any_session => {}
+            Pc::Created | Pc::MustWatch | Pc::Waiting
+                if own_current && rules.keep_own_on_session_swap =>
+            {
+                // Ours in the live session: list again (a watch of the old one is gone).
+                let cl = &mut s.clients[c as usize];
+                cl.pc = Pc::Created;
+                cl.pred = None;
+            }
             Pc::CreateLost | Pc::Created | Pc::MustWatch | Pc::Waiting => Self::start_over(s, c),
             Pc::Granted | Pc::Holding | Pc::Updating | Pc::Checked => match self.guard {
                 Guard::Lockwright => Self::lock_lost(s, c),
@@ -320,7 +368,7 @@ impl Scenario {
                     Ok(Some(z)) if z.owner == session && z.czxid == own.czxid => {
                         s.clients[c as usize].pc = Pc::Checked;
                     }
-                    Ok(_) => Self::lock_lost(s, c),
+                    Ok(_) => Self::node_lost(s, c),
                     Err(_) => self.new_session(s, c),
                 }
             }
@@ -343,33 +391,44 @@ impl Scenario {
                 let own = s.clients[c as usize].own.expect("a holder has a node");
                 match s.server.multi_check_write(own.name, session) {
                     Ok(_) => self.accept_write(s, c, true),
-                    Err(ZkError::NoNode) => Self::lock_lost(s, c),
+                    Err(ZkError::NoNode) => Self::node_lost(s, c),
                     Err(_) => self.new_session(s, c),
                 }
             }
             ExpireSession(c) => {
                 s.budget.expire -= 1;
-                // A request still queued dies with its session.
-                s.clients[c as usize].queued = None;
-                let cl = s.clients[c as usize];
-                if cl.pc.believes() && cl.held_in == cl.session {
-                    s.expired_holder = true;
+                let session = s.session(c);
+                let mut holder = false;
+                for cl in s.clients.iter_mut().filter(|d| d.process == session.client) {
+                    // A request still queued dies with its session.
+                    cl.queued = None;
+                    holder |= cl.pc.believes() && cl.held_in == cl.session;
                 }
-                s.server.expire_session(s.session(c));
+                s.expired_holder |= holder;
+                s.server.expire_session(session);
             }
             RestartClient(c) => {
                 s.budget.restart -= 1;
                 let old = s.session(c);
                 s.server.disconnect(old);
-                self.new_session(s, c);
+                if self.shares_client(c) {
+                    // The shared handle restarts: each mutex notices at its next step.
+                    self.open_next_session(s, c);
+                } else {
+                    self.new_session(s, c);
+                }
             }
             ExpireOldSession(c) => {
                 let old = self.old_session(s, c).expect("enabled");
-                let cl = s.clients[c as usize];
-                if cl.pc.believes() && cl.held_in == old.epoch {
-                    s.expired_holder = true;
-                }
+                s.expired_holder |= s.clients.iter().any(|cl| {
+                    cl.process == old.client && cl.pc.believes() && cl.held_in == old.epoch
+                });
                 s.server.expire_session(old);
+            }
+            NoticeSessionChange(c) => {
+                let cl = &mut s.clients[c as usize];
+                cl.known = cl.session;
+                self.session_changed(s, c);
             }
             RecreateParent => {
                 s.budget.recreate_parent -= 1;
@@ -418,6 +477,18 @@ impl Scenario {
             LaggedSearch(c) => {
                 s.budget.lag -= 1;
                 Self::start_over(s, c);
+            }
+            MisreadOwnNode(c) => {
+                s.budget.misread -= 1;
+                if rules.delete_unrecognized_own {
+                    // The listing showed the node under its name: delete it by that name
+                    // before starting over (a protected name is this client's alone).
+                    let cl = &mut s.clients[c as usize];
+                    cl.pc = Pc::Releasing;
+                    cl.pred = None;
+                } else {
+                    Self::start_over(s, c);
+                }
             }
             Abandon(c) => {
                 s.budget.abandon -= 1;

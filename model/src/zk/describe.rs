@@ -324,7 +324,10 @@ impl Scenario {
                         }
                         match after.clients[c as usize].pc {
                             Pc::Checked => format!("{head} → ours: write next"),
-                            _ => format!("{head} → not ours any more{}", lost(after)),
+                            _ => format!(
+                                "{head} → not ours any more{}; nothing deleted (the name is not its node now): starts over",
+                                lost(after)
+                            ),
                         }
                     }
                     FencedWrite(_) => {
@@ -356,7 +359,10 @@ impl Scenario {
                             return format!("{head} → {}", se(c));
                         }
                         if after.last == Event::LockLost {
-                            format!("{head} → NoNode: nothing written{}", lost(after))
+                            format!(
+                                "{head} → NoNode: nothing written{}; nothing deleted: starts over",
+                                lost(after)
+                            )
                         } else {
                             format!("{head} → ok: written{stale}")
                         }
@@ -380,8 +386,11 @@ impl Scenario {
                     .sessions()
                     .iter()
                     .copied()
-                    .find(|s| s.client == c && *s != session(c))
-                    .unwrap_or(SessionId { client: c, epoch: 0 });
+                    .find(|s| s.client == self.process(c) && *s != session(c))
+                    .unwrap_or(SessionId {
+                        client: self.process(c),
+                        epoch: 0,
+                    });
                 format!(
                     "server ExpireOldSession({old}): the abandoned session times out; deletes {}{}",
                     Self::deleted(before, after),
@@ -461,6 +470,44 @@ impl Scenario {
                 format!(
                     "c{c} LaggedSearch: getChildren /locks, look for uuid c{c}, answered by a server that has not applied {} (czxid {}) yet (no sync first) → none: create again",
                     z.name, z.czxid
+                )
+            }
+            NoticeSessionChange(c) => {
+                let b = before.clients[c as usize];
+                let a = after.clients[c as usize];
+                let what = match (b.pc, a.pc) {
+                    _ if after.last == Event::LockLost => {
+                        "; the guard reports LockLost (SessionReplaced)".to_string()
+                    }
+                    (Pc::Created | Pc::MustWatch | Pc::Waiting, Pc::Created) => format!(
+                        "; its node {} is owned by that session: kept, lists again",
+                        node(own_b(c))
+                    ),
+                    (Pc::Created | Pc::MustWatch | Pc::Waiting, Pc::Idle) => format!(
+                        "; drops its node {} as the old session's and starts over",
+                        node(own_b(c))
+                    ),
+                    (Pc::CreateLost, Pc::Idle) => {
+                        "; stops searching for its lost create's node and starts over".to_string()
+                    }
+                    _ => String::new(),
+                };
+                format!(
+                    "c{c} NoticeSessionChange: its client runs {}, not the session c{c} knew (c{}.s{}){what}",
+                    session(c),
+                    b.process,
+                    b.known
+                )
+            }
+            MisreadOwnNode(c) => {
+                let listing = Self::names(before);
+                let next = match after.clients[c as usize].pc {
+                    Pc::Releasing => "it deletes that node by its name, then starts over",
+                    _ => "it starts over and leaves the node",
+                };
+                format!(
+                    "c{c} MisreadOwnNode: getChildren /locks → {listing}: its own node {} is there under a name it does not read as a lock node (a suffix past 2^31): not recognized; {next}",
+                    node(own_b(c))
                 )
             }
             Abandon(c) => {

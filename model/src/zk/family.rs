@@ -26,6 +26,7 @@ impl Family for Scenario {
             "clients": self.clients,
             "reentrant": self.reentrant,
             "symmetry": self.symmetry,
+            "shared-client": self.shared_client,
             "faults": {
                 "expire": f.expire,
                 "lose-reply": f.lose_reply,
@@ -34,6 +35,7 @@ impl Family for Scenario {
                 "abandon": f.abandon,
                 "suspend": f.suspend,
                 "lag": f.lag,
+                "misread": f.misread,
             },
         });
         match json {
@@ -68,6 +70,7 @@ impl Family for Scenario {
                     abandon: 0,
                     suspend: 0,
                     lag: 0,
+                    misread: 0,
                     ..f
                 } != Faults::NONE
             }
@@ -104,6 +107,9 @@ impl Family for Scenario {
         );
         if self.guard != Guard::Lockwright {
             args.push_str(&format!(" --guard {}", self.guard));
+        }
+        if self.shared_client {
+            args.push_str(" --shared-client");
         }
         args.push_str(&format!(
             " --faults {} --symmetry {}",

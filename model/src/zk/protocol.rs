@@ -16,6 +16,8 @@
 //! | `release-cancel-unsafe` | a release dropped after a lost delete reply leaves the node | CURATOR-486 class |
 //! | `give-up-cancel-unsafe` | an acquire dropped while giving up leaves the node | cancel safety |
 //! | `search-without-sync` | no `sync` before the protected search: a lagging server misses our create | lockwright before the fix |
+//! | `abandon-without-delete` | a listing that does not recognize our node starts over without deleting it | lockwright before the fix |
+//! | `drop-own-on-session-swap` | a mutex whose shared client renewed the session drops a node the new session owns | lockwright before the fix |
 //!
 //! A hold's work is updates of the protected resource: read, compute, write (`Read`, then the
 //! write of the mode). Writes (`WriteMode`): `unfenced`, `check-then-write`, `fenced` (token =
@@ -34,7 +36,11 @@
 //! `Abandon(c)` (the caller drops c's acquire while it waits with a node, or its release after
 //! a lost delete reply), `Suspend(c)` (the connection drops while the session lives: a queued
 //! create or delete may be applied later, `ApplySent`, until `Reconnect`), `LaggedSearch(c)`
-//! (a lagging server answers the search, only without `sync`: `search-without-sync`).
+//! (a lagging server answers the search, only without `sync`: `search-without-sync`),
+//! `MisreadOwnNode(c)` (the listing shows c's node under a name c does not read as a lock
+//! participant: the recipe deletes it before starting over). With `--shared-client` (two
+//! mutexes of one process share one ZooKeeper client and its session renewals) a mutex learns
+//! of a renewal it did not make only at its next step, `NoticeSessionChange(c)`.
 //! A paused client is simply one that is not scheduled.
 //!
 //! All ZooKeeper semantics come from [`crate::zk::server`], shared with the simulated server
@@ -94,15 +100,23 @@ impl Scenario {
     /// for. Any other node blocks everyone behind it for as long as the client keeps its
     /// session alive (liveness stated as safety). Nodes of abandoned sessions are not
     /// orphans: the server times those sessions out.
+    ///
+    /// With a shared client, the node is accounted for if either mutex of the client does (a
+    /// search looks for its own uuid only).
     pub fn no_orphan_node(&self, s: &State) -> bool {
         s.server.children().iter().all(|z| {
-            let cl = &s.clients[z.owner.client as usize];
-            z.owner.epoch != cl.session
-                || cl.pc == Pc::CreateLost
-                || (cl.awaiting
-                    && cl.pc == Pc::Idle
-                    && self.variant.rules().search_after_lost_create)
-                || (cl.pc.has_node() && cl.own.is_some_and(|o| o.name == z.name))
+            (0..self.clients)
+                .filter(|&c| self.process(c) == z.owner.client)
+                .any(|c| {
+                    let cl = &s.clients[c as usize];
+                    z.owner.epoch != cl.session
+                        || (cl.pc == Pc::CreateLost
+                            && self.uuid(c).is_none_or(|u| z.name.uuid == Some(u)))
+                        || (cl.awaiting
+                            && cl.pc == Pc::Idle
+                            && self.variant.rules().search_after_lost_create)
+                        || (cl.pc.has_node() && cl.own.is_some_and(|o| o.name == z.name))
+                })
         })
     }
 
@@ -183,6 +197,9 @@ impl Scenario {
         if !alive {
             out.push(ReceiveSessionEvent(c));
         }
+        if cl.known != cl.session {
+            out.push(NoticeSessionChange(c));
+        }
         let lose = alive && s.budget.lose_reply > 0;
         // A request whose reply may be lost: a write (create, delete, the watch `getData`
         // leaves, the `multi`) applied or not; a read only "not applied" (nothing to apply).
@@ -207,7 +224,18 @@ impl Scenario {
                     out.push(LaggedSearch(c));
                 }
             }
-            Pc::Created => request(out, ListChildren(c), false),
+            Pc::Created => {
+                request(out, ListChildren(c), false);
+                let own = cl.own.expect("a listing client has a node");
+                if alive
+                    && s.budget.misread > 0
+                    && s.server
+                        .node(own.name)
+                        .is_some_and(|z| z.czxid == own.czxid)
+                {
+                    out.push(MisreadOwnNode(c));
+                }
+            }
             Pc::MustWatch => request(out, WatchPredecessor(c), true),
             Pc::Waiting => {
                 if s.server.has_watch_event(s.session(c)) {
@@ -242,7 +270,8 @@ impl Scenario {
     /// The enabled faults and server steps.
     fn fault_steps(&self, s: &State, out: &mut Vec<Action>) {
         use Action::*;
-        for c in 0..self.clients {
+        // Session faults are the client's: once per shared client (named after `c0`).
+        for c in (0..self.clients).filter(|&c| self.process(c) == c) {
             if s.budget.expire > 0 && s.server.is_alive(s.session(c)) {
                 out.push(ExpireSession(c));
             }
@@ -267,7 +296,8 @@ impl Scenario {
         for c in 0..self.clients {
             let cl = s.clients[c as usize];
             let alive = s.server.is_alive(s.session(c));
-            if s.budget.suspend > 0 && alive && !cl.suspended {
+            // Not modelled with a shared client (docs/zookeeper.md §9).
+            if s.budget.suspend > 0 && alive && !cl.suspended && !self.shares_client(c) {
                 out.push(Suspend(c));
             }
             if cl.queued.is_some() && alive {
@@ -286,7 +316,7 @@ impl Scenario {
             .sessions()
             .iter()
             .copied()
-            .find(|&x| x.client == c && x != current)
+            .find(|&x| x.client == self.process(c) && x != current)
     }
 
     /// `next_state` for the replayer: `None` if `action` is not enabled in `s`.
@@ -339,8 +369,12 @@ impl Model for Scenario {
             last: Event::None,
         };
         for c in 0..self.clients {
-            let session = s.session(c);
-            s.server.open_session(session);
+            let cl = &mut s.clients[c as usize];
+            cl.process = self.process(c);
+            if self.process(c) == c {
+                let session = s.session(c);
+                s.server.open_session(session);
+            }
         }
         s.compact();
         vec![s]

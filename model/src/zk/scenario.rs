@@ -35,6 +35,16 @@ pub enum Variant {
     /// before the fix): a server that has not applied our create yet answers it without our
     /// node, we create a second one, and the first stays ahead of it (`lag`).
     SearchWithoutSync,
+    /// A listing that does not recognize the client's own node among the children (a name its
+    /// parser rejects: before the fix, a suffix past 2^31, `-2147483648`) starts over without
+    /// deleting that node (lockwright before the fix): the node stays in the live session,
+    /// nobody's (`misread`).
+    AbandonWithoutDelete,
+    /// A mutex that finds its client running another session than it knew (another mutex
+    /// sharing the client renewed it) drops its node as the old session's, although its create
+    /// ran in the new session (lockwright before the fix): the node stays ahead of the mutex's
+    /// next one for as long as the session lives (`--shared-client`).
+    DropOwnOnSessionSwap,
 }
 
 /// What a variant does where the variants differ: one row per variant in
@@ -56,10 +66,16 @@ pub struct Rules {
     pub cancel_safe_give_up: bool,
     /// `sync` before the protected search (else: a lagging server may answer it, `lag`).
     pub sync_before_search: bool,
+    /// A listing that shows the own node under a name the client does not recognize: delete
+    /// that node by its name before starting over (else: start over at once, node left).
+    pub delete_unrecognized_own: bool,
+    /// A mutex that notices its shared client renewed the session keeps a node owned by the
+    /// session the client runs now (else: drops it as the old session's).
+    pub keep_own_on_session_swap: bool,
 }
 
 impl Variant {
-    pub const ALL: [Variant; 8] = [
+    pub const ALL: [Variant; 10] = [
         Variant::Curator,
         Variant::NoProtection,
         Variant::ReleaseForgets,
@@ -68,6 +84,8 @@ impl Variant {
         Variant::ReleaseCancelUnsafe,
         Variant::GiveUpCancelUnsafe,
         Variant::SearchWithoutSync,
+        Variant::AbandonWithoutDelete,
+        Variant::DropOwnOnSessionSwap,
     ];
 
     /// The command-line / docs name.
@@ -81,6 +99,8 @@ impl Variant {
             Variant::ReleaseCancelUnsafe => "release-cancel-unsafe",
             Variant::GiveUpCancelUnsafe => "give-up-cancel-unsafe",
             Variant::SearchWithoutSync => "search-without-sync",
+            Variant::AbandonWithoutDelete => "abandon-without-delete",
+            Variant::DropOwnOnSessionSwap => "drop-own-on-session-swap",
         }
     }
 
@@ -99,6 +119,8 @@ impl Variant {
             cancel_safe_release: true,
             cancel_safe_give_up: true,
             sync_before_search: true,
+            delete_unrecognized_own: true,
+            keep_own_on_session_swap: true,
         };
         match self {
             Variant::Curator => CURATOR,
@@ -129,6 +151,14 @@ impl Variant {
             },
             Variant::SearchWithoutSync => Rules {
                 sync_before_search: false,
+                ..CURATOR
+            },
+            Variant::AbandonWithoutDelete => Rules {
+                delete_unrecognized_own: false,
+                ..CURATOR
+            },
+            Variant::DropOwnOnSessionSwap => Rules {
+                keep_own_on_session_swap: false,
                 ..CURATOR
             },
         }
@@ -253,6 +283,9 @@ pub struct Faults {
     /// `LaggedSearch(c)`: the protected search is answered by a server that has not applied
     /// the client's create yet (possible only without `sync` first).
     pub lag: u8,
+    /// `MisreadOwnNode(c)`: the listing shows the client's own node under a name its parser
+    /// does not read as a lock participant.
+    pub misread: u8,
 }
 
 impl Faults {
@@ -265,9 +298,10 @@ impl Faults {
         abandon: 0,
         suspend: 0,
         lag: 0,
+        misread: 0,
     };
 
-    const NAMES: [&'static str; 7] = [
+    const NAMES: [&'static str; 8] = [
         "expire",
         "lose-reply",
         "restart",
@@ -275,9 +309,10 @@ impl Faults {
         "abandon",
         "suspend",
         "lag",
+        "misread",
     ];
 
-    fn items(&self) -> [(&'static str, u8); 7] {
+    fn items(&self) -> [(&'static str, u8); 8] {
         [
             (Self::NAMES[0], self.expire),
             (Self::NAMES[1], self.lose_reply),
@@ -286,6 +321,7 @@ impl Faults {
             (Self::NAMES[4], self.abandon),
             (Self::NAMES[5], self.suspend),
             (Self::NAMES[6], self.lag),
+            (Self::NAMES[7], self.misread),
         ]
     }
 
@@ -315,6 +351,7 @@ impl Faults {
                 "abandon" => f.abandon = n,
                 "suspend" => f.suspend = n,
                 "lag" => f.lag = n,
+                "misread" => f.misread = n,
                 other => {
                     return Err(format!(
                         "unknown fault `{other}` (expected {})",
@@ -358,6 +395,11 @@ pub struct Scenario {
     /// Whether the checker merges states that differ only by a permutation of the
     /// interchangeable (non-reentrant) clients.
     pub symmetry: bool,
+    /// `--shared-client`: `c0` and `c1` are two mutexes of one process sharing one ZooKeeper
+    /// client: one current session, renewed by whichever mutex learns it expired first (its
+    /// sessions are named after `c0`). Each mutex keeps the session it knows, and notices a
+    /// renewal only at its next step (`NoticeSessionChange`).
+    pub shared_client: bool,
 }
 
 impl Scenario {
@@ -372,6 +414,7 @@ impl Scenario {
             reentrant: true,
             faults: Faults::NONE,
             symmetry: true,
+            shared_client: false,
         }
     }
 
@@ -387,6 +430,7 @@ impl Scenario {
             abandon: 0,
             suspend: 0,
             lag: 0,
+            misread: 0,
         })
     }
 
@@ -401,6 +445,7 @@ impl Scenario {
             abandon: 0,
             suspend: 0,
             lag: 0,
+            misread: 0,
         })
     }
 
@@ -436,6 +481,32 @@ impl Scenario {
         Scenario { symmetry, ..self }
     }
 
+    /// `c0` and `c1` share one ZooKeeper client (needs at least 2 clients).
+    pub fn with_shared_client(self, shared_client: bool) -> Scenario {
+        assert!(
+            !shared_client || self.clients >= 2,
+            "a shared client needs 2 mutexes"
+        );
+        Scenario {
+            shared_client,
+            ..self
+        }
+    }
+
+    /// The process (ZooKeeper client) mutex `c` runs in: its sessions are named after it.
+    pub fn process(&self, c: ClientId) -> ClientId {
+        if self.shared_client && c < 2 {
+            0
+        } else {
+            c
+        }
+    }
+
+    /// Whether mutex `c` shares its ZooKeeper client with another mutex.
+    pub fn shares_client(&self, c: ClientId) -> bool {
+        self.shared_client && c < 2
+    }
+
     /// Whether client `c` re-acquires while holding.
     pub fn is_reentrant(&self, c: ClientId) -> bool {
         self.reentrant && c == 0
@@ -443,7 +514,11 @@ impl Scenario {
 
     /// The first client that is interchangeable with the ones after it.
     pub(crate) fn first_symmetric(&self) -> u8 {
-        u8::from(self.reentrant)
+        if self.shared_client {
+            2
+        } else {
+            u8::from(self.reentrant)
+        }
     }
 
     /// A one-line name, e.g. `curator × fenced, 3 clients (1 reentrant), faults
@@ -453,7 +528,12 @@ impl Scenario {
             Guard::Lockwright => String::new(),
             g => format!(", guard {g}"),
         };
-        let reentrant = if self.reentrant { " (1 reentrant)" } else { "" };
+        let reentrant = match (self.reentrant, self.shared_client) {
+            (true, true) => " (1 reentrant; c0 and c1 share one client)",
+            (false, true) => " (c0 and c1 share one client)",
+            (true, false) => " (1 reentrant)",
+            (false, false) => "",
+        };
         let plural = if self.clients == 1 { "" } else { "s" };
         format!(
             "{} × {}{guard}, {} client{plural}{reentrant}, faults {}",

@@ -89,6 +89,7 @@ pub(crate) type SymmetryKey = (
     u8,
     u8,
     u8,
+    u8,
     bool,
     Option<(Zxid, Seq)>,
     Option<Seq>,
@@ -99,8 +100,16 @@ pub(crate) type SymmetryKey = (
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Client {
     pub pc: Pc,
-    /// Its current session's epoch (the session is `SessionId { client, epoch }`).
+    /// Its client's current session's epoch (the session is `SessionId { client: process,
+    /// epoch }`): the session its requests run in.
     pub session: u8,
+    /// The epoch of the session the mutex believes current. The same as `session`, except
+    /// with a shared client (`Scenario::shared_client`) between another mutex's renewal and
+    /// this one's `NoticeSessionChange`.
+    pub known: u8,
+    /// The ZooKeeper client (process) it runs in: itself, or `0` for `c1` with a shared
+    /// client. Its sessions are named after it. Never changes.
+    pub process: u8,
     /// Its lock node, while `pc.has_node()`.
     pub own: Option<Own>,
     /// The predecessor to watch, in `MustWatch`.
@@ -137,6 +146,7 @@ impl Client {
             self.pc,
             self.count,
             self.session,
+            self.known,
             self.held_in,
             self.grant,
             self.overwritten,
@@ -156,6 +166,8 @@ impl Client {
     pub(crate) const NEW: Client = Client {
         pc: Pc::Idle,
         session: 0,
+        known: 0,
+        process: 0,
         own: None,
         pred: None,
         held_in: 0,
@@ -223,9 +235,10 @@ pub struct State {
 impl State {
     /// Client `c`'s current session.
     pub fn session(&self, c: ClientId) -> SessionId {
+        let cl = &self.clients[c as usize];
         SessionId {
-            client: c,
-            epoch: self.clients[c as usize].session,
+            client: cl.process,
+            epoch: cl.session,
         }
     }
 
@@ -238,9 +251,10 @@ impl State {
     /// in is alive on the server, so nothing will ever tell them the lock is gone.
     pub fn live_holders(&self) -> impl Iterator<Item = ClientId> + '_ {
         self.holders().filter(|&c| {
+            let cl = &self.clients[c as usize];
             self.server.is_alive(SessionId {
-                client: c,
-                epoch: self.clients[c as usize].held_in,
+                client: cl.process,
+                epoch: cl.held_in,
             })
         })
     }
@@ -304,10 +318,11 @@ impl State {
         // Session epochs, per client.
         let n = self.clients.len();
         let mut em = [0u128; 8];
-        for (c, cl) in self.clients.iter().enumerate() {
-            em[c] |= 1 << cl.session;
+        for cl in &self.clients {
+            let p = cl.process as usize;
+            em[p] |= 1 << cl.session | 1 << cl.known;
             if cl.pc.believes() {
-                em[c] |= 1 << cl.held_in;
+                em[p] |= 1 << cl.held_in;
             }
         }
         for s in self.server.session_ids() {
@@ -342,11 +357,12 @@ impl State {
         };
         // Order-preserving renames keep every sorted vector sorted.
         self.server.rename(fz, zcount, fs, fsid, |u| u, false);
-        for (c, cl) in self.clients.iter_mut().enumerate() {
-            let c = c as u8;
-            cl.session = fe(c, cl.session);
+        for cl in self.clients.iter_mut() {
+            let p = cl.process;
+            cl.session = fe(p, cl.session);
+            cl.known = fe(p, cl.known);
             (cl.held_in, cl.grant) = if cl.pc.believes() {
-                (fe(c, cl.held_in), fg(cl.grant))
+                (fe(p, cl.held_in), fg(cl.grant))
             } else {
                 (0, 0)
             };
@@ -389,6 +405,7 @@ impl State {
         );
         for (c, cl) in self.clients.iter().enumerate() {
             let mut cl = *cl;
+            cl.process = p(cl.process);
             let rename = |n: Name| Name {
                 seq: n.seq,
                 uuid: n.uuid.map(p),
@@ -474,6 +491,12 @@ impl fmt::Debug for State {
                 write!(f, " pred {p}")?;
             }
             write!(f, " session s{}", cl.session)?;
+            if cl.known != cl.session {
+                write!(f, " (knows s{})", cl.known)?;
+            }
+            if cl.process != c as u8 {
+                write!(f, " of c{}'s client", cl.process)?;
+            }
             if cl.pc.believes() {
                 write!(
                     f,

@@ -84,4 +84,6 @@ mod curator;
 mod defects;
 mod fencing;
 mod lag;
+mod misread;
+mod shared;
 mod suspend;

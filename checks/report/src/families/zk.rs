@@ -48,6 +48,9 @@ const ELA: &str = "expire=1,lose-reply=1,abandon=1";
 /// The same with a suspension (a dropped connection, the session alive).
 const ELAS: &str = "expire=1,lose-reply=1,abandon=1,suspend=1";
 
+/// Two mutexes sharing one client: `expire=1`.
+const SHARED: &str = "expire=1";
+
 /// `variant` × `writes`, 2 clients (c0 reentrant), as `model/tests/zk_verdicts/` builds its
 /// rows.
 fn sc(variant: Variant, writes: WriteMode, faults: &str) -> Scenario {
@@ -67,7 +70,8 @@ impl Presenter for Scenario {
 
     /// `docs/zookeeper.md` §6, rows 1–26 (the standard scenario, then 2 clients; rows 17–19:
     /// claim-at-acquire; rows 20–22: a dropped acquire or release; rows 23–24: a suspension;
-    /// rows 25–26: a lagging server answers the search).
+    /// rows 25–26: a lagging server answers the search; rows 27–28: a listing that does not
+    /// recognize the own node; rows 29–30: two mutexes share one client).
     fn rows() -> Vec<Scenario> {
         use Variant::*;
         vec![
@@ -97,6 +101,10 @@ impl Presenter for Scenario {
             sc(NoProtection, Fenced, "suspend=1"),
             sc(Curator, Fenced, "lose-reply=1,lag=1"),
             sc(SearchWithoutSync, Fenced, "lose-reply=1,lag=1"),
+            sc(Curator, Fenced, "lose-reply=1,misread=1"),
+            sc(AbandonWithoutDelete, Fenced, "lose-reply=1,misread=1"),
+            sc(Curator, Fenced, SHARED).with_shared_client(true),
+            sc(DropOwnOnSessionSwap, Fenced, SHARED).with_shared_client(true),
         ]
     }
 
@@ -107,7 +115,11 @@ impl Presenter for Scenario {
         };
         vec![
             format!("`{} × {}`{guard}", self.variant, self.writes),
-            self.clients.to_string(),
+            if self.shared_client {
+                format!("{} (c0, c1 share one client)", self.clients)
+            } else {
+                self.clients.to_string()
+            },
             format!("`{}`", self.faults),
         ]
     }
@@ -117,8 +129,9 @@ impl Presenter for Scenario {
             Guard::Lockwright => String::new(),
             g => format!(".guard-{g}"),
         };
+        let shared = if self.shared_client { ".shared" } else { "" };
         format!(
-            "{}.{}{guard}.{}c.{}",
+            "{}.{}{guard}.{}c{shared}.{}",
             self.variant,
             self.writes,
             self.clients,
@@ -129,10 +142,11 @@ impl Presenter for Scenario {
     fn clients(&self) -> Vec<(u8, String)> {
         (0..self.clients)
             .map(|c| {
-                let note = if self.is_reentrant(c) {
-                    "reentrant"
-                } else {
-                    ""
+                let note = match (self.is_reentrant(c), self.shares_client(c)) {
+                    (true, true) => "reentrant, shares c0's client",
+                    (false, true) => "shares c0's client",
+                    (true, false) => "reentrant",
+                    (false, false) => "",
                 };
                 (c, note.to_string())
             })
@@ -154,6 +168,7 @@ impl Presenter for Scenario {
             action,
             Action::Reenter(_)
                 | Action::ReleaseInner(_)
+                | Action::NoticeSessionChange(_)
                 | Action::Abandon(_)
                 | Action::Suspend(_)
                 | Action::ApplySent(_)
@@ -171,6 +186,7 @@ impl Presenter for Scenario {
                 | Action::Abandon(_)
                 | Action::Suspend(_)
                 | Action::LaggedSearch(_)
+                | Action::MisreadOwnNode(_)
                 | Action::RestartClient(_)
                 | Action::ExpireSession(_)
                 | Action::RecreateParent

@@ -19,7 +19,8 @@
 //!    `ExpireSession`, `RestartClient`, `ExpireOldSession`, `RecreateParent`. The action must
 //!    be enabled in the model's state (else the real client did what the model's client
 //!    cannot), and where the answer tells the client where to go, the model's client must have
-//!    gone there (a granted listing → `Holding`, a refused fenced write → `Releasing`, ...);
+//!    gone there (a granted listing → `Holding`, a refused fenced write → `Releasing`, a
+//!    guarded write's `NoNode` → `Idle`: nothing to delete, ...);
 //! 3. the harness's observations must agree: `acquire` returned ⇔ the model's client holds
 //!    (or the client restarted since its listing: then the model's guard reported the loss),
 //!    a reported `LockLost` ⇔ the model's client no longer believes;
@@ -206,7 +207,7 @@ impl Replay {
                     (Some(GuardedWrite(c)), Some(&[Pc::Holding][..]))
                 }
                 (Call::GuardedWrite { .. }, Outcome::NoNode) => {
-                    (Some(GuardedWrite(c)), Some(&[Pc::Releasing][..]))
+                    (Some(GuardedWrite(c)), Some(&[Pc::Idle][..]))
                 }
                 (Call::GuardedWrite { .. }, _) => (Some(GuardedWrite(c)), None),
                 (Call::FencedWrite { .. }, Outcome::Ok) => {

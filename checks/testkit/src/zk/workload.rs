@@ -112,6 +112,8 @@ impl Workload {
             Some(ZkDefect::ReleaseForgets) => Variant::ReleaseForgets,
             Some(ZkDefect::AdoptOldSession) => Variant::AdoptOldSession,
             Some(ZkDefect::DeleteByNameRetry) => Variant::DeleteByNameRetry,
+            Some(ZkDefect::AbandonWithoutDelete) => Variant::AbandonWithoutDelete,
+            Some(ZkDefect::DropOwnOnSessionSwap) => Variant::DropOwnOnSessionSwap,
             _ => Variant::Curator,
         }
     }
@@ -141,6 +143,7 @@ impl Workload {
             abandon: 0,
             suspend: 0,
             lag: 0,
+            misread: 0,
         }
     }
 

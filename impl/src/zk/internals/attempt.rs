@@ -236,6 +236,39 @@ impl<C: Coordination> Attempt<C> {
                         }
                     }
                 }
+                Pc::Releasing => {
+                    let own = self.own.clone().expect("Releasing has a node");
+                    let Some(r) =
+                        timed_request(coord, coord.delete_node(&own.path), deadline).await
+                    else {
+                        return Err(Stop::TimedOut);
+                    };
+                    match r {
+                        Ok(()) | Err(CoordError::NoNode) => {
+                            self.own = None;
+                            self.pc = Pc::Idle;
+                            // Pause before starting over: a name that keeps being misread
+                            // makes no tight loop of creates.
+                            self.pause(&mut backoff, deadline).await;
+                        }
+                        // Retried in the new session (`NoNode` there: it went with the old).
+                        Err(CoordError::SessionExpired) => self.learn().await?,
+                        Err(e) if e.outcome_unknown() && rules.retry_lost_delete => {
+                            self.pause(&mut backoff, deadline).await;
+                        }
+                        Err(e) if e.outcome_unknown() => {
+                            self.own = None;
+                            self.pc = Pc::Idle;
+                        }
+                        Err(e) => {
+                            return Err(Stop::Failed(ZkLockError::from_coord(
+                                "delete our lock node (its name was not read as a lock node)",
+                                &own.path,
+                                e,
+                            )))
+                        }
+                    }
+                }
                 Pc::Waiting => unreachable!("Waiting is handled inside MustWatch"),
             }
         }
@@ -268,8 +301,18 @@ impl<C: Coordination> Attempt<C> {
         let parts = participants(&children);
         self.holder = parts.first().map(|(_, n)| (*n).to_string());
         match parts.iter().position(|(_, n)| *n == own.name()) {
+            None if self.spec.rules().delete_unrecognized_own
+                && children.iter().any(|c| c == own.name()) =>
+            {
+                // Our node is there, under a name we do not read as a lock node (a suffix our
+                // parser rejects): delete it by that name (it carries our protection id, so it
+                // is ours) before starting over, or it stays in our session, nobody's.
+                self.pc = Pc::Releasing;
+                Ok(None)
+            }
             None => {
-                // Own node missing: it went with an expired session, or someone deleted it.
+                // Own node missing: it went with an expired session, or someone deleted it
+                // (or, `abandon-without-delete`, we did not recognize its name).
                 self.own = None;
                 self.pc = Pc::Idle;
                 Ok(None)
@@ -317,17 +360,21 @@ impl<C: Coordination> Attempt<C> {
         }
     }
 
-    /// The session-change rules (`docs/zookeeper.md`, "Session change"), plus one the model
-    /// does not need yet: a node owned by the session we now run is ours, and kept. A client
-    /// shared by several mutexes can renew the session between this attempt's session check
-    /// and its create, so the create runs in the new session; dropping that node would leave it
-    /// ahead of us for as long as the session lives (the `drop-own-on-session-swap` bug).
+    /// The session-change rules (`docs/zookeeper.md`, "Session change"): a node owned by the
+    /// session we now run is ours, and kept. A client shared by several mutexes can renew the
+    /// session between this attempt's session check and its create, so the create runs in the
+    /// new session; dropping that node would leave it ahead of us for as long as the session
+    /// lives (the model's `drop-own-on-session-swap`). Not done: a search after a lost create
+    /// is dropped on any session change, though with a shared client that create may have run
+    /// in the renewed session (`docs/zookeeper.md` §9: the model finds that orphan).
     fn session_changed(&mut self, new: SessionId) {
         self.known = new;
+        let keep = self.spec.rules().keep_own_on_session_swap;
         match self.pc {
-            Pc::Idle => {}
+            // The delete goes on in the new session (`NoNode` there is fine).
+            Pc::Idle | Pc::Releasing => {}
             Pc::Created | Pc::MustWatch | Pc::Waiting
-                if self.own.as_ref().is_some_and(|o| o.owner == new) =>
+                if keep && self.own.as_ref().is_some_and(|o| o.owner == new) =>
             {
                 // Ours in the live session: list again (a watch set in the old one is gone).
                 self.pred = None;

@@ -9,11 +9,11 @@
 //! |---|---|---|
 //! | `Idle` | `create_lock_node` | ok → `Created`; lost reply → `CreateLost` (**no-protection**: `Idle`); `SessionExpired` → learn; `NoNode` → make the directory (not a step), `Idle` |
 //! | `CreateLost` | `find_own_node` | ours → `Created`; none → `Idle`. Ours = our protection id AND owned by the session the search ran in (**adopt-old-session**: any session; **plain names**: any child of our session) |
-//! | `Created` | `list_children` | own node missing → `Idle`; lowest → granted (`Holding`); else → `MustWatch(predecessor)` (a try gives up) |
+//! | `Created` | `list_children` | own node missing → `Idle`; own node listed under a name we do not read as a lock node → `Releasing` (**abandon-without-delete**: `Idle`, node left); lowest → granted (`Holding`); else → `MustWatch(predecessor)` (a try gives up) |
 //! | `MustWatch` | `watch_node(predecessor)` | ok → `Waiting`; `NoNode` → `Created` |
 //! | `Waiting` | `wait_watch_event` | fired → `Created`; session expired → learn |
 //! | `Holding` | (the guard: `check_node`, `guarded_write`, re-enter, release) | — |
-//! | `Releasing` | `delete_node` | ok / `NoNode` → done; lost reply → `Releasing` (**release-forgets**: done, node left); `SessionExpired` → learn, `Releasing` |
+//! | `Releasing` | `delete_node` | ok / `NoNode` → done (inside an acquire: pause, then `Idle`); lost reply → `Releasing` (**release-forgets**: done, node left); `SessionExpired` → learn, `Releasing` |
 //!
 //! **Learn** (a `SessionExpired` answer, or the session event): [`Coordination::new_session`],
 //! then the session-change rules: `Created`/`MustWatch`/`Waiting` → `Idle` (the node belonged
@@ -21,9 +21,10 @@
 //! (the delete is retried in the new session; `NoNode` there is fine), a holder's guard reports
 //! the lock lost. The same rules apply when the recipe finds, before a step, that the client
 //! runs another session than the one it knew (a shared client renewed it), with one addition
-//! the model has no shared client to need yet: a node owned by the session the client runs now
-//! is kept (`Created`/`MustWatch`/`Waiting` → `Created`), since the create may have run in the
-//! renewed session.
+//! the model's `NoticeSessionChange` (`--shared-client`): a node owned by the session the
+//! client runs now is kept (`Created`/`MustWatch`/`Waiting` → `Created`; **drop-own-on-session-swap**:
+//! dropped), since the create may have run in the renewed session. A search after a lost
+//! create is still dropped (`CreateLost` → `Idle`), as the model's rule has it.
 //!
 //! **Giving up** (a try that is not first, a timeout, a fatal error, a dropped acquire future)
 //! is not a model step: the attempt goes to `Releasing` with its node and hands it to a cleanup
@@ -37,7 +38,7 @@ mod attempt;
 mod releasing;
 
 pub(crate) use attempt::acquire;
-pub(crate) use releasing::{release_node, Released};
+pub(crate) use releasing::{delete_after_loss, release_node, Released};
 
 use std::future::{poll_fn, Future};
 use std::pin::pin;
@@ -72,6 +73,9 @@ pub(crate) enum Pc {
     MustWatch,
     /// A watch is set on the predecessor; next `ReceiveWatchEvent`.
     Waiting,
+    /// The listing showed our node under a name we do not read as a lock node (a suffix we
+    /// cannot parse): delete it by that name, pause, then `Idle` (next `DeleteLockNode`).
+    Releasing,
 }
 
 /// The recipe variants: Curator's (the contract) and the model's broken ones (constructed only
@@ -84,6 +88,8 @@ pub(crate) enum Variant {
     ReleaseForgets,
     AdoptOldSession,
     DeleteByNameRetry,
+    AbandonWithoutDelete,
+    DropOwnOnSessionSwap,
 }
 
 /// What differs between the variants (the model's `Rules`, field for field).
@@ -98,6 +104,12 @@ pub(crate) struct Rules {
     pub search_any_session: bool,
     /// After a delete's lost reply: delete again (else: forget the node).
     pub retry_lost_delete: bool,
+    /// A listing that shows our node under a name we do not read as a lock node: delete it
+    /// before starting over (else: start over at once, the node left in our session).
+    pub delete_unrecognized_own: bool,
+    /// An attempt that finds its client running another session than it knew keeps a node
+    /// owned by the session the client runs now (else: drops it as the old session's).
+    pub keep_own_on_session_swap: bool,
 }
 
 impl Variant {
@@ -107,6 +119,8 @@ impl Variant {
             search_after_lost_create: true,
             search_any_session: false,
             retry_lost_delete: true,
+            delete_unrecognized_own: true,
+            keep_own_on_session_swap: true,
         };
         match self {
             Variant::Curator => CURATOR,
@@ -125,6 +139,14 @@ impl Variant {
             },
             Variant::DeleteByNameRetry => Rules {
                 protected_names: false,
+                ..CURATOR
+            },
+            Variant::AbandonWithoutDelete => Rules {
+                delete_unrecognized_own: false,
+                ..CURATOR
+            },
+            Variant::DropOwnOnSessionSwap => Rules {
+                keep_own_on_session_swap: false,
                 ..CURATOR
             },
         }

@@ -8,8 +8,8 @@ use super::attempt::Attempt;
 use futures::channel::oneshot;
 
 use super::{pick_own, synced_search, timed, Backoff, Pc, Spec, Stop, CLEANUP_LIMIT, GIVE_UP_WAIT};
-use crate::zk::coord::{CoordError, Coordination, SessionId};
-use crate::zk::error::{Cleanup, Holder, ZkLockError};
+use crate::zk::coord::{CoordError, Coordination, GuardedOp, SessionId};
+use crate::zk::error::{Cleanup, Holder, LostReason, ZkLockError};
 use crate::zk::names::protected_child_prefix;
 
 /// What a background cleanup still has to do.
@@ -83,7 +83,7 @@ impl<C: Coordination> Attempt<C> {
                 },
                 Cleanup::Background { node: None },
             ),
-            Pc::Created | Pc::MustWatch | Pc::Waiting => {
+            Pc::Created | Pc::MustWatch | Pc::Waiting | Pc::Releasing => {
                 let own = self.own.take().expect("a node to delete");
                 (
                     Leftover::Delete {
@@ -126,7 +126,7 @@ impl<C: Coordination> Drop for Attempt<C> {
             Pc::CreateLost => Leftover::Search {
                 protection: self.protection.take(),
             },
-            Pc::Created | Pc::MustWatch | Pc::Waiting => match self.own.take() {
+            Pc::Created | Pc::MustWatch | Pc::Waiting | Pc::Releasing => match self.own.take() {
                 Some(own) => Leftover::Delete { node: own.path },
                 None => return,
             },
@@ -261,6 +261,39 @@ pub(crate) async fn release_node<C: Coordination>(
                 coord.sleep(backoff.next()).await;
             }
             Err(e) => return Err(ZkLockError::from_coord("delete the lock node", node, e)),
+        }
+    }
+}
+
+/// The delete after a final loss (the model's `lock lost → Releasing`), except where the node
+/// at our path is gone or not ours (`NodeDeleted`, `NodeReplaced`: the model's `Idle`): a
+/// delete by name would remove whoever holds that name now. A node someone wrote to
+/// (`NodeChanged`, a revoker's `__REVOKE__`) is deleted only while its Stat shows our `czxid`,
+/// conditioned on the version that Stat showed, so a node made again at the path in between is
+/// not touched (no model step: the model has no writes into lock nodes). Errors are left to
+/// the node's session: it goes when the session ends.
+pub(crate) async fn delete_after_loss<C: Coordination>(
+    coord: &C,
+    spec: &Spec,
+    node: &str,
+    czxid: i64,
+    reason: LostReason,
+) {
+    match reason {
+        LostReason::NodeDeleted | LostReason::NodeReplaced { .. } => {}
+        LostReason::NodeChanged => {
+            if let Ok(Some(stat)) = coord.check_node(node).await {
+                if stat.czxid == czxid {
+                    let delete = [GuardedOp::Delete {
+                        path: node.to_string(),
+                        version: Some(stat.version),
+                    }];
+                    let _ = coord.guarded_write(None, &delete).await;
+                }
+            }
+        }
+        _ => {
+            let _ = release_node(coord, spec, node, coord.session()).await;
         }
     }
 }
