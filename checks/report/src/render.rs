@@ -27,7 +27,25 @@ pub(super) fn property_names(report: &Report) -> Vec<(String, String)> {
 }
 
 fn cell(run: &RunResult, name: &str) -> String {
-    verdict_cell(run.property(name), "– (no crash)")
+    let not_applicable = if name == lockwright_model::file::BLOCKING_OBTAIN_REOPENS {
+        if run.variant == lockwright_model::file::Variant::NativeBlocking.name() {
+            "– (the file never changes)"
+        } else {
+            "– (no re-check)"
+        }
+    } else {
+        "– (no crash)"
+    };
+    verdict_cell(run.property(name), not_applicable)
+}
+
+/// The properties `runs` have, in report order: a variant's table shows only its own (the
+/// blocking variants have two more than the others).
+fn columns<'a>(props: &'a [(String, String)], runs: &[&RunResult]) -> Vec<&'a (String, String)> {
+    props
+        .iter()
+        .filter(|(name, _)| runs.iter().any(|r| r.property(name).is_some()))
+        .collect()
 }
 
 /// A verdict as a table cell; `not_applicable` is the text for [`Finding::NotApplicable`].
@@ -97,7 +115,9 @@ pub(super) fn results_md(report: &Report) -> String {
          ❌ links to the shortest counterexample (numbered steps and a sequence diagram). \
          ⚠️ means a `sometimes` property was never reached, so the `always` properties of that \
          row may hold only vacuously. – means the fault set cannot produce the situation \
-         (“writer after crash” without crashes). *Unique states* counts distinct states in the whole \
+         (“writer after crash” without crashes; “a blocking obtain re-opens a replaced file” \
+         without an unlink or replace, or without the re-check). The blocking variants have \
+         two properties of their own, which only their tables show. *Unique states* counts distinct states in the whole \
          state space; *depth* is the longest shortest path from an initial state. The \
          protocol and the meaning of each property are in [protocol.md](protocol.md); \
          [incidents.md](incidents.md) maps each violation to the incident it reproduces.\n"
@@ -190,19 +210,25 @@ pub(super) fn results_md(report: &Report) -> String {
     let _ = writeln!(s, "## Verdicts\n");
     for variant in variants(report) {
         let _ = writeln!(s, "### `{variant}`\n");
+        let rows: Vec<&RunResult> = report
+            .runs
+            .iter()
+            .filter(|r| r.variant == variant)
+            .collect();
+        let cols = columns(&props, &rows);
         let _ = write!(s, "| lock kind | faults |");
-        for (name, _) in &props {
+        for (name, _) in &cols {
             let _ = write!(s, " {name} |");
         }
         let _ = writeln!(s, " unique states | depth |");
         let _ = write!(s, "|---|---|");
-        for _ in &props {
+        for _ in &cols {
             let _ = write!(s, "---|");
         }
         let _ = writeln!(s, "---:|---:|");
-        for r in report.runs.iter().filter(|r| r.variant == variant) {
+        for r in rows {
             let _ = write!(s, "| `{}` | `{}` |", r.kind, r.faults);
-            for (name, _) in &props {
+            for (name, _) in &cols {
                 let _ = write!(s, " {} |", cell(r, name));
             }
             let _ = writeln!(
@@ -278,13 +304,15 @@ fn three_processes_section(s: &mut String, report: &Report, props: &[(String, St
          `nfs-flock` also gives two *valid* writers, by a foreign open-close as in the \
          verdict tables.\n"
     );
+    let rows: Vec<&RunResult> = report.three_processes.iter().collect();
+    let cols = columns(props, &rows);
     let _ = write!(s, "| lock kind | faults | sizes |");
-    for (name, _) in props {
+    for (name, _) in &cols {
         let _ = write!(s, " {name} |");
     }
     let _ = writeln!(s, " unique states | depth |");
     let _ = write!(s, "|---|---|---|");
-    for _ in props {
+    for _ in &cols {
         let _ = write!(s, "---|");
     }
     let _ = writeln!(s, "---:|---:|");
@@ -297,7 +325,7 @@ fn three_processes_section(s: &mut String, report: &Report, props: &[(String, St
             r.budgets,
             super::runs::size_words(r)
         );
-        for (name, _) in props {
+        for (name, _) in &cols {
             let _ = write!(s, " {} |", cell(r, name));
         }
         let _ = writeln!(
