@@ -532,4 +532,61 @@ fn a_bare_fence_loses_an_update_as_documented_in_both_families() {
             "{family}: {out}"
         );
     }
+
+/// Issue #25: the blocking variants have two properties of their own. `native-blocking`
+/// (with the re-check) keeps "a blocking obtain returns a lock on the current lock file" under
+/// unlink and replace and reaches its re-open; the old behaviour, `native-blocking-no-recheck`,
+/// violates it, which exits 1 until expected; its re-open cannot occur and prints n/a. The
+/// counts are those of `model/tests/verdicts` (rows `native_blocking_rechecks_a_replaced_file`
+/// and its twin).
+#[test]
+fn blocking_variants_check_the_recheck() {
+    let args = |variant: &'static str| {
+        vec![
+            "check",
+            "--variant",
+            variant,
+            "--os",
+            "ofd",
+            "--processes",
+            "2",
+            "--threads",
+            "2",
+            "--faults",
+            "unlink=1,replace=1",
+            "--symmetry",
+            "off",
+            "--expect-violated",
+            "at most one writer",
+            "--expect-violated",
+            "writes are exclusive",
+            "--expect-not-found",
+            "writer after crash",
+        ]
+    };
+    let o = lockwright(&args("native-blocking"));
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("3915 unique states"), "{out}");
+    for line in [
+        "\"a blocking obtain returns a lock on the current lock file\"  holds",
+        "\"a blocking obtain re-opens a replaced file\"",
+    ] {
+        assert!(out.contains(line), "missing {line:?} in\n{out}");
+    }
+
+    let o = lockwright(&args("native-blocking-no-recheck"));
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("2531 unique states"), "{out}");
+    assert!(out.contains("n/a"), "{out}");
+    let mut expecting = args("native-blocking-no-recheck");
+    expecting.extend([
+        "--expect-violated",
+        "a blocking obtain returns a lock on the current lock file",
+    ]);
+    let o = lockwright(&expecting);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains(" UnlinkLockFile"), "{out}");
 }

@@ -1,6 +1,8 @@
 //! loom, exhaustive up to a bound: the real `obtain_blocking` (`held_insert_wait` →
-//! `open_lock_file` → `lock_blocking`) on the simulated OS, every execution refined against
-//! the model variant `native-blocking` with every `always` property enforced.
+//! `open_lock_file` → `lock_blocking` → `stat`, the re-check) on the simulated OS, every
+//! execution refined against the model variant `native-blocking` with every `always` property
+//! enforced (no fault here changes the file, so the re-check always passes; the retry is
+//! `shuttle_blocking_obtain_rechecks_a_replaced_file.rs`).
 //!
 //! The two waiting calls wait by retrying: one world-mutex acquisition per attempt (a loom
 //! scheduling point), then `loom::thread::yield_now`, so loom runs another thread before the
@@ -72,9 +74,11 @@ fn blocking_worker(pid: u8, tid: u8) -> ThreadPlan {
 ///
 /// Budgets (all four tests): bound 3. A wait needs one preemption (the first thread holding
 /// when the second starts its obtain) and a wake-up across a release a second; 3 leaves one
-/// to spare for the ordering of the release's own steps against the retries. Measured: 1,578
-/// executions here, 2,228 per two-process test (about 0.4 s each), of which 1,365 and 1,425
-/// contain a wait. `LOCKWRIGHT_DEEP=1`: bound 5, 36,956 and 82,017 executions (about 10 s
+/// to spare for the ordering of the release's own steps against the retries. Measured (with
+/// the re-check's `stat` after `lock_blocking`, issue #25): 1,821 executions here, 2,565 per
+/// two-process test (about 0.4 s each), of which 1,596 and 1,710 contain a wait (before the
+/// re-check: 1,578 and 2,228). `LOCKWRIGHT_DEEP=1` (measured before the re-check): bound 5,
+/// 36,956 and 82,017 executions (about 10 s
 /// each), every one refined.
 #[test]
 fn blocking_obtain_one_process_posix_waits_on_the_held_set() {

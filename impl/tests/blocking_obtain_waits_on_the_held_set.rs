@@ -82,7 +82,8 @@ fn a_thread_of_the_holding_process_waits_on_the_held_set_without_opening() {
             Vec::<&str>::new(),
             "{kind:?}: still waiting"
         );
-        // Release: close first, then held_remove; only then does the waiter open and lock.
+        // Release: close first, then held_remove; only then does the waiter open and lock (and
+        // re-check that the path still names the file it locked).
         held.close().unwrap();
         let result = waiter.join().unwrap();
         assert!(matches!(result, Ok(Ok(()))), "{kind:?}: {result:?}");
@@ -94,6 +95,7 @@ fn a_thread_of_the_holding_process_waits_on_the_held_set_without_opening() {
                 "held_remove",
                 "open_lock_file",
                 "lock_blocking",
+                "stat",
                 "unlock",
                 "close",
                 "held_remove"
@@ -116,7 +118,8 @@ fn blocking_obtain_steps_when_free() {
                 "stat",
                 "held_insert_wait",
                 "open_lock_file",
-                "lock_blocking"
+                "lock_blocking",
+                "stat"
             ],
             "{kind:?}"
         );

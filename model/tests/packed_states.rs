@@ -20,7 +20,7 @@ const MIXES: [&str; 2] = [
 /// Every variant (those whose space equals `native`'s left out), every lock kind the model
 /// records (`flock` through `mixed`, OFD, POSIX), every fault; budgets cut down for the
 /// variants whose spaces grow fastest, about 700,000 states in all.
-const CASES: [(Variant, LockKind, &str); 15] = [
+const CASES: [(Variant, LockKind, &str); 17] = [
     (Variant::Native, LockKind::Ofd, MIXES[0]),
     (Variant::Native, LockKind::Posix, MIXES[1]),
     (Variant::Mixed, LockKind::Posix, MIXES[0]),
@@ -29,7 +29,9 @@ const CASES: [(Variant, LockKind, &str); 15] = [
     (Variant::Simple, LockKind::Posix, MIXES[1]),
     (Variant::SingleInstance, LockKind::Posix, MIXES[0]),
     (Variant::NoLock, LockKind::Posix, MIXES[0]),
+    (Variant::NativeBlocking, LockKind::Ofd, MIXES[0]),
     (Variant::NativeBlocking, LockKind::Ofd, MIXES[1]),
+    (Variant::NativeBlockingNoRecheck, LockKind::Posix, MIXES[0]),
     (Variant::NativeProbeLast, LockKind::Ofd, MIXES[1]),
     (
         Variant::NativeTwoHeldSets,
@@ -123,6 +125,27 @@ fn an_encoding_that_forgets_a_field_is_caught() {
     };
     let (codes, clash) = merged(&states, forgetful);
     let (a, b) = clash.expect("states that differ only in `last` exist");
+    assert_ne!(a, b);
+    assert!(codes < states.len());
+}
+
+/// The same twin for the blocking variants' `Thread::just_obtained` (the moment an obtain
+/// returns, which "a blocking obtain returns a lock on the current lock file" judges): an
+/// encoding without it merges states, so the cases above that reach it check its bit.
+#[test]
+fn an_encoding_that_forgets_just_obtained_is_caught() {
+    let sc = Scenario::new(Variant::NativeBlocking, LockKind::Ofd)
+        .with_faults(Faults::parse(MIXES[0]).expect("a valid mix"));
+    let states = reachable(&sc);
+    let forgetful = |s: &State| {
+        let mut s = s.clone();
+        for th in &mut s.threads {
+            th.just_obtained = false;
+        }
+        packed(&s)
+    };
+    let (codes, clash) = merged(&states, forgetful);
+    let (a, b) = clash.expect("states that differ only in `just_obtained` exist");
     assert_ne!(a, b);
     assert!(codes < states.len());
 }

@@ -75,7 +75,8 @@ pub struct ScenarioArgs {
     /// Protocol variant. file: native, native-4.10, native-delete-on-release,
     /// native-no-held-set, simple, single-instance, no-lock, mixed, native-blocking,
     /// native-two-held-sets, and the defects native-probe-last, native-skip-inode-check,
-    /// native-skip-held-contains, native-carry-on-after-lock-error. zk: curator,
+    /// native-skip-held-contains, native-carry-on-after-lock-error,
+    /// native-blocking-no-recheck. zk: curator,
     /// no-protection, release-forgets, adopt-old-session, delete-by-name-retry,
     /// release-cancel-unsafe, give-up-cancel-unsafe, search-without-sync,
     /// abandon-without-delete. docstore:

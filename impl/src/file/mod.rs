@@ -90,7 +90,9 @@ pub trait LockFactory: Send + Sync {
     /// Obtains the lock, waiting as long as it is held. The default polls
     /// [`LockFactory::try_obtain`] every [`timeouts::DEFAULT_POLL_INTERVAL`];
     /// [`NativeFsLockFactory`] waits in the kernel instead (`F_OFD_SETLKW`, `F_SETLKW`,
-    /// `flock` without `LOCK_NB`).
+    /// `flock` without `LOCK_NB`), then checks that the path still names the file it locked
+    /// and starts over if the file was replaced or deleted during the wait (see
+    /// [`NativeFsLockFactory::obtain_blocking_native`]).
     ///
     /// The wait cannot be cancelled. Calling it for a lock that the calling thread already
     /// holds never returns (as `std::sync::Mutex::lock` may); a SimpleFs lock left stale by a

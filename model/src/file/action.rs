@@ -20,6 +20,13 @@ use super::{Pc, Scenario};
 /// `TryLock` → [`Pc::Holding`] when acquired, [`Pc::Blocked`] when it would block;
 /// `CreateExclusive` → [`Pc::Holding`] or still [`Pc::Idle`] (exists).
 ///
+/// `native-blocking`: `held_insert_wait` → `HeldInsert`, `lock_blocking` → `TryLock` (to
+/// [`Pc::Locked`]), and the `stat(path)` the blocking obtain makes after its lock call is
+/// `Recheck` (the descriptor's identity is constant while it is open, so the `stat` is where
+/// the comparison takes effect): [`Pc::Holding`] when the path still names the locked inode,
+/// [`Pc::Stale`] when it does not (the `unlock`, `close` and `open_lock_file` of the retry
+/// follow).
+///
 /// READ-ONLY calls (`stat`, `fstat`, `probe`, `held_contains`, `read_file`,
 /// `create_dir_all`, `canonicalize_dir`) are not steps: check them against
 /// [`Scenario::observe_stat`], [`Scenario::observe_fstat`], [`Scenario::observe_probe`],
@@ -77,6 +84,10 @@ pub enum Action {
     /// `close` fails with `EIO`: the descriptor and its locks are released anyway. Fault
     /// budget `close-error`.
     CloseFails(Pid, Tid),
+    /// `native-blocking`: after the blocking lock call, `stat(path)` compared with the
+    /// descriptor's inode (`fstat`): the same → the obtain returns; another file or none →
+    /// the lock is on an orphan, unlock, close and open again.
+    Recheck(Pid, Tid),
     /// `native-probe-last`: `ensure_valid` is called (its checks follow).
     BeginCheck(Pid, Tid),
     /// `native-probe-last`: one of `ensure_valid`'s checks (held set, `fstat`, `stat`, probe,
@@ -120,6 +131,7 @@ impl Action {
             | LockFails(p, t)
             | UnlockFails(p, t)
             | CloseFails(p, t)
+            | Recheck(p, t)
             | BeginCheck(p, t)
             | Check(p, t) => Some((p, t)),
             Crash(_) | Restart(_) | UnlinkLockFile | ReplaceLockFile | ForeignOpenClose(_)
@@ -147,6 +159,7 @@ impl Action {
             LockFails(..) => "LockFails",
             UnlockFails(..) => "UnlockFails",
             CloseFails(..) => "CloseFails",
+            Recheck(..) => "Recheck",
             BeginCheck(..) => "BeginCheck",
             Check(..) => "Check",
             Crash(_) => "Crash",

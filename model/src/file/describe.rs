@@ -66,10 +66,21 @@ impl Scenario {
                 who(p, t),
                 lock_call(p, false),
                 fd_inode(p, t),
-                if after.thread(p, t).pc == Pc::Holding {
+                if matches!(after.thread(p, t).pc, Pc::Holding | Pc::Locked) {
                     "acquired"
                 } else {
                     "would block"
+                }
+            ),
+            Recheck(p, t) => format!(
+                "{} Recheck: stat(path) → {}, fstat(fd) → {} → {}",
+                who(p, t),
+                inode(before.os.path_inode()),
+                fd_inode(p, t),
+                if after.thread(p, t).pc == Pc::Holding {
+                    "the same file: obtain returns"
+                } else {
+                    "not the file at the path: unlock, close, open again"
                 }
             ),
             Unlock(p, t) => format!(

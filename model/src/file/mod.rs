@@ -16,6 +16,8 @@
 //! | `single-instance` | `HeldInsert` (in-memory only) | `HeldRemove` | SingleInstanceLockFactory |
 //! | `no-lock` | `Obtain` (always succeeds) | `Release` | NoLockFactory |
 //! | `mixed` | `native`; even pids lock with `flock`, odd pids with POSIX `fcntl` | `native` | flock and `fcntl` locks ignore each other on Linux |
+//! | `native-blocking` | `HeldInsert` (waits) → `Open` → `TryLock` (waits) → `Recheck` (another file at the path: `Unlock` → `Close` → `Open` again) | `native` | the crate's `obtain_blocking`; the re-check is BSD `flopen`'s |
+//! | `native-blocking-no-recheck` | `HeldInsert` (waits) → `Open` → `TryLock` (waits) | `native` | `obtain_blocking` before issue #25: a lock on a replaced inode |
 //!
 //! Faults, each with a budget so the space is finite: `Crash(p)` (the kernel closes p's
 //! descriptors and drops its locks; its held set is gone), `Restart(p)`, `UnlinkLockFile` and
@@ -50,7 +52,8 @@ pub mod transitions;
 pub use action::Action;
 pub use kernel::{LockKind, Pid};
 pub use properties::{
-    ALWAYS, AT_MOST_ONE_VALID_WRITER, AT_MOST_ONE_WRITER, CONTENTION_SEEN, NO_STALE_LOCK,
+    ALWAYS, AT_MOST_ONE_VALID_WRITER, AT_MOST_ONE_WRITER, BLOCKING_OBTAIN_LOCKS_CURRENT_FILE,
+    BLOCKING_OBTAIN_REOPENS, CONTENTION_SEEN, FAMILY_ALWAYS, FAMILY_SOMETIMES, NO_STALE_LOCK,
     SOMETIMES, WRITER_AFTER_CRASH, WRITER_EXISTS, WRITES_ARE_EXCLUSIVE,
 };
 pub use scenario::{Faults, Scenario, Variant};

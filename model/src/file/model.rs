@@ -85,8 +85,10 @@ impl Model for Scenario {
         Some(format!("{}\n\n{after:?}", self.describe(s, action, &after)))
     }
 
+    /// The common properties ([`ALWAYS`], [`SOMETIMES`]); the blocking variants add
+    /// [`BLOCKING_OBTAIN_LOCKS_CURRENT_FILE`] and [`BLOCKING_OBTAIN_REOPENS`].
     fn properties(&self) -> Vec<Property<Self>> {
-        vec![
+        let mut props = vec![
             Property::always(AT_MOST_ONE_WRITER, |_, s: &State| s.writers().count() <= 1),
             Property::always(AT_MOST_ONE_VALID_WRITER, |m: &Scenario, s: &State| {
                 s.writers()
@@ -114,14 +116,29 @@ impl Model for Scenario {
                     || (m.variant.blocks()
                         && s.live_threads().any(|(p, t, _)| m.is_waiting(s, p, t)))
             }),
-        ]
+        ];
+        if self.variant.blocks() {
+            // Listed in report order: the `always` one after the common `always` ones.
+            props.insert(
+                ALWAYS.len(),
+                Property::always(
+                    BLOCKING_OBTAIN_LOCKS_CURRENT_FILE,
+                    |m: &Scenario, s: &State| m.blocking_obtains_lock_current_file(s),
+                ),
+            );
+            props.push(Property::sometimes(
+                BLOCKING_OBTAIN_REOPENS,
+                |_, s: &State| s.live_threads().any(|(_, _, th)| th.pc == Pc::Stale),
+            ));
+        }
+        props
     }
 }
 
 impl Family for Scenario {
     const NAME: &'static str = "file";
-    const ALWAYS: &'static [&'static str] = &ALWAYS;
-    const SOMETIMES: &'static [&'static str] = &SOMETIMES;
+    const ALWAYS: &'static [&'static str] = &FAMILY_ALWAYS;
+    const SOMETIMES: &'static [&'static str] = &FAMILY_SOMETIMES;
 
     fn label(&self) -> String {
         Scenario::label(self)
@@ -170,8 +187,16 @@ impl Family for Scenario {
     }
 
     /// "writer after crash" needs a crash: without a crash budget it is n/a, not a failure.
+    /// "a blocking obtain re-opens a replaced file" needs the re-check (`native-blocking`) and
+    /// a fault that changes the file at the path (unlink or replace).
     fn applies(&self, property: &str) -> bool {
-        property != WRITER_AFTER_CRASH || self.faults.crash > 0
+        match property {
+            WRITER_AFTER_CRASH => self.faults.crash > 0,
+            BLOCKING_OBTAIN_REOPENS => {
+                self.variant.rechecks() && (self.faults.unlink > 0 || self.faults.replace > 0)
+            }
+            _ => true,
+        }
     }
 
     fn check_args(&self) -> String {

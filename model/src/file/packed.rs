@@ -47,7 +47,13 @@ impl State {
             out.push(u8::from(alive) | u8::from(held) << 1 | u8::from(held2) << 2);
         }
         out.push(threads.len() as u8);
-        for &Thread { pc, inode, blind } in threads {
+        for &Thread {
+            pc,
+            inode,
+            blind,
+            just_obtained,
+        } in threads
+        {
             let (code, arg) = match pc {
                 Pc::Idle => (0, 0),
                 Pc::Inserted => (1, 0),
@@ -61,8 +67,15 @@ impl State {
                 Pc::Unlocked => (9, 0),
                 Pc::ReleasedClosed => (10, 0),
                 Pc::ReleasedRemoved => (11, 0),
+                Pc::Locked => (12, 0),
+                Pc::Stale => (13, 0),
+                Pc::StaleUnlocked => (14, 0),
             };
-            out.push(code | u8::from(blind) << 4 | u8::from(inode.is_some()) << 5);
+            out.push(
+                code | u8::from(blind) << 4
+                    | u8::from(inode.is_some()) << 5
+                    | u8::from(just_obtained) << 6,
+            );
             out.push(arg);
             out.push(inode.unwrap_or(0));
         }

@@ -13,8 +13,17 @@ pub const NO_STALE_LOCK: &str = "no stale lock";
 pub const WRITER_EXISTS: &str = "writer exists";
 pub const WRITER_AFTER_CRASH: &str = "writer after crash";
 pub const CONTENTION_SEEN: &str = "contention seen";
+/// Blocking variants only: at the moment a blocking obtain returns, the lock path names the
+/// inode its descriptor locked (judged from the kernel state: the path's inode against the
+/// descriptor's).
+pub const BLOCKING_OBTAIN_LOCKS_CURRENT_FILE: &str =
+    "a blocking obtain returns a lock on the current lock file";
+/// Blocking variants only: a blocking obtain's re-check finds that the file it locked is no
+/// longer at the path (replaced or unlinked during the wait), so it unlocks, closes and opens
+/// the path again. Applies to `native-blocking` only (the other has no re-check).
+pub const BLOCKING_OBTAIN_REOPENS: &str = "a blocking obtain re-opens a replaced file";
 
-/// The `always` properties, in report order.
+/// The `always` properties of every file scenario, in report order.
 pub const ALWAYS: [&str; 4] = [
     AT_MOST_ONE_WRITER,
     AT_MOST_ONE_VALID_WRITER,
@@ -22,8 +31,26 @@ pub const ALWAYS: [&str; 4] = [
     NO_STALE_LOCK,
 ];
 
-/// The `sometimes` properties, in report order.
+/// The `sometimes` properties of every file scenario, in report order.
 pub const SOMETIMES: [&str; 3] = [WRITER_EXISTS, WRITER_AFTER_CRASH, CONTENTION_SEEN];
+
+/// Every `always` property a file scenario can have, in report order: [`ALWAYS`], then
+/// the blocking variants' own ([`super::Variant::blocks`]).
+pub const FAMILY_ALWAYS: [&str; 5] = [
+    AT_MOST_ONE_WRITER,
+    AT_MOST_ONE_VALID_WRITER,
+    WRITES_ARE_EXCLUSIVE,
+    NO_STALE_LOCK,
+    BLOCKING_OBTAIN_LOCKS_CURRENT_FILE,
+];
+
+/// Every `sometimes` property a file scenario can have, in report order.
+pub const FAMILY_SOMETIMES: [&str; 4] = [
+    WRITER_EXISTS,
+    WRITER_AFTER_CRASH,
+    CONTENTION_SEEN,
+    BLOCKING_OBTAIN_REOPENS,
+];
 
 impl Scenario {
     pub(super) fn desc(p: Pid, t: Tid) -> Desc {
@@ -138,6 +165,19 @@ impl Scenario {
     pub fn counts_as_valid(&self, s: &State, p: Pid, t: Tid) -> bool {
         let th = s.thread(p, t);
         (th.blind && th.pc == super::Pc::Writing) || self.observe_ensure_valid(s, p, t)
+    }
+
+    /// "a blocking obtain returns a lock on the current lock file": every thread whose
+    /// obtain returned in the step that led to `s` ([`crate::file::Thread::just_obtained`])
+    /// has its descriptor on the inode the path names. Judged from the kernel alone (the
+    /// path's inode against the descriptor's), not from what the obtain compared.
+    pub fn blocking_obtains_lock_current_file(&self, s: &State) -> bool {
+        s.live_threads()
+            .filter(|(_, _, th)| th.just_obtained)
+            .all(|(p, t, _)| {
+                let locked = s.os.desc_inode(Self::desc(p, t));
+                locked.is_some() && locked == s.os.path_inode()
+            })
     }
 
     /// Whether thread `(p, t)` of a live process is waiting in a blocking call

@@ -29,10 +29,18 @@ pub enum Variant {
     NoLock,
     /// `native`, but even pids lock with `flock` and odd pids with POSIX `fcntl`.
     Mixed,
-    /// `native`'s blocking obtain (`obtain_blocking`): `HeldInsert` waits (is enabled only)
-    /// while the path is not in the held set, `TryLock` waits (is enabled only) while it would
-    /// be acquired. Never refused; fails only on an OS error (`lock-error`).
+    /// `native`'s blocking obtain (`obtain_blocking`): `HeldInsert` waits (is enabled only
+    /// once the path is not in the held set), `TryLock` waits (is enabled only once it would
+    /// be acquired), then `Recheck` compares the path's inode with the locked descriptor's
+    /// (`stat` against `fstat`, as BSD's `flopen` does): the same → `Holding`; the file was
+    /// replaced or unlinked during the wait → `Unlock` → `Close` → `Open` and lock again,
+    /// staying in the held set. Never refused; fails only on an OS error (`lock-error`).
     NativeBlocking,
+    /// Defect `BlockingNoRecheck`: `native-blocking` without the `Recheck`, the crate's
+    /// `obtain_blocking` before issue #25: the lock call's return ends the obtain, so a lock
+    /// file replaced or unlinked during the wait leaves the caller holding a lock on the old
+    /// inode (only its next `ensure_valid` tells).
+    NativeBlockingNoRecheck,
     /// Two copies of the crate in one process (two semver-incompatible versions, each with
     /// its own static held set): threads with an even tid use the first copy's held set,
     /// threads with an odd tid the second's. Under POSIX rules that is LUCENE-5738 again.
@@ -55,7 +63,7 @@ pub enum Variant {
 }
 
 impl Variant {
-    pub const ALL: [Variant; 14] = [
+    pub const ALL: [Variant; 15] = [
         Variant::Native,
         Variant::Native410,
         Variant::NativeDeleteOnRelease,
@@ -65,6 +73,7 @@ impl Variant {
         Variant::NoLock,
         Variant::Mixed,
         Variant::NativeBlocking,
+        Variant::NativeBlockingNoRecheck,
         Variant::NativeTwoHeldSets,
         Variant::NativeProbeLast,
         Variant::NativeSkipInodeCheck,
@@ -84,6 +93,7 @@ impl Variant {
             Variant::NoLock => "no-lock",
             Variant::Mixed => "mixed",
             Variant::NativeBlocking => "native-blocking",
+            Variant::NativeBlockingNoRecheck => "native-blocking-no-recheck",
             Variant::NativeTwoHeldSets => "native-two-held-sets",
             Variant::NativeProbeLast => "native-probe-last",
             Variant::NativeSkipInodeCheck => "native-skip-inode-check",
@@ -105,8 +115,18 @@ impl Variant {
         )
     }
 
-    /// Whether the obtain waits instead of being refused (`native-blocking`).
+    /// Whether the obtain waits instead of being refused (`native-blocking`,
+    /// `native-blocking-no-recheck`).
     pub fn blocks(self) -> bool {
+        matches!(
+            self,
+            Variant::NativeBlocking | Variant::NativeBlockingNoRecheck
+        )
+    }
+
+    /// Whether a blocking obtain re-checks the path's identity after its lock call and
+    /// retries on a replaced file (`native-blocking`).
+    pub fn rechecks(self) -> bool {
         self == Variant::NativeBlocking
     }
 

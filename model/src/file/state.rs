@@ -44,6 +44,15 @@ pub enum Pc {
     /// Release: held-set entry removed; next `Close` (`native-4.10`) or `Unlink`
     /// (`native-delete-on-release`).
     ReleasedRemoved,
+    /// `native-blocking` only: the blocking lock call returned; next `Recheck` (is the file
+    /// at the path still the one locked?). Not yet a writer: the obtain has not returned.
+    Locked,
+    /// `native-blocking` only: the re-check found another file (or none) at the path: the
+    /// lock is on an orphan. Next `Unlock`, then `Close`, then back to `Inserted` (open the
+    /// path again, still in the held set).
+    Stale,
+    /// `native-blocking` only: the stale lock is unlocked; next `Close` → `Inserted`.
+    StaleUnlocked,
 }
 
 impl Pc {
@@ -67,6 +76,11 @@ pub struct Thread {
     /// nothing to justify it; "at most one valid writer" counts it as valid until its write
     /// ends.
     pub blind: bool,
+    /// Blocking variants only (always `false` elsewhere): this thread's obtain returned (it
+    /// became a writer) in the step that led to this state. Every step clears it, so "a
+    /// blocking obtain returns a lock on the current lock file" can judge the very moment the
+    /// obtain returns.
+    pub just_obtained: bool,
 }
 
 impl Thread {
@@ -74,6 +88,7 @@ impl Thread {
         pc: Pc::Idle,
         inode: None,
         blind: false,
+        just_obtained: false,
     };
 }
 
@@ -261,7 +276,11 @@ impl fmt::Debug for State {
                 .iter()
                 .enumerate()
                 .map(|(t, th)| {
-                    let blind = if th.blind { " blind" } else { "" };
+                    let blind = match (th.blind, th.just_obtained) {
+                        (true, _) => " blind",
+                        (false, true) => " just obtained",
+                        (false, false) => "",
+                    };
                     match th.inode {
                         Some(i) => format!("t{t} {:?}{blind} [inode {i}]", th.pc),
                         None => format!("t{t} {:?}{blind}", th.pc),

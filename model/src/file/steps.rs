@@ -13,7 +13,8 @@
 //! | `simple` | CreateExclusive | — | Unlink if ours, else ReleaseRefused |
 //! | `single-instance` | HeldInsert | — | HeldRemove |
 //! | `no-lock` | Obtain | — | Release |
-//! | `native-blocking` | HeldInsert **waits** → Open → TryLock **waits** | never refused | as `native` |
+//! | `native-blocking` | HeldInsert **waits** → Open → TryLock **waits** → **Recheck** (file replaced: **Unlock → Close → Open** → TryLock again) | never refused | as `native` |
+//! | `native-blocking-no-recheck` | HeldInsert **waits** → Open → TryLock **waits** | never refused | as `native` |
 //! | `native-two-held-sets` | as `native`, odd tids in a **second held set** | as `native` | as `native` |
 //! | `native-carry-on-after-lock-error` | as `native`; a **failed TryLock → Holding** | as `native` | as `native` |
 //! | `native-probe-last`, `native-skip-inode-check`, `native-skip-held-contains` | as `native` | as `native` | as `native` (they differ in `ensure_valid`, below) |
@@ -51,6 +52,8 @@ pub enum StepKind {
     Write,
     /// `native-probe-last`: the next of `ensure_valid`'s checks.
     Check,
+    /// `native-blocking`: after the lock call, does the path still name the locked inode?
+    Recheck,
 }
 
 /// How many checks `native-probe-last`'s `ensure_valid` makes: held set, `fstat`, `stat`,
@@ -105,7 +108,12 @@ pub fn step(v: Variant, pc: Pc) -> Step {
         (Idle, _)                                => attempt(HeldInsert, Inserted, Idle),
         (Inserted, _)                            => go(Open, Opened),
         (Opened, NativeCarryOnAfterLockError)    => lock(Holding, Blocked, Holding),
+        (Opened, NativeBlocking)                 => attempt(TryLock, Locked, Blocked),
         (Opened, _)                              => attempt(TryLock, Holding, Blocked),
+        // `native-blocking`: the lock is on the file at the path, or it is retried.
+        (Locked, _)                              => attempt(Recheck, Holding, Stale),
+        (Stale, _)                               => go(Unlock, StaleUnlocked),
+        (StaleUnlocked, _)                       => go(Close, Inserted),
         // A refused obtain undoes what it did.
         (Blocked, Native410)                     => go(HeldRemove, BlockedRemoved),
         (Blocked, NativeNoHeldSet)               => go(Close, Idle),
@@ -155,6 +163,7 @@ impl StepKind {
             StepKind::Release => Action::Release(p, t),
             StepKind::Write => Action::Write(p, t),
             StepKind::Check => Action::Check(p, t),
+            StepKind::Recheck => Action::Recheck(p, t),
         }
     }
 }

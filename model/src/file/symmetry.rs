@@ -14,8 +14,11 @@
 //! even and odd tids different held sets: there only threads of the same parity are
 //! interchangeable inside a process, and each keeps its parity.
 //!
-//! Everything a thread owns is in its key, `Thread::blind` (`native-probe-last`) included; the
-//! written-to inodes are shared kernel state (`Os::hash_shared`).
+//! Everything a thread owns is in its key, `Thread::blind` (`native-probe-last`) and
+//! `Thread::just_obtained` (the blocking variants) included, as one flags byte (bit 0 blind,
+//! bit 1 just obtained: with the second bit clear it hashes and sorts as the `bool` it
+//! replaced, so the other variants' keys are unchanged); the written-to inodes are shared
+//! kernel state (`Os::hash_shared`).
 //!
 //! Sound because every property counts or quantifies over all processes and threads alike.
 //! Inode generations are global (creation order), so renaming pids leaves them as they are.
@@ -25,8 +28,13 @@ use super::{Pc, Proc, Scenario, State, Tid, Variant};
 
 /// Everything about one thread, in the order it is sorted by: the parity class of its slot
 /// (`native-two-held-sets`; 0 elsewhere), pc, remembered inode, open description, `flock`
-/// and OFD locks on it, `blind`.
-type ThreadKey = (u8, Pc, Option<Inode>, Option<Inode>, bool, bool, bool);
+/// and OFD locks on it, the flags (`blind`, `just_obtained`: [`thread_flags`]).
+type ThreadKey = (u8, Pc, Option<Inode>, Option<Inode>, bool, bool, u8);
+
+/// A thread's flags as one byte: bit 0 `blind`, bit 1 `just_obtained`.
+fn thread_flags(th: &super::Thread) -> u8 {
+    u8::from(th.blind) | u8::from(th.just_obtained) << 1
+}
 /// Everything about one process, in the order it is sorted by.
 type ProcKey = (Proc, Vec<ThreadKey>, Vec<Inode>);
 
@@ -57,7 +65,7 @@ impl Scenario {
                 LockRec::Posix { inode, pid } => posix[pid as usize] |= 1 << inode,
             }
         }
-        let none: ThreadKey = (0, Pc::Idle, None, None, false, false, false);
+        let none: ThreadKey = (0, Pc::Idle, None, None, false, false, 0);
         let mut threads = [[none; MAX]; MAX];
         for p in 0..np {
             for t in 0..n {
@@ -73,7 +81,7 @@ impl Scenario {
                     s.os.desc_inode(desc),
                     flock[p][t],
                     ofd[p][t],
-                    th.blind,
+                    thread_flags(&th),
                 );
             }
             // Sorted by class first: each class's keys, in order, at the class's place.
@@ -137,7 +145,7 @@ impl Scenario {
                 s.os.desc_inode(desc),
                 flock,
                 ofd,
-                th.blind,
+                thread_flags(&th),
             )
         };
         // Per process: the new order of its thread slots (new slot → old slot) and its key.

@@ -62,6 +62,11 @@ impl Scenario {
                 true
             }
             TryLock(..) => s.os.try_lock(desc, self.kind_of(p)) == TryLockResult::Acquired,
+            Recheck(..) => {
+                // `stat(path)` against `fstat(fd)`: the locked inode is still the lock file.
+                let locked = s.os.desc_inode(desc);
+                locked.is_some() && locked == s.os.path_inode()
+            }
             Unlock(..) => {
                 s.os.unlock(desc, self.kind_of(p));
                 true
@@ -111,12 +116,18 @@ impl Scenario {
         let to = if ok { next.then } else { next.refused };
         s.thread_mut(p, t).pc = to;
         if !ok {
-            s.last = Event::Refused;
+            // A failed re-check is no contention: the obtain goes on (it retries).
+            if !matches!(action, Recheck(..)) {
+                s.last = Event::Refused;
+            }
         } else if to == Pc::Holding && pc != Pc::Writing {
             // An obtain succeeded.
             if s.orphaned {
                 s.orphaned = false;
                 s.last = Event::ObtainedAfterCrash;
+            }
+            if self.variant.blocks() {
+                s.thread_mut(p, t).just_obtained = true;
             }
         }
     }
@@ -175,6 +186,11 @@ impl Scenario {
     pub fn apply_in_place(&self, s: &mut State, action: Action) {
         use Action::*;
         s.last = Event::None;
+        if self.variant.blocks() {
+            for th in &mut s.threads {
+                th.just_obtained = false;
+            }
+        }
         if let Some((p, t)) = action.thread() {
             self.thread_step(s, p, t, action);
         }
@@ -182,7 +198,7 @@ impl Scenario {
             HeldInsert(..) | Open(..) | TryLock(..) | Unlock(..) | Close(..) | HeldRemove(..)
             | Unlink(..) | CreateExclusive(..) | ReleaseRefused(..) | Obtain(..) | Release(..)
             | EnsureValid(..) | Write(..) | LockFails(..) | UnlockFails(..) | CloseFails(..)
-            | BeginCheck(..) | Check(..) => {}
+            | Recheck(..) | BeginCheck(..) | Check(..) => {}
             Crash(p) => {
                 s.budget.crash -= 1;
                 s.os.crash(p);

@@ -12,15 +12,20 @@ fn native_blocking_posix_waits_on_the_held_set() {
         scenario: Scenario::new(Variant::NativeBlocking, LockKind::Posix)
             .with_parties(2, 2)
             .with_faults(faults("crash=2,restart=2")),
-        unique_states: 799,
+        unique_states: 1111,
         verdicts: [
             ("at most one writer", "holds"),
             ("at most one valid writer", "holds"),
             ("writes are exclusive", "holds"),
             ("no stale lock", "holds"),
+            (
+                "a blocking obtain returns a lock on the current lock file",
+                "holds",
+            ),
             ("writer exists", "holds"),
             ("writer after crash", "holds"),
             ("contention seen", "holds"),
+            ("a blocking obtain re-opens a replaced file", "NOT FOUND"),
         ],
         counterexamples: &[],
     };
@@ -47,17 +52,160 @@ fn native_blocking_ofd_survives_os_errors() {
             .with_faults(faults(
                 "crash=1,restart=1,lock-error=1,unlock-error=1,close-error=1",
             )),
-        unique_states: 5280,
+        unique_states: 7136,
         verdicts: [
             ("at most one writer", "holds"),
             ("at most one valid writer", "holds"),
             ("writes are exclusive", "holds"),
             ("no stale lock", "holds"),
+            (
+                "a blocking obtain returns a lock on the current lock file",
+                "holds",
+            ),
             ("writer exists", "holds"),
             ("writer after crash", "holds"),
             ("contention seen", "holds"),
+            ("a blocking obtain re-opens a replaced file", "NOT FOUND"),
         ],
         counterexamples: &[],
+    });
+}
+
+/// Issue #25: the lock file is replaced while a blocking obtain waits in the kernel. The
+/// re-check after the lock call (`stat(path)` against the descriptor's inode) sees another
+/// file, so the thread unlocks, closes, opens the new file and locks it: every blocking obtain
+/// returns a lock on the file the path names (judged from the kernel state), and the re-open
+/// path is taken (reachable). "at most one writer" still fails by design: a holder that
+/// obtained before the replace keeps its orphan (only `ensure_valid` tells). Twin:
+/// `native_blocking_no_recheck_returns_a_lock_on_a_replaced_file`.
+#[test]
+fn native_blocking_rechecks_a_replaced_file() {
+    let e = Expected {
+        scenario: Scenario::new(Variant::NativeBlocking, LockKind::Ofd)
+            .with_parties(2, 2)
+            .with_faults(faults("unlink=1,replace=1")),
+        unique_states: 3915,
+        verdicts: [
+            ("at most one writer", "VIOLATED"),
+            ("at most one valid writer", "holds"),
+            ("writes are exclusive", "VIOLATED"),
+            ("no stale lock", "holds"),
+            (
+                "a blocking obtain returns a lock on the current lock file",
+                "holds",
+            ),
+            ("writer exists", "holds"),
+            ("writer after crash", "NOT FOUND"),
+            ("contention seen", "holds"),
+            ("a blocking obtain re-opens a replaced file", "holds"),
+        ],
+        counterexamples: &[
+            (
+                "at most one writer",
+                &[
+                    "HeldInsert(p0, t0)",
+                    "Open(p0, t0)",
+                    "TryLock(p0, t0)",
+                    "Recheck(p0, t0)",
+                    "HeldInsert(p1, t0)",
+                    "UnlinkLockFile",
+                    "Open(p1, t0)",
+                    "TryLock(p1, t0)",
+                    "Recheck(p1, t0)",
+                ],
+            ),
+            (
+                "writes are exclusive",
+                &[
+                    "HeldInsert(p0, t0)",
+                    "Open(p0, t0)",
+                    "TryLock(p0, t0)",
+                    "Recheck(p0, t0)",
+                    "EnsureValid(p0, t0)",
+                    "HeldInsert(p1, t0)",
+                    "UnlinkLockFile",
+                    "Open(p1, t0)",
+                    "TryLock(p1, t0)",
+                    "Recheck(p1, t0)",
+                    "EnsureValid(p1, t0)",
+                ],
+            ),
+        ],
+    };
+    let sc = e.scenario;
+    expect(e);
+    // The re-check also sees an unlinked file (nothing at the path), not only a replaced one.
+    assert!(reachable(&sc, |s| s
+        .live_threads()
+        .any(|(_, _, th)| th.pc == Pc::Stale)
+        && s.os.path_inode().is_none()));
+}
+
+/// Defect BlockingNoRecheck (the crate's `obtain_blocking` before issue #25): the lock call
+/// is granted on the inode opened before the file was unlinked (or replaced), and the obtain
+/// returns it while the path names another file or none. The shortest path needs no other
+/// holder: p0 opens, the file is unlinked, p0's lock call returns. With a holder, the window
+/// is the whole wait (p1 opens and waits, the file is replaced, p0 releases, p1's lock call
+/// returns: `impl/tests/blocking_obtain_rechecks_a_replaced_file.rs` on the real kernel).
+/// Twin of `native_blocking_rechecks_a_replaced_file`.
+#[test]
+fn native_blocking_no_recheck_returns_a_lock_on_a_replaced_file() {
+    expect(Expected {
+        scenario: Scenario::new(Variant::NativeBlockingNoRecheck, LockKind::Ofd)
+            .with_parties(2, 2)
+            .with_faults(faults("unlink=1,replace=1")),
+        unique_states: 2531,
+        verdicts: [
+            ("at most one writer", "VIOLATED"),
+            ("at most one valid writer", "holds"),
+            ("writes are exclusive", "VIOLATED"),
+            ("no stale lock", "holds"),
+            (
+                "a blocking obtain returns a lock on the current lock file",
+                "VIOLATED",
+            ),
+            ("writer exists", "holds"),
+            ("writer after crash", "NOT FOUND"),
+            ("contention seen", "holds"),
+            ("a blocking obtain re-opens a replaced file", "NOT FOUND"),
+        ],
+        counterexamples: &[
+            (
+                "at most one writer",
+                &[
+                    "HeldInsert(p0, t0)",
+                    "Open(p0, t0)",
+                    "TryLock(p0, t0)",
+                    "HeldInsert(p1, t0)",
+                    "UnlinkLockFile",
+                    "Open(p1, t0)",
+                    "TryLock(p1, t0)",
+                ],
+            ),
+            (
+                "writes are exclusive",
+                &[
+                    "HeldInsert(p0, t0)",
+                    "Open(p0, t0)",
+                    "TryLock(p0, t0)",
+                    "EnsureValid(p0, t0)",
+                    "HeldInsert(p1, t0)",
+                    "UnlinkLockFile",
+                    "Open(p1, t0)",
+                    "TryLock(p1, t0)",
+                    "EnsureValid(p1, t0)",
+                ],
+            ),
+            (
+                "a blocking obtain returns a lock on the current lock file",
+                &[
+                    "HeldInsert(p0, t0)",
+                    "Open(p0, t0)",
+                    "UnlinkLockFile",
+                    "TryLock(p0, t0)",
+                ],
+            ),
+        ],
     });
 }
 

@@ -13,12 +13,15 @@ use lockwright_model::checker::pinned::{assert_pinned, reachable, Pinned};
 use lockwright_model::file::{Faults, LockKind, Pc, Scenario, State, Variant};
 use stateright::Model;
 
-struct Expected {
+/// `N`: how many properties the scenario has (7; 9 for the blocking variants, which add "a
+/// blocking obtain returns a lock on the current lock file" and "a blocking obtain re-opens a
+/// replaced file").
+struct Expected<const N: usize> {
     scenario: Scenario,
     unique_states: usize,
     /// Every property, in report order: `holds`, `VIOLATED` (always) or `NOT FOUND`
     /// (sometimes).
-    verdicts: [(&'static str, &'static str); 7],
+    verdicts: [(&'static str, &'static str); N],
     /// The counterexample of each violated `always` property.
     counterexamples: &'static [(&'static str, &'static [&'static str])],
 }
@@ -27,7 +30,7 @@ fn faults(s: &str) -> Faults {
     Faults::parse(s).expect("valid fault list")
 }
 
-fn expect(e: Expected) {
+fn expect<const N: usize>(e: Expected<N>) {
     let sc = e.scenario;
     let label = sc.label();
 

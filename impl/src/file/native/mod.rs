@@ -24,7 +24,12 @@
 //! nothing, while another thread of this process holds or is obtaining the path) →
 //! `open_lock_file(path)` (error: `held_remove`; not a regular file: `close`, `held_remove`) →
 //! `lock_blocking(file, kind)` (waits in the kernel for other processes):
-//! - `Ok`: the lock is held, as after `Acquired`.
+//! - `Ok`: `stat(path)` (the re-check, as BSD's `flopen`): the path names the inode the
+//!   descriptor locked (the `(dev, ino)` its `fstat` gave at the open) → the lock is held, as
+//!   after `Acquired`. Another file or none (the lock file was replaced or unlinked while this
+//!   waited, so the lock is on an orphan) → `unlock(file)` → `close(file)` → back to
+//!   `open_lock_file(path)`, still in the held set. A `stat` error → `unlock` → `close` →
+//!   `held_remove` → [`LockError::Io`].
 //! - OS error (`EDEADLK`, `ENOLCK`, ...): `close(file)` → `held_remove(path)` → the error.
 //!
 //! Why waiting on the held set and not in the kernel for a holder of this process: under POSIX
@@ -292,6 +297,14 @@ impl<S: System + 'static> NativeFsLockFactory<S> {
     fn carries_on_after_lock_error(&self) -> bool {
         #[cfg(feature = "defects")]
         if self.defect == Some(Defect::CarryOnAfterLockError) {
+            return true;
+        }
+        false
+    }
+
+    fn skips_blocking_recheck(&self) -> bool {
+        #[cfg(feature = "defects")]
+        if self.defect == Some(Defect::BlockingNoRecheck) {
             return true;
         }
         false

@@ -174,15 +174,23 @@ impl<S: System + 'static> NativeFsLockFactory<S> {
     /// process makes it wait in the kernel (`F_OFD_SETLKW`, `F_SETLKW`, `flock(LOCK_EX)`). See
     /// the module docs for the exact steps.
     ///
+    /// Once the kernel grants the lock, the path is checked again (`lstat`, as BSD's `flopen`
+    /// does): should the lock file have been deleted or replaced while this waited, the lock
+    /// is on the old inode, so it is released, the descriptor closed, and the file at the path
+    /// opened and locked again (the path stays in the held set throughout). The retries are
+    /// bounded only by the lock being obtainable: each one waits for the lock again, and only
+    /// a file changed during that wait causes another. The returned lock is therefore on the
+    /// file the path named when the obtain returned.
+    ///
     /// The wait cannot be cancelled (use [`LockFactory::obtain_timeout`] for a bounded one),
-    /// and never ends if the calling thread itself holds the lock. Should the lock file be
-    /// deleted or replaced while this waits, the lock it gets is on the old inode: the next
-    /// [`NativeFsLock::ensure_valid`] reports it, as after any obtain.
+    /// and never ends if the calling thread itself holds the lock.
     ///
     /// # Errors
     /// As [`NativeFsLockFactory::try_obtain_native`], except that the lock being held is never
     /// an error; in addition [`LockError::Io`] with `EDEADLK` when the kernel sees that the
-    /// wait would deadlock (POSIX locks only: two processes each waiting for the other's lock).
+    /// wait would deadlock (POSIX locks only: two processes each waiting for the other's
+    /// lock), and [`LockError::Io`] when the re-check's `lstat` fails (the lock is released
+    /// first).
     pub fn obtain_blocking_native(
         &self,
         dir: &Path,
@@ -198,13 +206,38 @@ impl<S: System + 'static> NativeFsLockFactory<S> {
                     source,
                 })?;
         }
-        let (file, meta) = self.open_held(&path, remember)?;
-        match sys.lock_blocking(&file, self.kind) {
-            Ok(()) => Ok(self.held(path, meta, file)),
-            Err(_) if self.carries_on_after_lock_error() => Ok(self.held(path, meta, file)),
-            Err(source) => {
-                self.abandon(file, &path);
-                Err(lock_error(path, self.kind, source))
+        loop {
+            let (file, meta) = self.open_held(&path, remember)?;
+            match sys.lock_blocking(&file, self.kind) {
+                Ok(()) => {}
+                Err(_) if self.carries_on_after_lock_error() => {
+                    return Ok(self.held(path, meta, file))
+                }
+                Err(source) => {
+                    self.abandon(file, &path);
+                    return Err(lock_error(path, self.kind, source));
+                }
+            }
+            if self.skips_blocking_recheck() {
+                return Ok(self.held(path, meta, file));
+            }
+            // The descriptor's identity is the `fstat` of the open (`meta.id`); an inode
+            // still open cannot be reused, so equal ids mean the very same file.
+            match sys.stat(&path) {
+                Ok(Some(now)) if now.id == meta.id => return Ok(self.held(path, meta, file)),
+                Ok(_) => {
+                    // Replaced or unlinked during the wait: the lock is on an orphan. Let it
+                    // go and lock the file that is there now (`open_lock_file` creates one if
+                    // none is). Errors here cannot be acted on: the close releases the lock
+                    // and the descriptor either way.
+                    let _ = sys.unlock(&file, self.kind);
+                    let _ = sys.close(file);
+                }
+                Err(source) => {
+                    let _ = sys.unlock(&file, self.kind);
+                    self.abandon(file, &path);
+                    return Err(LockError::Io { path, source });
+                }
             }
         }
     }

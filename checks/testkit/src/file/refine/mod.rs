@@ -24,6 +24,11 @@
 //! Blocking calls (`native-blocking`): `held_insert_wait` is `HeldInsert` and `lock_blocking`
 //! is `TryLock`; the model enables them only when they complete (the path absent; the lock
 //! would be acquired), so a recorded return at a state where they would wait is a divergence.
+//! The `stat(path)` that follows a returned `lock_blocking` (the thread is at `Pc::Locked`) is
+//! the model's `Recheck`, compared as an observation first: the path still names the locked
+//! inode ⇔ the model thread goes to `Holding`; otherwise the retry's `unlock`, `close` and
+//! `open_lock_file` must be the model's next steps (`native-blocking-no-recheck` makes no such
+//! `stat`, and its obtain returns at the lock call).
 //!
 //! Failing calls: a recorded `try_lock`/`lock_blocking`, `unlock` or `close` that returned an
 //! injected errno is `LockFails`, `UnlockFails` or `CloseFails` (its budget is the number of
@@ -70,7 +75,7 @@ mod stepper;
 mod tests;
 
 use lockwright_model::file::kernel::LockKind;
-use lockwright_model::file::{Action, Faults, Scenario, State, Variant, ALWAYS};
+use lockwright_model::file::{Action, Faults, Scenario, State, Variant, FAMILY_ALWAYS};
 
 pub use crate::refine::{Divergence, Summary};
 
@@ -103,7 +108,7 @@ impl Refinement {
             variant,
             kind,
             processes,
-            enforce: ALWAYS.to_vec(),
+            enforce: FAMILY_ALWAYS.to_vec(),
         }
     }
 

@@ -271,7 +271,29 @@ fn a_blocking_obtain_is_the_blocking_variants_path() {
         .refinement(Variant::NativeBlocking)
         .check(&trace)
         .expect("refines");
+    // 2 × (HeldInsert, Open, TryLock, Recheck, EnsureValid, Write, Unlock, Close, HeldRemove):
+    // each `stat` after `lock_blocking` is the re-check.
+    assert_eq!(summary.actions, 18, "{summary:?}");
+    // Without the re-check (the defect) the obtain returns at the lock call: the old
+    // variant's path, which the fixed model rejects where the obtain returns.
+    let (sc, old) = run_plan(
+        vec![workload::Op::BlockingRound; 2],
+        Some(lockwright::file::defects::Defect::BlockingNoRecheck),
+    );
+    let summary = sc
+        .refinement(Variant::NativeBlockingNoRecheck)
+        .check(&old)
+        .expect("refines the old variant");
     assert_eq!(summary.actions, 16, "{summary:?}");
+    let err = sc
+        .refinement(Variant::NativeBlocking)
+        .check(&old)
+        .unwrap_err();
+    assert_eq!(
+        err.step,
+        index_of(&old, Call::Obtained { ok: true }),
+        "{err}"
+    );
 }
 
 #[test]

@@ -1,8 +1,9 @@
 //! One recorded step of a simulated thread (a call, an observation or a harness event)
 //! matched against the model: the action it is, or the observation it must equal.
 
+use lockwright_model::file::kernel::Inode;
 use lockwright_model::file::kernel::{Desc, DescStat, FsError, OpenMode};
-use lockwright_model::file::{Action, Pc, Variant};
+use lockwright_model::file::{step as step_table, Action, Pc, Variant};
 
 use super::super::shadow::ReleaseCheck;
 use super::super::Divergence;
@@ -51,6 +52,10 @@ impl Replay {
             // ---- observations ----
             (Call::Stat, Outcome::Stat(x)) => {
                 self.path_observation(i, step, "stat", x)?;
+                if self.cur.state.thread(p, t).pc == Pc::Locked {
+                    // `native-blocking`'s re-check after the lock call.
+                    return self.recheck(i, step, x);
+                }
                 self.release_observation(i, step, x, |c| &mut c.stat)?;
                 self.split_check(i, step, 2)
             }
@@ -200,7 +205,8 @@ impl Replay {
                 // Enabled in the model only while it would be acquired: the wait is over.
                 self.act(i, step, Action::TryLock(p, t))?;
                 let pc = self.cur.state.thread(p, t).pc;
-                if pc != Pc::Holding {
+                let want = step_table(self.cur.model.variant, Pc::Opened).then;
+                if pc != want {
                     return err(
                         self,
                         format!("lock_blocking returned, the model thread went to {pc:?}"),
@@ -426,5 +432,31 @@ impl Replay {
             }
             (call, outcome) => err(self, format!("unexpected outcome {outcome:?} for {call:?}")),
         }
+    }
+
+    /// `native-blocking`: the `stat(path)` after the blocking lock call is the model's
+    /// `Recheck` (the path observation was compared already). The model's outcome must be the
+    /// one the recorded inode implies: the path names the thread's file ⇔ `Holding`; the real
+    /// code's next calls (the obtain returning, or the retry's `unlock`, `close`, `open`) must
+    /// then be the model's next steps.
+    fn recheck(&mut self, i: usize, step: &Step, x: Option<Inode>) -> Result<(), Divergence> {
+        let Actor::Thread { pid: p, tid: t } = step.actor else {
+            return Ok(());
+        };
+        let desc = Desc { pid: p, slot: t };
+        let same = x.is_some() && x == self.shadow.os.desc_inode(desc);
+        self.act(i, step, Action::Recheck(p, t))?;
+        let pc = self.cur.state.thread(p, t).pc;
+        if same != (pc == Pc::Holding) {
+            return Err(self.fail(
+                i,
+                step,
+                format!(
+                    "the re-check's stat saw {} file, the model thread went to {pc:?}",
+                    if same { "the locked" } else { "another" }
+                ),
+            ));
+        }
+        Ok(())
     }
 }
