@@ -532,8 +532,9 @@ fn a_bare_fence_loses_an_update_as_documented_in_both_families() {
             "{family}: {out}"
         );
     }
+}
 
-/// Issue #25: the blocking variants have two properties of their own. `native-blocking`
+/// The blocking variants have two properties of their own. `native-blocking`
 /// (with the re-check) keeps "a blocking obtain returns a lock on the current lock file" under
 /// unlink and replace and reaches its re-open; the old behaviour, `native-blocking-no-recheck`,
 /// violates it, which exits 1 until expected; its re-open cannot occur and prints n/a. The
