@@ -17,7 +17,7 @@
 //! | `no-lock` | `Obtain` (always succeeds) | `Release` | NoLockFactory |
 //! | `mixed` | `native`; even pids lock with `flock`, odd pids with POSIX `fcntl` | `native` | flock and `fcntl` locks ignore each other on Linux |
 //! | `native-blocking` | `HeldInsert` (waits) → `Open` → `TryLock` (waits) → `Recheck` (another file at the path: `Unlock` → `Close` → `Open` again) | `native` | the crate's `obtain_blocking`; the re-check is BSD `flopen`'s |
-//! | `native-blocking-no-recheck` | `HeldInsert` (waits) → `Open` → `TryLock` (waits) | `native` | `obtain_blocking` before issue #25: a lock on a replaced inode |
+//! | `native-blocking-no-recheck` | `HeldInsert` (waits) → `Open` → `TryLock` (waits) | `native` | `obtain_blocking` without its re-check: a lock on a replaced inode |
 //!
 //! Faults, each with a budget so the space is finite: `Crash(p)` (the kernel closes p's
 //! descriptors and drops its locks; its held set is gone), `Restart(p)`, `UnlinkLockFile` and

@@ -37,7 +37,7 @@ pub enum Variant {
     /// staying in the held set. Never refused; fails only on an OS error (`lock-error`).
     NativeBlocking,
     /// Defect `BlockingNoRecheck`: `native-blocking` without the `Recheck`, the crate's
-    /// `obtain_blocking` before issue #25: the lock call's return ends the obtain, so a lock
+    /// `obtain_blocking` without its re-check: the lock call's return ends the obtain, so a lock
     /// file replaced or unlinked during the wait leaves the caller holding a lock on the old
     /// inode (only its next `ensure_valid` tells).
     NativeBlockingNoRecheck,

@@ -71,7 +71,7 @@ fn native_blocking_ofd_survives_os_errors() {
     });
 }
 
-/// Issue #25: the lock file is replaced while a blocking obtain waits in the kernel. The
+/// The lock file is replaced while a blocking obtain waits in the kernel. The
 /// re-check after the lock call (`stat(path)` against the descriptor's inode) sees another
 /// file, so the thread unlocks, closes, opens the new file and locks it: every blocking obtain
 /// returns a lock on the file the path names (judged from the kernel state), and the re-open
@@ -141,7 +141,7 @@ fn native_blocking_rechecks_a_replaced_file() {
         && s.os.path_inode().is_none()));
 }
 
-/// Defect BlockingNoRecheck (the crate's `obtain_blocking` before issue #25): the lock call
+/// Defect BlockingNoRecheck (the crate's `obtain_blocking` without its re-check): the lock call
 /// is granted on the inode opened before the file was unlinked (or replaced), and the obtain
 /// returns it while the path names another file or none. The shortest path needs no other
 /// holder: p0 opens, the file is unlinked, p0's lock call returns. With a holder, the window
