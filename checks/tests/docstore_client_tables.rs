@@ -11,11 +11,19 @@ use lockwright::docstore::scripts;
 use lockwright_model::docstore::store::{Owner, Script, Token};
 use lockwright_model::docstore::{self as model, Variant};
 
-/// The client's recipe for a model variant; `None` for the one the client does not have
-/// (`document-bulk`, a model of the Definitive Guide's `_bulk` lock: `docs/docstore.md`).
+/// The client's recipe for a model variant; `None` for the ones the client does not have
+/// (`document-bulk`, a model of the Definitive Guide's `_bulk` lock; the fixed `leased` and
+/// its `leased-fix-*` twins, not built in the client yet: `docs/docstore.md` §9, "Not done").
+/// The client's `Recipe::Leased` is the model's `leased-upsert`, the corrected recipe before
+/// the fix against the store's own faults.
 fn recipe_of(v: Variant) -> Option<Recipe> {
     match v {
-        Variant::Leased => Some(Recipe::Leased),
+        Variant::LeasedUpsert => Some(Recipe::Leased),
+        Variant::Leased
+        | Variant::LeasedFixUpsert
+        | Variant::LeasedFixUnverified
+        | Variant::LeasedFixUnconditional
+        | Variant::LeasedFixUnchecked => None,
         Variant::LeasedNoop => Some(Recipe::LeasedNoop),
         Variant::Global => Some(Recipe::Global),
         Variant::Document => Some(Recipe::Document),
@@ -44,7 +52,11 @@ fn the_step_table_is_the_models() {
         let Some(r) = recipe_of(v) else {
             continue;
         };
-        assert_eq!(r.name(), v.name());
+        let name = match v {
+            Variant::LeasedUpsert => "leased",
+            v => v.name(),
+        };
+        assert_eq!(r.name(), name);
         assert_eq!(r.leased(), v.leased());
         for (role, mrole) in roles {
             for (pc, mpc) in pcs {

@@ -410,7 +410,7 @@ fn twins() -> Vec<Twin> {
                 2,
                 two_clients(2, 2, vec![Op::Pause(0), Op::Pause(1)]),
             )
-            .with_recipe(Variant::Leased, Writes::Unfenced),
+            .with_recipe(Variant::LeasedUpsert, Writes::Unfenced),
             faults: "pause=1",
             property: FENCED_WRITES_ARE_EXCLUSIVE,
         },
@@ -424,7 +424,7 @@ fn twins() -> Vec<Twin> {
                 2,
                 two_clients(2, 2, vec![Op::Pause(0), Op::Pause(1)]),
             )
-            .with_recipe(Variant::Leased, Writes::Fenced),
+            .with_recipe(Variant::LeasedUpsert, Writes::Fenced),
             faults: "pause=1",
             property: NO_LOST_UPDATE,
         },

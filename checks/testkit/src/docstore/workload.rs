@@ -104,12 +104,13 @@ pub struct Workload {
 }
 
 impl Workload {
-    /// The corrected recipe with claim-at-acquire (`leased × fenced-claim`), `clients`
-    /// clients, a lease of 2 ticks.
+    /// The corrected recipe with claim-at-acquire as the reference client implements it
+    /// (`leased-upsert × fenced-claim`: the recipe before the fix of `docs/docstore.md` §6,
+    /// "The store's own faults"), `clients` clients, a lease of 2 ticks.
     pub fn leased(name: &'static str, clients: u8, threads: Vec<ThreadPlan>) -> Self {
         Workload {
             name,
-            variant: Variant::Leased,
+            variant: Variant::LeasedUpsert,
             writes: Writes::FencedClaim,
             clients,
             readers: 0,
@@ -156,8 +157,8 @@ impl Workload {
             Role::Reader => WireRole::Reader,
         };
         match (self.variant, self.writes) {
-            (Variant::Leased, Writes::Fenced | Writes::FencedClaim) => None,
-            (Variant::Leased, Writes::Unfenced) => Some(Defect::UnfencedWrites),
+            (Variant::LeasedUpsert, Writes::Fenced | Writes::FencedClaim) => None,
+            (Variant::LeasedUpsert, Writes::Unfenced) => Some(Defect::UnfencedWrites),
             (Variant::LeasedNoop, Writes::Fenced) => Some(Defect::LeasedNoop),
             (Variant::Global, Writes::Unfenced) => Some(Defect::Global),
             (Variant::Document, Writes::Unfenced) => Some(Defect::Document),

@@ -217,6 +217,7 @@ impl Shadow {
                     UpdateBody::Script(s) => UpdateBody::Script(self.sent_script(*s, map)?),
                 },
                 upsert: upsert.map(|u| self.sent_upsert(u, map)).transpose()?,
+                cond: None,
             },
             Op::Delete { cond } => Request::Delete {
                 index,
