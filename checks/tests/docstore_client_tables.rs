@@ -12,15 +12,13 @@ use lockwright_model::docstore::store::{Owner, Script, Token};
 use lockwright_model::docstore::{self as model, Variant};
 
 /// The client's recipe for a model variant; `None` for the ones the client does not have
-/// (`document-bulk`, a model of the Definitive Guide's `_bulk` lock; the fixed `leased` and
-/// its `leased-fix-*` twins, not built in the client yet: `docs/docstore.md` §9, "Not done").
-/// The client's `Recipe::Leased` is the model's `leased-upsert`, the corrected recipe before
-/// the fix against the store's own faults.
+/// (`document-bulk`, a model of the Definitive Guide's `_bulk` lock; the `leased-fix-*` twins,
+/// each the fix with one piece dropped, which exist to show each piece is needed).
 fn recipe_of(v: Variant) -> Option<Recipe> {
     match v {
-        Variant::LeasedUpsert => Some(Recipe::Leased),
-        Variant::Leased
-        | Variant::LeasedFixUpsert
+        Variant::Leased => Some(Recipe::Leased),
+        Variant::LeasedUpsert => Some(Recipe::LeasedUpsert),
+        Variant::LeasedFixUpsert
         | Variant::LeasedFixUnverified
         | Variant::LeasedFixUnconditional
         | Variant::LeasedFixUnchecked => None,
@@ -42,6 +40,7 @@ fn the_step_table_is_the_models() {
         (Pc::Computing, model::Pc::Computing),
         (Pc::Writing, model::Pc::Writing),
         (Pc::Releasing, model::Pc::Releasing),
+        (Pc::Verifying, model::Pc::Verifying),
     ];
     let roles = [
         (Role::Writer, model::Role::Writer),
@@ -52,11 +51,7 @@ fn the_step_table_is_the_models() {
         let Some(r) = recipe_of(v) else {
             continue;
         };
-        let name = match v {
-            Variant::LeasedUpsert => "leased",
-            v => v.name(),
-        };
-        assert_eq!(r.name(), name);
+        assert_eq!(r.name(), v.name());
         assert_eq!(r.leased(), v.leased());
         for (role, mrole) in roles {
             for (pc, mpc) in pcs {
@@ -73,7 +68,8 @@ fn the_step_table_is_the_models() {
             }
         }
     }
-    assert_eq!(cells, 70);
+    // 6 recipes × 2 roles × 8 program counters.
+    assert_eq!(cells, 96);
 }
 
 #[test]
@@ -97,6 +93,7 @@ fn the_installed_scripts_are_the_models() {
         ),
         (scripts::FENCED_WRITE, Script::FencedWrite { token: t }),
         (scripts::FENCE_CLAIM, Script::FenceClaim { token: t }),
+        (scripts::LEASE_RELEASE, Script::LeaseRelease),
         (
             scripts::LEASE_ACQUIRE_NOOP,
             Script::LeaseAcquireNoop {
@@ -125,10 +122,24 @@ fn the_installed_scripts_are_the_models() {
     use lockwright::docstore::Writes;
     assert_eq!(
         installed(Recipe::Leased, Writes::Fenced),
-        ["lease-acquire", "fenced-write", "fence-claim"]
+        [
+            "lease-acquire",
+            "lease-release",
+            "fenced-write",
+            "fence-claim"
+        ]
     );
     assert_eq!(
         installed(Recipe::Leased, Writes::FencedClaim),
+        [
+            "lease-acquire",
+            "lease-release",
+            "fenced-write",
+            "fence-claim"
+        ]
+    );
+    assert_eq!(
+        installed(Recipe::LeasedUpsert, Writes::FencedClaim),
         ["lease-acquire", "fenced-write", "fence-claim"]
     );
     assert_eq!(

@@ -69,7 +69,14 @@ impl<'a, S: DocStore> LeaseGuard<'a, S> {
             sends += 1;
             match request.send(lock.store()) {
                 Ok(_) => {
+                    self.claimed = true;
                     self.pc = Pc::Holding;
+                    if lock.recipe().fixed() {
+                        // The fix: read the lock document back; go on only if it still
+                        // carries this token (no grant after this read can be older).
+                        self.pc = Pc::Verifying;
+                        self.verify_grant()?;
+                    }
                     return Ok(Claimed {
                         guard: self,
                         index: index.to_owned(),

@@ -90,7 +90,7 @@ impl LoopbackServer {
         let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").expect("bind 127.0.0.1"));
         let addr = server.server_addr().to_ip().expect("an IP listener");
         let shared = Arc::new(Mutex::new(Shared {
-            service: Service::with_model_documents(),
+            service: Service::with_model_documents(None),
             versions: [((DATA_INDEX.to_owned(), DATA_ID.to_owned()), 1)].into(),
             ..Shared::default()
         }));
@@ -408,7 +408,10 @@ fn route(
             service.now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-            let op = service.parse_update(body).map_err(|e| bad_request(&e))?;
+            let mut op = service.parse_update(body).map_err(|e| bad_request(&e))?;
+            if let Op::Update { cond: c, .. } = &mut op {
+                *c = cond;
+            }
             (index, id, op)
         }
         (Delete, [index, "_doc", id]) => {
@@ -516,8 +519,8 @@ fn serve(shared: &Mutex<Shared>, mut request: tiny_http::Request) {
                     .get(&req.index, &req.id)
                     .map(|d| (d.token(), sh.versions.get(&key).copied().unwrap_or(1)));
                 let cond = match &req.op {
-                    Op::Delete { cond } => *cond,
-                    Op::Create(_) | Op::Update { .. } => None,
+                    Op::Delete { cond } | Op::Update { cond, .. } => *cond,
+                    Op::Create(_) => None,
                 };
                 let a = sh.service.execute(&req);
                 let version = sh.versions.entry(key).or_insert(0);

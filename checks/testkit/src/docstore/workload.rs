@@ -104,13 +104,12 @@ pub struct Workload {
 }
 
 impl Workload {
-    /// The corrected recipe with claim-at-acquire as the reference client implements it
-    /// (`leased-upsert × fenced-claim`: the recipe before the fix of `docs/docstore.md` §6,
-    /// "The store's own faults"), `clients` clients, a lease of 2 ticks.
+    /// The corrected recipe with claim-at-acquire (`leased × fenced-claim`, fixed against the
+    /// store's own faults), `clients` clients, a lease of 2 ticks.
     pub fn leased(name: &'static str, clients: u8, threads: Vec<ThreadPlan>) -> Self {
         Workload {
             name,
-            variant: Variant::LeasedUpsert,
+            variant: Variant::Leased,
             writes: Writes::FencedClaim,
             clients,
             readers: 0,
@@ -157,7 +156,10 @@ impl Workload {
             Role::Reader => WireRole::Reader,
         };
         match (self.variant, self.writes) {
-            (Variant::LeasedUpsert, Writes::Fenced | Writes::FencedClaim) => None,
+            (Variant::Leased, Writes::Fenced | Writes::FencedClaim) => None,
+            (Variant::LeasedUpsert, Writes::Fenced | Writes::FencedClaim) => {
+                Some(Defect::LeasedUpsert)
+            }
             (Variant::LeasedUpsert, Writes::Unfenced) => Some(Defect::UnfencedWrites),
             (Variant::LeasedNoop, Writes::Fenced) => Some(Defect::LeasedNoop),
             (Variant::Global, Writes::Unfenced) => Some(Defect::Global),
@@ -318,7 +320,11 @@ fn run_thread<R: Runtime>(w: &Workload, store: &SimStore<R>, plan: &ThreadPlan) 
 /// the failure for [`take_failure`]). Returns the recording.
 pub fn run<R: Runtime>(w: &Workload, check: Option<&Checker>) -> Vec<Step> {
     assert!(!w.threads.is_empty(), "a workload needs a thread");
-    let store = SimStore::<R>::new(w.clients, w.variant.lock_id());
+    let store = SimStore::<R>::new(
+        w.clients,
+        w.variant.lock_id(),
+        w.variant.installs_lock_once(),
+    );
     // Setup, before any client runs: the stored scripts of the recipe (as the client installs
     // them; the defect switch changes which).
     let setup = w.lock_for(store.client(0));
