@@ -436,7 +436,38 @@ fn twins() -> Vec<Twin> {
             faults: "pause=1",
             property: NO_LOST_UPDATE,
         },
+        Twin {
+            // Rows 25/39: the recipe before the fix against the store's own faults. An
+            // operator's delete of the lock document under its holder, and the next acquire's
+            // upsert creates it again: two writers. The fixed recipe (row 39, and
+            // `fixed_recipe_gives_no_second_writer_after_a_stray_delete` below) gives none.
+            incident: "leased-upsert: a stray delete lets the next acquire create a second grant",
+            workload: stray_delete_workload("twin leased-upsert")
+                .with_recipe(Variant::LeasedUpsert, Writes::FencedClaim),
+            faults: "stray-delete=1",
+            property: AT_MOST_ONE_WRITER,
+        },
     ]
+}
+
+/// Two clients, two rounds of one claimed session each, and an operator's stray delete.
+fn stray_delete_workload(name: &'static str) -> Workload {
+    Workload::leased(name, 2, two_clients(2, 1, vec![Op::StrayDelete]))
+}
+
+/// The holding twin of "twin leased-upsert": the same workload on the fixed recipe (the model
+/// proves "at most one writer" for these faults, row 39), every run refined with that property
+/// enforced, and the stray delete seen to happen.
+#[test]
+fn fixed_recipe_gives_no_second_writer_after_a_stray_delete() {
+    let w = stray_delete_workload("leased × fenced-claim, stray delete");
+    assert!(
+        !model_violations(&w, "stray-delete=1").contains(&AT_MOST_ONE_WRITER),
+        "the model proves at most one writer here"
+    );
+    let refinement = w.refinement().enforcing(&[AT_MOST_ONE_WRITER]);
+    let cov = explore(&w, refinement, 0xd0c5_0003, iterations(3_000));
+    assert!(Coverage::get(&cov.stray_deletes) > 0, "no stray delete");
 }
 
 /// Scheduler seed (any fixed value; pinned so that the finder is deterministic).
@@ -602,6 +633,14 @@ fn replay_fenced_unclaimed_paused_write_is_lost() {
     replay_pinned("twin fenced unclaimed", PINNED_FENCED_UNCLAIMED);
 }
 
+/// The recipe before the fix against the store's own faults (`leased-upsert`): an operator
+/// deletes the lock document under its holder and the next client's upsert creates it again,
+/// a second grant (model rows 25/39, "at most one writer"; the fixed recipe's twin above holds).
+#[test]
+fn replay_leased_upsert_stray_delete_grants_a_second_writer() {
+    replay_pinned("twin leased-upsert", PINNED_LEASED_UPSERT);
+}
+
 // Found by `shuttle_catches_every_broken_variant` (seed 0xd0c5_7ee7; random scheduler, the
 // unfenced one by PCT at depth 5), re-pinned when sessions began to read the data document. If the
 // client's call sequence changes, these stop replaying ("schedule ended early" or a different
@@ -622,3 +661,6 @@ const PINNED_UNFENCED: &str =
 const PINNED_FENCED_UNCLAIMED: &str =
     "910268decbff9bc3c3aceb6300000080244902644a922cd326499a264952a228899224521429
 51242590244992244992240900";
+const PINNED_LEASED_UPSERT: &str =
+    "910261f9b497b0ee99f9a98b010000008020d092248a2469d2a4284a24258912454912495114
+259212494a92244992040000";
