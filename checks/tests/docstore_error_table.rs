@@ -486,7 +486,7 @@ fn run(request: Request, answer: Answer) -> Result<String, String> {
                 setup.store().switched.store(true, Ordering::SeqCst);
             }
             if request == Request::FencedWrite {
-                let got = g.fenced_write("files", "1", &json!("report.pdf"));
+                let got = g.fenced_write("files", "1", &json!({"name": "report.pdf"}));
                 let o = match &got {
                     Ok(_) => "written".to_string(),
                     Err(DocLockError::Fenced { .. }) if g.pc() == Pc::Releasing => {

@@ -111,3 +111,142 @@ fn a_holder_whose_grant_was_taken_over_stops_at_its_read_back() {
     let _gb = b.try_acquire().unwrap();
     assert!(ga.claim("files", "1").is_ok(), "A claims and goes on");
 }
+
+/// The loopback's store, recording the `params` of every stored-script call the client makes.
+struct Recording {
+    inner: HttpStore,
+    params: std::sync::Mutex<Vec<(&'static str, serde_json::Value)>>,
+}
+
+impl Recording {
+    fn note(&self, script: &lockwright::docstore::StoredScript) {
+        self.params
+            .lock()
+            .unwrap()
+            .push((script.id, script.params.clone()));
+    }
+}
+
+impl DocStore for Recording {
+    fn put_script(&self, id: &str, source: &str) -> Result<(), lockwright::docstore::StoreError> {
+        self.inner.put_script(id, source)
+    }
+    fn create(
+        &self,
+        index: &str,
+        id: &str,
+        source: &serde_json::Value,
+    ) -> Result<lockwright::docstore::Written, lockwright::docstore::StoreError> {
+        self.inner.create(index, id, source)
+    }
+    fn upsert_with_script(
+        &self,
+        index: &str,
+        id: &str,
+        script: &lockwright::docstore::StoredScript,
+        upsert: &serde_json::Value,
+    ) -> Result<lockwright::docstore::Written, lockwright::docstore::StoreError> {
+        self.note(script);
+        self.inner.upsert_with_script(index, id, script, upsert)
+    }
+    fn update_with_script(
+        &self,
+        index: &str,
+        id: &str,
+        script: &lockwright::docstore::StoredScript,
+    ) -> Result<lockwright::docstore::Written, lockwright::docstore::StoreError> {
+        self.note(script);
+        self.inner.update_with_script(index, id, script)
+    }
+    fn update_with_script_if(
+        &self,
+        index: &str,
+        id: &str,
+        script: &lockwright::docstore::StoredScript,
+        token: lockwright::docstore::Token,
+    ) -> Result<lockwright::docstore::Written, lockwright::docstore::StoreError> {
+        self.note(script);
+        self.inner.update_with_script_if(index, id, script, token)
+    }
+    fn update_doc(
+        &self,
+        index: &str,
+        id: &str,
+        doc: &serde_json::Value,
+    ) -> Result<lockwright::docstore::Written, lockwright::docstore::StoreError> {
+        self.inner.update_doc(index, id, doc)
+    }
+    fn delete_if_seq_no(
+        &self,
+        index: &str,
+        id: &str,
+        token: lockwright::docstore::Token,
+    ) -> Result<lockwright::docstore::Written, lockwright::docstore::StoreError> {
+        self.inner.delete_if_seq_no(index, id, token)
+    }
+    fn delete(
+        &self,
+        index: &str,
+        id: &str,
+    ) -> Result<lockwright::docstore::Written, lockwright::docstore::StoreError> {
+        self.inner.delete(index, id)
+    }
+    fn get(
+        &self,
+        index: &str,
+        id: &str,
+    ) -> Result<Option<lockwright::docstore::Doc>, lockwright::docstore::StoreError> {
+        self.inner.get(index, id)
+    }
+    fn now(&self) -> u64 {
+        self.inner.now()
+    }
+    fn sleep(&self, d: Duration) {
+        self.inner.sleep(d)
+    }
+}
+
+/// A fenced write carries any patch of fields (issue #23: not only `name`), sent whole as the
+/// `fenced-write` script's `patch`; a patch that is not an object, or names the recipe's own
+/// `fence`, is refused before anything is sent.
+#[test]
+fn a_fenced_write_carries_any_patch_and_refuses_one_that_names_the_fence() {
+    let server = LoopbackServer::start();
+    let store = Recording {
+        inner: HttpStore::new(&server.url()),
+        params: std::sync::Mutex::new(Vec::new()),
+    };
+    let a = LeaseLock::new(store, LOCKS, "1", Duration::from_secs(30)).with_owner("owner-a");
+    a.install_scripts().unwrap();
+    let mut g = a.try_acquire().unwrap();
+    let mut data = g.claim("files", "1").unwrap();
+    data.read().unwrap();
+    let patch = serde_json::json!({"name": "report.pdf", "pages": 12, "tags": ["q3"]});
+    data.write(&patch).unwrap();
+    let sent = data_patches(&a);
+    assert_eq!(sent, vec![patch], "the patch, whole, as `params.patch`");
+
+    let before = server.requests().len();
+    for bad in [
+        serde_json::json!("report.pdf"),
+        serde_json::json!({"fence": {"primary_term": 9, "seq_no": 9}}),
+    ] {
+        let err = data.write(&bad).unwrap_err();
+        assert!(matches!(err, DocLockError::BadPatch { .. }), "{err}");
+        assert!(err.to_string().contains("files-lock/1"), "{err}");
+    }
+    assert_eq!(server.requests().len(), before, "nothing sent");
+    assert_eq!(data_patches(&a).len(), 1);
+    g.release().unwrap();
+}
+
+fn data_patches(lock: &LeaseLock<Recording>) -> Vec<serde_json::Value> {
+    lock.store()
+        .params
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(id, _)| *id == "fenced-write")
+        .map(|(_, p)| p["patch"].clone())
+        .collect()
+}

@@ -58,7 +58,9 @@ fn acquire_write_release_send_the_recipes_requests() {
     // `install_scripts` installed the lock document first (`_seq_no` 0).
     assert_eq!((token.primary_term, token.seq_no), (1, 1));
     assert!(g.valid_until().is_some());
-    let w = g.fenced_write("files", "1", &json!("report.pdf")).unwrap();
+    let w = g
+        .fenced_write("files", "1", &json!({"name": "report.pdf"}))
+        .unwrap();
     assert_eq!(w.result, WriteResult::Updated);
     assert!(matches!(lease_doc(&server), Some(Source::Lease { .. })));
     assert_eq!(
@@ -182,9 +184,12 @@ fn a_stale_token_is_refused_by_the_fence_and_its_release_is_not_the_owners() {
     assert_eq!(deleted.result, WriteResult::Deleted);
     let mut gb = b.try_acquire().unwrap();
     assert!(gb.token() > ga.token());
-    gb.fenced_write("files", "1", &json!("from b")).unwrap();
+    gb.fenced_write("files", "1", &json!({"name": "from b"}))
+        .unwrap();
     // A still believes it holds the lock; the data document refuses its older token.
-    let err = ga.fenced_write("files", "1", &json!("from a")).unwrap_err();
+    let err = ga
+        .fenced_write("files", "1", &json!({"name": "from a"}))
+        .unwrap_err();
     assert!(matches!(err, DocLockError::Fenced { .. }), "{err}");
     assert!(err.is_lost());
     let msg = err.to_string();
@@ -223,13 +228,17 @@ fn without_a_claim_an_older_holders_late_write_lands_between_the_new_holders_rea
     let mut gb = b.try_acquire().unwrap();
     assert!(gb.token() > ga.token());
     gb.read("files", "1").unwrap();
-    let late = ga.fenced_write("files", "1", &json!("from a")).unwrap();
+    let late = ga
+        .fenced_write("files", "1", &json!({"name": "from a"}))
+        .unwrap();
     assert_eq!(
         late.result,
         WriteResult::Updated,
         "the older token is accepted"
     );
-    let w = gb.fenced_write("files", "1", &json!("from b")).unwrap();
+    let w = gb
+        .fenced_write("files", "1", &json!({"name": "from b"}))
+        .unwrap();
     assert_eq!(
         w.result,
         WriteResult::Updated,
@@ -265,10 +274,12 @@ fn a_claim_refuses_an_older_holders_late_write_and_fences_a_missing_document() {
         "the upsert created it fenced"
     );
     claimed.read().unwrap();
-    let err = ga.fenced_write("files", "1", &json!("from a")).unwrap_err();
+    let err = ga
+        .fenced_write("files", "1", &json!({"name": "from a"}))
+        .unwrap_err();
     assert!(matches!(err, DocLockError::Fenced { .. }), "{err}");
     assert!(err.to_string().contains("stale fencing token"), "{err}");
-    let w = claimed.write(&json!("from b")).unwrap();
+    let w = claimed.write(&json!({"name": "from b"})).unwrap();
     assert_eq!(w.result, WriteResult::Updated);
     // A claim comes first or not at all.
     let err = gb.claim("files", "1").unwrap_err();
@@ -355,7 +366,9 @@ fn a_passed_lease_stops_the_writer_and_is_taken_over() {
     assert!(matches!(err, DocLockError::LeaseExpired { .. }), "{err}");
     // A write after the lease passed is refused before anything is sent.
     let sent = server.requests().len();
-    assert!(ga.fenced_write("files", "1", &json!("late")).is_err());
+    assert!(ga
+        .fenced_write("files", "1", &json!({"name": "late"}))
+        .is_err());
     assert_eq!(server.requests().len(), sent);
     let gb = b.try_acquire().unwrap();
     assert!(gb.token() > ga.token(), "the takeover is a fresh write");

@@ -115,12 +115,12 @@ impl<S: DocStore> Claimed<'_, '_, S> {
         self.guard.read(&self.index, &self.id)
     }
 
-    /// Writes `name` into the claimed document: the lease check, then `fenced-write` with the
-    /// token (as [`LeaseGuard::fenced_write`]).
+    /// Merges `patch` (a JSON object of fields) into the claimed document: the lease check,
+    /// then `fenced-write` with the token (as [`LeaseGuard::fenced_write`]).
     ///
     /// # Errors
     /// As [`LeaseGuard::fenced_write`].
-    pub fn write(&mut self, name: &Value) -> Result<Written, DocLockError> {
-        self.guard.fenced_write(&self.index, &self.id, name)
+    pub fn write(&mut self, patch: &Value) -> Result<Written, DocLockError> {
+        self.guard.fenced_write(&self.index, &self.id, patch)
     }
 }

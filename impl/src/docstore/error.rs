@@ -73,6 +73,14 @@ pub enum DocLockError {
         /// The token found there (`None`: no document, or no fence).
         found: Option<Token>,
     },
+    /// A fenced write's patch is not a JSON object, or names `fence` (the recipe's own field):
+    /// nothing was sent.
+    BadPatch {
+        /// `<index>/<id>` of the lock document.
+        lock: String,
+        /// What is wrong with the patch.
+        reason: &'static str,
+    },
     /// The guard cannot do this now: a write on a reader lock, a write after the lease check
     /// failed or after a fenced write was refused.
     NotHolding {
@@ -124,6 +132,7 @@ impl DocLockError {
             | DocLockError::NotOwner { lock, .. }
             | DocLockError::NotHolding { lock, .. }
             | DocLockError::Superseded { lock, .. }
+            | DocLockError::BadPatch { lock, .. }
             | DocLockError::Store { lock, .. } => lock,
         }
     }
@@ -181,6 +190,10 @@ impl fmt::Display for DocLockError {
                     "lock {lock} is lost: {what} carries token {found}, not this holder's {token} (a newer holder took the lock, or the store lost this grant's write); release it and acquire again"
                 )
             }
+            DocLockError::BadPatch { lock, reason } => write!(
+                f,
+                "fenced write under lock {lock} not sent: its patch must be a JSON object of fields other than `fence` ({reason})"
+            ),
             DocLockError::NotHolding { lock, state } => {
                 write!(f, "lock {lock} cannot be used for this: {state}")
             }

@@ -19,7 +19,7 @@
 //! let _current = data.read()?;
 //! // Every protected write checks the lease, then carries the fencing token: the data
 //! // document refuses a token older than one it has accepted.
-//! data.write(&serde_json::json!("report.pdf"))?;
+//! data.write(&serde_json::json!({"name": "report.pdf", "pages": 12}))?; // any fields but `fence`
 //! guard.release()?; // conditioned on the token: never frees a later holder's lock
 //! # Ok::<(), lockwright::docstore::DocLockError>(())
 //! ```

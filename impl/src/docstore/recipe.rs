@@ -544,7 +544,8 @@ pub fn release_request<'a>(
     }
 }
 
-/// The data write: fenced with `token`, or (defect) the blog's partial-document update; the
+/// The data write of `patch` (a JSON object): fenced with `token`, or (defect) the blog's
+/// partial-document update of it; the
 /// fixed `leased` conditions it on `read`, the `_seq_no`/`_primary_term` the session's read
 /// returned (`if_seq_no`/`if_primary_term`).
 pub fn write_request<'a>(
@@ -553,7 +554,7 @@ pub fn write_request<'a>(
     id: &'a str,
     token: Option<Token>,
     read: Option<Token>,
-    name: &Value,
+    patch: &Value,
 ) -> Request<'a> {
     match (writes, token) {
         (Writes::Fenced | Writes::FencedClaim, Some(t)) => {
@@ -562,7 +563,7 @@ pub fn write_request<'a>(
                 params: json!({
                     "primary_term": t.primary_term,
                     "seq_no": t.seq_no,
-                    "name": name,
+                    "patch": patch,
                 }),
                 scripted_upsert: false,
             };
@@ -579,7 +580,7 @@ pub fn write_request<'a>(
         _ => Request::UpdateDoc {
             index,
             id,
-            doc: json!({ "name": name }),
+            doc: patch.clone(),
         },
     }
 }

@@ -29,13 +29,14 @@ pub const LEASE_ACQUIRE: &str = "long now = ctx._now; \
 pub const LEASE_RELEASE: &str = "ctx._source.remove('owner'); ctx._source.remove('expires');";
 
 /// `fenced-write`: refuse a token lower than the data document's fence; otherwise record it
-/// and write `name`.
+/// and merge `params.patch` (a JSON object, without `fence`: the client checks) into the
+/// document, field by field.
 pub const FENCED_WRITE: &str = "def f = ctx._source.fence; \
      if (f != null && (params.primary_term < f.primary_term || \
      (params.primary_term == f.primary_term && params.seq_no < f.seq_no))) { \
      Debug.explain('stale fencing token'); } \
      ctx._source.fence = ['primary_term': params.primary_term, 'seq_no': params.seq_no]; \
-     ctx._source.name = params.name;";
+     for (def e : params.patch.entrySet()) { ctx._source[e.getKey()] = e.getValue(); }";
 
 /// `fence-claim` (claim-at-acquire): refuse a token lower than the data document's fence;
 /// otherwise record it as the fence, changing no data. Sent with an `upsert` holding the fence,

@@ -93,23 +93,37 @@ impl<S: DocStore> LeaseGuard<'_, S> {
         }
     }
 
-    /// Writes `name` into the data document `index/id` under the lock: checks the lease, then
-    /// runs the `fenced-write` stored script with the token, which the data document refuses
-    /// if it has accepted a newer token. A write not preceded by [`LeaseGuard::read`] reads the
-    /// document first (a blind write is a session whose read is unused).
+    /// Writes `patch` — a JSON object of fields, merged into the data document `index/id` —
+    /// under the lock: checks the lease, then runs the `fenced-write` stored script with the
+    /// token, which the data document refuses if it has accepted a newer token. A write not
+    /// preceded by [`LeaseGuard::read`] reads the document first (a blind write is a session
+    /// whose read is unused). The `fence` field is the recipe's own and cannot be patched.
     ///
     /// # Errors
     /// [`DocLockError::LeaseExpired`] (nothing sent); [`DocLockError::Fenced`] if the data
     /// document refused the token (the lock is lost: release it);
     /// [`DocLockError::Store`] if the write got no answer (applied or not) or an unexpected
-    /// one; [`DocLockError::NotHolding`] on a reader lock or a lost guard.
+    /// one; [`DocLockError::NotHolding`] on a reader lock or a lost guard;
+    /// [`DocLockError::BadPatch`] (nothing sent) if `patch` is not a JSON object or names
+    /// `fence`.
     pub fn fenced_write(
         &mut self,
         index: &str,
         id: &str,
-        name: &Value,
+        patch: &Value,
     ) -> Result<Written, DocLockError> {
         let lock = self.lock;
+        let bad = match patch.as_object() {
+            None => Some("it is not a JSON object"),
+            Some(m) if m.contains_key("fence") => Some("it names `fence`, the recipe's own field"),
+            Some(_) => None,
+        };
+        if let Some(reason) = bad {
+            return Err(DocLockError::BadPatch {
+                lock: lock.lock_name(),
+                reason,
+            });
+        }
         if lock.role() == Role::Reader {
             return Err(DocLockError::NotHolding {
                 lock: lock.lock_name(),
@@ -129,7 +143,7 @@ impl<S: DocStore> LeaseGuard<'_, S> {
         } else {
             None
         };
-        let request = write_request(lock.writes(), index, id, Some(self.token), read, name);
+        let request = write_request(lock.writes(), index, id, Some(self.token), read, patch);
         self.accessed = true;
         match request.send(lock.store()) {
             Ok(w) => {

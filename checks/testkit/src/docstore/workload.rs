@@ -259,7 +259,7 @@ fn run_round<R: Runtime>(w: &Workload, lock: &LeaseLock<SimClient<R>>, writes: u
                 }
             };
             for i in 0..writes {
-                let name = json!(format!("{}-{i}", client.owner()));
+                let name = json!({ "name": format!("{}-{i}", client.owner()) });
                 let done = claimed.read().and_then(|_| claimed.write(&name));
                 match session_end(client, done) {
                     Session::Next => {}
@@ -272,7 +272,7 @@ fn run_round<R: Runtime>(w: &Workload, lock: &LeaseLock<SimClient<R>>, writes: u
             }
         } else {
             for i in 0..writes {
-                let name = json!(format!("{}-{i}", client.owner()));
+                let name = json!({ "name": format!("{}-{i}", client.owner()) });
                 let done = guard
                     .read(DATA_INDEX, DATA_ID)
                     .and_then(|_| guard.fenced_write(DATA_INDEX, DATA_ID, &name));

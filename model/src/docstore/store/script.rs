@@ -32,7 +32,8 @@ pub enum Script {
         expires: Time,
     },
     /// `fenced-write` (corrected): throw if `token` is lower than the document's fence;
-    /// otherwise record it as the fence (and write the data).
+    /// otherwise record it as the fence (and merge the caller's patch into the data, which is
+    /// not modelled).
     FencedWrite { token: Token },
     /// `lease-release` (the fixed `leased`): frees the lease and keeps the lock document
     /// (`{}`); sent with `if_seq_no`/`if_primary_term` = the holder's token, so only the
@@ -122,7 +123,7 @@ impl Script {
                  (params.primary_term == f.primary_term && params.seq_no < f.seq_no))) { \
                  Debug.explain('stale fencing token'); } \
                  ctx._source.fence = ['primary_term': params.primary_term, 'seq_no': params.seq_no]; \
-                 ctx._source.name = params.name;"
+                 for (def e : params.patch.entrySet()) { ctx._source[e.getKey()] = e.getValue(); }"
             }
             Script::FenceClaim { .. } => {
                 "def f = ctx._source.fence; \
