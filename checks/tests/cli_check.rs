@@ -135,25 +135,30 @@ fn a_verdict_other_than_documented_exits_1() {
     assert!(!stdout(&o).contains("VIOLATED"));
 }
 
-/// The store's own faults on the corrected recipe (`docs/docstore.md` rows 26–31, section 6):
-/// with the lock index and the data document re-created, an acknowledged write rolled back and
-/// a pause, the fence no longer keeps writes exclusive nor updates from being lost — pinned as
-/// the failure it is (exit 1) until the recipe is changed to survive them; the lost lock
-/// document itself is documented. A misspelt fault name is still a clear error.
+/// The store's own faults (`docs/docstore.md` section 6, "The store's own faults"): with the
+/// lock index and the data document re-created, an acknowledged write rolled back and a pause,
+/// the recipe before the fix (`leased-upsert`, row 31) no longer keeps writes exclusive nor
+/// updates from being lost — exit 1, the two failures named; the fixed `leased` keeps both
+/// (issue #23's Done line) and exits 0, its two declared violations printed with their
+/// reasons (the pause or a rolled-back acquire; the lock document never created again). A
+/// misspelt fault name is still a clear error.
 #[test]
-fn docstore_store_faults_break_the_fence_as_pinned() {
-    let o = lockwright(&[
-        "check",
-        "--family",
-        "docstore",
-        "--variant",
-        "leased",
-        "--writes",
-        "fenced-claim",
-        "--faults",
-        "recreate-index=1,recreate-doc=1,rollback=1,pause=1",
-        "-q",
-    ]);
+fn docstore_store_faults_break_the_old_recipe_and_the_fix_survives_them() {
+    let args = |variant| {
+        [
+            "check",
+            "--family",
+            "docstore",
+            "--variant",
+            variant,
+            "--writes",
+            "fenced-claim",
+            "--faults",
+            "recreate-index=1,recreate-doc=1,rollback=1,pause=1",
+            "-q",
+        ]
+    };
+    let o = lockwright(&args("leased-upsert"));
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(1), "{out}");
     for property in ["fenced writes are exclusive", "no lost update"] {
@@ -170,6 +175,26 @@ fn docstore_store_faults_break_the_fence_as_pinned() {
         "{out}"
     );
     assert!(!out.contains("\"acquired after crash\": expected"), "{out}");
+
+    let o = lockwright(&args("leased"));
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("All verdicts as expected."), "{out}");
+    for property in ["fenced writes are exclusive", "no lost update"] {
+        let line = out
+            .lines()
+            .find(|l| l.contains(&format!("\"{property}\"")))
+            .unwrap_or_else(|| panic!("{property} in\n{out}"));
+        assert!(line.trim_end().ends_with("holds"), "{line}");
+    }
+    assert!(
+        out.contains(
+            "VIOLATED (as documented: the recipe never creates a missing lock document again: \
+             after a re-created index or a stray delete an operator installs it (after one \
+             lease))"
+        ),
+        "{out}"
+    );
 
     let o = lockwright(&[
         "check",

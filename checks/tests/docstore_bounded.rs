@@ -100,7 +100,7 @@ fn dropping_a_guard_sends_one_release_and_returns_within_one_request_timeout() {
     let g = a.try_acquire().unwrap();
     server.answer_slowly(Some(SLOW));
     let ((), took) = timed(|| drop(g));
-    assert_eq!(sent(&server, "DELETE /files-lock/_doc/1"), 1);
+    assert_eq!(sent(&server, "POST /files-lock/_update/1?if_seq_no"), 1);
     assert!(took < REQUEST + SLACK, "took {took:?}");
 
     // Twin: an explicit release with three attempts blocks for three request timeouts.
@@ -109,7 +109,7 @@ fn dropping_a_guard_sends_one_release_and_returns_within_one_request_timeout() {
     server.answer_slowly(Some(SLOW));
     let (got, took) = timed(|| g.release());
     assert!(got.is_err(), "no answer");
-    assert_eq!(sent(&server, "DELETE /files-lock/_doc/1"), 1 + 3);
+    assert_eq!(sent(&server, "POST /files-lock/_update/1?if_seq_no"), 1 + 3);
     assert!(took >= REQUEST * 3, "took {took:?}");
     assert!(took >= REQUEST + SLACK, "the bound catches it");
 }

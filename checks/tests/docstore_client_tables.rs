@@ -11,11 +11,17 @@ use lockwright::docstore::scripts;
 use lockwright_model::docstore::store::{Owner, Script, Token};
 use lockwright_model::docstore::{self as model, Variant};
 
-/// The client's recipe for a model variant; `None` for the one the client does not have
-/// (`document-bulk`, a model of the Definitive Guide's `_bulk` lock: `docs/docstore.md`).
+/// The client's recipe for a model variant; `None` for the ones the client does not have
+/// (`document-bulk`, a model of the Definitive Guide's `_bulk` lock; the `leased-fix-*` twins,
+/// each the fix with one piece dropped, which exist to show each piece is needed).
 fn recipe_of(v: Variant) -> Option<Recipe> {
     match v {
         Variant::Leased => Some(Recipe::Leased),
+        Variant::LeasedUpsert => Some(Recipe::LeasedUpsert),
+        Variant::LeasedFixUpsert
+        | Variant::LeasedFixUnverified
+        | Variant::LeasedFixUnconditional
+        | Variant::LeasedFixUnchecked => None,
         Variant::LeasedNoop => Some(Recipe::LeasedNoop),
         Variant::Global => Some(Recipe::Global),
         Variant::Document => Some(Recipe::Document),
@@ -34,6 +40,7 @@ fn the_step_table_is_the_models() {
         (Pc::Computing, model::Pc::Computing),
         (Pc::Writing, model::Pc::Writing),
         (Pc::Releasing, model::Pc::Releasing),
+        (Pc::Verifying, model::Pc::Verifying),
     ];
     let roles = [
         (Role::Writer, model::Role::Writer),
@@ -61,7 +68,8 @@ fn the_step_table_is_the_models() {
             }
         }
     }
-    assert_eq!(cells, 70);
+    // 6 recipes × 2 roles × 8 program counters.
+    assert_eq!(cells, 96);
 }
 
 #[test]
@@ -85,6 +93,7 @@ fn the_installed_scripts_are_the_models() {
         ),
         (scripts::FENCED_WRITE, Script::FencedWrite { token: t }),
         (scripts::FENCE_CLAIM, Script::FenceClaim { token: t }),
+        (scripts::LEASE_RELEASE, Script::LeaseRelease),
         (
             scripts::LEASE_ACQUIRE_NOOP,
             Script::LeaseAcquireNoop {
@@ -113,10 +122,24 @@ fn the_installed_scripts_are_the_models() {
     use lockwright::docstore::Writes;
     assert_eq!(
         installed(Recipe::Leased, Writes::Fenced),
-        ["lease-acquire", "fenced-write", "fence-claim"]
+        [
+            "lease-acquire",
+            "lease-release",
+            "fenced-write",
+            "fence-claim"
+        ]
     );
     assert_eq!(
         installed(Recipe::Leased, Writes::FencedClaim),
+        [
+            "lease-acquire",
+            "lease-release",
+            "fenced-write",
+            "fence-claim"
+        ]
+    );
+    assert_eq!(
+        installed(Recipe::LeasedUpsert, Writes::FencedClaim),
         ["lease-acquire", "fenced-write", "fence-claim"]
     );
     assert_eq!(

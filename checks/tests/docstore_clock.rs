@@ -49,6 +49,15 @@ impl DocStore for Skewed {
     ) -> Result<Written, StoreError> {
         self.inner.update_with_script(index, id, script)
     }
+    fn update_with_script_if(
+        &self,
+        index: &str,
+        id: &str,
+        script: &StoredScript,
+        token: Token,
+    ) -> Result<Written, StoreError> {
+        self.inner.update_with_script_if(index, id, script, token)
+    }
     fn update_doc(&self, index: &str, id: &str, doc: &Value) -> Result<Written, StoreError> {
         self.inner.update_doc(index, id, doc)
     }
@@ -172,8 +181,10 @@ fn renew_fails_once_the_lock_is_lost() {
     let b = plain(&server, "owner-b", Duration::from_secs(30));
     a.install_scripts().unwrap();
     let mut g = a.try_acquire().unwrap();
-    // An operator deletes the lock document; another owner takes the lock.
+    // An operator deletes the lock document and installs it again at once (too early);
+    // another owner takes the lock.
     a.store().delete("files-lock", "1").unwrap();
+    b.install_lock().unwrap();
     let _h = b.try_acquire().unwrap();
     let err = g.renew().unwrap_err();
     assert!(matches!(err, DocLockError::NotOwner { .. }), "{err}");

@@ -216,20 +216,21 @@ impl Answer {
 /// The lock's requests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Request {
-    /// `try_acquire`: `POST <locks>/_update/1` (upsert, `lease-acquire` script).
+    /// `try_acquire`: `POST <locks>/_update/1` (`lease-acquire` script, no `upsert`).
     Acquire,
-    /// `fenced_write`: `POST files/_update/1` (`fenced-write` script with the token).
+    /// `fenced_write`: `POST files/_update/1?if_seq_no=..&if_primary_term=..` (`fenced-write`
+    /// script with the token, conditioned on the session's read).
     FencedWrite,
-    /// `release`: `DELETE <locks>/_doc/1?if_seq_no=..&if_primary_term=..`.
+    /// `release`: `POST <locks>/_update/1?if_seq_no=..&if_primary_term=..` (`lease-release`).
     Release,
 }
 
 impl Request {
     fn text(self) -> &'static str {
         match self {
-            Request::Acquire => "acquire (`POST _update`, upsert + script)",
-            Request::FencedWrite => "fenced write (`POST _update`, script + token)",
-            Request::Release => "release (`DELETE ?if_seq_no&if_primary_term`)",
+            Request::Acquire => "acquire (`POST _update`, script, no upsert)",
+            Request::FencedWrite => "fenced write (`POST _update ?if_seq_no`, script + token)",
+            Request::Release => "release (`POST _update ?if_seq_no`, `lease-release`)",
         }
     }
 }
@@ -356,8 +357,12 @@ fn sent(server: &LoopbackServer, prefix: &str) -> usize {
         .count()
 }
 
+/// Whether the lock document holds a lease (the installed document alone is a free `{}`).
 fn lease_exists(server: &LoopbackServer) -> bool {
-    server.service().get(LOCKS, "1").is_some()
+    server
+        .service()
+        .get(LOCKS, "1")
+        .is_some_and(|d| d.source.owner().is_some())
 }
 
 fn data_written(server: &LoopbackServer) -> bool {
@@ -398,7 +403,7 @@ fn names_and_quotes(
     let line = match request {
         Request::Acquire => "POST http://127.0.0.1",
         Request::FencedWrite => "POST http://127.0.0.1",
-        Request::Release => "DELETE http://127.0.0.1",
+        Request::Release => "POST http://127.0.0.1",
     };
     let body = match answer {
         Answer::OtherExplain400 => OTHER_EXPLAIN_BODY,
@@ -481,7 +486,7 @@ fn run(request: Request, answer: Answer) -> Result<String, String> {
                 setup.store().switched.store(true, Ordering::SeqCst);
             }
             if request == Request::FencedWrite {
-                let got = g.fenced_write("files", "1", &json!("report.pdf"));
+                let got = g.fenced_write("files", "1", &json!({"name": "report.pdf"}));
                 let o = match &got {
                     Ok(_) => "written".to_string(),
                     Err(DocLockError::Fenced { .. }) if g.pc() == Pc::Releasing => {
@@ -502,7 +507,7 @@ fn run(request: Request, answer: Answer) -> Result<String, String> {
                 Ok(o)
             } else {
                 let got = g.release();
-                let sends = sent(&server, "DELETE /files-lock/_doc/1");
+                let sends = sent(&server, "POST /files-lock/_update/1?if_seq_no");
                 let o = match &got {
                     Ok(()) if sends > 1 => "retried, then released".to_string(),
                     Ok(()) => "released".to_string(),

@@ -37,6 +37,13 @@ fn lock(server: &LoopbackServer, owner: &str, lease: Duration) -> LeaseLock<Http
     LeaseLock::new(store(server), LOCKS, "1", lease).with_owner(owner)
 }
 
+/// The recipe before the fix against the store's own faults (`leased-upsert`, test-only): its
+/// acquire creates a missing lock document, so an operator's delete lets a second holder in —
+/// the tests of the fence below need that second holder.
+fn old_lock(server: &LoopbackServer, owner: &str, lease: Duration) -> LeaseLock<HttpStore> {
+    lock(server, owner, lease).with_defect(Defect::LeasedUpsert)
+}
+
 fn lease_doc(server: &LoopbackServer) -> Option<Source> {
     server.service().get(LOCKS, "1").map(|d| d.source)
 }
@@ -48,9 +55,12 @@ fn acquire_write_release_send_the_recipes_requests() {
     a.install_scripts().unwrap();
     let mut g = a.try_acquire().unwrap();
     let token = g.token();
-    assert_eq!((token.primary_term, token.seq_no), (1, 0));
+    // `install_scripts` installed the lock document first (`_seq_no` 0).
+    assert_eq!((token.primary_term, token.seq_no), (1, 1));
     assert!(g.valid_until().is_some());
-    let w = g.fenced_write("files", "1", &json!("report.pdf")).unwrap();
+    let w = g
+        .fenced_write("files", "1", &json!({"name": "report.pdf"}))
+        .unwrap();
     assert_eq!(w.result, WriteResult::Updated);
     assert!(matches!(lease_doc(&server), Some(Source::Lease { .. })));
     assert_eq!(
@@ -58,25 +68,33 @@ fn acquire_write_release_send_the_recipes_requests() {
         Some("owner-a".to_owned())
     );
     g.release().unwrap();
-    assert_eq!(lease_doc(&server), None, "compare-and-delete removed it");
+    assert_eq!(
+        lease_doc(&server),
+        Some(Source::Empty),
+        "the release freed the lease and kept the document"
+    );
     let fence = server.service().get("files", "1").unwrap().source.fence();
     assert_eq!(
         fence.map(|t| t.seq_no),
-        Some(0),
+        Some(1),
         "the data document keeps the token"
     );
     assert_eq!(
         server.requests(),
         [
             "POST /_scripts/lease-acquire",
+            "POST /_scripts/lease-release",
             "POST /_scripts/fenced-write",
             "POST /_scripts/fence-claim",
+            "PUT /files-lock/_create/1",
             "POST /files-lock/_update/1",
-            // A write without a read of its own reads first: a session is read, then write.
-            "GET /files/_doc/1",
-            "POST /files/_update/1",
+            // A write without a read of its own reads first: a session is read, then write;
+            // without a claim, the grant is read back before the session's first access.
             "GET /files-lock/_doc/1",
-            "DELETE /files-lock/_doc/1?if_seq_no=0&if_primary_term=1",
+            "GET /files/_doc/1",
+            "POST /files/_update/1?if_seq_no=0&if_primary_term=1",
+            "GET /files-lock/_doc/1",
+            "POST /files-lock/_update/1?if_seq_no=1&if_primary_term=1",
         ]
     );
 }
@@ -152,11 +170,13 @@ fn a_409_from_create_is_held_in_the_as_written_global_lock() {
     );
 }
 
+/// On the recipe before the fix (`leased-upsert`): the fixed `leased` gives no second holder
+/// after a delete (`the_fixed_recipe_gives_no_grant_without_its_lock_document`).
 #[test]
 fn a_stale_token_is_refused_by_the_fence_and_its_release_is_not_the_owners() {
     let server = LoopbackServer::start();
-    let a = lock(&server, "owner-a", Duration::from_secs(30));
-    let b = lock(&server, "owner-b", Duration::from_secs(30));
+    let a = old_lock(&server, "owner-a", Duration::from_secs(30));
+    let b = old_lock(&server, "owner-b", Duration::from_secs(30));
     a.install_scripts().unwrap();
     let mut ga = a.try_acquire().unwrap();
     // An operator deletes the lock document: B acquires while A's lease is still running.
@@ -164,9 +184,12 @@ fn a_stale_token_is_refused_by_the_fence_and_its_release_is_not_the_owners() {
     assert_eq!(deleted.result, WriteResult::Deleted);
     let mut gb = b.try_acquire().unwrap();
     assert!(gb.token() > ga.token());
-    gb.fenced_write("files", "1", &json!("from b")).unwrap();
+    gb.fenced_write("files", "1", &json!({"name": "from b"}))
+        .unwrap();
     // A still believes it holds the lock; the data document refuses its older token.
-    let err = ga.fenced_write("files", "1", &json!("from a")).unwrap_err();
+    let err = ga
+        .fenced_write("files", "1", &json!({"name": "from a"}))
+        .unwrap_err();
     assert!(matches!(err, DocLockError::Fenced { .. }), "{err}");
     assert!(err.is_lost());
     let msg = err.to_string();
@@ -191,12 +214,13 @@ fn a_stale_token_is_refused_by_the_fence_and_its_release_is_not_the_owners() {
 /// The lost update of plain fencing, over HTTP: A reads, loses its lock (an operator's delete
 /// stands in for a pause past the lease), B acquires and reads; A's late write is accepted —
 /// the document has seen no newer token yet — and B then writes what it computed before A's
-/// write. The twin below is the same schedule with B's claim.
+/// write. The twin below is the same schedule with B's claim. Both on the recipe before the fix
+/// (`leased-upsert`), which lets B in after the delete.
 #[test]
 fn without_a_claim_an_older_holders_late_write_lands_between_the_new_holders_read_and_write() {
     let server = LoopbackServer::start();
-    let a = lock(&server, "owner-a", Duration::from_secs(30));
-    let b = lock(&server, "owner-b", Duration::from_secs(30));
+    let a = old_lock(&server, "owner-a", Duration::from_secs(30));
+    let b = old_lock(&server, "owner-b", Duration::from_secs(30));
     a.install_scripts().unwrap();
     let mut ga = a.try_acquire().unwrap();
     ga.read("files", "1").unwrap();
@@ -204,13 +228,17 @@ fn without_a_claim_an_older_holders_late_write_lands_between_the_new_holders_rea
     let mut gb = b.try_acquire().unwrap();
     assert!(gb.token() > ga.token());
     gb.read("files", "1").unwrap();
-    let late = ga.fenced_write("files", "1", &json!("from a")).unwrap();
+    let late = ga
+        .fenced_write("files", "1", &json!({"name": "from a"}))
+        .unwrap();
     assert_eq!(
         late.result,
         WriteResult::Updated,
         "the older token is accepted"
     );
-    let w = gb.fenced_write("files", "1", &json!("from b")).unwrap();
+    let w = gb
+        .fenced_write("files", "1", &json!({"name": "from b"}))
+        .unwrap();
     assert_eq!(
         w.result,
         WriteResult::Updated,
@@ -227,8 +255,8 @@ fn without_a_claim_an_older_holders_late_write_lands_between_the_new_holders_rea
 #[test]
 fn a_claim_refuses_an_older_holders_late_write_and_fences_a_missing_document() {
     let server = LoopbackServer::start();
-    let a = lock(&server, "owner-a", Duration::from_secs(30));
-    let b = lock(&server, "owner-b", Duration::from_secs(30));
+    let a = old_lock(&server, "owner-a", Duration::from_secs(30));
+    let b = old_lock(&server, "owner-b", Duration::from_secs(30));
     a.install_scripts().unwrap();
     let mut ga = a.try_acquire().unwrap();
     ga.read("files", "1").unwrap();
@@ -246,10 +274,12 @@ fn a_claim_refuses_an_older_holders_late_write_and_fences_a_missing_document() {
         "the upsert created it fenced"
     );
     claimed.read().unwrap();
-    let err = ga.fenced_write("files", "1", &json!("from a")).unwrap_err();
+    let err = ga
+        .fenced_write("files", "1", &json!({"name": "from a"}))
+        .unwrap_err();
     assert!(matches!(err, DocLockError::Fenced { .. }), "{err}");
     assert!(err.to_string().contains("stale fencing token"), "{err}");
-    let w = claimed.write(&json!("from b")).unwrap();
+    let w = claimed.write(&json!({"name": "from b"})).unwrap();
     assert_eq!(w.result, WriteResult::Updated);
     // A claim comes first or not at all.
     let err = gb.claim("files", "1").unwrap_err();
@@ -273,10 +303,10 @@ fn a_claim_refuses_an_older_holders_late_write_and_fences_a_missing_document() {
         ]
     );
     // An older holder's claim is refused as well.
-    let c = lock(&server, "owner-c", Duration::from_secs(30));
+    let c = old_lock(&server, "owner-c", Duration::from_secs(30));
     let mut gc = c.try_acquire().unwrap();
     store(&server).delete(LOCKS, "1").unwrap();
-    let d = lock(&server, "owner-d", Duration::from_secs(30));
+    let d = old_lock(&server, "owner-d", Duration::from_secs(30));
     let mut gd = d.try_acquire().unwrap();
     let td = gd.token();
     assert_eq!(gd.claim("files", "1").unwrap().token(), td);
@@ -294,7 +324,7 @@ fn to_model(t: lockwright::docstore::Token) -> lockwright_model::docstore::store
 }
 
 #[test]
-fn compare_and_delete_refuses_a_non_owners_release() {
+fn a_conditional_release_refuses_a_non_owners_release() {
     let server = LoopbackServer::start();
     let a = lock(&server, "owner-a", Duration::from_millis(200));
     let b = lock(&server, "owner-b", Duration::from_secs(30));
@@ -303,18 +333,21 @@ fn compare_and_delete_refuses_a_non_owners_release() {
     std::thread::sleep(Duration::from_millis(300)); // A's lease passes; B takes it over
     let gb = b.try_acquire().unwrap();
     assert!(gb.token() > ga.token());
-    // A never checked its lease; its release sends compare-and-delete with its old token.
+    // A never checked its lease; its release is conditioned on its old token.
     let err = ga.release().unwrap_err();
     assert!(matches!(err, DocLockError::NotOwner { .. }), "{err}");
     assert!(
         server
             .requests()
             .iter()
-            .any(|r| r == "DELETE /files-lock/_doc/1?if_seq_no=0&if_primary_term=1"),
+            .any(|r| r == "POST /files-lock/_update/1?if_seq_no=1&if_primary_term=1"),
         "{:?}",
         server.requests()
     );
-    assert!(lease_doc(&server).is_some(), "B's lease document stays");
+    assert!(
+        matches!(lease_doc(&server), Some(Source::Lease { .. })),
+        "B's lease stays"
+    );
     gb.release().unwrap();
 }
 
@@ -333,14 +366,16 @@ fn a_passed_lease_stops_the_writer_and_is_taken_over() {
     assert!(matches!(err, DocLockError::LeaseExpired { .. }), "{err}");
     // A write after the lease passed is refused before anything is sent.
     let sent = server.requests().len();
-    assert!(ga.fenced_write("files", "1", &json!("late")).is_err());
+    assert!(ga
+        .fenced_write("files", "1", &json!({"name": "late"}))
+        .is_err());
     assert_eq!(server.requests().len(), sent);
     let gb = b.try_acquire().unwrap();
     assert!(gb.token() > ga.token(), "the takeover is a fresh write");
     drop(ga); // a lapsed guard sends nothing
     assert_eq!(server.requests().len(), sent + 1);
     drop(gb);
-    assert_eq!(lease_doc(&server), None);
+    assert_eq!(lease_doc(&server), Some(Source::Empty), "released, kept");
 }
 
 #[test]
@@ -353,7 +388,8 @@ fn a_lost_reply_is_an_unknown_outcome_and_the_acquire_is_sent_again() {
     // lease-acquire script rewrites its own lease (a write, never a noop).
     server.lose_next_reply(LATE);
     let g = a.try_acquire().unwrap();
-    assert_eq!(g.token().seq_no, 1, "the second write's token");
+    // `_seq_no` 0 is the installed lock document, 1 the first (unanswered) acquire.
+    assert_eq!(g.token().seq_no, 2, "the second write's token");
     let acquires = server
         .requests()
         .iter()
@@ -361,10 +397,10 @@ fn a_lost_reply_is_an_unknown_outcome_and_the_acquire_is_sent_again() {
         .count();
     assert_eq!(acquires, 2);
     g.release().unwrap();
-    // Not applied, answered 500 late: sent again, created.
+    // Not applied, answered 500 late: sent again, applied once (the release was 3).
     server.lose_next_request(LATE);
     let g = a.try_acquire().unwrap();
-    assert_eq!(g.token().seq_no, 3);
+    assert_eq!(g.token().seq_no, 4);
     drop(g);
     // The unknown outcome itself, as the store interface reports it.
     server.lose_next_reply(LATE);
@@ -556,7 +592,9 @@ fn the_client_reads_the_references_bodies() {
 #[test]
 fn writes_and_reads_carry_the_documents_version() {
     let server = LoopbackServer::start();
-    lock(&server, "owner-a", Duration::from_secs(30))
+    // The recipe before the fix (its upsert creates the document): the version sequence of a
+    // document created, updated, deleted and created again.
+    old_lock(&server, "owner-a", Duration::from_secs(30))
         .install_scripts()
         .unwrap();
     let acquire = json!({"script": {"id": "lease-acquire",

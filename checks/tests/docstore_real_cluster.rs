@@ -96,8 +96,11 @@ fn the_cluster_refuses_a_stale_token_and_a_release_that_is_not_the_owners() {
     store()
         .create(&data, "1", &json!({ "name": "initial" }))
         .unwrap();
-    gb.fenced_write(&data, "1", &json!("from b")).unwrap();
-    let err = ga.fenced_write(&data, "1", &json!("from a")).unwrap_err();
+    gb.fenced_write(&data, "1", &json!({"name": "from b"}))
+        .unwrap();
+    let err = ga
+        .fenced_write(&data, "1", &json!({"name": "from a"}))
+        .unwrap_err();
     assert!(matches!(err, DocLockError::Fenced { .. }), "{err}");
     let err = ga.release().unwrap_err();
     assert!(matches!(err, DocLockError::NotOwner { .. }), "{err}");

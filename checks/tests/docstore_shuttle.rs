@@ -275,7 +275,8 @@ fn corrected_every_fault() -> Workload {
 
 /// Budget 3,000 + 3,000: ≈ 42 steps an execution (the claim and the session reads included),
 /// each replayed through the model; measured 0.7 s for all 6,000 on the quiet machine, up to
-/// 7 s while it is shared. The model's own space for these faults is 64,601 states, checked
+/// 7 s while it is shared. The model's own space for these faults is 83,910 states (64,601
+/// before the fix against the store's own faults), checked
 /// exhaustively just before (≈ 1 s): the
 /// runs show the real client stays on it, and beyond a few thousand they mostly repeat
 /// interleavings already seen (`LOCKWRIGHT_DEEP=1`: 100,000 executions, 0 divergences, ≈ 45 s).
@@ -298,11 +299,13 @@ fn corrected_recipe_refines_and_every_property_holds_without_pauses() {
     }
 }
 
-/// Same budget and reasoning (≈ 49 steps an execution; 0.7-6 s measured). The model says
-/// pauses longer than the lease and an operator's delete give two believed writers (rows 19,
-/// 25: "at most one writer" VIOLATED; checked here for these exact faults, 699,818 states,
-/// ≈ 10 s) and that the claimed fence keeps the data exclusive and loses no update: the replay
-/// enforces the other four properties on every state of every run, and the runs must show the
+/// Same budget and reasoning (≈ 41 steps an execution; 1-6 s measured). The model says
+/// pauses longer than the lease give two believed writers ("at most one writer" VIOLATED) and
+/// the stray delete a lock that is gone ("no stale lock" VIOLATED: the fixed recipe never
+/// creates its lock document again; before the fix the delete gave two writers instead),
+/// checked here for these exact faults, 391,858 states (699,818 before the fix), and that the
+/// claimed fence keeps the data exclusive and loses no update: the replay enforces the other
+/// three properties on every state of every run, and the runs must show the
 /// fence refusing a stale write or claim at least once (a late write into a newer holder's
 /// session: otherwise "fenced writes are exclusive" and "no lost update" would hold
 /// vacuously). The twin that must fail is "twin fenced unclaimed" below.
@@ -313,10 +316,15 @@ fn corrected_recipe_keeps_fenced_writes_exclusive_under_every_fault() {
         &w,
         "crash=1,restart=1,stray-delete=1,lose-reply=2,pause=2,failover=1",
     );
-    assert_eq!(model, vec![AT_MOST_ONE_WRITER], "the model's verdict");
+    // The fixed recipe never creates its lock document again: after the stray delete nobody
+    // acquires ("no stale lock", declared), and nobody becomes a second writer through it.
+    assert_eq!(
+        model,
+        vec![AT_MOST_ONE_WRITER, NO_STALE_LOCK],
+        "the model's verdict"
+    );
     let refinement = w.refinement().enforcing(&[
         READERS_AND_WRITER_EXCLUSIVE,
-        NO_STALE_LOCK,
         FENCED_WRITES_ARE_EXCLUSIVE,
         NO_LOST_UPDATE,
     ]);
@@ -410,7 +418,7 @@ fn twins() -> Vec<Twin> {
                 2,
                 two_clients(2, 2, vec![Op::Pause(0), Op::Pause(1)]),
             )
-            .with_recipe(Variant::Leased, Writes::Unfenced),
+            .with_recipe(Variant::LeasedUpsert, Writes::Unfenced),
             faults: "pause=1",
             property: FENCED_WRITES_ARE_EXCLUSIVE,
         },
@@ -424,11 +432,42 @@ fn twins() -> Vec<Twin> {
                 2,
                 two_clients(2, 2, vec![Op::Pause(0), Op::Pause(1)]),
             )
-            .with_recipe(Variant::Leased, Writes::Fenced),
+            .with_recipe(Variant::LeasedUpsert, Writes::Fenced),
             faults: "pause=1",
             property: NO_LOST_UPDATE,
         },
+        Twin {
+            // Rows 25/39: the recipe before the fix against the store's own faults. An
+            // operator's delete of the lock document under its holder, and the next acquire's
+            // upsert creates it again: two writers. The fixed recipe (row 39, and
+            // `fixed_recipe_gives_no_second_writer_after_a_stray_delete` below) gives none.
+            incident: "leased-upsert: a stray delete lets the next acquire create a second grant",
+            workload: stray_delete_workload("twin leased-upsert")
+                .with_recipe(Variant::LeasedUpsert, Writes::FencedClaim),
+            faults: "stray-delete=1",
+            property: AT_MOST_ONE_WRITER,
+        },
     ]
+}
+
+/// Two clients, two rounds of one claimed session each, and an operator's stray delete.
+fn stray_delete_workload(name: &'static str) -> Workload {
+    Workload::leased(name, 2, two_clients(2, 1, vec![Op::StrayDelete]))
+}
+
+/// The holding twin of "twin leased-upsert": the same workload on the fixed recipe (the model
+/// proves "at most one writer" for these faults, row 39), every run refined with that property
+/// enforced, and the stray delete seen to happen.
+#[test]
+fn fixed_recipe_gives_no_second_writer_after_a_stray_delete() {
+    let w = stray_delete_workload("leased × fenced-claim, stray delete");
+    assert!(
+        !model_violations(&w, "stray-delete=1").contains(&AT_MOST_ONE_WRITER),
+        "the model proves at most one writer here"
+    );
+    let refinement = w.refinement().enforcing(&[AT_MOST_ONE_WRITER]);
+    let cov = explore(&w, refinement, 0xd0c5_0003, iterations(3_000));
+    assert!(Coverage::get(&cov.stray_deletes) > 0, "no stray delete");
 }
 
 /// Scheduler seed (any fixed value; pinned so that the finder is deterministic).
@@ -594,6 +633,14 @@ fn replay_fenced_unclaimed_paused_write_is_lost() {
     replay_pinned("twin fenced unclaimed", PINNED_FENCED_UNCLAIMED);
 }
 
+/// The recipe before the fix against the store's own faults (`leased-upsert`): an operator
+/// deletes the lock document under its holder and the next client's upsert creates it again,
+/// a second grant (model rows 25/39, "at most one writer"; the fixed recipe's twin above holds).
+#[test]
+fn replay_leased_upsert_stray_delete_grants_a_second_writer() {
+    replay_pinned("twin leased-upsert", PINNED_LEASED_UPSERT);
+}
+
 // Found by `shuttle_catches_every_broken_variant` (seed 0xd0c5_7ee7; random scheduler, the
 // unfenced one by PCT at depth 5), re-pinned when sessions began to read the data document. If the
 // client's call sequence changes, these stop replaying ("schedule ended early" or a different
@@ -614,3 +661,6 @@ const PINNED_UNFENCED: &str =
 const PINNED_FENCED_UNCLAIMED: &str =
     "910268decbff9bc3c3aceb6300000080244902644a922cd326499a264952a228899224521429
 51242590244992244992240900";
+const PINNED_LEASED_UPSERT: &str =
+    "910261f9b497b0ee99f9a98b010000008020d092248a2469d2a4284a24258912454912495114
+259212494a92244992040000";

@@ -119,7 +119,7 @@ fn the_document_lock_recovers_a_lost_acquire_reply() {
 
 #[test]
 fn leased_compare_and_delete_after_a_lost_reply_cannot_free_the_next_holder() {
-    let sc = Scenario::new(Variant::Leased, Writes::Fenced).with_faults(Faults {
+    let sc = Scenario::new(Variant::LeasedUpsert, Writes::Fenced).with_faults(Faults {
         lose_reply: 1,
         ..Faults::NONE
     });
@@ -145,7 +145,7 @@ fn leased_compare_and_delete_after_a_lost_reply_cannot_free_the_next_holder() {
 
 #[test]
 fn a_lost_lease_acquire_reply_is_retried_and_rewrites_the_owners_lease() {
-    let sc = Scenario::new(Variant::Leased, Writes::Fenced).with_faults(Faults {
+    let sc = Scenario::new(Variant::LeasedUpsert, Writes::Fenced).with_faults(Faults {
         lose_reply: 1,
         ..Faults::NONE
     });
@@ -169,7 +169,7 @@ fn a_lost_lease_acquire_reply_is_retried_and_rewrites_the_owners_lease() {
 
 #[test]
 fn the_clock_never_passes_a_writers_lease_except_by_a_pause() {
-    let sc = Scenario::new(Variant::Leased, Writes::Unfenced).with_lease(1);
+    let sc = Scenario::new(Variant::LeasedUpsert, Writes::Unfenced).with_lease(1);
     let s = run(
         &sc,
         &[call(0, UpsertLock), call(0, ReadData), call(0, CheckLease)],
@@ -194,7 +194,7 @@ fn the_clock_never_passes_a_writers_lease_except_by_a_pause() {
 fn a_paused_holders_late_write_is_lost_with_fenced_and_refused_with_fenced_claim() {
     use lockwright_model::docstore::protocol::NO_LOST_UPDATE;
     use lockwright_model::docstore::Session;
-    let sc = Scenario::new(Variant::Leased, Writes::Fenced).with_faults(Faults {
+    let sc = Scenario::new(Variant::LeasedUpsert, Writes::Fenced).with_faults(Faults {
         pause: 1,
         ..Faults::NONE
     });

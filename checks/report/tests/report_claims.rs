@@ -345,26 +345,29 @@ fn zk_curator_fenced_claims() {
     }
 }
 
-/// docstore.md §5–§8: the standard scenario (row 19, `leased × fenced-claim`) has 66,271
-/// states and violates only "at most one writer", by the 6-step pause; "readers share" cannot
-/// occur without readers; the claimed fence refuses the stale write ("stale write attempted"
-/// and "sessions overlap" found, "fenced writes are exclusive" and "no lost update" hold).
-/// Without the claim (row 24, the same faults) the pause loses an update.
+/// docstore.md §5–§8: the standard scenario (row 36, `leased × fenced-claim`, the recipe fixed
+/// against the store's own faults) has 85,868 states and violates only "at most one writer",
+/// by the 7-step pause; "readers share" cannot occur without readers; the claimed fence refuses
+/// the stale write ("stale write attempted" and "sessions overlap" found, "fenced writes are
+/// exclusive" and "no lost update" hold). Without the claim (the same faults) the pause loses
+/// an update. The recipe before the fix (`leased-upsert`, row 19) has 66,271 states and the
+/// same verdicts.
 #[test]
 fn docstore_standard_scenario_claims() {
     let sc = docstore::Scenario::standard();
     let r = check(&sc);
-    assert_eq!(r.unique_states, 66_271, "docstore standard scenario");
+    assert_eq!(r.unique_states, 85_868, "docstore standard scenario");
     assert_eq!(r.violated(), ["at most one writer"]);
     assert_eq!(
         steps(&r.verdict("at most one writer").path),
         [
-            "UpsertLock(c0)",
+            "UpdateLock(c0)",
             "ClaimData(c0)",
+            "VerifyLock(c0)",
             "ReadData(c0)",
             "CheckLease(c0)",
             "Pause(c0)",
-            "UpsertLock(c1)"
+            "UpdateLock(c1)"
         ]
     );
     assert!(r.verdict("no lost update").holds());
@@ -377,6 +380,9 @@ fn docstore_standard_scenario_claims() {
     assert!(!sc.applies("readers share") && !r.verdict("readers share").holds());
     assert!(r.verdict("stale write attempted").holds());
     assert!(r.verdict("fenced writes are exclusive").holds());
+    let before = check(&sc.with_variant(docstore::Variant::LeasedUpsert));
+    assert_eq!(before.unique_states, 66_271, "row 19");
+    assert_eq!(before.violated(), ["at most one writer"]);
 }
 
 /// replication.md §5–§6: the standard scenario (row 1, `lockwright × open-handles × keep-up`,

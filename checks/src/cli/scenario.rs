@@ -79,8 +79,10 @@ pub struct ScenarioArgs {
     /// native-blocking-no-recheck. zk: curator,
     /// no-protection, release-forgets, adopt-old-session, delete-by-name-retry,
     /// release-cancel-unsafe, give-up-cancel-unsafe, search-without-sync,
-    /// abandon-without-delete. docstore:
-    /// global, document, read-write, leased, leased-noop, document-bulk. replication: segments-first,
+    /// abandon-without-delete, drop-own-on-session-swap. docstore:
+    /// global, document, read-write, leased, leased-upsert, leased-noop, leased-fix-upsert,
+    /// leased-fix-unverified, leased-fix-unconditional, leased-fix-unchecked, document-bulk.
+    /// replication: segments-first,
     /// any-order, seed-rule, lucene-4.10-handler, lucene-5-handler, lockwright-no-retention,
     /// lockwright.
     #[arg(long)]

@@ -69,7 +69,14 @@ impl<'a, S: DocStore> LeaseGuard<'a, S> {
             sends += 1;
             match request.send(lock.store()) {
                 Ok(_) => {
+                    self.claimed = true;
                     self.pc = Pc::Holding;
+                    if lock.recipe().fixed() {
+                        // The fix: read the lock document back; go on only if it still
+                        // carries this token (no grant after this read can be older).
+                        self.pc = Pc::Verifying;
+                        self.verify_grant()?;
+                    }
                     return Ok(Claimed {
                         guard: self,
                         index: index.to_owned(),
@@ -108,12 +115,12 @@ impl<S: DocStore> Claimed<'_, '_, S> {
         self.guard.read(&self.index, &self.id)
     }
 
-    /// Writes `name` into the claimed document: the lease check, then `fenced-write` with the
-    /// token (as [`LeaseGuard::fenced_write`]).
+    /// Merges `patch` (a JSON object of fields) into the claimed document: the lease check,
+    /// then `fenced-write` with the token (as [`LeaseGuard::fenced_write`]).
     ///
     /// # Errors
     /// As [`LeaseGuard::fenced_write`].
-    pub fn write(&mut self, name: &Value) -> Result<Written, DocLockError> {
-        self.guard.fenced_write(&self.index, &self.id, name)
+    pub fn write(&mut self, patch: &Value) -> Result<Written, DocLockError> {
+        self.guard.fenced_write(&self.index, &self.id, patch)
     }
 }

@@ -58,6 +58,29 @@ pub enum DocLockError {
         /// The store's answer to the compare-and-delete.
         answer: StoreError,
     },
+    /// The fixed recipe found its grant gone: the lock document read back after the claim no
+    /// longer carries this guard's token (a fail-over lost the acquire, or a newer holder took
+    /// the lock), or a session's read found another token in the data document's fence (a
+    /// newer holder claimed it, or the store lost the claim: a re-created or rolled-back
+    /// document). The lock is lost: release the guard and acquire again.
+    Superseded {
+        /// `<index>/<id>` of the lock document.
+        lock: String,
+        /// What was read: "the lock document" or "the data document's fence".
+        what: &'static str,
+        /// This holder's token.
+        token: Token,
+        /// The token found there (`None`: no document, or no fence).
+        found: Option<Token>,
+    },
+    /// A fenced write's patch is not a JSON object, or names `fence` (the recipe's own field):
+    /// nothing was sent.
+    BadPatch {
+        /// `<index>/<id>` of the lock document.
+        lock: String,
+        /// What is wrong with the patch.
+        reason: &'static str,
+    },
     /// The guard cannot do this now: a write on a reader lock, a write after the lease check
     /// failed or after a fenced write was refused.
     NotHolding {
@@ -95,6 +118,7 @@ impl DocLockError {
             DocLockError::LeaseExpired { .. }
                 | DocLockError::Fenced { .. }
                 | DocLockError::NotOwner { .. }
+                | DocLockError::Superseded { .. }
         )
     }
 
@@ -107,6 +131,8 @@ impl DocLockError {
             | DocLockError::Fenced { lock, .. }
             | DocLockError::NotOwner { lock, .. }
             | DocLockError::NotHolding { lock, .. }
+            | DocLockError::Superseded { lock, .. }
+            | DocLockError::BadPatch { lock, .. }
             | DocLockError::Store { lock, .. } => lock,
         }
     }
@@ -151,6 +177,22 @@ impl fmt::Display for DocLockError {
             DocLockError::NotOwner { lock, answer } => write!(
                 f,
                 "lock {lock} was no longer ours at release or renewal ({answer}): its lease passed and another owner took it, or someone deleted the lock document"
+            ),
+            DocLockError::Superseded {
+                lock,
+                what,
+                token,
+                found,
+            } => {
+                let found = found.map_or("none".to_owned(), |t| t.to_string());
+                write!(
+                    f,
+                    "lock {lock} is lost: {what} carries token {found}, not this holder's {token} (a newer holder took the lock, or the store lost this grant's write); release it and acquire again"
+                )
+            }
+            DocLockError::BadPatch { lock, reason } => write!(
+                f,
+                "fenced write under lock {lock} not sent: its patch must be a JSON object of fields other than `fence` ({reason})"
             ),
             DocLockError::NotHolding { lock, state } => {
                 write!(f, "lock {lock} cannot be used for this: {state}")

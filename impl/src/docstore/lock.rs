@@ -1,21 +1,19 @@
-//! [`LeaseLock`] (the public API and the acquire loop) and [`LeaseGuard`] (a held lock: the
-//! lease check, the fenced write, the compare-and-delete release). Every request goes through
-//! the step table ([`super::recipe::next`]) and one [`DocStore`] call.
+//! [`LeaseLock`] (the public API, the installation and the acquire loop) and [`LeaseGuard`] (a
+//! held lock: its token and deadline, the lease check, the renewal; its session is in
+//! `session.rs`, its claim in `claim.rs`, its release in `release.rs`). Every request goes
+//! through the step table ([`super::recipe::next`]) and one [`DocStore`] call.
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use serde_json::Value;
-
 #[cfg(feature = "defects")]
 use super::recipe::Defect;
 use super::recipe::{
-    acquire_request, keeps_token, scripts_of, step_where, write_request, Pc, Recipe, Role, Step,
-    Writes,
+    acquire_request, keeps_token, scripts_of, step_where, Pc, Recipe, Role, Step, Writes,
 };
-use super::scripts::{LEASE_HELD, STALE_TOKEN};
-use super::store::{Doc, DocStore, StoreError, StoredScript, Token, Written};
+use super::scripts::LEASE_HELD;
+use super::store::{DocStore, StoreError, StoredScript, Token};
 use super::DocLockError;
 
 /// How many times one request is sent while it gets no answer, by default: once, so that
@@ -114,7 +112,8 @@ impl<S: DocStore> LeaseLock<S> {
             Defect::Document => (Recipe::Document, Writes::Unfenced, Role::Writer),
             Defect::ReadWrite(role) => (Recipe::ReadWrite, Writes::Unfenced, role),
             Defect::LeasedNoop => (Recipe::LeasedNoop, Writes::Fenced, Role::Writer),
-            Defect::UnfencedWrites => (Recipe::Leased, Writes::Unfenced, Role::Writer),
+            Defect::UnfencedWrites => (Recipe::LeasedUpsert, Writes::Unfenced, Role::Writer),
+            Defect::LeasedUpsert => (Recipe::LeasedUpsert, Writes::Fenced, Role::Writer),
         };
         self.recipe = recipe;
         self.writes = writes;
@@ -169,9 +168,10 @@ impl<S: DocStore> LeaseLock<S> {
         }
     }
 
-    /// Installs the stored scripts the recipe uses (`lease-acquire`, `fenced-write`) with
-    /// `POST _scripts/<id>`. Once per cluster, before any client acquires; installing again
-    /// is harmless.
+    /// Installs what the recipe needs in the cluster: the stored scripts (`lease-acquire`,
+    /// `lease-release`, `fenced-write`, `fence-claim`) with `POST _scripts/<id>`, and the lock
+    /// document itself ([`LeaseLock::install_lock`]: the recipe never creates it while
+    /// acquiring). Once per cluster, before any client acquires; installing again is harmless.
     ///
     /// # Errors
     /// [`DocLockError::Store`] with the store's answer.
@@ -181,7 +181,30 @@ impl<S: DocStore> LeaseLock<S> {
                 .put_script(id, source)
                 .map_err(|e| self.store_error(e))?;
         }
+        if self.recipe.fixed() {
+            self.install_lock()?;
+        }
         Ok(())
+    }
+
+    /// Installs the lock document (`PUT <index>/_create/<id> {}`: a free lease) for the fixed
+    /// recipe, which never creates it while acquiring (a missing lock document is an error,
+    /// never a grant: `docs/docstore.md` §6). Once per cluster, with [`LeaseLock::install_scripts`];
+    /// already installed (409) is fine. **After the lock index was deleted or re-created, or
+    /// the document deleted, install it again only once one lease has passed**: a holder of
+    /// the lost document may still believe it holds until then.
+    ///
+    /// # Errors
+    /// [`DocLockError::Store`] with the store's answer.
+    pub fn install_lock(&self) -> Result<(), DocLockError> {
+        match self
+            .store
+            .create(&self.index, &self.id, &serde_json::json!({}))
+        {
+            Ok(_) => Ok(()),
+            Err(e) if e.is_conflict() => Ok(()),
+            Err(e) => Err(self.store_error(e)),
+        }
     }
 
     /// Tries once to acquire the lock: one acquire request (by default sent once, so this
@@ -192,7 +215,9 @@ impl<S: DocStore> LeaseLock<S> {
     /// # Errors
     /// [`DocLockError::Held`] if another owner holds it; [`DocLockError::Store`] if the store
     /// never answered (the lease document may then have been written: it passes at the
-    /// deadline) or answered something unexpected.
+    /// deadline), if the lock document is missing (404 `document_missing_exception`: install
+    /// it with [`LeaseLock::install_lock`], after one lease if it was lost), or answered
+    /// something unexpected.
     pub fn try_acquire(&self) -> Result<LeaseGuard<'_, S>, DocLockError> {
         let leased = self.recipe.leased();
         let mut pc = Pc::Idle;
@@ -228,11 +253,18 @@ impl<S: DocStore> LeaseLock<S> {
                         deadline,
                         released: false,
                         accessed: false,
+                        claimed: false,
+                        verified: false,
+                        read: None,
                     })
                 }
                 // No answer, or (`_update` only) a concurrent update raced this one: send the
                 // same request again (model: `Retrying`).
-                Err(e) if e.no_answer() || (step == Step::UpsertLock && e.is_conflict()) => {
+                Err(e)
+                    if e.no_answer()
+                        || (matches!(step, Step::UpsertLock | Step::UpdateLock)
+                            && e.is_conflict()) =>
+                {
                     if sends >= self.attempts {
                         return Err(self.store_error(e));
                     }
@@ -259,8 +291,11 @@ impl<S: DocStore> LeaseLock<S> {
     fn refused(&self, step: Step, e: &StoreError) -> bool {
         match (step, e.status()) {
             (Step::CreateLock, Some(409)) => true,
+            (Step::UpdateLock, Some(400)) => e.explains(LEASE_HELD),
             (Step::UpsertLock, Some(400)) => match self.recipe {
                 Recipe::Leased => e.explains(LEASE_HELD),
+                #[cfg(feature = "defects")]
+                Recipe::LeasedUpsert => e.explains(LEASE_HELD),
                 #[cfg(feature = "defects")]
                 Recipe::LeasedNoop => e.explains(LEASE_HELD),
                 #[cfg(feature = "defects")]
@@ -361,6 +396,14 @@ pub struct LeaseGuard<'a, S: DocStore> {
     /// Whether the holder has claimed, read or written the data document under this grant
     /// (the claim must come first).
     pub(super) accessed: bool,
+    /// Whether the holder claimed the data document (the fixed recipe then finds its own
+    /// token in the fence at every read).
+    pub(super) claimed: bool,
+    /// The fixed recipe: whether the lock document was read back and still carried the token.
+    pub(super) verified: bool,
+    /// The fixed recipe: the data document's `_seq_no`/`_primary_term` as the session's read
+    /// returned them; the write carries them as `if_seq_no`/`if_primary_term`.
+    pub(super) read: Option<Token>,
 }
 
 impl<S: DocStore> fmt::Debug for LeaseGuard<'_, S> {
@@ -495,6 +538,10 @@ impl<S: DocStore> LeaseGuard<'_, S> {
     pub(super) fn usable(&self) -> Result<(), DocLockError> {
         let state = match self.pc {
             Pc::Holding | Pc::Computing | Pc::Writing => return Ok(()),
+            Pc::Verifying => {
+                "the lock document was not read back (no answer): the grant is unknown, \
+                 release it"
+            }
             Pc::Claiming => "the claim got no answer: the lock's state is unknown, release it",
             Pc::Releasing => "a fenced write or claim was refused: the lock is lost, release it",
             Pc::Idle | Pc::Retrying => "the lease has passed",
@@ -503,77 +550,6 @@ impl<S: DocStore> LeaseGuard<'_, S> {
             lock: self.lock.lock_name(),
             state,
         })
-    }
-
-    /// Reads the data document `index/id` (`GET`): the read of a read-then-write session (the
-    /// model's `ReadData`). Without [`LeaseGuard::claim`] first, what it returns may be changed
-    /// by an older holder's late write before this holder writes (a lost update).
-    ///
-    /// # Errors
-    /// [`DocLockError::Store`] if the store did not answer; [`DocLockError::NotHolding`] on a
-    /// lost guard.
-    pub fn read(&mut self, index: &str, id: &str) -> Result<Option<Doc>, DocLockError> {
-        let lock = self.lock;
-        self.usable()?;
-        let doc = lock.store.get(index, id).map_err(|e| lock.store_error(e))?;
-        self.accessed = true;
-        if self.pc == Pc::Holding {
-            self.pc = Pc::Computing;
-        }
-        Ok(doc)
-    }
-
-    /// Writes `name` into the data document `index/id` under the lock: checks the lease, then
-    /// runs the `fenced-write` stored script with the token, which the data document refuses
-    /// if it has accepted a newer token. A write not preceded by [`LeaseGuard::read`] reads the
-    /// document first (a blind write is a session whose read is unused).
-    ///
-    /// # Errors
-    /// [`DocLockError::LeaseExpired`] (nothing sent); [`DocLockError::Fenced`] if the data
-    /// document refused the token (the lock is lost: release it);
-    /// [`DocLockError::Store`] if the write got no answer (applied or not) or an unexpected
-    /// one; [`DocLockError::NotHolding`] on a reader lock or a lost guard.
-    pub fn fenced_write(
-        &mut self,
-        index: &str,
-        id: &str,
-        name: &Value,
-    ) -> Result<Written, DocLockError> {
-        let lock = self.lock;
-        if lock.role == Role::Reader {
-            return Err(DocLockError::NotHolding {
-                lock: lock.lock_name(),
-                state: "a reader lock does not write",
-            });
-        }
-        if self.pc == Pc::Holding {
-            self.read(index, id)?;
-        }
-        self.ensure_valid()?;
-        step_where(lock.recipe, lock.role, self.pc, |s| s == Step::WriteData)
-            .expect("the step table writes after a passed check");
-        let request = write_request(lock.writes, index, id, Some(self.token), name);
-        self.accessed = true;
-        match request.send(&lock.store) {
-            Ok(w) => {
-                self.pc = Pc::Holding;
-                Ok(w)
-            }
-            // The fence refused the token: a newer holder wrote. Release (model: Releasing).
-            // Only the script's own refusal says so; any other 400 is an error.
-            Err(e) if e.explains(STALE_TOKEN) => {
-                self.pc = Pc::Releasing;
-                Err(DocLockError::Fenced {
-                    lock: lock.lock_name(),
-                    token: self.token,
-                    answer: e,
-                })
-            }
-            Err(e) => {
-                self.pc = Pc::Holding;
-                Err(lock.store_error(e))
-            }
-        }
     }
 
     /// Whether the recipe keeps this token as its fencing token (the model's `keeps_token`).

@@ -1,7 +1,9 @@
 //! A writer lock kept in a document store (Elasticsearch, OpenSearch): the corrected recipe of
-//! `docs/docstore.md` — an owner and a lease in the lock document, a compare-and-delete
-//! release, and fencing tokens on the protected writes, claimed at acquire — written once over
-//! a store interface.
+//! `docs/docstore.md` — an owner and a lease in the lock document, fencing tokens on the
+//! protected writes, claimed at acquire, and the fix against the store's own faults (the lock
+//! document installed once and released to a free lease, the grant read back after the claim,
+//! the fence checked at every read, writes conditioned on the read) — written once over a
+//! store interface.
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -9,7 +11,7 @@
 //!
 //! let store = HttpStore::new("http://127.0.0.1:9200");
 //! let lock = LeaseLock::new(store, "files-lock", "1", Duration::from_secs(30));
-//! lock.install_scripts()?; // once per cluster: `lease-acquire`, `fenced-write`, `fence-claim`
+//! lock.install_scripts()?; // once per cluster: the scripts and the lock document
 //! let mut guard = lock.acquire(Duration::from_secs(10), Duration::from_millis(200))?;
 //! // Claim first: the token goes into the data document before anything reads it, so no
 //! // older holder's late write can land between this session's read and its write.
@@ -17,8 +19,8 @@
 //! let _current = data.read()?;
 //! // Every protected write checks the lease, then carries the fencing token: the data
 //! // document refuses a token older than one it has accepted.
-//! data.write(&serde_json::json!("report.pdf"))?;
-//! guard.release()?; // compare-and-delete: never frees a later holder's lock
+//! data.write(&serde_json::json!({"name": "report.pdf", "pages": 12}))?; // any fields but `fence`
+//! guard.release()?; // conditioned on the token: never frees a later holder's lock
 //! # Ok::<(), lockwright::docstore::DocLockError>(())
 //! ```
 //!
@@ -26,14 +28,14 @@
 //!
 //! | operation | request (Elasticsearch REST) | model step (`lockwright_model::docstore`) |
 //! |---|---|---|
-//! | [`LeaseLock::install_scripts`] | `POST _scripts/lease-acquire`, `POST _scripts/fenced-write`, `POST _scripts/fence-claim` | — (setup) |
-//! | [`LeaseLock::try_acquire`] | read the local clock (the deadline), then `POST files-lock/_update/1 {"script": {"id": "lease-acquire", "params": {owner, lease}}, "scripted_upsert": true, "upsert": {}}` (the server's `ctx._now` measures the lease) | `UpsertLock` |
-//! | [`LeaseGuard::claim`] | `POST files/_update/1 {"script": {"id": "fence-claim", "params": {primary_term, seq_no}}, "upsert": {"fence": {..}}}` | `ClaimData` |
-//! | [`LeaseGuard::read`], [`Claimed::read`] | `GET files/_doc/1` | `ReadData` |
+//! | [`LeaseLock::install_scripts`] | `POST _scripts/lease-acquire`, `POST _scripts/lease-release`, `POST _scripts/fenced-write`, `POST _scripts/fence-claim`, `PUT files-lock/_create/1 {}` ([`LeaseLock::install_lock`]) | — (setup) |
+//! | [`LeaseLock::try_acquire`] | read the local clock (the deadline), then `POST files-lock/_update/1 {"script": {"id": "lease-acquire", "params": {owner, lease}}}`, no `upsert` (the server's `ctx._now` measures the lease; a missing lock document is a 404, never a grant) | `UpdateLock` |
+//! | [`LeaseGuard::claim`] | `POST files/_update/1 {"script": {"id": "fence-claim", "params": {primary_term, seq_no}}, "upsert": {"fence": {..}}}`, then `GET files-lock/_doc/1`: go on only if it carries the token | `ClaimData`, `VerifyLock` |
+//! | [`LeaseGuard::read`], [`Claimed::read`] | `GET files/_doc/1` (claimed: the fence must still be the token; without a claim, the read-back of the grant comes first) | `ReadData` |
 //! | [`LeaseGuard::ensure_valid`] | read the clock: valid while now < the deadline, which counts from the first send of the acquire | `CheckLease` |
-//! | [`LeaseGuard::fenced_write`] | `ensure_valid`, then `POST files/_update/1 {"script": {"id": "fenced-write", "params": {primary_term, seq_no, name}}}` | `CheckLease`, `WriteData` |
+//! | [`LeaseGuard::fenced_write`] | `ensure_valid`, then `POST files/_update/1?if_seq_no=S&if_primary_term=T {"script": {"id": "fenced-write", "params": {primary_term, seq_no, name}}}` (`S`/`T`: the session's read) | `CheckLease`, `WriteData` |
 //! | [`LeaseGuard::renew`] | `POST files-lock/_update/1?if_seq_no=S&if_primary_term=T {"script": {"id": "lease-acquire", "params": {owner, lease}}}` | — (outside the model) |
-//! | [`LeaseGuard::release`], drop | `DELETE files-lock/_doc/1?if_seq_no=S&if_primary_term=T` (the token) | `CompareAndDelete` |
+//! | [`LeaseGuard::release`], drop | `POST files-lock/_update/1?if_seq_no=S&if_primary_term=T {"script": {"id": "lease-release"}}` (the token): the lease freed, the document kept | `ReleaseLease` |
 //!
 //! A timed-out request (no answer: the model's lost reply, applied or not) is sent again, as
 //! the model's clients do, only with [`LeaseLock::with_attempts`] above 1; by default each
@@ -70,8 +72,9 @@
 //!   claimed sessions lose no update (without [`LeaseGuard::claim`], an older holder's late
 //!   write can land between this holder's read and its write).
 //! - Needs Elasticsearch 6.7 or later (`if_seq_no`/`if_primary_term`).
-//! - An operator who deletes the lock document gives two holders (fencing still protects the
-//!   data).
+//! - An operator who deletes the lock document, or the lock index re-created, leaves no lock:
+//!   every acquire is a 404 until [`LeaseLock::install_lock`] installs it again — which must
+//!   wait until the last holder's lease has passed (this crate cannot know when that is).
 
 mod claim;
 mod error;
@@ -86,6 +89,7 @@ pub mod recipe;
 mod recipe;
 mod release;
 pub mod scripts;
+mod session;
 pub mod store;
 
 pub use claim::Claimed;

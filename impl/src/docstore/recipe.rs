@@ -3,11 +3,13 @@
 //! the checks compare the two cell by cell), so the client and the model cannot disagree about
 //! the order of the requests.
 //!
-//! Production has one recipe, [`Recipe::Leased`], with [`Writes::Fenced`] writes, claimed at
-//! acquire ([`Writes::FencedClaim`], through [`crate::docstore::LeaseGuard::claim`]). The recipes of the
-//! blog as written (`global`, `document`, `read-write`), the broken first draft of the
-//! corrected one (`leased-noop`) and unfenced writes exist only with the test-only `defects`
-//! feature (`Defect`), so that the checks can show they catch each of them.
+//! Production has one recipe, [`Recipe::Leased`] (the model's fixed `leased`), with
+//! [`Writes::Fenced`] writes, claimed at acquire ([`Writes::FencedClaim`], through
+//! [`crate::docstore::LeaseGuard::claim`]). The recipes of the blog as written (`global`,
+//! `document`, `read-write`), the broken first draft of the corrected one (`leased-noop`), the
+//! corrected one before its fix against the store's own faults (`leased-upsert`) and unfenced
+//! writes exist only with the test-only `defects` feature (`Defect`), so that the checks can
+//! show they catch each of them.
 
 use serde_json::{json, Value};
 
@@ -18,9 +20,19 @@ use super::store::{DocStore, StoreError, StoredScript, Token, Written};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Recipe {
-    /// The corrected recipe: owner and lease in the document (`lease-acquire`), release by
-    /// compare-and-delete on the acquiring write's `_seq_no`/`_primary_term`.
+    /// The corrected recipe, fixed against the store's own faults (`docs/docstore.md` §6):
+    /// the lock document is installed once and never deleted; acquire is `lease-acquire`
+    /// without `upsert` (a missing document is an error, never a grant); release is a
+    /// conditional update to a free lease (`lease-release` with the token as
+    /// `if_seq_no`/`if_primary_term`); after its claim the holder reads the lock document back
+    /// and goes on only if it still carries its token; a session's read checks the fence is
+    /// the holder's own token; each data write is conditioned on the session's read.
     Leased,
+    /// The corrected recipe before that fix: `lease-acquire` with an `upsert` (a missing lock
+    /// document is created: a grant), release by compare-and-delete. Test-only.
+    #[cfg(feature = "defects")]
+    #[doc(hidden)]
+    LeasedUpsert,
     /// As written: `PUT <index>/_create/global {}`; release `DELETE`. Test-only.
     #[cfg(feature = "defects")]
     #[doc(hidden)]
@@ -48,6 +60,8 @@ impl Recipe {
         match self {
             Recipe::Leased => "leased",
             #[cfg(feature = "defects")]
+            Recipe::LeasedUpsert => "leased-upsert",
+            #[cfg(feature = "defects")]
             Recipe::Global => "global",
             #[cfg(feature = "defects")]
             Recipe::Document => "document",
@@ -63,10 +77,17 @@ impl Recipe {
         match self {
             Recipe::Leased => true,
             #[cfg(feature = "defects")]
-            Recipe::LeasedNoop => true,
+            Recipe::LeasedUpsert | Recipe::LeasedNoop => true,
             #[cfg(feature = "defects")]
             _ => false,
         }
+    }
+
+    /// Whether the recipe is the fix of `docs/docstore.md` §6 (the model's
+    /// `installs_lock_once`, `verifies_grant`, `conditions_writes`, `checks_fence_on_read`:
+    /// the client has all four pieces or none).
+    pub fn fixed(self) -> bool {
+        self == Recipe::Leased
     }
 }
 
@@ -122,6 +143,9 @@ pub enum Defect {
     LeasedNoop,
     /// The corrected recipe with the blog's unfenced writes (model `leased × unfenced`).
     UnfencedWrites,
+    /// The corrected recipe before the fix against the store's own faults (model
+    /// `leased-upsert`, with the workload's writes).
+    LeasedUpsert,
 }
 
 /// Where a client is in its loop (the model's `Pc`).
@@ -143,6 +167,9 @@ pub enum Pc {
     /// A release got no answer, or a fenced write or claim was refused: the next step
     /// releases.
     Releasing = 6,
+    /// The fixed `leased`: the claim (or, without one, the acquire) succeeded; the next step
+    /// reads the lock document back.
+    Verifying = 7,
 }
 
 /// A client step: one request (or, `CheckLease`, one clock read). Names as in the model.
@@ -160,6 +187,13 @@ pub enum Step {
     DeleteLock,
     /// `DELETE <index>/_doc/<id>?if_seq_no=..&if_primary_term=..`.
     CompareAndDelete,
+    /// `POST <index>/_update/<id>` with `lease-acquire` and no `upsert` (the fixed `leased`).
+    UpdateLock,
+    /// `POST <index>/_update/<id>?if_seq_no=..&if_primary_term=..` with `lease-release`.
+    ReleaseLease,
+    /// `GET <index>/_doc/<id>` of the lock document after the claim: go on only if it still
+    /// carries the token.
+    VerifyLock,
     /// Read the clock: the lease check passes if now < deadline.
     CheckLease,
     /// `POST <data index>/_update/<data id>` with `fence-claim` and an `upsert` (claim-at-acquire).
@@ -173,14 +207,14 @@ pub enum Step {
 impl Step {
     /// Whether the step acquires.
     pub fn acquires(self) -> bool {
-        matches!(self, Step::CreateLock | Step::UpsertLock)
+        matches!(self, Step::CreateLock | Step::UpsertLock | Step::UpdateLock)
     }
 
     /// Whether the step releases.
     pub fn releases(self) -> bool {
         matches!(
             self,
-            Step::UpdateUnlock | Step::DeleteLock | Step::CompareAndDelete
+            Step::UpdateUnlock | Step::DeleteLock | Step::CompareAndDelete | Step::ReleaseLease
         )
     }
 }
@@ -194,23 +228,35 @@ impl Step {
 /// | `document` | `UpsertLock` | `ClaimData` | `ReadData`, `DeleteLock` | `WriteData` | — | `DeleteLock` |
 /// | `read-write`, reader | `UpsertLock` | — | `UpdateUnlock` | — | — | `UpdateUnlock` |
 /// | `read-write`, writer | `CreateLock` | `ClaimData` | `ReadData`, `DeleteLock` | `WriteData` | — | `DeleteLock` |
-/// | `leased`, `leased-noop` | `UpsertLock` | `ClaimData` | `ReadData`, `CompareAndDelete` | `CheckLease` | `WriteData` | `CompareAndDelete` |
+/// | `leased` | `UpdateLock` | `ClaimData` | `ReadData`, `ReleaseLease` | `CheckLease` | `WriteData` | `ReleaseLease` |
+/// | `leased-upsert`, `leased-noop` | `UpsertLock` | `ClaimData` | `ReadData`, `CompareAndDelete` | `CheckLease` | `WriteData` | `CompareAndDelete` |
+///
+/// A last column, `Verifying`, is `VerifyLock` for `leased` and empty elsewhere.
 pub fn next(recipe: Recipe, role: Role, pc: Pc) -> &'static [Step] {
     use Step::*;
-    const LEASED: [&[Step]; 7] = [
-        &[UpsertLock],
-        &[UpsertLock],
-        &[ClaimData],
-        &[ReadData, CompareAndDelete],
-        &[CheckLease],
-        &[WriteData],
-        &[CompareAndDelete],
-    ];
-    // Columns: Idle, Retrying, Claiming, Holding, Computing, Writing, Releasing.
-    let row: [&'static [Step]; 7] = match (recipe, role) {
-        (Recipe::Leased, _) => LEASED,
+    // Columns: Idle, Retrying, Claiming, Holding, Computing, Writing, Releasing, Verifying.
+    let row: [&'static [Step]; 8] = match (recipe, role) {
+        (Recipe::Leased, _) => [
+            &[UpdateLock],
+            &[UpdateLock],
+            &[ClaimData],
+            &[ReadData, ReleaseLease],
+            &[CheckLease],
+            &[WriteData],
+            &[ReleaseLease],
+            &[VerifyLock],
+        ],
         #[cfg(feature = "defects")]
-        (Recipe::LeasedNoop, _) => LEASED,
+        (Recipe::LeasedUpsert | Recipe::LeasedNoop, _) => [
+            &[UpsertLock],
+            &[UpsertLock],
+            &[ClaimData],
+            &[ReadData, CompareAndDelete],
+            &[CheckLease],
+            &[WriteData],
+            &[CompareAndDelete],
+            &[],
+        ],
         #[cfg(feature = "defects")]
         (Recipe::Global, _) | (Recipe::ReadWrite, Role::Writer) => [
             &[CreateLock],
@@ -220,6 +266,7 @@ pub fn next(recipe: Recipe, role: Role, pc: Pc) -> &'static [Step] {
             &[WriteData],
             &[],
             &[DeleteLock],
+            &[],
         ],
         #[cfg(feature = "defects")]
         (Recipe::Document, _) => [
@@ -230,6 +277,7 @@ pub fn next(recipe: Recipe, role: Role, pc: Pc) -> &'static [Step] {
             &[WriteData],
             &[],
             &[DeleteLock],
+            &[],
         ],
         #[cfg(feature = "defects")]
         (Recipe::ReadWrite, Role::Reader) => [
@@ -240,6 +288,7 @@ pub fn next(recipe: Recipe, role: Role, pc: Pc) -> &'static [Step] {
             &[],
             &[],
             &[UpdateUnlock],
+            &[],
         ],
     };
     row[pc as usize]
@@ -279,6 +328,12 @@ pub enum Request<'a> {
         id: &'a str,
         script: StoredScript,
     },
+    UpdateIf {
+        index: &'a str,
+        id: &'a str,
+        script: StoredScript,
+        token: Token,
+    },
     UpdateDoc {
         index: &'a str,
         id: &'a str,
@@ -310,6 +365,12 @@ impl Request<'_> {
                 upsert,
             } => store.upsert_with_script(index, id, script, upsert),
             Request::Update { index, id, script } => store.update_with_script(index, id, script),
+            Request::UpdateIf {
+                index,
+                id,
+                script,
+                token,
+            } => store.update_with_script_if(index, id, script, *token),
             Request::UpdateDoc { index, id, doc } => store.update_doc(index, id, doc),
             Request::DeleteIfSeqNo { index, id, token } => {
                 store.delete_if_seq_no(index, id, *token)
@@ -324,7 +385,12 @@ impl Request<'_> {
 pub fn scripts_of(recipe: Recipe, writes: Writes) -> Vec<(&'static str, &'static str)> {
     let mut v = Vec::new();
     match recipe {
-        Recipe::Leased => v.push(("lease-acquire", scripts::LEASE_ACQUIRE)),
+        Recipe::Leased => {
+            v.push(("lease-acquire", scripts::LEASE_ACQUIRE));
+            v.push(("lease-release", scripts::LEASE_RELEASE));
+        }
+        #[cfg(feature = "defects")]
+        Recipe::LeasedUpsert => v.push(("lease-acquire", scripts::LEASE_ACQUIRE)),
         #[cfg(feature = "defects")]
         Recipe::LeasedNoop => v.push(("lease-acquire-noop", scripts::LEASE_ACQUIRE_NOOP)),
         #[cfg(feature = "defects")]
@@ -374,7 +440,18 @@ pub fn acquire_request<'a>(
 ) -> Request<'a> {
     let _ = role;
     match recipe {
-        Recipe::Leased => Request::Upsert {
+        // The fix: no `upsert`: a missing lock document is a 404, never a grant.
+        Recipe::Leased => Request::Update {
+            index,
+            id,
+            script: StoredScript {
+                id: "lease-acquire",
+                params: json!({"owner": owner, "lease": expires.saturating_sub(now)}),
+                scripted_upsert: false,
+            },
+        },
+        #[cfg(feature = "defects")]
+        Recipe::LeasedUpsert => Request::Upsert {
             index,
             id,
             // The server's clock decides (`ctx._now` in the script, also for the upsert):
@@ -444,6 +521,16 @@ pub fn release_request<'a>(
 ) -> Request<'a> {
     match (step, token) {
         (Step::CompareAndDelete, Some(token)) => Request::DeleteIfSeqNo { index, id, token },
+        (Step::ReleaseLease, Some(token)) => Request::UpdateIf {
+            index,
+            id,
+            script: StoredScript {
+                id: "lease-release",
+                params: json!({}),
+                scripted_upsert: false,
+            },
+            token,
+        },
         (Step::UpdateUnlock, _) => Request::Update {
             index,
             id,
@@ -457,32 +544,43 @@ pub fn release_request<'a>(
     }
 }
 
-/// The data write: fenced with `token`, or (defect) the blog's partial-document update.
+/// The data write of `patch` (a JSON object): fenced with `token`, or (defect) the blog's
+/// partial-document update of it; the
+/// fixed `leased` conditions it on `read`, the `_seq_no`/`_primary_term` the session's read
+/// returned (`if_seq_no`/`if_primary_term`).
 pub fn write_request<'a>(
     writes: Writes,
     index: &'a str,
     id: &'a str,
     token: Option<Token>,
-    name: &Value,
+    read: Option<Token>,
+    patch: &Value,
 ) -> Request<'a> {
     match (writes, token) {
-        (Writes::Fenced | Writes::FencedClaim, Some(t)) => Request::Update {
-            index,
-            id,
-            script: StoredScript {
+        (Writes::Fenced | Writes::FencedClaim, Some(t)) => {
+            let script = StoredScript {
                 id: "fenced-write",
                 params: json!({
                     "primary_term": t.primary_term,
                     "seq_no": t.seq_no,
-                    "name": name,
+                    "patch": patch,
                 }),
                 scripted_upsert: false,
-            },
-        },
+            };
+            match read {
+                Some(token) => Request::UpdateIf {
+                    index,
+                    id,
+                    script,
+                    token,
+                },
+                None => Request::Update { index, id, script },
+            }
+        }
         _ => Request::UpdateDoc {
             index,
             id,
-            doc: json!({ "name": name }),
+            doc: patch.clone(),
         },
     }
 }

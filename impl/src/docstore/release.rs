@@ -1,6 +1,7 @@
-//! The release of a [`LeaseGuard`]: compare-and-delete on the token, by `release()` (up to the
-//! lock's attempts) or by dropping the guard (one send: a drop blocks for at most one bounded
-//! request).
+//! The release of a [`LeaseGuard`]: a conditional update to a free lease on the token
+//! (`lease-release`; the test-only `leased-upsert`: compare-and-delete), by `release()` (up to
+//! the lock's attempts) or by dropping the guard (one send: a drop blocks for at most one
+//! bounded request).
 
 use super::recipe::{release_request, step_where, Pc, Step};
 use super::store::{DocStore, Refusal, StoreError, WriteResult};
@@ -31,7 +32,7 @@ impl<S: DocStore> LeaseGuard<'_, S> {
             Pc::Idle | Pc::Retrying => return Ok(()),
             // A read or a check without the write that should follow, or a claim that got no
             // answer: release as from Holding.
-            Pc::Claiming | Pc::Computing | Pc::Writing => Pc::Holding,
+            Pc::Claiming | Pc::Verifying | Pc::Computing | Pc::Writing => Pc::Holding,
             pc => pc,
         };
         let step = step_where(lock.recipe(), lock.role(), pc, Step::releases)

@@ -14,23 +14,29 @@ pub const STALE_TOKEN: &str = "stale fencing token";
 /// `lease-acquire` (the corrected recipe): on the SERVER's clock (`ctx._now`, milliseconds),
 /// refuse while another owner's lease has not passed; otherwise write the caller's `owner` and
 /// `expires = now + params.lease` — also when the caller already owns the document, so that
-/// every successful acquire is a write with a fresh token. Sent with `scripted_upsert`, so a
-/// missing lock document is created by this script too (on an empty `_source`), with the
-/// server's clock.
+/// every successful acquire is a write with a fresh token. The fixed `leased` sends it without
+/// `upsert` (the lock document is installed once: [`crate::docstore::LeaseLock::install_lock`]);
+/// the test-only `leased-upsert` sends it with `scripted_upsert`, so a missing lock document
+/// is created by this script (on an empty `_source`), with the server's clock.
 pub const LEASE_ACQUIRE: &str = "long now = ctx._now; \
      if (ctx._source.owner != null && ctx._source.owner != params.owner \
      && ctx._source.expires != null && ctx._source.expires > now) { \
      Debug.explain('lease held by another owner'); } \
      ctx._source.owner = params.owner; ctx._source.expires = now + params.lease;";
 
+/// `lease-release` (the fixed `leased`): frees the lease and keeps the lock document (`{}`).
+/// Sent with `if_seq_no`/`if_primary_term` = the holder's token, so only that grant frees it.
+pub const LEASE_RELEASE: &str = "ctx._source.remove('owner'); ctx._source.remove('expires');";
+
 /// `fenced-write`: refuse a token lower than the data document's fence; otherwise record it
-/// and write `name`.
+/// and merge `params.patch` (a JSON object, without `fence`: the client checks) into the
+/// document, field by field.
 pub const FENCED_WRITE: &str = "def f = ctx._source.fence; \
      if (f != null && (params.primary_term < f.primary_term || \
      (params.primary_term == f.primary_term && params.seq_no < f.seq_no))) { \
      Debug.explain('stale fencing token'); } \
      ctx._source.fence = ['primary_term': params.primary_term, 'seq_no': params.seq_no]; \
-     ctx._source.name = params.name;";
+     for (def e : params.patch.entrySet()) { ctx._source[e.getKey()] = e.getValue(); }";
 
 /// `fence-claim` (claim-at-acquire): refuse a token lower than the data document's fence;
 /// otherwise record it as the fence, changing no data. Sent with an `upsert` holding the fence,

@@ -35,11 +35,35 @@ impl Scenario {
             }
             Action::Call(c, Step::ReadData, _) => {
                 // `GET files/_doc/1` changes nothing; the session begins at the first access.
+                let data = s.files.get(&DATA_ID).copied();
                 let cl = &mut s.clients[c as usize];
                 if cl.session == Session::None {
                     cl.session = Session::Open;
                 }
                 cl.pc = Pc::Computing;
+                if self.variant.conditions_writes() && self.writes.fenced() {
+                    cl.read = data.map(|d| d.token());
+                }
+                // The fix: a claimed holder finds its own token in the fence, or stops (a newer
+                // holder claimed, or the store lost its claim) and releases.
+                if self.variant.checks_fence_on_read()
+                    && self.writes.claims()
+                    && data.and_then(|d| d.source.fence()) != cl.token
+                {
+                    cl.pc = Pc::Releasing;
+                    cl.read = None;
+                }
+            }
+            Action::Call(c, Step::VerifyLock, _) => {
+                // `GET files-lock/_doc/1` changes nothing: the holder goes on only if the lock
+                // document still carries its token (its acquiring write is not lost).
+                let current = s.locks.get(&self.variant.lock_id()).map(|d| d.token());
+                let cl = &mut s.clients[c as usize];
+                if current.is_some() && current == cl.token {
+                    cl.pc = Pc::Holding;
+                } else {
+                    cl.forget();
+                }
             }
             Action::Call(c, step, delivery) => self.call(s, c, step, delivery),
             Action::Crash(c) => {
@@ -121,7 +145,8 @@ impl Scenario {
             s.budget.lose_reply -= 1;
         }
         let cl = s.clients[c as usize];
-        if step == Step::UpsertLock && self.timed() && cl.pc == Pc::Idle {
+        if matches!(step, Step::UpsertLock | Step::UpdateLock) && self.timed() && cl.pc == Pc::Idle
+        {
             // The deadline counts from the first send: now (0) + lease.
             s.clients[c as usize].deadline = Some(self.lease);
         }
@@ -221,27 +246,32 @@ impl Scenario {
             }
             (BulkDeleteLocks, Some(_)) => s.clients[i].forget(),
             (BulkDeleteLocks, None) => s.clients[i].pc = Pc::Releasing,
-            (CreateLock | UpsertLock, Some(Ok(w))) => self.grant(s, c, w.token),
+            (CreateLock | UpsertLock | UpdateLock, Some(Ok(w))) => self.grant(s, c, w.token),
+            // The fix: a missing lock document is an error, not a grant and not contention
+            // (the client stops; nothing in the recipe creates the document again).
+            (UpdateLock, Some(Err(StoreError::DocumentMissing))) => s.clients[i].forget(),
             // A 409 on an `_update` can only come from a concurrent update racing this one
             // (`retry_on_conflict` 0): the client retries, as on a timeout. This makes the race
             // a stutter, which is why `_update` is one atomic step in the model (never reached
             // here: see the `store` module docs).
-            (UpsertLock, Some(Err(StoreError::VersionConflict))) => {
+            (UpsertLock | UpdateLock, Some(Err(StoreError::VersionConflict))) => {
                 s.clients[i].pc = Pc::Retrying;
             }
             (UpdateUnlock, Some(Err(StoreError::VersionConflict))) => {
                 s.clients[i].pc = Pc::Releasing;
             }
-            (CreateLock | UpsertLock, Some(Err(_))) => {
+            (CreateLock | UpsertLock | UpdateLock, Some(Err(_))) => {
                 s.clients[i].forget();
                 s.last = Event::Refused;
             }
             // Retry the same request (leased: the deadline still counts from the first send).
-            (CreateLock | UpsertLock, None) => s.clients[i].pc = Pc::Retrying,
+            (CreateLock | UpsertLock | UpdateLock, None) => s.clients[i].pc = Pc::Retrying,
             // Released, or nothing left to release (404, 409 on compare-and-delete, a script
             // error on `rw-unlock`: the client gives up).
-            (UpdateUnlock | DeleteLock | CompareAndDelete, Some(_)) => s.clients[i].forget(),
-            (UpdateUnlock | DeleteLock | CompareAndDelete, None) => {
+            (UpdateUnlock | DeleteLock | CompareAndDelete | ReleaseLease, Some(_)) => {
+                s.clients[i].forget();
+            }
+            (UpdateUnlock | DeleteLock | CompareAndDelete | ReleaseLease, None) => {
                 s.clients[i].pc = Pc::Releasing;
             }
             // A fenced write or a claim refused: the lock is no longer ours; release (as the
@@ -249,12 +279,24 @@ impl Scenario {
             (WriteData | ClaimData, Some(Err(StoreError::Script(_)))) => {
                 s.clients[i].pc = Pc::Releasing;
             }
-            // Claimed; or no answer: claim again (the same token: idempotent).
-            (ClaimData, Some(_)) => s.clients[i].pc = Pc::Holding,
+            // Claimed (the fix: then read the lock document back); or no answer: claim again
+            // (the same token: idempotent).
+            (ClaimData, Some(_)) => {
+                s.clients[i].pc = if self.variant.verifies_grant() {
+                    Pc::Verifying
+                } else {
+                    Pc::Holding
+                };
+            }
             (ClaimData, None) => s.clients[i].pc = Pc::Claiming,
             // Written, or no answer (landed or not): the session goes on with a fresh read.
-            (WriteData, _) => s.clients[i].pc = Pc::Holding,
-            (CheckLease | ReadData, _) => unreachable!("{step:?} sends no write request"),
+            (WriteData, _) => {
+                s.clients[i].pc = Pc::Holding;
+                s.clients[i].read = None;
+            }
+            (CheckLease | ReadData | VerifyLock, _) => {
+                unreachable!("{step:?} sends no write request")
+            }
         }
     }
 
@@ -268,6 +310,8 @@ impl Scenario {
         let cl = &mut s.clients[c as usize];
         cl.pc = if role == Role::Writer && self.writes.claims() {
             Pc::Claiming
+        } else if self.variant.verifies_grant() {
+            Pc::Verifying
         } else {
             Pc::Holding
         };

@@ -116,12 +116,16 @@ impl Scenario {
                 shard.renumber(|x| x, next);
             }
         }
-        if s.files.next_seq_no() != 1 {
-            s.files.renumber(|_| 0, 1);
-        }
-        if let Some((Index::Files, shard)) = &mut s.undo {
-            if shard.next_seq_no() != 1 {
-                shard.renumber(|_| 0, 1);
+        if self.variant.conditions_writes() && self.writes.fenced() {
+            self.renumber_data_index(s);
+        } else {
+            if s.files.next_seq_no() != 1 {
+                s.files.renumber(|_| 0, 1);
+            }
+            if let Some((Index::Files, shard)) = &mut s.undo {
+                if shard.next_seq_no() != 1 {
+                    shard.renumber(|_| 0, 1);
+                }
             }
         }
 
@@ -138,6 +142,40 @@ impl Scenario {
                 cl.epoch = cl.epoch.map(renamed);
             }
             s.written = s.written.map(renamed);
+        }
+    }
+
+    /// The fix's conditioned writes read the data index's `_seq_no`: it is renumbered like the
+    /// lock index's — the data document's, a rolled-back copy's, and the ones clients read —
+    /// onto `0..n` in order, with `n` the next one (the data index is never re-created, so
+    /// the next sequence number is always above every referenced one).
+    fn renumber_data_index(&self, s: &mut State) {
+        let mut refs = Refs::<SeqNo>::new();
+        s.files.docs().for_each(|(_, d)| refs.push(d.seq_no));
+        refs.push(s.files.next_seq_no());
+        s.clients
+            .iter()
+            .filter_map(|cl| cl.read)
+            .for_each(|t| refs.push(t.seq_no));
+        if let Some((Index::Files, shard)) = &s.undo {
+            shard.docs().for_each(|(_, d)| refs.push(d.seq_no));
+        }
+        let seqs = refs.finish();
+        let dense = seqs.iter().enumerate().all(|(i, &x)| i as SeqNo == x);
+        if dense {
+            return;
+        }
+        let renamed = |x: SeqNo| rank(seqs, &x) as SeqNo;
+        let next = renamed(s.files.next_seq_no());
+        s.files.renumber(renamed, next);
+        for cl in &mut s.clients {
+            cl.read = cl.read.map(|t| Token {
+                seq_no: renamed(t.seq_no),
+                ..t
+            });
+        }
+        if let Some((Index::Files, shard)) = &mut s.undo {
+            shard.renumber(renamed, next);
         }
     }
 
@@ -277,6 +315,7 @@ fn client<H: Hasher>(h: &mut H, c: &Client) {
         epoch,
         session,
         bulk,
+        read,
     } = *c;
     num(h, alive.into());
     num(h, incarnation.into());
@@ -286,6 +325,7 @@ fn client<H: Hasher>(h: &mut H, c: &Client) {
     opt(h, epoch.map(u64::from));
     num(h, session as u64);
     num(h, bulk.into());
+    token(h, read);
 }
 
 impl Hash for State {

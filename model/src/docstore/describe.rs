@@ -21,14 +21,22 @@ pub fn request_text(r: &Request) -> String {
             id,
             body,
             upsert,
+            cond,
         } => {
             let body = match body {
                 UpdateBody::Doc => "doc: {name}".to_string(),
                 UpdateBody::Script(s) => format!("script: {}", script_text(s)),
             };
+            let cond = match cond {
+                None => String::new(),
+                Some(t) => format!("?if_seq_no={}&if_primary_term={}", t.seq_no, t.primary_term),
+            };
             match upsert {
-                Some(u) => format!("POST {}/_update/{id} {{upsert: {u}, {body}}}", index.name()),
-                None => format!("POST {}/_update/{id} {{{body}}}", index.name()),
+                Some(u) => format!(
+                    "POST {}/_update/{id}{cond} {{upsert: {u}, {body}}}",
+                    index.name()
+                ),
+                None => format!("POST {}/_update/{id}{cond} {{{body}}}", index.name()),
             }
         }
         Request::BulkCreate {
@@ -109,11 +117,34 @@ impl Scenario {
                 }
             }
             Action::Call(c, Step::ReadData, _) => {
-                let fence = before
-                    .files
-                    .get(&crate::docstore::protocol::DATA_ID)
-                    .map_or("no document".to_string(), |d| d.source.to_string());
-                format!("c{c} ReadData: GET {DATA_INDEX}/_doc/1 → {fence}; computes its write")
+                let doc = before.files.get(&crate::docstore::protocol::DATA_ID);
+                let mut fence = doc.map_or("no document".to_string(), |d| d.source.to_string());
+                if self.variant.conditions_writes() && self.writes.fenced() {
+                    if let Some(d) = doc {
+                        fence.push_str(&format!(" ({})", d.token()));
+                    }
+                }
+                let then = if after.clients[c as usize].pc == Pc::Releasing {
+                    "the fence is not its token: releases"
+                } else {
+                    "computes its write"
+                };
+                format!("c{c} ReadData: GET {DATA_INDEX}/_doc/1 → {fence}; {then}")
+            }
+            Action::Call(c, Step::VerifyLock, _) => {
+                let id = self.variant.lock_id();
+                let doc = before
+                    .locks
+                    .get(&id)
+                    .map_or("404 not found".to_string(), |d| {
+                        format!("{} ({})", d.source, d.token())
+                    });
+                let then = if after.clients[c as usize].pc == Pc::Holding {
+                    "its token: holds"
+                } else {
+                    "not its token: stops"
+                };
+                format!("c{c} VerifyLock: GET {LOCK_INDEX}/_doc/{id} → {doc}; {then}")
             }
             Action::Call(c, step, delivery) => {
                 let request = self.request(before, c, step).expect("a request");
@@ -205,16 +236,40 @@ impl Scenario {
             }
             (Step::BulkCreateLocks, Delivery::Answered, _) => "no item created: refused",
             (Step::BulkCreateLocks, _, _) => "will send the whole bulk again",
-            (Step::CreateLock | Step::UpsertLock, Delivery::Answered, Pc::Holding) => "acquired",
-            (Step::CreateLock | Step::UpsertLock, Delivery::Answered, Pc::Claiming) => {
-                "acquired; claims next"
+            (
+                Step::CreateLock | Step::UpsertLock | Step::UpdateLock,
+                Delivery::Answered,
+                Pc::Holding,
+            ) => "acquired",
+            (
+                Step::CreateLock | Step::UpsertLock | Step::UpdateLock,
+                Delivery::Answered,
+                Pc::Claiming,
+            ) => "acquired; claims next",
+            (Step::UpsertLock | Step::UpdateLock, Delivery::Answered, Pc::Verifying) => {
+                "acquired; reads the lock document back next"
             }
-            (Step::CreateLock | Step::UpsertLock, Delivery::Answered, _) => "refused",
-            (Step::CreateLock | Step::UpsertLock, _, _) => "will retry",
+            (Step::UpdateLock, Delivery::Answered, _)
+                if *outcome == Err(StoreError::DocumentMissing) =>
+            {
+                "no lock document: an error, not a grant"
+            }
+            (Step::CreateLock | Step::UpsertLock | Step::UpdateLock, Delivery::Answered, _) => {
+                "refused"
+            }
+            (Step::CreateLock | Step::UpsertLock | Step::UpdateLock, _, _) => "will retry",
             (Step::WriteData, Delivery::Answered, Pc::Releasing) => "write refused; releases",
+            (Step::WriteData, Delivery::Answered, _)
+                if *outcome == Err(StoreError::VersionConflict) =>
+            {
+                "the document changed since its read: reads again"
+            }
             (Step::WriteData, Delivery::Answered, _) => "",
             (Step::WriteData, _, _) => "write outcome unknown",
             (Step::ClaimData, Delivery::Answered, Pc::Releasing) => "claim refused; releases",
+            (Step::ClaimData, Delivery::Answered, Pc::Verifying) => {
+                "claimed; reads the lock document back next"
+            }
             (Step::ClaimData, Delivery::Answered, _) => "claimed",
             (Step::ClaimData, _, _) => "will claim again",
             (_, Delivery::Answered, _) => match outcome {

@@ -14,7 +14,7 @@ impl Scenario {
             out.push(Action::Call(c, step, Delivery::Answered));
             // The first item of a bulk brings no answer: only the step that ends it can lose it.
             let first_bulk_item = step == Step::BulkCreateLocks && cl.pc != Pc::Bulk;
-            if !matches!(step, Step::CheckLease | Step::ReadData)
+            if !matches!(step, Step::CheckLease | Step::ReadData | Step::VerifyLock)
                 && !first_bulk_item
                 && s.budget.lose_reply > 0
             {

@@ -1,8 +1,64 @@
 //! How the tools present the document-store family ([`Family`]).
 
-use super::protocol::{Action, ALWAYS, AT_MOST_ONE_WRITER, NO_LOST_UPDATE, SOMETIMES};
-use super::scenario::{Scenario, Variant, Writes};
+use super::protocol::{
+    Action, ALWAYS, AT_MOST_ONE_WRITER, NO_LOST_UPDATE, NO_STALE_LOCK, SOMETIMES,
+};
+use super::scenario::{Faults, Scenario, Variant, Writes};
 use crate::family::Family;
+
+impl Scenario {
+    /// The declared verdicts of the variant's recipe, before the writes mode adds its own.
+    fn documented_recipe(&self, f: Faults) -> Vec<(&'static str, &'static str)> {
+        match self.variant {
+            Variant::LeasedUpsert => Self::documented_upsert(f),
+            Variant::Leased => {
+                let mut out = Vec::new();
+                match (f.pause > 0, f.rollback > 0) {
+                    (true, false) => out.push((
+                        AT_MOST_ONE_WRITER,
+                        "a holder paused past its lease still believes it may write",
+                    )),
+                    (_, true) => out.push((
+                        AT_MOST_ONE_WRITER,
+                        "a holder paused past its lease, or whose acquire a fail-over rolled \
+                         back, still believes it may write (the fence, its read-back and its \
+                         conditioned writes keep its writes out)",
+                    )),
+                    (false, false) => {}
+                }
+                if f.recreate_index > 0 || f.stray_delete > 0 {
+                    out.push((
+                        NO_STALE_LOCK,
+                        "the recipe never creates a missing lock document again: after a \
+                         re-created index or a stray delete an operator installs it (after \
+                         one lease)",
+                    ));
+                }
+                out
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// `leased-upsert` (the corrected recipe before the fix): what the page documents.
+    fn documented_upsert(f: Faults) -> Vec<(&'static str, &'static str)> {
+        let lost_lock_document = f.recreate_index > 0 || f.rollback > 0;
+        let reason = match (f.pause > 0, f.stray_delete > 0) {
+            _ if lost_lock_document => {
+                "a holder paused past its lease, or whose lock document was deleted, re-created \
+                 or rolled back, still believes it may write"
+            }
+            (true, false) => "a holder paused past its lease still believes it may write",
+            (false, true) => "a stray delete of the lock document frees it under its holder",
+            (true, true) => {
+                "a holder paused past its lease, or whose lock document a stray delete \
+                 removed, still believes it may write"
+            }
+            (false, false) => return Vec::new(),
+        };
+        vec![(AT_MOST_ONE_WRITER, reason)]
+    }
+}
 
 impl Family for Scenario {
     const NAME: &'static str = "docstore";
@@ -76,34 +132,24 @@ impl Family for Scenario {
         Scenario::applies(self, property)
     }
 
-    /// The corrected recipe cannot stop a holder that stops running past its lease, nor the
-    /// loss of its lock document (an operator's stray delete, the lock index re-created, an
-    /// acknowledged acquire rolled back at a fail-over: docs/docstore.md, rows 17–20 and
-    /// 26–30); its fence keeps the old holder's writes out where the fence itself survives.
-    /// With a bare `fenced` resource (no claim at acquire) the same two holders lose an
-    /// update (row 18): the fence learns of the new holder only at its first write.
-    /// The recipes as written declare nothing: their violations are the bugs the page shows.
+    /// The corrected recipe cannot stop a holder that stops running past its lease, nor (before
+    /// the fix, `leased-upsert`) the loss of its lock document (an operator's stray delete,
+    /// the lock index re-created, an acknowledged acquire rolled back at a fail-over:
+    /// docs/docstore.md, rows 17–20 and 26–30); its fence keeps the old holder's writes out
+    /// where the fence itself survives. The fixed `leased` trades liveness for that: a lock
+    /// document that is gone is never created again by the recipe, so "no stale lock" fails
+    /// once it is deleted or its index re-created (an operator installs it again). The recipes
+    /// as written and the `leased-fix-*` twins declare nothing: their violations are the bugs
+    /// the page shows.
     fn documented(&self) -> Vec<(&'static str, &'static str)> {
         let f = self.faults;
-        if self.variant != Variant::Leased || self.clients < 2 {
+        if self.clients < 2 {
             return Vec::new();
         }
-        let lost_lock_document = f.recreate_index > 0 || f.rollback > 0;
-        let reason = match (f.pause > 0, f.stray_delete > 0) {
-            _ if lost_lock_document => {
-                "a holder paused past its lease, or whose lock document was deleted, re-created \
-                 or rolled back, still believes it may write"
-            }
-            (true, false) => "a holder paused past its lease still believes it may write",
-            (false, true) => "a stray delete of the lock document frees it under its holder",
-            (true, true) => {
-                "a holder paused past its lease, or whose lock document a stray delete \
-                 removed, still believes it may write"
-            }
-            (false, false) => return Vec::new(),
-        };
-        let mut out = vec![(AT_MOST_ONE_WRITER, reason)];
-        if self.writes == Writes::Fenced {
+        let mut out = self.documented_recipe(f);
+        // With a bare `fenced` resource (no claim at acquire) the same two holders lose an
+        // update (row 18): the fence learns of the new holder only at its first write.
+        if self.writes == Writes::Fenced && out.iter().any(|(p, _)| *p == AT_MOST_ONE_WRITER) {
             out.push((
                 NO_LOST_UPDATE,
                 "a bare fence learns of a new holder only at its first write (fenced-claim closes it)",
@@ -111,7 +157,6 @@ impl Family for Scenario {
         }
         out
     }
-
     fn check_args(&self) -> String {
         let mut args = format!(
             "--variant {} --writes {} --clients {}",

@@ -16,7 +16,7 @@ impl Scenario {
             && self.role(c) == Role::Writer
             && match cl.pc {
                 Pc::Writing => true,
-                Pc::Claiming | Pc::Holding | Pc::Computing => {
+                Pc::Claiming | Pc::Verifying | Pc::Holding | Pc::Computing => {
                     !self.timed() || cl.deadline.is_some_and(|d| d > 0)
                 }
                 _ => false,

@@ -9,20 +9,26 @@
 //! later; a timed-out request is retried. The step table ([`next`]) says, per recipe and
 //! role, which request comes next at each program counter:
 //!
-//! | recipe / role | `Idle`, `Retrying` | `Claiming` | `Holding` | `Computing` | `Writing` | `Releasing` |
-//! |---|---|---|---|---|---|---|
-//! | `global` | `CreateLock` | `ClaimData` | `ReadData`, `DeleteLock` | `WriteData` | — | `DeleteLock` |
-//! | `document` | `UpsertLock` | `ClaimData` | `ReadData`, `DeleteLock` | `WriteData` | — | `DeleteLock` |
-//! | `read-write`, reader | `UpsertLock` | — | `UpdateUnlock` | — | — | `UpdateUnlock` |
-//! | `read-write`, writer | `CreateLock` | `ClaimData` | `ReadData`, `DeleteLock` | `WriteData` | — | `DeleteLock` |
-//! | `leased`, `leased-noop` | `UpsertLock` | `ClaimData` | `ReadData`, `CompareAndDelete` | `CheckLease` | `WriteData` | `CompareAndDelete` |
-//! | `document-bulk` | `BulkCreateLocks` (first item; the second at `Bulk`) | `ClaimData` | `ReadData`, `BulkDeleteLocks` | `WriteData` | — | `BulkDeleteLocks` |
+//! | recipe / role | `Idle`, `Retrying` | `Claiming` | `Verifying` | `Holding` | `Computing` | `Writing` | `Releasing` |
+//! |---|---|---|---|---|---|---|---|
+//! | `global` | `CreateLock` | `ClaimData` | — | `ReadData`, `DeleteLock` | `WriteData` | — | `DeleteLock` |
+//! | `document` | `UpsertLock` | `ClaimData` | — | `ReadData`, `DeleteLock` | `WriteData` | — | `DeleteLock` |
+//! | `read-write`, reader | `UpsertLock` | — | — | `UpdateUnlock` | — | — | `UpdateUnlock` |
+//! | `read-write`, writer | `CreateLock` | `ClaimData` | — | `ReadData`, `DeleteLock` | `WriteData` | — | `DeleteLock` |
+//! | `leased-upsert`, `leased-noop` | `UpsertLock` | `ClaimData` | — | `ReadData`, `CompareAndDelete` | `CheckLease` | `WriteData` | `CompareAndDelete` |
+//! | `leased` and three `leased-fix-*` twins | `UpdateLock` | `ClaimData` | `VerifyLock` | `ReadData`, `ReleaseLease` | `CheckLease` | `WriteData` | `ReleaseLease` |
+//! | `leased-fix-upsert` | `UpsertLock` | `ClaimData` | `VerifyLock` | `ReadData`, `CompareAndDelete` | `CheckLease` | `WriteData` | `CompareAndDelete` |
+//! | `document-bulk` | `BulkCreateLocks` (first item; the second at `Bulk`) | `ClaimData` | — | `ReadData`, `BulkDeleteLocks` | `WriteData` | — | `BulkDeleteLocks` |
 //!
 //! A writer's critical section is a read-then-write session on the data document: read it
 //! (`ReadData`), compute, write (`WriteData`); then read again or release. A writer reaches
 //! `Claiming` only with `--writes fenced-claim`: right after the grant, before its first read,
 //! it writes its token into the data document (`ClaimData`, the `fence-claim` script with an
-//! `upsert`), so that from then on the document refuses every older token.
+//! `upsert`), so that from then on the document refuses every older token. The fixed `leased`
+//! then reads its lock document back (`VerifyLock`, at `Verifying`) and goes on only if it still
+//! carries its token; its lock document is installed once (in the initial state), acquired
+//! without `upsert` and released to a free lease, and its sessions check the fence and
+//! condition their writes on their read (`docs/docstore.md` §6, "The store's own faults").
 //!
 //! and [`Scenario::request`] says what each request is (the HTTP call, its body and
 //! parameters). Faults, each with a budget: `Crash(c)`, `Restart(c)`, an operator's
@@ -43,8 +49,9 @@ use stateright::{Model, Property};
 
 use crate::checker::Checkable;
 use crate::docstore::requests::Index;
-use crate::docstore::scenario::{Faults, Role, Scenario, Variant};
+use crate::docstore::scenario::{Faults, Role, Scenario};
 use crate::docstore::store::{Owner, Shard, Source, Time, Token};
+pub use crate::docstore::table::{next, Step};
 
 /// A client index (small and dense).
 pub type ClientId = u8;
@@ -91,6 +98,9 @@ pub enum Pc {
     /// `document-bulk`: the acquiring `_bulk` is being processed: its first item has been
     /// applied, the next step applies the second and brings the answer.
     Bulk = 7,
+    /// `leased` (the fix): the claim (or, without one, the acquire) succeeded; the next step
+    /// reads the lock document back and stops unless it still carries the client's token.
+    Verifying = 8,
 }
 
 /// Ghost (not known to the client): where the client's read-then-write session stands in its
@@ -128,6 +138,10 @@ pub struct Client {
     /// `Variant::lock_ids`) the client's bulk created — while the bulk is processed, as its
     /// answer said, or (holding) every one; what its release deletes.
     pub bulk: u8,
+    /// `leased` (the fix, [`crate::docstore::Variant::conditions_writes`]): the data document's
+    /// `_seq_no`/`_primary_term` as the session's read returned them, which its write
+    /// carries as `if_seq_no`/`if_primary_term`.
+    pub read: Option<Token>,
 }
 
 impl Client {
@@ -140,6 +154,7 @@ impl Client {
         epoch: None,
         session: Session::None,
         bulk: 0,
+        read: None,
     };
 
     /// The client's `process_id`/`owner` in its current incarnation.
@@ -158,6 +173,7 @@ impl Client {
         self.epoch = None;
         self.session = Session::None;
         self.bulk = 0;
+        self.read = None;
     }
 }
 
@@ -237,100 +253,6 @@ impl Clone for State {
             (undo, other) => undo.clone_from(other),
         }
     }
-}
-
-// ---------------------------------------------------------------------------------------------
-// The step table and the requests.
-// ---------------------------------------------------------------------------------------------
-
-/// A client step: one request to the store (or, `CheckLease`, one clock read).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Step {
-    /// `PUT files-lock/_create/<id>`.
-    CreateLock,
-    /// `POST files-lock/_update/1` with an `upsert` body and the acquire script.
-    UpsertLock,
-    /// `POST files-lock/_update/1` with the `rw-unlock` script.
-    UpdateUnlock,
-    /// `DELETE files-lock/_doc/<id>`.
-    DeleteLock,
-    /// `DELETE files-lock/_doc/1?if_seq_no=..&if_primary_term=..`.
-    CompareAndDelete,
-    /// `document-bulk`: `POST files-lock/_bulk` with a `create` item per lock document, one
-    /// item per step (the first at `Idle`/`Retrying`, the second and the answer at `Bulk`).
-    BulkCreateLocks,
-    /// `document-bulk`: `POST files-lock/_bulk` with a `delete` item per lock document the
-    /// client created (all of them, holding).
-    BulkDeleteLocks,
-    /// Leased: read the clock; the lease check passes if now < deadline.
-    CheckLease,
-    /// `POST files/_update/1` with the `fence-claim` script and an `upsert` (`fenced-claim`).
-    ClaimData,
-    /// `GET files/_doc/1`: the session's read (changes nothing; never lost in the model — a
-    /// read that gets no answer is simply sent again).
-    ReadData,
-    /// `POST files/_update/1`, unfenced (`doc`) or fenced (`fenced-write` script).
-    WriteData,
-}
-
-/// The step table: which steps client `role` of `variant` may take at `pc` (one screen shows
-/// what differs between the recipes). A writer is at `Claiming` only with `fenced-claim`.
-pub fn next(variant: Variant, role: Role, pc: Pc) -> &'static [Step] {
-    use Step::*;
-    // Columns: Idle, Retrying, Claiming, Holding, Computing, Writing, Releasing, Bulk.
-    let row: [&'static [Step]; 8] = match (variant, role) {
-        (Variant::Global, _) | (Variant::ReadWrite, Role::Writer) => [
-            &[CreateLock],
-            &[CreateLock],
-            &[ClaimData],
-            &[ReadData, DeleteLock],
-            &[WriteData],
-            &[],
-            &[DeleteLock],
-            &[],
-        ],
-        (Variant::Document, _) => [
-            &[UpsertLock],
-            &[UpsertLock],
-            &[ClaimData],
-            &[ReadData, DeleteLock],
-            &[WriteData],
-            &[],
-            &[DeleteLock],
-            &[],
-        ],
-        (Variant::ReadWrite, Role::Reader) => [
-            &[UpsertLock],
-            &[UpsertLock],
-            &[],
-            &[UpdateUnlock],
-            &[],
-            &[],
-            &[UpdateUnlock],
-            &[],
-        ],
-        (Variant::Leased | Variant::LeasedNoop, _) => [
-            &[UpsertLock],
-            &[UpsertLock],
-            &[ClaimData],
-            &[ReadData, CompareAndDelete],
-            &[CheckLease],
-            &[WriteData],
-            &[CompareAndDelete],
-            &[],
-        ],
-        (Variant::DocumentBulk, _) => [
-            &[BulkCreateLocks],
-            &[BulkCreateLocks],
-            &[ClaimData],
-            &[ReadData, BulkDeleteLocks],
-            &[WriteData],
-            &[],
-            &[BulkDeleteLocks],
-            &[BulkCreateLocks],
-        ],
-    };
-    row[pc as usize]
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -483,8 +405,16 @@ impl Model for Scenario {
         files
             .create(DATA_ID, Source::Data { fence: None })
             .expect("an empty index");
+        let mut locks = Shard::new();
+        if self.variant.installs_lock_once() {
+            // The fix: the lock document is installed once, before any client runs
+            // (`PUT files-lock/_create/1 {}`), as the stored scripts are.
+            locks
+                .create(self.variant.lock_id(), Source::Empty)
+                .expect("an empty index");
+        }
         let mut s = State {
-            locks: Shard::new(),
+            locks,
             files,
             clients: vec![Client::START; self.clients as usize],
             budget: self.faults,

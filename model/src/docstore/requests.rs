@@ -32,12 +32,13 @@ pub enum Request {
         id: DocId,
         source: Source,
     },
-    /// `POST <index>/_update/<id>` (`retry_on_conflict` 0).
+    /// `POST <index>/_update/<id>[?if_seq_no=..&if_primary_term=..]` (`retry_on_conflict` 0).
     Update {
         index: Index,
         id: DocId,
         body: UpdateBody,
         upsert: Option<Source>,
+        cond: Option<Token>,
     },
     /// `DELETE <index>/_doc/<id>[?if_seq_no=..&if_primary_term=..]`.
     Delete {
@@ -79,7 +80,8 @@ impl Request {
                 id,
                 body,
                 upsert,
-            } => s.shard_mut(index).update(id, body, upsert, None),
+                cond,
+            } => s.shard_mut(index).update(id, body, upsert, cond),
             Request::Delete { index, id, cond } => s.shard_mut(index).delete(&id, cond),
             Request::BulkCreate {
                 index, id, source, ..
@@ -141,8 +143,9 @@ impl Scenario {
                 id,
                 body: UpdateBody::Script(Script::DocumentLock { process_id: owner }),
                 upsert: Some(Source::ProcessId(owner)),
+                cond: None,
             },
-            (Step::UpsertLock, Variant::Leased, _) => Request::Update {
+            (Step::UpdateLock, _, _) => Request::Update {
                 index: locks,
                 id,
                 body: UpdateBody::Script(Script::LeaseAcquire {
@@ -150,11 +153,32 @@ impl Scenario {
                     now: 0,
                     expires: self.lease,
                 }),
-                upsert: Some(Source::Lease {
-                    owner,
-                    expires: self.lease,
-                }),
+                upsert: None,
+                cond: None,
             },
+            (Step::ReleaseLease, _, _) => Request::Update {
+                index: locks,
+                id,
+                body: UpdateBody::Script(Script::LeaseRelease),
+                upsert: None,
+                cond: Some(me.token.expect("a leased holder keeps its token")),
+            },
+            (Step::UpsertLock, Variant::LeasedUpsert | Variant::LeasedFixUpsert, _) => {
+                Request::Update {
+                    index: locks,
+                    id,
+                    body: UpdateBody::Script(Script::LeaseAcquire {
+                        owner,
+                        now: 0,
+                        expires: self.lease,
+                    }),
+                    upsert: Some(Source::Lease {
+                        owner,
+                        expires: self.lease,
+                    }),
+                    cond: None,
+                }
+            }
             (Step::UpsertLock, Variant::LeasedNoop, _) => Request::Update {
                 index: locks,
                 id,
@@ -167,18 +191,21 @@ impl Scenario {
                     owner,
                     expires: self.lease,
                 }),
+                cond: None,
             },
             (Step::UpsertLock, _, _) => Request::Update {
                 index: locks,
                 id,
                 body: UpdateBody::Script(Script::RwLock),
                 upsert: Some(Source::Shared { lock_count: 1 }),
+                cond: None,
             },
             (Step::UpdateUnlock, _, _) => Request::Update {
                 index: locks,
                 id,
                 body: UpdateBody::Script(Script::RwUnlock),
                 upsert: None,
+                cond: None,
             },
             (Step::DeleteLock, _, _) => Request::Delete {
                 index: locks,
@@ -197,6 +224,7 @@ impl Scenario {
                     id: DATA_ID,
                     body: UpdateBody::Script(Script::FenceClaim { token }),
                     upsert: Some(Source::Data { fence: Some(token) }),
+                    cond: None,
                 }
             }
             (Step::WriteData, _, _) => Request::Update {
@@ -211,6 +239,12 @@ impl Scenario {
                     }
                 },
                 upsert: None,
+                // The fix: a fenced write is conditioned on the session's own read.
+                cond: if self.variant.conditions_writes() && self.writes.fenced() {
+                    Some(me.read.expect("a session reads before it writes"))
+                } else {
+                    None
+                },
             },
             (Step::BulkCreateLocks, _, _) => {
                 let item = u8::from(me.pc == crate::docstore::protocol::Pc::Bulk);
@@ -225,7 +259,7 @@ impl Scenario {
                 index: locks,
                 ids: me.bulk,
             },
-            (Step::CheckLease | Step::ReadData, _, _) => return None,
+            (Step::CheckLease | Step::ReadData | Step::VerifyLock, _, _) => return None,
         })
     }
 

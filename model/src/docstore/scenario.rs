@@ -19,9 +19,31 @@ pub enum Variant {
     /// As written: readers upsert `{shared, 1}` or run `rw-lock`, release with `rw-unlock`; the
     /// writer `_create`s `{exclusive}` and releases with `DELETE`.
     ReadWrite,
-    /// Corrected: the owner and a lease expiry in the document (`lease-acquire` script),
-    /// release by compare-and-delete on `_seq_no`/`_primary_term`.
+    /// Corrected, and fixed against the store's own faults: the lock document is installed
+    /// once (`PUT files-lock/_create/1 {}` before any client runs) and never deleted; acquire
+    /// is `_update` with the `lease-acquire` script and **no** `upsert` (a missing lock
+    /// document is a 404 and an error, never a grant); release is a conditional `_update`
+    /// (`if_seq_no`/`if_primary_term` = the token) with `lease-release`, which frees the lease
+    /// and keeps the document; after its claim the holder reads the lock document back and
+    /// stops unless it still carries its token (`VerifyLock`); each session's read checks that
+    /// the data document's fence is still the holder's own token, and each data write is
+    /// conditioned on the `_seq_no`/`_primary_term` that read returned.
     Leased,
+    /// The corrected recipe before the fix (rows 15–31 of `docs/docstore.md`): acquire by
+    /// `_update` with an `upsert` (a missing lock document is created: a grant), release by
+    /// compare-and-delete, no read-back, writes conditioned on the fence alone.
+    LeasedUpsert,
+    /// `leased` with one piece put back as it was: acquire by upsert, release by
+    /// compare-and-delete (the twin showing that installing the lock document once is
+    /// needed).
+    LeasedFixUpsert,
+    /// `leased` without the read-back of the lock document after the claim.
+    LeasedFixUnverified,
+    /// `leased` with data writes not conditioned on the session's read (the fence alone).
+    LeasedFixUnconditional,
+    /// `leased` without the check, at each session's read, that the fence is still the
+    /// holder's own token.
+    LeasedFixUnchecked,
     /// A deliberately broken twin of `leased`: its acquire script is a `noop` when the caller
     /// already owns the document, as in the document lock — even when the lease has passed
     /// (`docs/docstore.md`, finding 1).
@@ -36,13 +58,18 @@ pub enum Variant {
 }
 
 impl Variant {
-    pub const ALL: [Variant; 6] = [
+    pub const ALL: [Variant; 11] = [
         Variant::Global,
         Variant::Document,
         Variant::ReadWrite,
         Variant::Leased,
         Variant::LeasedNoop,
         Variant::DocumentBulk,
+        Variant::LeasedUpsert,
+        Variant::LeasedFixUpsert,
+        Variant::LeasedFixUnverified,
+        Variant::LeasedFixUnconditional,
+        Variant::LeasedFixUnchecked,
     ];
 
     /// The command-line / docs name.
@@ -54,6 +81,11 @@ impl Variant {
             Variant::Leased => "leased",
             Variant::LeasedNoop => "leased-noop",
             Variant::DocumentBulk => "document-bulk",
+            Variant::LeasedUpsert => "leased-upsert",
+            Variant::LeasedFixUpsert => "leased-fix-upsert",
+            Variant::LeasedFixUnverified => "leased-fix-unverified",
+            Variant::LeasedFixUnconditional => "leased-fix-unconditional",
+            Variant::LeasedFixUnchecked => "leased-fix-unchecked",
         }
     }
 
@@ -62,9 +94,70 @@ impl Variant {
         Variant::ALL.into_iter().find(|v| v.name() == s)
     }
 
-    /// Whether the recipe is a lease (`leased`, `leased-noop`).
+    /// Whether the recipe is a lease (`leased`, `leased-upsert`, `leased-noop`, the
+    /// `leased-fix-*` twins).
     pub fn leased(self) -> bool {
-        matches!(self, Variant::Leased | Variant::LeasedNoop)
+        matches!(
+            self,
+            Variant::Leased
+                | Variant::LeasedUpsert
+                | Variant::LeasedNoop
+                | Variant::LeasedFixUpsert
+                | Variant::LeasedFixUnverified
+                | Variant::LeasedFixUnconditional
+                | Variant::LeasedFixUnchecked
+        )
+    }
+
+    /// The fix's first piece: the lock document is installed once before any client runs;
+    /// acquire is an `_update` without `upsert` (`UpdateLock`), release a conditional update
+    /// to a free lease (`ReleaseLease`); nothing ever deletes or creates it again.
+    pub fn installs_lock_once(self) -> bool {
+        matches!(
+            self,
+            Variant::Leased
+                | Variant::LeasedFixUnverified
+                | Variant::LeasedFixUnconditional
+                | Variant::LeasedFixUnchecked
+        )
+    }
+
+    /// The fix's second piece: after its claim (or, without a claim, its grant) the holder
+    /// reads the lock document back and stops unless it still carries its token
+    /// (`VerifyLock`).
+    pub fn verifies_grant(self) -> bool {
+        matches!(
+            self,
+            Variant::Leased
+                | Variant::LeasedFixUpsert
+                | Variant::LeasedFixUnconditional
+                | Variant::LeasedFixUnchecked
+        )
+    }
+
+    /// The fix's third piece: a fenced data write carries `if_seq_no`/`if_primary_term` of
+    /// the session's read of the data document (unfenced writes, the blog's, stay as they
+    /// are).
+    pub fn conditions_writes(self) -> bool {
+        matches!(
+            self,
+            Variant::Leased
+                | Variant::LeasedFixUpsert
+                | Variant::LeasedFixUnverified
+                | Variant::LeasedFixUnchecked
+        )
+    }
+
+    /// The fix's fourth piece: a session's read (`ReadData`) checks that the data document's
+    /// fence is the holder's own token (its claim, or its own last write) and releases if not.
+    pub fn checks_fence_on_read(self) -> bool {
+        matches!(
+            self,
+            Variant::Leased
+                | Variant::LeasedFixUpsert
+                | Variant::LeasedFixUnverified
+                | Variant::LeasedFixUnconditional
+        )
     }
 
     /// The lock document's id: `global` for the global lock, `1` (the locked row) otherwise
@@ -348,6 +441,11 @@ impl Scenario {
             },
             _ => self,
         }
+    }
+
+    /// The same scenario with another recipe (the clients, their roles and the faults kept).
+    pub fn with_variant(self, variant: Variant) -> Scenario {
+        Scenario { variant, ..self }
     }
 
     /// The same scenario with writes fenced or not.

@@ -18,7 +18,8 @@
 //! | `POST idx/_update/id` + `upsert` | insert the upsert body, **script not run**, 201 `created` | run the script (below) |
 //! | `POST idx/_update/id`, no `upsert` | 404 `document_missing_exception` | run the script (below) |
 //! | `DELETE idx/_doc/id` | 404 `not_found` (a sequence number is still used) | delete, 200 `deleted` |
-//! | any of index/update/delete with `if_seq_no` + `if_primary_term` | 409 | 409 unless both match the document's |
+//! | index/delete with `if_seq_no` + `if_primary_term` | 409 | 409 unless both match the document's |
+//! | `_update` with `if_seq_no` + `if_primary_term`, no `upsert` | 404 `document_missing_exception` (the update reads the document first) | 409 unless both match the document's |
 //! | `GET idx/_doc/id` | 404 | `_source`, `_seq_no`, `_primary_term` |
 //!
 //! A script's outcome: it sets `ctx.op = 'noop'` → 200 `noop`, the document unchanged, and
@@ -443,9 +444,10 @@ impl<K: Ord> Shard<K> {
     /// one atomic read + script + write (see the module docs).
     ///
     /// # Errors
-    /// [`StoreError::VersionConflict`] if `cond` does not match; [`StoreError::DocumentMissing`]
-    /// if the document is absent and there is no `upsert`; [`StoreError::Script`] if the
-    /// script threw.
+    /// [`StoreError::VersionConflict`] if `cond` does not match the document (an upsert with
+    /// `cond` of a missing one too); [`StoreError::DocumentMissing`] if the document is absent
+    /// and there is no `upsert` (with or without `cond`: the update reads it first);
+    /// [`StoreError::Script`] if the script threw.
     pub fn update(
         &mut self,
         id: K,
@@ -453,14 +455,17 @@ impl<K: Ord> Shard<K> {
         upsert: Option<Source>,
         cond: Option<Token>,
     ) -> WriteOutcome {
-        self.check(&id, cond)?;
         let Some(doc) = self.get(&id).copied() else {
+            // The update reads the document first (`getForUpdate`): a missing one is upserted
+            // or a 404, before any `if_seq_no` comparison (which needs a document).
             return match upsert {
                 // The upsert body is inserted as is: the script does not run.
+                Some(_) if cond.is_some() => Err(StoreError::VersionConflict),
                 Some(source) => Ok(self.put(id, source, WriteResult::Created)),
                 None => Err(StoreError::DocumentMissing),
             };
         };
+        self.check(&id, cond)?;
         let outcome = match body {
             UpdateBody::Script(script) => script.run(doc.source),
             UpdateBody::Doc => ScriptOutcome::Index(doc.source),

@@ -7,7 +7,8 @@ use super::*;
 #[test]
 fn leased_holds_without_faults() {
     expect(Expected {
-        scenario: Scenario::new(Variant::Leased, Writes::Unfenced).with_faults(faults("none")),
+        scenario: Scenario::new(Variant::LeasedUpsert, Writes::Unfenced)
+            .with_faults(faults("none")),
         unique_states: 178,
         verdicts: [
             ("at most one writer", "holds"),
@@ -30,7 +31,7 @@ fn leased_holds_without_faults() {
 #[test]
 fn leased_survives_crash_restart_lost_replies_and_failover() {
     expect(Expected {
-        scenario: Scenario::new(Variant::Leased, Writes::Unfenced)
+        scenario: Scenario::new(Variant::LeasedUpsert, Writes::Unfenced)
             .with_faults(faults("crash=1,restart=1,lose-reply=1,failover=1")),
         unique_states: 15088,
         verdicts: [
@@ -54,7 +55,8 @@ fn leased_survives_crash_restart_lost_replies_and_failover() {
 #[test]
 fn leased_unfenced_pause_gives_two_writers_and_a_stale_write() {
     expect(Expected {
-        scenario: Scenario::new(Variant::Leased, Writes::Unfenced).with_faults(faults("pause=1")),
+        scenario: Scenario::new(Variant::LeasedUpsert, Writes::Unfenced)
+            .with_faults(faults("pause=1")),
         unique_states: 496,
         verdicts: [
             ("at most one writer", "VIOLATED"),
@@ -116,7 +118,8 @@ fn leased_unfenced_pause_gives_two_writers_and_a_stale_write() {
 #[test]
 fn leased_fenced_pause_gives_two_writers_but_no_stale_write() {
     expect(Expected {
-        scenario: Scenario::new(Variant::Leased, Writes::Fenced).with_faults(faults("pause=1")),
+        scenario: Scenario::new(Variant::LeasedUpsert, Writes::Fenced)
+            .with_faults(faults("pause=1")),
         unique_states: 518,
         verdicts: [
             ("at most one writer", "VIOLATED"),
@@ -160,16 +163,16 @@ fn leased_fenced_pause_gives_two_writers_but_no_stale_write() {
     });
 }
 
-/// 19. The standard scenario (`Scenario::standard()`): claim-at-acquire (`fenced-claim`) under every fault but the stray delete; only "at most one writer" fails, by the pause: "no lost update" holds (twin: 18, the same recipe without the claim).
+/// 19. The standard scenario's faults (`Scenario::standard()`) on the recipe before the fix (`leased-upsert`; it was the standard scenario until the fix, row 36): claim-at-acquire (`fenced-claim`) under every fault but the stray delete; only "at most one writer" fails, by the pause: "no lost update" holds (twin: 18, the same recipe without the claim).
 #[test]
 fn leased_fenced_claim_standard_scenario() {
     assert_eq!(
-        Scenario::standard(),
-        Scenario::new(Variant::Leased, Writes::FencedClaim)
+        Scenario::standard().with_variant(Variant::LeasedUpsert),
+        Scenario::new(Variant::LeasedUpsert, Writes::FencedClaim)
             .with_faults(faults("crash=1,restart=1,lose-reply=1,pause=1,failover=1"))
     );
     expect(Expected {
-        scenario: Scenario::new(Variant::Leased, Writes::FencedClaim)
+        scenario: Scenario::new(Variant::LeasedUpsert, Writes::FencedClaim)
             .with_faults(faults("crash=1,restart=1,lose-reply=1,pause=1,failover=1")),
         unique_states: 66271,
         verdicts: [
@@ -203,7 +206,7 @@ fn leased_fenced_claim_standard_scenario() {
 #[test]
 fn leased_fenced_survives_a_stray_delete() {
     expect(Expected {
-        scenario: Scenario::new(Variant::Leased, Writes::Fenced).with_faults(faults(
+        scenario: Scenario::new(Variant::LeasedUpsert, Writes::Fenced).with_faults(faults(
             "crash=1,restart=1,stray-delete=1,lose-reply=1,failover=1",
         )),
         unique_states: 74839,
@@ -373,7 +376,7 @@ fn leased_noop_fenced_keeps_the_data_safe() {
 #[test]
 fn leased_fenced_claim_pause_loses_no_update() {
     expect(Expected {
-        scenario: Scenario::new(Variant::Leased, Writes::FencedClaim)
+        scenario: Scenario::new(Variant::LeasedUpsert, Writes::FencedClaim)
             .with_faults(faults("pause=1")),
         unique_states: 768,
         verdicts: [
@@ -407,7 +410,7 @@ fn leased_fenced_claim_pause_loses_no_update() {
 #[test]
 fn leased_fenced_standard_faults_lose_an_update() {
     expect(Expected {
-        scenario: Scenario::new(Variant::Leased, Writes::Fenced)
+        scenario: Scenario::new(Variant::LeasedUpsert, Writes::Fenced)
             .with_faults(faults("crash=1,restart=1,lose-reply=1,pause=1,failover=1")),
         unique_states: 49301,
         verdicts: [
@@ -456,7 +459,7 @@ fn leased_fenced_standard_faults_lose_an_update() {
 #[test]
 fn leased_fenced_claim_survives_a_stray_delete() {
     expect(Expected {
-        scenario: Scenario::new(Variant::Leased, Writes::FencedClaim).with_faults(faults(
+        scenario: Scenario::new(Variant::LeasedUpsert, Writes::FencedClaim).with_faults(faults(
             "crash=1,restart=1,stray-delete=1,lose-reply=1,failover=1",
         )),
         unique_states: 98772,

@@ -45,6 +45,7 @@ fn expect(e: Expected) {
 }
 
 mod bulk;
+mod fix;
 mod global_and_document;
 mod leased;
 mod read_write;

@@ -1,7 +1,7 @@
-//! Rows for the store's own faults on the corrected recipe as it stands (`leased ×
+//! Rows for the store's own faults on the corrected recipe before its fix (`leased-upsert ×
 //! fenced-claim`): the lock index re-created, the data document re-created, an acknowledged
-//! write lost at a fail-over. Rows 26–31 of `docs/docstore.md` §5; the recipe does not yet
-//! survive them (§7 says what would).
+//! write lost at a fail-over. Rows 26–31 of `docs/docstore.md` §5; that recipe does not
+//! survive them. The fixed `leased` does (rows 36–44, `fix.rs`).
 
 use lockwright_model::checker::pinned::reachable;
 use lockwright_model::docstore::{Client, Pc, Session, State};
@@ -52,7 +52,7 @@ type Fires = fn(&State) -> bool;
 /// reach — with its budget, and not under the standard scenario's faults.
 #[test]
 fn each_store_fault_fires_and_only_it_reaches_its_state() {
-    let leased = Scenario::new(Variant::Leased, Writes::FencedClaim);
+    let leased = Scenario::new(Variant::LeasedUpsert, Writes::FencedClaim);
     let cases: [(&str, Fires); 3] = [
         ("recreate-index=1", token_handed_out_twice),
         ("recreate-doc=1", fence_erased),
@@ -73,7 +73,7 @@ fn each_store_fault_fires_and_only_it_reaches_its_state() {
 #[test]
 fn leased_fenced_claim_recreated_lock_index_hands_out_a_token_twice() {
     expect(Expected {
-        scenario: Scenario::new(Variant::Leased, Writes::FencedClaim)
+        scenario: Scenario::new(Variant::LeasedUpsert, Writes::FencedClaim)
             .with_faults(faults("recreate-index=1")),
         unique_states: 3470,
         verdicts: [
@@ -134,7 +134,7 @@ fn leased_fenced_claim_recreated_lock_index_hands_out_a_token_twice() {
 #[test]
 fn leased_fenced_claim_survives_a_recreated_data_document_without_pauses() {
     expect(Expected {
-        scenario: Scenario::new(Variant::Leased, Writes::FencedClaim)
+        scenario: Scenario::new(Variant::LeasedUpsert, Writes::FencedClaim)
             .with_faults(faults("recreate-doc=1")),
         unique_states: 1037,
         verdicts: [
@@ -158,7 +158,7 @@ fn leased_fenced_claim_survives_a_recreated_data_document_without_pauses() {
 #[test]
 fn leased_fenced_claim_recreated_data_document_lets_a_paused_write_in() {
     expect(Expected {
-        scenario: Scenario::new(Variant::Leased, Writes::FencedClaim)
+        scenario: Scenario::new(Variant::LeasedUpsert, Writes::FencedClaim)
             .with_faults(faults("recreate-doc=1,pause=1")),
         unique_states: 2784,
         verdicts: [
@@ -228,7 +228,7 @@ fn leased_fenced_claim_recreated_data_document_lets_a_paused_write_in() {
 #[test]
 fn leased_fenced_claim_rollback_of_an_acquire_gives_two_holders() {
     expect(Expected {
-        scenario: Scenario::new(Variant::Leased, Writes::FencedClaim)
+        scenario: Scenario::new(Variant::LeasedUpsert, Writes::FencedClaim)
             .with_faults(faults("rollback=1")),
         unique_states: 3180,
         verdicts: [
@@ -255,7 +255,7 @@ fn leased_fenced_claim_rollback_of_an_acquire_gives_two_holders() {
 #[test]
 fn leased_fenced_claim_rollback_of_a_claim_loses_an_update() {
     expect(Expected {
-        scenario: Scenario::new(Variant::Leased, Writes::FencedClaim)
+        scenario: Scenario::new(Variant::LeasedUpsert, Writes::FencedClaim)
             .with_faults(faults("rollback=1,pause=1")),
         unique_states: 7878,
         verdicts: [
@@ -297,11 +297,11 @@ fn leased_fenced_claim_rollback_of_a_claim_loses_an_update() {
     });
 }
 
-/// 31. Every store fault of this section with the pause (the command of `docs/docstore.md` §7): "fenced writes are exclusive" and "no lost update" both fail; the recipe does not survive these faults.
+/// 31. Every store fault of this section with the pause (issue #23's Done line on the recipe before the fix): "fenced writes are exclusive" and "no lost update" both fail (twin: 37, the fixed recipe, where both hold).
 #[test]
 fn leased_fenced_claim_all_store_faults() {
     expect(Expected {
-        scenario: Scenario::new(Variant::Leased, Writes::FencedClaim)
+        scenario: Scenario::new(Variant::LeasedUpsert, Writes::FencedClaim)
             .with_faults(faults("recreate-index=1,recreate-doc=1,rollback=1,pause=1")),
         unique_states: 286215,
         verdicts: [

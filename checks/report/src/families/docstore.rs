@@ -55,7 +55,7 @@ impl Presenter for Scenario {
         &WORDS
     }
 
-    /// `docs/docstore.md` §5, rows 1–35, as `model/tests/docstore_verdicts/` pins them.
+    /// `docs/docstore.md` §5, rows 1–44, as `model/tests/docstore_verdicts/` pins them.
     fn rows() -> Vec<Scenario> {
         use Variant::*;
         use Writes::*;
@@ -74,40 +74,40 @@ impl Presenter for Scenario {
             new(ReadWrite, Unfenced, "lose-reply=1"),
             new(ReadWrite, Unfenced, "stray-delete=1"),
             new(ReadWrite, Unfenced, "stray-delete=1").with_clients(4),
-            new(Leased, Unfenced, "none"),
+            new(LeasedUpsert, Unfenced, "none"),
             new(
-                Leased,
+                LeasedUpsert,
                 Unfenced,
                 "crash=1,restart=1,lose-reply=1,failover=1",
             ),
-            new(Leased, Unfenced, "pause=1"),
-            new(Leased, Fenced, "pause=1"),
-            Scenario::standard(),
+            new(LeasedUpsert, Unfenced, "pause=1"),
+            new(LeasedUpsert, Fenced, "pause=1"),
+            Scenario::standard().with_variant(LeasedUpsert),
             new(
-                Leased,
+                LeasedUpsert,
                 Fenced,
                 "crash=1,restart=1,stray-delete=1,lose-reply=1,failover=1",
             ),
             new(LeasedNoop, Unfenced, "none"),
             new(LeasedNoop, Fenced, "none"),
-            new(Leased, FencedClaim, "pause=1"),
+            new(LeasedUpsert, FencedClaim, "pause=1"),
             new(
-                Leased,
+                LeasedUpsert,
                 Fenced,
                 "crash=1,restart=1,lose-reply=1,pause=1,failover=1",
             ),
             new(
-                Leased,
+                LeasedUpsert,
                 FencedClaim,
                 "crash=1,restart=1,stray-delete=1,lose-reply=1,failover=1",
             ),
-            new(Leased, FencedClaim, "recreate-index=1"),
-            new(Leased, FencedClaim, "recreate-doc=1"),
-            new(Leased, FencedClaim, "recreate-doc=1,pause=1"),
-            new(Leased, FencedClaim, "rollback=1"),
-            new(Leased, FencedClaim, "rollback=1,pause=1"),
+            new(LeasedUpsert, FencedClaim, "recreate-index=1"),
+            new(LeasedUpsert, FencedClaim, "recreate-doc=1"),
+            new(LeasedUpsert, FencedClaim, "recreate-doc=1,pause=1"),
+            new(LeasedUpsert, FencedClaim, "rollback=1"),
+            new(LeasedUpsert, FencedClaim, "rollback=1,pause=1"),
             new(
-                Leased,
+                LeasedUpsert,
                 FencedClaim,
                 "recreate-index=1,recreate-doc=1,rollback=1,pause=1",
             ),
@@ -115,6 +115,28 @@ impl Presenter for Scenario {
             new(DocumentBulk, Unfenced, "crash=1,restart=1"),
             new(DocumentBulk, Unfenced, "lose-reply=1"),
             new(DocumentBulk, FencedClaim, "lose-reply=1"),
+            // The fix against the store's own faults (§6, "The store's own faults").
+            Scenario::standard(),
+            new(
+                Leased,
+                FencedClaim,
+                "recreate-index=1,recreate-doc=1,rollback=1,pause=1",
+            ),
+            new(Leased, FencedClaim, "recreate-index=1"),
+            new(Leased, FencedClaim, "stray-delete=1"),
+            new(LeasedFixUpsert, FencedClaim, "recreate-index=1"),
+            new(
+                LeasedFixUnverified,
+                FencedClaim,
+                "recreate-doc=1,rollback=1",
+            ),
+            new(
+                LeasedFixUnconditional,
+                FencedClaim,
+                "recreate-doc=1,pause=1",
+            ),
+            new(LeasedFixUnchecked, FencedClaim, "rollback=1,pause=1"),
+            new(Leased, Fenced, "recreate-doc=1,rollback=1"),
         ]
     }
 
@@ -256,6 +278,10 @@ impl Presenter for Scenario {
                     .collect();
                 let doc = match s.locks.get(&id) {
                     Some(d) => format!("{LOCK_INDEX}/{id} = {}", d.source),
+                    None if self.variant.installs_lock_once() => format!(
+                        "{LOCK_INDEX}/{id} is gone and the recipe never creates it again, so \
+                         the lock"
+                    ),
                     None => format!("{LOCK_INDEX}/{id}"),
                 };
                 format!(

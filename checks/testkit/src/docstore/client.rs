@@ -97,7 +97,9 @@ impl<R: Runtime> SimClient<R> {
                 w.record(actor, Call::Acquired { lock }, Outcome::Dead);
                 return false;
             }
-            w.clients[usize::from(self.c)].holding_until = lock.and_then(|(_, until)| until);
+            let slot = &mut w.clients[usize::from(self.c)];
+            slot.holding_until = lock.and_then(|(_, until)| until);
+            slot.holding_token = lock.map(|(t, _)| token(t));
             w.record(actor, Call::Acquired { lock }, Outcome::Done);
             true
         })
@@ -130,7 +132,7 @@ impl<R: Runtime> SimClient<R> {
                     });
                 }
             };
-            if matches!(req.op, Op::Delete { .. }) && req.index == super::LOCK_INDEX {
+            if !matches!(req.op, Op::Create(_)) && req.index == super::LOCK_INDEX {
                 w.clients[usize::from(self.c)].holding_until = None;
             }
             let (outcome, result) = match w.armed.take() {
@@ -224,6 +226,34 @@ impl<R: Runtime> DocStore for SimClient<R> {
                 op: Op::Update {
                     body: lockwright_model::docstore::store::UpdateBody::Script(s),
                     upsert: None,
+                    cond: None,
+                },
+            })
+        })
+    }
+
+    fn update_with_script_if(
+        &self,
+        index: &str,
+        id: &str,
+        script: &StoredScript,
+        t: WireToken,
+    ) -> Result<Written, WireError> {
+        let l = format!(
+            "{}?if_seq_no={}&if_primary_term={}",
+            line("POST", index, "_update", id),
+            t.seq_no,
+            t.primary_term
+        );
+        self.request(l, |w| {
+            let s = script_from_call(script.id, &script.params, w.clock, &mut w.service.owners)?;
+            Ok(Req {
+                index: index.to_owned(),
+                id: id.to_owned(),
+                op: Op::Update {
+                    body: lockwright_model::docstore::store::UpdateBody::Script(s),
+                    upsert: None,
+                    cond: Some(token(t)),
                 },
             })
         })
@@ -281,6 +311,11 @@ impl<R: Runtime> DocStore for SimClient<R> {
                 return Err(dead(&l));
             }
             let doc = w.service.get(index, id);
+            let slot = &mut w.clients[usize::from(self.c)];
+            if index == super::LOCK_INDEX && doc.map(|d| d.token()) != slot.holding_token {
+                // The fixed recipe's read-back found its grant gone: it stops writing.
+                slot.holding_until = None;
+            }
             w.record(actor, call, Outcome::Got(doc));
             Ok(doc.map(|d| WireDoc {
                 source: source_to_json(d.source, &w.service.owners),

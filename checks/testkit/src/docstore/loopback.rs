@@ -90,7 +90,7 @@ impl LoopbackServer {
         let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").expect("bind 127.0.0.1"));
         let addr = server.server_addr().to_ip().expect("an IP listener");
         let shared = Arc::new(Mutex::new(Shared {
-            service: Service::with_model_documents(),
+            service: Service::with_model_documents(None),
             versions: [((DATA_INDEX.to_owned(), DATA_ID.to_owned()), 1)].into(),
             ..Shared::default()
         }));
@@ -205,7 +205,16 @@ fn bad_request(reason: &str) -> (u16, Value) {
 
 /// The HTTP answer to a write: Elasticsearch's document-API response shape, with the
 /// document's `_version` after it.
-fn write_answer(index: &str, id: &str, answer: &Answer, version: u64) -> (u16, Value) {
+/// `cond`: the request's `if_seq_no`/`if_primary_term`; `current`: the document's token and
+/// `_version` before the request (for the 409's reason).
+fn write_answer(
+    index: &str,
+    id: &str,
+    answer: &Answer,
+    version: u64,
+    cond: Option<Token>,
+    current: Option<(Token, u64)>,
+) -> (u16, Value) {
     let status = answer.status();
     match answer {
         Answer::Model(Ok(w)) => (
@@ -221,6 +230,9 @@ fn write_answer(index: &str, id: &str, answer: &Answer, version: u64) -> (u16, V
             }),
         ),
         Answer::Model(Err(ModelError::Script(e))) => (status, script_error_body(*e)),
+        Answer::Model(Err(e @ (ModelError::DocumentMissing | ModelError::VersionConflict))) => {
+            (status, document_error_body(index, id, *e, cond, current))
+        }
         refused => {
             let (error_type, reason) = error_parts(refused).expect("a refusal");
             (
@@ -236,6 +248,67 @@ fn write_answer(index: &str, id: &str, answer: &Answer, version: u64) -> (u16, V
             )
         }
     }
+}
+
+/// Elasticsearch's body for a 404 `document_missing_exception` (an `_update` of a missing
+/// document without `upsert`) and a 409 `version_conflict_engine_exception` (a `_create` of an
+/// existing id, or `if_seq_no`/`if_primary_term` that do not match), with the reasons
+/// Elasticsearch 7.x formats — `[<id>]: document missing`; `[<id>]: version conflict, document
+/// already exists (current version [V])`; `[<id>]: version conflict, required seqNo [S],
+/// primary term [T]. current document has seqNo [S'] and primary term [T']`, or `... but no
+/// document was found` — and the index and shard in the error and its root cause, as its
+/// `ElasticsearchException` renders them (`index_uuid` is a fixed placeholder here).
+/// `checks/tests/docstore_http.rs` pins them.
+pub fn document_error_body(
+    index: &str,
+    id: &str,
+    e: ModelError,
+    cond: Option<Token>,
+    current: Option<(Token, u64)>,
+) -> Value {
+    let (status, error_type, reason) = match (e, cond, current) {
+        (ModelError::DocumentMissing, _, _) => (
+            404,
+            "document_missing_exception",
+            format!("[{id}]: document missing"),
+        ),
+        (_, Some(want), Some((have, _))) => (
+            409,
+            "version_conflict_engine_exception",
+            format!(
+                "[{id}]: version conflict, required seqNo [{}], primary term [{}]. current \
+                 document has seqNo [{}] and primary term [{}]",
+                want.seq_no, want.primary_term, have.seq_no, have.primary_term
+            ),
+        ),
+        (_, Some(want), None) => (
+            409,
+            "version_conflict_engine_exception",
+            format!(
+                "[{id}]: version conflict, required seqNo [{}], primary term [{}]. but no \
+                 document was found",
+                want.seq_no, want.primary_term
+            ),
+        ),
+        (_, None, current) => (
+            409,
+            "version_conflict_engine_exception",
+            format!(
+                "[{id}]: version conflict, document already exists (current version [{}])",
+                current.map_or(1, |(_, v)| v)
+            ),
+        ),
+    };
+    let cause = json!({
+        "type": error_type,
+        "reason": reason,
+        "index_uuid": "lockwright-loopback",
+        "shard": "0",
+        "index": index,
+    });
+    let mut error = cause.clone();
+    error["root_cause"] = json!([cause]);
+    json!({"error": error, "status": status})
 }
 
 /// Elasticsearch's 400 for an update script that threw at run time, as the reference's
@@ -310,14 +383,23 @@ fn route(
             if let Some(t) = cond {
                 match service.get(index, id) {
                     None => {
-                        return Err(error(404, "document_missing_exception", "document missing"))
+                        return Err((
+                            404,
+                            document_error_body(index, id, ModelError::DocumentMissing, cond, None),
+                        ))
                     }
                     Some(d) if d.seq_no != t.seq_no || d.primary_term != t.primary_term => {
-                        return Err(error(
+                        let current = Some((d.token(), 0));
+                        return Err((
                             409,
-                            "version_conflict_engine_exception",
-                            "version conflict, required seqNo and primary term differ",
-                        ))
+                            document_error_body(
+                                index,
+                                id,
+                                ModelError::VersionConflict,
+                                cond,
+                                current,
+                            ),
+                        ));
                     }
                     Some(_) => {}
                 }
@@ -326,7 +408,10 @@ fn route(
             service.now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-            let op = service.parse_update(body).map_err(|e| bad_request(&e))?;
+            let mut op = service.parse_update(body).map_err(|e| bad_request(&e))?;
+            if let Op::Update { cond: c, .. } = &mut op {
+                *c = cond;
+            }
             (index, id, op)
         }
         (Delete, [index, "_doc", id]) => {
@@ -428,8 +513,16 @@ fn serve(shared: &Mutex<Shared>, mut request: tiny_http::Request) {
                         Some(delay),
                     );
                 }
-                let a = sh.service.execute(&req);
                 let key = (req.index.clone(), req.id.clone());
+                let current = sh
+                    .service
+                    .get(&req.index, &req.id)
+                    .map(|d| (d.token(), sh.versions.get(&key).copied().unwrap_or(1)));
+                let cond = match &req.op {
+                    Op::Delete { cond } | Op::Update { cond, .. } => *cond,
+                    Op::Create(_) => None,
+                };
+                let a = sh.service.execute(&req);
                 let version = sh.versions.entry(key).or_insert(0);
                 if let Answer::Model(Ok(w)) = &a {
                     use lockwright_model::docstore::store::WriteResult as R;
@@ -437,7 +530,7 @@ fn serve(shared: &Mutex<Shared>, mut request: tiny_http::Request) {
                         *version += 1;
                     }
                 }
-                let out = write_answer(&req.index, &req.id, &a, *version);
+                let out = write_answer(&req.index, &req.id, &a, *version, cond, current);
                 if let Some(Fault::ReplyLost(delay)) = fault {
                     drop(sh);
                     return respond(request, out, Some(delay));

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use lockwright_model::docstore::protocol::{DATA_ID, DATA_INDEX};
+use lockwright_model::docstore::protocol::{DATA_ID, DATA_INDEX, LOCK_INDEX};
 use lockwright_model::docstore::store::{
     Doc, Owner, Script, Shard, Source, StoreError, Token, UpdateBody, WriteOutcome,
 };
@@ -192,6 +192,7 @@ pub fn script_from_call(
         "fenced-write" => Script::FencedWrite {
             token: token_of(params)?,
         },
+        "lease-release" => Script::LeaseRelease,
         "fence-claim" => Script::FenceClaim {
             token: token_of(params)?,
         },
@@ -204,10 +205,12 @@ pub fn script_from_call(
 pub enum Op {
     /// `PUT <index>/_create/<id>`.
     Create(Source),
-    /// `POST <index>/_update/<id>`; `script` names the stored script for [`UpdateBody::Script`].
+    /// `POST <index>/_update/<id>[?if_seq_no&if_primary_term]`; `script` names the stored
+    /// script for [`UpdateBody::Script`].
     Update {
         body: UpdateBody,
         upsert: Option<Source>,
+        cond: Option<Token>,
     },
     /// `DELETE <index>/_doc/<id>[?if_seq_no&if_primary_term]`.
     Delete { cond: Option<Token> },
@@ -230,7 +233,7 @@ impl Req {
             Op::Delete { .. } => ("DELETE", "_doc"),
         };
         let mut s = format!("{method} {}/{path}/{}", self.index, self.id);
-        if let Op::Delete { cond: Some(t) } = &self.op {
+        if let Op::Delete { cond: Some(t) } | Op::Update { cond: Some(t), .. } = &self.op {
             s.push_str(&format!(
                 "?if_seq_no={}&if_primary_term={}",
                 t.seq_no, t.primary_term
@@ -282,9 +285,18 @@ impl Service {
         Service::default()
     }
 
-    /// The store the model starts from: the data document `files/1` exists with no fence.
-    pub fn with_model_documents() -> Service {
+    /// The store the model starts from: the data document `files/1` exists with no fence;
+    /// with `lock`, the lock document `files-lock/<lock>` is installed too, a free lease `{}`
+    /// (the fixed `leased` installs it once, before any client runs).
+    pub fn with_model_documents(lock: Option<&str>) -> Service {
         let mut s = Service::new();
+        if let Some(id) = lock {
+            s.indices
+                .entry(LOCK_INDEX.to_owned())
+                .or_default()
+                .create(id.to_owned(), Source::Empty)
+                .expect("an empty index");
+        }
         s.indices
             .entry(DATA_INDEX.to_owned())
             .or_default()
@@ -338,7 +350,7 @@ impl Service {
         let id = req.id.clone();
         Answer::Model(match &req.op {
             Op::Create(source) => shard.create(id, *source),
-            Op::Update { body, upsert } => shard.update(id, *body, *upsert, None),
+            Op::Update { body, upsert, cond } => shard.update(id, *body, *upsert, *cond),
             Op::Delete { cond } => shard.delete(&id, *cond),
         })
     }
@@ -383,6 +395,7 @@ impl Service {
         Ok(Op::Update {
             body: update,
             upsert,
+            cond: None,
         })
     }
 }

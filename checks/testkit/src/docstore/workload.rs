@@ -104,8 +104,8 @@ pub struct Workload {
 }
 
 impl Workload {
-    /// The corrected recipe with claim-at-acquire (`leased × fenced-claim`), `clients`
-    /// clients, a lease of 2 ticks.
+    /// The corrected recipe with claim-at-acquire (`leased × fenced-claim`, fixed against the
+    /// store's own faults), `clients` clients, a lease of 2 ticks.
     pub fn leased(name: &'static str, clients: u8, threads: Vec<ThreadPlan>) -> Self {
         Workload {
             name,
@@ -157,7 +157,10 @@ impl Workload {
         };
         match (self.variant, self.writes) {
             (Variant::Leased, Writes::Fenced | Writes::FencedClaim) => None,
-            (Variant::Leased, Writes::Unfenced) => Some(Defect::UnfencedWrites),
+            (Variant::LeasedUpsert, Writes::Fenced | Writes::FencedClaim) => {
+                Some(Defect::LeasedUpsert)
+            }
+            (Variant::LeasedUpsert, Writes::Unfenced) => Some(Defect::UnfencedWrites),
             (Variant::LeasedNoop, Writes::Fenced) => Some(Defect::LeasedNoop),
             (Variant::Global, Writes::Unfenced) => Some(Defect::Global),
             (Variant::Document, Writes::Unfenced) => Some(Defect::Document),
@@ -256,7 +259,7 @@ fn run_round<R: Runtime>(w: &Workload, lock: &LeaseLock<SimClient<R>>, writes: u
                 }
             };
             for i in 0..writes {
-                let name = json!(format!("{}-{i}", client.owner()));
+                let name = json!({ "name": format!("{}-{i}", client.owner()) });
                 let done = claimed.read().and_then(|_| claimed.write(&name));
                 match session_end(client, done) {
                     Session::Next => {}
@@ -269,7 +272,7 @@ fn run_round<R: Runtime>(w: &Workload, lock: &LeaseLock<SimClient<R>>, writes: u
             }
         } else {
             for i in 0..writes {
-                let name = json!(format!("{}-{i}", client.owner()));
+                let name = json!({ "name": format!("{}-{i}", client.owner()) });
                 let done = guard
                     .read(DATA_INDEX, DATA_ID)
                     .and_then(|_| guard.fenced_write(DATA_INDEX, DATA_ID, &name));
@@ -317,7 +320,11 @@ fn run_thread<R: Runtime>(w: &Workload, store: &SimStore<R>, plan: &ThreadPlan) 
 /// the failure for [`take_failure`]). Returns the recording.
 pub fn run<R: Runtime>(w: &Workload, check: Option<&Checker>) -> Vec<Step> {
     assert!(!w.threads.is_empty(), "a workload needs a thread");
-    let store = SimStore::<R>::new(w.clients, w.variant.lock_id());
+    let store = SimStore::<R>::new(
+        w.clients,
+        w.variant.lock_id(),
+        w.variant.installs_lock_once(),
+    );
     // Setup, before any client runs: the stored scripts of the recipe (as the client installs
     // them; the defect switch changes which).
     let setup = w.lock_for(store.client(0));

@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use lockwright::docstore::{StoreError as WireError, Token as WireToken};
 use lockwright_model::docstore::protocol::LOCK_INDEX;
-use lockwright_model::docstore::store::{ScriptError, StoreError as ModelError};
+use lockwright_model::docstore::store::{ScriptError, StoreError as ModelError, Token};
 use lockwright_model::docstore::{ClientId, Delivery};
 
 use super::client::SimClient;
@@ -36,8 +36,12 @@ pub(crate) struct ClientSlot {
     pub(crate) alive: bool,
     /// Read the clock, no request since: ticks wait.
     pub(crate) pending_read: Option<Millis>,
-    /// The deadline of the lock it last reported acquired, until it sends a `DELETE`.
+    /// The deadline of the lock it last reported acquired, until it sends a request to the
+    /// lock index (a release; or the next acquire) or, the fixed recipe, its read-back of the
+    /// lock document finds another token: a pause takes effect only while it may still write.
     pub(crate) holding_until: Option<Millis>,
+    /// The token of that lock.
+    pub(crate) holding_token: Option<Token>,
 }
 
 /// Everything behind the one mutex.
@@ -133,11 +137,13 @@ pub(crate) fn wire_result(
 
 impl<R: Runtime> SimStore<R> {
     /// A fresh store for `clients` clients (all alive, incarnation 0): the data document
-    /// `files/1` exists, the lock index is empty, the clock reads [`CLOCK_START`]. `lock_id` is
-    /// the lock document's id (the recipe's), which a stray delete removes.
-    pub fn new(clients: u8, lock_id: &'static str) -> Self {
+    /// `files/1` exists, the lock index is empty (`installed`: holds the lock document, a free
+    /// lease, as the fixed `leased` installs it once before any client runs), the clock reads
+    /// [`CLOCK_START`]. `lock_id` is the lock document's id (the recipe's), which a stray
+    /// delete removes.
+    pub fn new(clients: u8, lock_id: &'static str, installed: bool) -> Self {
         let world = World {
-            service: Service::with_model_documents(),
+            service: Service::with_model_documents(installed.then_some(lock_id)),
             clock: CLOCK_START,
             clients: vec![
                 ClientSlot {
@@ -145,6 +151,7 @@ impl<R: Runtime> SimStore<R> {
                     alive: true,
                     pending_read: None,
                     holding_until: None,
+                    holding_token: None,
                 };
                 usize::from(clients)
             ],

@@ -32,8 +32,13 @@ pub enum Script {
         expires: Time,
     },
     /// `fenced-write` (corrected): throw if `token` is lower than the document's fence;
-    /// otherwise record it as the fence (and write the data).
+    /// otherwise record it as the fence (and merge the caller's patch into the data, which is
+    /// not modelled).
     FencedWrite { token: Token },
+    /// `lease-release` (the fixed `leased`): frees the lease and keeps the lock document
+    /// (`{}`); sent with `if_seq_no`/`if_primary_term` = the holder's token, so only the
+    /// holder of that grant frees it.
+    LeaseRelease,
     /// `fence-claim` (claim-at-acquire): throw if `token` is lower than the document's fence;
     /// otherwise record it as the fence, the data unchanged. Sent with an `upsert` that holds
     /// the fence, so a missing data document is created already fenced.
@@ -82,6 +87,7 @@ impl Script {
             Script::LeaseAcquireNoop { .. } => "lease-acquire-noop",
             Script::FencedWrite { .. } => "fenced-write",
             Script::FenceClaim { .. } => "fence-claim",
+            Script::LeaseRelease => "lease-release",
         }
     }
 
@@ -117,7 +123,7 @@ impl Script {
                  (params.primary_term == f.primary_term && params.seq_no < f.seq_no))) { \
                  Debug.explain('stale fencing token'); } \
                  ctx._source.fence = ['primary_term': params.primary_term, 'seq_no': params.seq_no]; \
-                 ctx._source.name = params.name;"
+                 for (def e : params.patch.entrySet()) { ctx._source[e.getKey()] = e.getValue(); }"
             }
             Script::FenceClaim { .. } => {
                 "def f = ctx._source.fence; \
@@ -125,6 +131,9 @@ impl Script {
                  (params.primary_term == f.primary_term && params.seq_no < f.seq_no))) { \
                  Debug.explain('stale fencing token'); } \
                  ctx._source.fence = ['primary_term': params.primary_term, 'seq_no': params.seq_no];"
+            }
+            Script::LeaseRelease => {
+                "ctx._source.remove('owner'); ctx._source.remove('expires');"
             }
         }
     }
@@ -185,6 +194,7 @@ impl Script {
                 }
                 _ => Index(Source::Lease { owner, expires }),
             },
+            Script::LeaseRelease => Index(Source::Empty),
             Script::FencedWrite { token } | Script::FenceClaim { token } => match source.fence() {
                 Some(fence) if token < fence => Fail(ScriptError::Explain("stale fencing token")),
                 _ => Index(Source::Data { fence: Some(token) }),

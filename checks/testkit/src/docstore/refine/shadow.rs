@@ -22,6 +22,10 @@ pub(super) struct Shadow {
     pub(super) incarnation: Vec<u8>,
     /// Each client's last acquiring write's token, from the answer it got (absolute).
     pub(super) tokens: Vec<Option<Token>>,
+    /// The fixed `leased`: each client's session read of the data document, its
+    /// `_seq_no`/`_primary_term` as the `GET` returned them (absolute), which its write's
+    /// `if_seq_no`/`if_primary_term` must carry.
+    pub(super) reads: Vec<Option<Token>>,
 }
 
 /// The order-preserving renaming of the simulation's lock-index sequence numbers onto the
@@ -29,14 +33,15 @@ pub(super) struct Shadow {
 pub(super) type SeqMap = BTreeMap<SeqNo, SeqNo>;
 
 impl Shadow {
-    pub(super) fn new(clients: u8) -> Self {
+    pub(super) fn new(clients: u8, lock: Option<&str>) -> Self {
         let n = usize::from(clients);
         Shadow {
-            service: Service::with_model_documents(),
+            service: Service::with_model_documents(lock),
             clock: CLOCK_START,
             alive: vec![true; n],
             incarnation: vec![0; n],
             tokens: vec![None; n],
+            reads: vec![None; n],
         }
     }
 
@@ -187,11 +192,14 @@ impl Shadow {
     }
 
     /// A recorded request in the model's terms (what `Scenario::request` would return).
+    /// `read`: the requesting client's session read of the data document, as recorded
+    /// (absolute) and as the model's client keeps it; a data write's condition maps through it.
     pub(super) fn to_model_request(
         &self,
         req: &Req,
         map: &SeqMap,
         variant: Variant,
+        read: (Option<Token>, Option<Token>),
     ) -> Result<Request, String> {
         let index = match req.index.as_str() {
             LOCK_INDEX => Index::Locks,
@@ -209,7 +217,7 @@ impl Shadow {
                 id,
                 source: self.sent_source(*source)?,
             },
-            Op::Update { body, upsert } => Request::Update {
+            Op::Update { body, upsert, cond } => Request::Update {
                 index,
                 id,
                 body: match body {
@@ -217,6 +225,21 @@ impl Shadow {
                     UpdateBody::Script(s) => UpdateBody::Script(self.sent_script(*s, map)?),
                 },
                 upsert: upsert.map(|u| self.sent_upsert(u, map)).transpose()?,
+                cond: match (index, cond) {
+                    (_, None) => None,
+                    (Index::Locks, Some(t)) => Some(Self::map_token(map, *t)?),
+                    // The data index's numbers are the model's own renumbering: the condition
+                    // must be the client's own session read.
+                    (Index::Files, Some(t)) => match read {
+                        (Some(sim), Some(model)) if sim == *t => Some(model),
+                        (sim, _) => {
+                            return Err(format!(
+                                "the write is conditioned on {t}, the client's session read \
+                                 returned {sim:?}"
+                            ))
+                        }
+                    },
+                },
             },
             Op::Delete { cond } => Request::Delete {
                 index,

@@ -55,9 +55,13 @@ fn same_answer(
 impl Replay {
     pub(super) fn new(scenario: Scenario, enforce: Vec<&'static str>) -> Self {
         let clients = scenario.clients;
+        let lock = scenario
+            .variant
+            .installs_lock_once()
+            .then(|| scenario.variant.lock_id());
         Replay {
             cur: Cursor::new(scenario, enforce),
-            shadow: Shadow::new(clients),
+            shadow: Shadow::new(clients, lock),
         }
     }
 
@@ -272,10 +276,21 @@ impl Replay {
                 let reads = index == lockwright_model::docstore::protocol::DATA_INDEX
                     && next(sc.variant, sc.role(c), cl.pc).contains(&MStep::ReadData);
                 if reads {
+                    self.shadow.reads[usize::from(c)] = ours.map(|d| d.token());
                     return self.act(
                         i,
                         step,
                         Action::Call(c, MStep::ReadData, Delivery::Answered),
+                    );
+                }
+                // The fixed `leased`: the holder's read-back of the lock document.
+                let verifies = index == lockwright_model::docstore::protocol::LOCK_INDEX
+                    && next(sc.variant, sc.role(c), cl.pc).contains(&MStep::VerifyLock);
+                if verifies {
+                    return self.act(
+                        i,
+                        step,
+                        Action::Call(c, MStep::VerifyLock, Delivery::Answered),
                     );
                 }
                 self.cur.observed();
@@ -294,7 +309,7 @@ impl Replay {
                              (at Retrying it sends the request again until answered)"
                         ),
                     )),
-                    (Some((token, until)), Pc::Holding | Pc::Claiming) => {
+                    (Some((token, until)), Pc::Holding | Pc::Claiming | Pc::Verifying) => {
                         let token = lockwright_model::docstore::store::Token {
                             primary_term: token.primary_term,
                             seq_no: token.seq_no,
@@ -345,9 +360,10 @@ impl Replay {
             .shadow
             .seq_map(state)
             .map_err(|e| fail(i, step, format!("before this step the states differ: {e}")))?;
+        let read = (self.shadow.reads[usize::from(c)], cl.read);
         let ours = self
             .shadow
-            .to_model_request(req, &map, sc.variant)
+            .to_model_request(req, &map, sc.variant, read)
             .map_err(|e| fail(i, step, e))?;
         let candidates: Vec<MStep> = next(sc.variant, sc.role(c), cl.pc)
             .iter()
@@ -408,7 +424,10 @@ impl Replay {
             if let (Delivery::Answered, Answer::Model(Ok(w)), true) = (
                 delivery,
                 a,
-                mstep == MStep::CreateLock || mstep == MStep::UpsertLock,
+                matches!(
+                    mstep,
+                    MStep::CreateLock | MStep::UpsertLock | MStep::UpdateLock
+                ),
             ) {
                 self.shadow.tokens[usize::from(c)] = Some(w.token);
             }

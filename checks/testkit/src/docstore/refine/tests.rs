@@ -25,7 +25,7 @@ fn one_client_run() -> (Workload, Vec<Step>) {
             ],
         )],
     )
-    .with_recipe(Variant::Leased, Writes::Fenced);
+    .with_recipe(Variant::LeasedUpsert, Writes::Fenced);
     let trace = workload::run::<Std>(&w, None);
     (w, trace)
 }
@@ -50,14 +50,14 @@ fn a_real_run_is_a_model_path() {
 #[test]
 fn a_claimed_run_is_a_model_path_and_not_one_of_the_unclaimed_recipe() {
     let (w, _) = one_client_run();
-    let w = w.with_recipe(Variant::Leased, Writes::FencedClaim);
+    let w = w.with_recipe(Variant::LeasedUpsert, Writes::FencedClaim);
     let trace = workload::run::<Std>(&w, None);
     let summary = w.refinement().check(&trace).expect("refines");
     // 2 × (UpsertLock, ClaimData, 2 × (ReadData, CheckLease, WriteData), CompareAndDelete).
     assert_eq!(summary.actions, 18, "{summary:?}");
     // The model without the claim never sends one: the claim is the first divergence.
     let err = w
-        .with_recipe(Variant::Leased, Writes::Fenced)
+        .with_recipe(Variant::LeasedUpsert, Writes::Fenced)
         .refinement()
         .check(&trace)
         .unwrap_err();

@@ -1,0 +1,169 @@
+//! A holder's read-then-write session on the protected data document: [`LeaseGuard::read`],
+//! [`LeaseGuard::fenced_write`], and the fixed recipe's read-back of its grant
+//! (`LeaseGuard::verify_grant`, the model's `VerifyLock`). Each request is one [`DocStore`]
+//! call, chosen through the step table.
+
+use serde_json::Value;
+
+use super::recipe::{step_where, write_request, Pc, Role, Step};
+use super::scripts::STALE_TOKEN;
+use super::store::{Doc, DocStore, Token, Written};
+use super::{DocLockError, LeaseGuard};
+
+/// The fence `{primary_term, seq_no}` a data document's `_source` holds, if any.
+fn fence_of(source: &Value) -> Option<Token> {
+    let f = source.get("fence")?;
+    Some(Token {
+        primary_term: f.get("primary_term")?.as_u64()?,
+        seq_no: f.get("seq_no")?.as_u64()?,
+    })
+}
+
+impl<S: DocStore> LeaseGuard<'_, S> {
+    /// Reads the data document `index/id` (`GET`): the read of a read-then-write session (the
+    /// model's `ReadData`). Without [`LeaseGuard::claim`] first, what it returns may be changed
+    /// by an older holder's late write before this holder writes (a lost update).
+    ///
+    /// # Errors
+    /// [`DocLockError::Store`] if the store did not answer; [`DocLockError::NotHolding`] on a
+    /// lost guard.
+    pub fn read(&mut self, index: &str, id: &str) -> Result<Option<Doc>, DocLockError> {
+        let lock = self.lock;
+        self.usable()?;
+        if lock.recipe().fixed() && !self.verified {
+            // Without a claim, the grant is read back before the session's first access.
+            self.pc = Pc::Verifying;
+            self.verify_grant()?;
+        }
+        let doc = lock
+            .store()
+            .get(index, id)
+            .map_err(|e| lock.store_error(e))?;
+        self.accessed = true;
+        if self.pc == Pc::Holding {
+            self.pc = Pc::Computing;
+        }
+        if lock.recipe().fixed() && lock.writes().fenced() {
+            self.read = doc.as_ref().map(|d| d.token);
+            if self.claimed {
+                // The fence must still be this holder's token: a newer holder claimed, or the
+                // store lost the claim (a re-created or rolled-back document). Stop.
+                let fence = doc.as_ref().and_then(|d| fence_of(&d.source));
+                if fence != Some(self.token) {
+                    self.pc = Pc::Releasing;
+                    self.read = None;
+                    return Err(DocLockError::Superseded {
+                        lock: lock.lock_name(),
+                        what: "the data document's fence",
+                        token: self.token,
+                        found: fence,
+                    });
+                }
+            }
+        }
+        Ok(doc)
+    }
+
+    /// The fixed recipe's read-back (`VerifyLock`): `GET` of the lock document; the guard goes
+    /// on only if it still carries this guard's token (a fail-over that lost the acquire, or a
+    /// newer holder, leaves another token or none).
+    pub(super) fn verify_grant(&mut self) -> Result<(), DocLockError> {
+        let lock = self.lock;
+        step_where(lock.recipe(), lock.role(), Pc::Verifying, |s| {
+            s == Step::VerifyLock
+        })
+        .expect("the fixed recipe reads the lock document back at Verifying");
+        let doc = lock
+            .store()
+            .get(&lock.index, &lock.id)
+            .map_err(|e| lock.store_error(e))?;
+        let found = doc.map(|d| d.token);
+        if found == Some(self.token) {
+            self.verified = true;
+            self.pc = Pc::Holding;
+            Ok(())
+        } else {
+            self.pc = Pc::Idle;
+            Err(DocLockError::Superseded {
+                lock: lock.lock_name(),
+                what: "the lock document",
+                token: self.token,
+                found,
+            })
+        }
+    }
+
+    /// Writes `patch` — a JSON object of fields, merged into the data document `index/id` —
+    /// under the lock: checks the lease, then runs the `fenced-write` stored script with the
+    /// token, which the data document refuses if it has accepted a newer token. A write not
+    /// preceded by [`LeaseGuard::read`] reads the document first (a blind write is a session
+    /// whose read is unused). The `fence` field is the recipe's own and cannot be patched.
+    ///
+    /// # Errors
+    /// [`DocLockError::LeaseExpired`] (nothing sent); [`DocLockError::Fenced`] if the data
+    /// document refused the token (the lock is lost: release it);
+    /// [`DocLockError::Store`] if the write got no answer (applied or not) or an unexpected
+    /// one; [`DocLockError::NotHolding`] on a reader lock or a lost guard;
+    /// [`DocLockError::BadPatch`] (nothing sent) if `patch` is not a JSON object or names
+    /// `fence`.
+    pub fn fenced_write(
+        &mut self,
+        index: &str,
+        id: &str,
+        patch: &Value,
+    ) -> Result<Written, DocLockError> {
+        let lock = self.lock;
+        let bad = match patch.as_object() {
+            None => Some("it is not a JSON object"),
+            Some(m) if m.contains_key("fence") => Some("it names `fence`, the recipe's own field"),
+            Some(_) => None,
+        };
+        if let Some(reason) = bad {
+            return Err(DocLockError::BadPatch {
+                lock: lock.lock_name(),
+                reason,
+            });
+        }
+        if lock.role() == Role::Reader {
+            return Err(DocLockError::NotHolding {
+                lock: lock.lock_name(),
+                state: "a reader lock does not write",
+            });
+        }
+        if self.pc == Pc::Holding {
+            self.read(index, id)?;
+        }
+        self.ensure_valid()?;
+        step_where(lock.recipe(), lock.role(), self.pc, |s| {
+            s == Step::WriteData
+        })
+        .expect("the step table writes after a passed check");
+        let read = if lock.recipe().fixed() {
+            self.read.take()
+        } else {
+            None
+        };
+        let request = write_request(lock.writes(), index, id, Some(self.token), read, patch);
+        self.accessed = true;
+        match request.send(lock.store()) {
+            Ok(w) => {
+                self.pc = Pc::Holding;
+                Ok(w)
+            }
+            // The fence refused the token: a newer holder wrote. Release (model: Releasing).
+            // Only the script's own refusal says so; any other 400 is an error.
+            Err(e) if e.explains(STALE_TOKEN) => {
+                self.pc = Pc::Releasing;
+                Err(DocLockError::Fenced {
+                    lock: lock.lock_name(),
+                    token: self.token,
+                    answer: e,
+                })
+            }
+            Err(e) => {
+                self.pc = Pc::Holding;
+                Err(lock.store_error(e))
+            }
+        }
+    }
+}
