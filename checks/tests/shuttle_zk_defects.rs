@@ -92,6 +92,14 @@ fn twins() -> Vec<Twin> {
             &[AT_MOST_ONE_LIVE_HOLDER],
         ),
         twin(
+            "abandon-without-delete: a listing shows our node under a name we do not read; we start over and leave it",
+            "twin abandon-without-delete",
+            Some(ZkDefect::AbandonWithoutDelete),
+            Writes::Fenced,
+            vec![Fault::Misread(0)],
+            &[NO_ORPHAN_NODE],
+        ),
+        twin(
             "unfenced writes: an expired holder's late write lands after the next holder's",
             "twin unfenced",
             Some(ZkDefect::UnfencedWrites),
@@ -181,6 +189,15 @@ fn replay_delete_by_name_retry_deletes_the_newer_holders_node() {
     replay_pinned(&named("twin delete-by-name-retry"), schedule, property);
 }
 
+/// c0's next create makes a node the server shows c0 under a name it does not read as a lock
+/// node; c0's listing misreads it, and the broken recipe starts over without deleting it: the
+/// node stays in c0's live session, nobody's.
+#[test]
+fn replay_abandon_without_delete_leaves_the_node() {
+    let (schedule, property) = PINNED_ABANDON_WITHOUT_DELETE;
+    replay_pinned(&named("twin abandon-without-delete"), schedule, property);
+}
+
 /// A holder's session expires; the next holder writes; the old holder, not told yet, writes
 /// without the lock-node check and the resource takes it.
 #[test]
@@ -222,6 +239,8 @@ const PINNED_DELETE_BY_NAME_RETRY: (&str, &str) = (
     "91031ae8e7a7a4d6c2fa90ee0100022222602282468468442422",
     AT_MOST_ONE_LIVE_HOLDER,
 );
+const PINNED_ABANDON_WITHOUT_DELETE: (&str, &str) =
+    ("91031a0100022420664424224282282424", NO_ORPHAN_NODE);
 const PINNED_UNFENCED: (&str, &str) = (
     "910216e3e8f2c5fdd1c6f6bd018040d0a4488bb24402",
     FENCED_WRITES_ARE_EXCLUSIVE,

@@ -200,3 +200,28 @@ fn curator_ensure_valid_refines_under_expiry_and_lost_replies() {
         ("a lock lost", &cov.locks_lost),
     ]);
 }
+
+/// The fixed twin of `abandon-without-delete`: a listing shows c0 its own node under a name it
+/// does not read as a lock node (the server's misread fault, the model's `MisreadOwnNode`), with
+/// a lost reply beside it. The recipe deletes that node by the name it was shown before it
+/// starts over, so "no orphan node" holds on every run (the broken twin is
+/// `replay_abandon_without_delete_leaves_the_node` in `shuttle_zk_defects.rs`).
+#[test]
+fn curator_deletes_a_node_whose_name_it_misread() {
+    let w = Workload::curator("curator × fenced-claim, misread", Writes::FencedClaim, 2)
+        .with_faults(vec![Fault::Misread(0), Fault::LoseReply(0, false)]);
+    let enforce = proved(&w, &[]);
+    assert!(enforce.contains(&NO_ORPHAN_NODE));
+    let cov = explore(
+        &w,
+        w.refinement().enforcing(&enforce),
+        0x2c00_0005,
+        iterations(),
+        PCT_DEPTH,
+    );
+    assert_seen(&[
+        ("a misread", &cov.misreads),
+        ("a lost reply", &cov.lost_replies),
+        ("contention", &cov.contention),
+    ]);
+}

@@ -34,6 +34,12 @@ pub(crate) struct Core {
     pub(crate) epochs: Vec<u8>,
     /// A lost reply armed for the client's next create or delete (applied or not).
     pub(crate) armed: Vec<Option<bool>>,
+    /// A misread armed for the client's next create that is applied (the model's
+    /// `MisreadOwnNode`): that node is named to its owner under a name the recipe does not read.
+    pub(crate) misread_armed: Vec<bool>,
+    /// Nodes named to their owner under an unreadable name: (owner client, the node, the
+    /// owner's listing has shown it yet).
+    pub(crate) bent: Vec<(ClientId, Znode, bool)>,
     /// The fenced resource: the highest token it accepted.
     pub(crate) highest: Option<i64>,
 }
@@ -52,6 +58,8 @@ impl Core {
             server,
             epochs: vec![0; usize::from(clients)],
             armed: vec![None; usize::from(clients)],
+            misread_armed: vec![false; usize::from(clients)],
+            bent: Vec::new(),
             highest: None,
         }
     }
@@ -93,9 +101,11 @@ impl Core {
         let s = self.session(c);
         if let Some(applied) = self.armed[usize::from(c)].take() {
             if applied {
-                self.server
+                let z = self
+                    .server
                     .create_sequential(uuid, s)
                     .expect("live session");
+                self.bend(c, z);
             }
             return (Outcome::ReplyLost { applied }, None);
         }
@@ -103,15 +113,48 @@ impl Core {
             .server
             .create_sequential(uuid, s)
             .expect("live session");
+        self.bend(c, z);
         (Outcome::Ok, Some(z))
     }
 
-    /// `getChildren` (the search and the listing): the children, or `SessionExpired`.
+    /// A misread armed for `c`: its node `z` is named to it unreadably from now on.
+    fn bend(&mut self, c: ClientId, z: Znode) {
+        if std::mem::take(&mut self.misread_armed[usize::from(c)]) {
+            self.bent.push((c, z, false));
+        }
+    }
+
+    /// Whether client `c` sees the node now called `name` under an unreadable name (the very
+    /// node bent: a name re-used after a re-created parent is another node).
+    pub(crate) fn is_bent(&self, c: ClientId, name: Name) -> bool {
+        let now = self.server.node(name).map(|z| z.czxid);
+        self.bent
+            .iter()
+            .any(|&(o, z, _)| o == c && z.name == name && now == Some(z.czxid))
+    }
+
+    /// `getChildren` (the search): the children, or `SessionExpired`.
     pub(crate) fn children(&mut self, c: ClientId) -> (Outcome, Vec<Znode>) {
         if let Some(o) = self.expired(c) {
             return (o, Vec::new());
         }
         (Outcome::Ok, self.server.children().to_vec())
+    }
+
+    /// `getChildren` (the listing): as [`Core::children`], answered `Misread` the first time
+    /// it shows the client its own bent node (the model's `MisreadOwnNode`).
+    pub(crate) fn listing(&mut self, c: ClientId) -> (Outcome, Vec<Znode>) {
+        let (o, children) = self.children(c);
+        if o != Outcome::Ok {
+            return (o, children);
+        }
+        for b in self.bent.iter_mut() {
+            if b.0 == c && !b.2 && children.iter().any(|z| z.czxid == b.1.czxid) {
+                b.2 = true;
+                return (Outcome::Misread, children);
+            }
+        }
+        (o, children)
     }
 
     pub(crate) fn watch(&mut self, c: ClientId, name: Name) -> Outcome {
@@ -249,6 +292,11 @@ impl Core {
         Outcome::Ok
     }
 
+    pub(crate) fn arm_misread(&mut self, c: ClientId) -> Outcome {
+        self.misread_armed[usize::from(c)] = true;
+        Outcome::Ok
+    }
+
     /// Re-executes a recorded step (the replayer's shadow): the outcome these semantics give.
     /// `None` for a step that has no effect on the server (observations, re-entrancy).
     pub(crate) fn apply(&mut self, step: &Step) -> Option<Outcome> {
@@ -256,7 +304,8 @@ impl Core {
         let cl = || c.expect("a client step");
         Some(match &step.call {
             Call::Create { uuid } => self.create(cl(), *uuid).0,
-            Call::FindOwnNode | Call::ListChildren => self.children(cl()).0,
+            Call::FindOwnNode => self.children(cl()).0,
+            Call::ListChildren => self.listing(cl()).0,
             Call::Watch { name } => self.watch(cl(), *name),
             Call::WatchEvent => match self.wait(cl(), self.session(cl())) {
                 Wait::Fired => Outcome::Ok,
@@ -280,6 +329,7 @@ impl Core {
             Call::ExpireOld(c) => self.expire_old(*c),
             Call::RecreateParent => self.recreate_parent(),
             Call::Arm { client, applied } => self.arm(*client, *applied),
+            Call::ArmMisread(c) => self.arm_misread(*c),
         })
     }
 }

@@ -13,7 +13,7 @@ pub enum Call {
     Create { uuid: Option<u8> },
     /// `find_own_node` (`FindOwnNode`).
     FindOwnNode,
-    /// `list_children` (`ListChildren`).
+    /// `list_children` (`ListChildren`; answered `Misread`: `MisreadOwnNode`).
     ListChildren,
     /// `watch_node` on `name` (`WatchPredecessor`).
     Watch { name: Name },
@@ -61,6 +61,9 @@ pub enum Call {
     RecreateParent,
     /// The client's next create or delete will lose its reply, `applied` or not.
     Arm { client: ClientId, applied: bool },
+    /// The client's next create that is applied makes a node the server names to it under a
+    /// name its parser does not read as a lock node (its first listing of it: `MisreadOwnNode`).
+    ArmMisread(ClientId),
 }
 
 /// What the simulated server (or resource) answered.
@@ -76,6 +79,9 @@ pub enum Outcome {
     ReplyLost { applied: bool },
     /// The fenced resource refused a token lower than the highest it accepted.
     Rejected,
+    /// A listing that showed the client its own node under a name it does not read as a lock
+    /// node (`MisreadOwnNode`).
+    Misread,
     /// A fault that could not happen now (no effect).
     Skipped,
 }

@@ -11,7 +11,8 @@
 //!    server's state);
 //! 2. becomes its **model action** (the table in `lockwright_model::zk::Action`'s docs):
 //!    `create` → `CreateLockNode` (a lost reply → `LoseReply(c, applied?)`), `find_own_node` →
-//!    `FindOwnNode`, `list_children` → `ListChildren`, `watch_node` → `WatchPredecessor`, a
+//!    `FindOwnNode`, `list_children` → `ListChildren` (a listing that showed the client its
+//!    own node under a name it does not read, after an armed misread → `MisreadOwnNode`), `watch_node` → `WatchPredecessor`, a
 //!    fired wait → `ReceiveWatchEvent`, the learned expiry → `ReceiveSessionEvent`,
 //!    `delete_node` → `DeleteLockNode` (or `LoseReply`), `check_node` → `CheckLockNode`,
 //!    `guarded_write` → `GuardedWrite` (without its check: `Write`), the resource's read →
@@ -164,7 +165,7 @@ impl Replay {
         use Action::*;
         let (action, expect): (Option<Action>, Option<&[Pc]>) = match (step.client, &step.call) {
             (None, _) if step.outcome == Outcome::Skipped => (None, None),
-            (None, Call::Arm { .. }) => (None, None),
+            (None, Call::Arm { .. } | Call::ArmMisread(_)) => (None, None),
             (None, Call::Expire(c)) => (Some(ExpireSession(*c)), None),
             (None, Call::Restart(c)) => {
                 self.restarted[usize::from(*c)] = true;
@@ -182,6 +183,10 @@ impl Replay {
                 }
                 (Call::Create { .. }, _) => (Some(CreateLockNode(c)), None),
                 (Call::FindOwnNode, _) => (Some(FindOwnNode(c)), None),
+                (Call::ListChildren, Outcome::Misread) => {
+                    self.restarted[usize::from(c)] = false;
+                    (Some(MisreadOwnNode(c)), None)
+                }
                 (Call::ListChildren, _) => {
                     self.restarted[usize::from(c)] = false;
                     (Some(ListChildren(c)), None)
@@ -356,6 +361,44 @@ mod tests {
         t[5].outcome = Outcome::NoNode;
         let d = model(1).check(&t).expect_err("the node exists");
         assert_eq!(d.step, 5);
+        assert!(d.reason.contains("the shadow server answers Ok"), "{d}");
+    }
+
+    /// A listing answered `Misread` is `MisreadOwnNode`: the recipe deletes the node by the
+    /// name it was shown (`Releasing`), then creates again. Its teeth: the same listing without
+    /// the armed fault is an answer the shadow server does not give.
+    #[test]
+    fn a_misread_listing_replays_as_misread_own_node() {
+        use lockwright_model::zk::Faults;
+        let m = Refinement::new(
+            Scenario::new(Variant::Curator, WriteMode::Fenced)
+                .with_clients(1)
+                .with_reentrant(false)
+                .with_faults(Faults {
+                    misread: 1,
+                    ..Faults::NONE
+                })
+                .with_symmetry(false),
+        );
+        let env = |call| Step {
+            client: None,
+            call,
+            outcome: Outcome::Ok,
+        };
+        let mut t = vec![
+            env(Call::ArmMisread(0)),
+            step(0, Call::Create { uuid: Some(0) }, Outcome::Ok),
+            step(0, Call::ListChildren, Outcome::Misread),
+            step(0, Call::Delete { name: N0 }, Outcome::Ok),
+            step(0, Call::Create { uuid: Some(0) }, Outcome::Ok),
+            step(0, Call::ListChildren, Outcome::Ok),
+            step(0, Call::Acquired, Outcome::Ok),
+        ];
+        let s = m.check(&t).expect("a model path");
+        assert_eq!(s.actions, 5);
+        t.remove(0);
+        let d = m.check(&t).expect_err("no misread armed");
+        assert_eq!(d.step, 1);
         assert!(d.reason.contains("the shadow server answers Ok"), "{d}");
     }
 

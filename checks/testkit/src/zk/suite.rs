@@ -44,6 +44,8 @@ pub struct Coverage {
     /// Requests answered `SessionExpired`.
     pub expired_answers: AtomicUsize,
     pub lost_replies: AtomicUsize,
+    /// Listings that showed a client its own node under a name it does not read.
+    pub misreads: AtomicUsize,
     pub expiries: AtomicUsize,
     pub restarts: AtomicUsize,
     pub old_sessions_expired: AtomicUsize,
@@ -81,6 +83,7 @@ impl Coverage {
             &self.lost_replies,
             n(&|s| matches!(s.outcome, Outcome::ReplyLost { .. })),
         );
+        add(&self.misreads, n(&|s| s.outcome == Outcome::Misread));
         add(
             &self.expiries,
             n(&|s| matches!(s.call, Call::Expire(_)) && ok(s)),
@@ -126,6 +129,7 @@ impl Coverage {
         format!(
             "{name}: {} executions, {} steps, 0 divergences; acquisitions {}, contention {}, \
              watch events {}, expiries {} (learned by event {}, by a reply {}), lost replies {}, \
+             misreads {}, \
              restarts {} (old sessions expired {}), parents re-created {}, locks lost {}, \
              fenced writes refused {}, claims refused {}, updates {}, re-entries {}",
             g(&self.executions),
@@ -137,6 +141,7 @@ impl Coverage {
             g(&self.session_events),
             g(&self.expired_answers),
             g(&self.lost_replies),
+            g(&self.misreads),
             g(&self.restarts),
             g(&self.old_sessions_expired),
             g(&self.parents_recreated),

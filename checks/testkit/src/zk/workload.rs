@@ -49,6 +49,9 @@ pub enum Fault {
     ExpireOld(ClientId),
     /// The empty parent is reaped and made again.
     RecreateParent,
+    /// The client's next applied create makes a node the server names to it under a name it
+    /// does not read as a lock node (the model's `MisreadOwnNode`, budget `misread`).
+    Misread(ClientId),
 }
 
 /// A scenario: the recipe (and its defect), the clients and their rounds, the faults.
@@ -143,7 +146,7 @@ impl Workload {
             abandon: 0,
             suspend: 0,
             lag: 0,
-            misread: 0,
+            misread: n(&|f| matches!(f, Fault::Misread(_))),
         }
     }
 
@@ -299,6 +302,7 @@ pub fn run(w: &Workload, refinement: Option<&Refinement>) -> Vec<Step> {
                     Fault::Restart(c) => sim.restart(c),
                     Fault::ExpireOld(c) => sim.expire_old(c),
                     Fault::RecreateParent => sim.recreate_parent(),
+                    Fault::Misread(c) => sim.arm_misread(c),
                 }
             }
         }));

@@ -18,7 +18,9 @@
 //! - **Faults** are steps of the environment ([`SimZk::expire`], [`SimZk::restart`],
 //!   [`SimZk::expire_old`], [`SimZk::recreate_parent`]) and lost replies armed per client
 //!   ([`SimZk::arm`]): the client's next create or delete is applied or not and answered
-//!   `ConnectionLoss`.
+//!   `ConnectionLoss`; and misreads armed per client ([`SimZk::arm_misread`]): the client's
+//!   next applied create makes a node the server names to that client under a suffix its
+//!   parser rejects, so its first listing of it is the model's `MisreadOwnNode`.
 //! - **Background tasks** the recipe spawns (the release of a lost hold, of a dropped guard)
 //!   run as shuttle tasks; [`SimCoord::quiesce`] waits until a client has none left (the
 //!   model's client does its `DeleteLockNode` before it acquires again).
@@ -220,6 +222,12 @@ impl SimZk {
     /// The container `/locks` is reaped and made again (skipped unless it is empty).
     pub fn recreate_parent(&self) {
         self.env(Call::RecreateParent, Core::recreate_parent);
+    }
+
+    /// Client `c`'s next applied create makes a node the server names to `c` unreadably (its
+    /// first listing of it is the model's `MisreadOwnNode`).
+    pub fn arm_misread(&self, c: ClientId) {
+        self.env(Call::ArmMisread(c), |core| core.arm_misread(c));
     }
 
     /// Client `c`'s next create or delete (in a live session) is applied or not, and its

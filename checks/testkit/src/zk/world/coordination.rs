@@ -14,7 +14,7 @@ use lockwright_model::zk::{ClientId, SessionId};
 
 use super::super::core::{Core, Wait};
 use super::super::record::{Call, Outcome, Step};
-use super::wire::{child_name, parse_path, split_name, stat, wire};
+use super::wire::{parse_path, split_name, stat, view_name, wire};
 use super::{SimZk, DIR};
 
 /// One simulated client's ZooKeeper handle (one current session at a time).
@@ -149,7 +149,7 @@ impl Coordination for SimCoord {
             let (o, z) = core.create(c, uuid);
             let r = match (o, z) {
                 (Outcome::Ok, Some(z)) => Ok(LockNode {
-                    path: format!("{DIR}/{}", child_name(z.name)),
+                    path: format!("{DIR}/{}", view_name(core, c, z.name)),
                     stat: stat(&z),
                 }),
                 (Outcome::SessionExpired, _) => expired(),
@@ -174,7 +174,7 @@ impl Coordination for SimCoord {
             }
             let candidates = children
                 .iter()
-                .map(|z| (child_name(z.name), stat(z)))
+                .map(|z| (view_name(core, c, z.name), stat(z)))
                 .filter(|(n, _)| prefix.is_none_or(|p| n.starts_with(p)))
                 .collect();
             let session = wire(core.session(c));
@@ -196,11 +196,15 @@ impl Coordination for SimCoord {
         assert_eq!(dir, DIR);
         let c = self.c;
         let r = self.client_step(Call::ListChildren, |core| {
-            let (o, children) = core.children(c);
+            let (o, children) = core.listing(c);
             if o == Outcome::SessionExpired {
                 return (o, expired());
             }
-            (o, Ok(children.iter().map(|z| child_name(z.name)).collect()))
+            let names = children
+                .iter()
+                .map(|z| view_name(core, c, z.name))
+                .collect();
+            (o, Ok(names))
         });
         after_step(r)
     }
