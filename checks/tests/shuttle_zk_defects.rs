@@ -99,6 +99,15 @@ fn twins() -> Vec<Twin> {
             vec![Fault::Misread(0)],
             &[NO_ORPHAN_NODE],
         ),
+        Twin {
+            incident: "drop-own-on-session-swap: the other mutex renews the shared session before our create; we drop the node as the old session's and wait behind it",
+            workload: Workload::curator("twin drop-own-on-session-swap", Writes::Fenced, 2)
+                .with_reenter(false)
+                .with_shared_client(true)
+                .with_defect(ZkDefect::DropOwnOnSessionSwap)
+                .with_faults(vec![Fault::Expire(0)]),
+            properties: vec![NO_ORPHAN_NODE],
+        },
         twin(
             "unfenced writes: an expired holder's late write lands after the next holder's",
             "twin unfenced",
@@ -198,6 +207,16 @@ fn replay_abandon_without_delete_leaves_the_node() {
     replay_pinned(&named("twin abandon-without-delete"), schedule, property);
 }
 
+/// c0 and c1 share one client; its session expires; c0's create learns it and renews the
+/// session; c1, not told yet, creates in the renewed session, then notices the renewal and
+/// drops its node as the old session's: the node stays in the live session, nobody's (c1
+/// would wait behind it for as long as the session lives).
+#[test]
+fn replay_drop_own_on_session_swap_orphans_its_node() {
+    let (schedule, property) = PINNED_DROP_OWN_ON_SESSION_SWAP;
+    replay_pinned(&named("twin drop-own-on-session-swap"), schedule, property);
+}
+
 /// A holder's session expires; the next holder writes; the old holder, not told yet, writes
 /// without the lock-node check and the resource takes it.
 #[test]
@@ -241,6 +260,8 @@ const PINNED_DELETE_BY_NAME_RETRY: (&str, &str) = (
 );
 const PINNED_ABANDON_WITHOUT_DELETE: (&str, &str) =
     ("91031a0100022420664424224282282424", NO_ORPHAN_NODE);
+const PINNED_DROP_OWN_ON_SESSION_SWAP: (&str, &str) =
+    ("910215adffa88dc8b8c7b0b40100405b94444a9244", NO_ORPHAN_NODE);
 const PINNED_UNFENCED: (&str, &str) = (
     "910216e3e8f2c5fdd1c6f6bd018040d0a4488bb24402",
     FENCED_WRITES_ARE_EXCLUSIVE,

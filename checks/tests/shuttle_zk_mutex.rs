@@ -225,3 +225,36 @@ fn curator_deletes_a_node_whose_name_it_misread() {
         ("contention", &cov.contention),
     ]);
 }
+
+/// The fixed twin of `drop-own-on-session-swap`: `c0` and `c1` are two mutexes sharing ONE
+/// simulated client, whose session expires; whichever mutex learns it renews the session, the
+/// other is told at its next look (`NoticeSessionChange`), and may have created its node in the
+/// renewed session meanwhile. The recipe keeps a node owned by the session it now runs, so "no
+/// orphan node" holds on every run (the broken twin is
+/// `replay_drop_own_on_session_swap_orphans_its_node` in `shuttle_zk_defects.rs`). The
+/// expiry's "at most one holder" is the model's verdict here as everywhere.
+#[test]
+fn curator_shared_client_keeps_a_node_made_in_the_renewed_session() {
+    let w = Workload::curator(
+        "curator × fenced-claim, shared client, expiry",
+        Writes::FencedClaim,
+        2,
+    )
+    .with_reenter(false)
+    .with_shared_client(true)
+    .with_faults(vec![Fault::Expire(0)]);
+    let enforce = proved(&w, &[AT_MOST_ONE_HOLDER]);
+    assert!(enforce.contains(&NO_ORPHAN_NODE));
+    let cov = explore(
+        &w,
+        w.refinement().enforcing(&enforce),
+        0x2c00_0006,
+        iterations(),
+        PCT_DEPTH,
+    );
+    assert_seen(&[
+        ("an expiry", &cov.expiries),
+        ("a renewal noticed by the other mutex", &cov.session_swaps),
+        ("contention", &cov.contention),
+    ]);
+}

@@ -30,8 +30,19 @@ pub(crate) enum Wait {
 #[derive(Clone, Debug)]
 pub(crate) struct Core {
     pub(crate) server: Server,
-    /// Each client's current session epoch.
+    /// Each client's current session epoch (indexed by process: with a shared client, `c1`'s
+    /// sessions are `c0`'s).
     pub(crate) epochs: Vec<u8>,
+    /// The ZooKeeper client (process) each mutex runs in: itself, or `0` for `c1` with a
+    /// shared client (the model's `Scenario::process`).
+    pub(crate) process: Vec<ClientId>,
+    /// The epoch of the session each mutex was last told of (the model's `Client::known`).
+    pub(crate) known: Vec<u8>,
+    /// The node each mutex last set a watch on. The model's server keeps one fired event per
+    /// session; with a shared client two mutexes watch in one session, so a mutex takes that
+    /// event only once the node IT watched is gone (either is a model step; this one wakes the
+    /// waiter whose predecessor went).
+    pub(crate) watched: Vec<Option<Znode>>,
     /// A lost reply armed for the client's next create or delete (applied or not).
     pub(crate) armed: Vec<Option<bool>>,
     /// A misread armed for the client's next create that is applied (the model's
@@ -45,10 +56,14 @@ pub(crate) struct Core {
 }
 
 impl Core {
-    /// `clients` clients, each connected in its first session; `/locks` empty.
-    pub(crate) fn new(clients: u8) -> Core {
+    /// `clients` clients, each connected in its first session (`c0` and `c1` in one session
+    /// of one client if `shared`); `/locks` empty.
+    pub(crate) fn new(clients: u8, shared: bool) -> Core {
+        let process: Vec<ClientId> = (0..clients)
+            .map(|c| if shared && c < 2 { 0 } else { c })
+            .collect();
         let mut server = Server::new();
-        for c in 0..clients {
+        for c in (0..clients).filter(|&c| process[usize::from(c)] == c) {
             server.open_session(SessionId {
                 client: c,
                 epoch: 0,
@@ -57,6 +72,9 @@ impl Core {
         Core {
             server,
             epochs: vec![0; usize::from(clients)],
+            process,
+            known: vec![0; usize::from(clients)],
+            watched: vec![None; usize::from(clients)],
             armed: vec![None; usize::from(clients)],
             misread_armed: vec![false; usize::from(clients)],
             bent: Vec::new(),
@@ -65,10 +83,27 @@ impl Core {
     }
 
     pub(crate) fn session(&self, c: ClientId) -> SessionId {
+        let p = self.process[usize::from(c)];
         SessionId {
-            client: c,
-            epoch: self.epochs[usize::from(c)],
+            client: p,
+            epoch: self.epochs[usize::from(p)],
         }
+    }
+
+    /// Whether mutex `c` shares its ZooKeeper client with another mutex.
+    pub(crate) fn shares(&self, c: ClientId) -> bool {
+        let p = self.process[usize::from(c)];
+        self.process.iter().filter(|&&q| q == p).count() > 1
+    }
+
+    /// Mutex `c` looks at its client's session: `true` if it is not the one `c` was last told
+    /// of (another mutex sharing the client renewed it: the model's `NoticeSessionChange`).
+    pub(crate) fn notice(&mut self, c: ClientId) -> bool {
+        let now = self.session(c).epoch;
+        let known = &mut self.known[usize::from(c)];
+        let changed = *known != now;
+        *known = now;
+        changed
     }
 
     pub(crate) fn live(&self, c: ClientId) -> bool {
@@ -78,10 +113,13 @@ impl Core {
     /// The client opens a new session (after learning that its session expired, or on a
     /// restart).
     fn renew(&mut self, c: ClientId) {
-        let e = &mut self.epochs[usize::from(c)];
+        let p = self.process[usize::from(c)];
+        let e = &mut self.epochs[usize::from(p)];
         *e = e.checked_add(1).expect("session epochs exhausted");
         let s = self.session(c);
         self.server.open_session(s);
+        // The mutex that renews knows it; one sharing the client notices later.
+        self.known[usize::from(c)] = s.epoch;
     }
 
     /// A request of `c` in an expired session: answered `SessionExpired`, nothing applied; the
@@ -162,7 +200,10 @@ impl Core {
             return o;
         }
         match self.server.get_data_watch(name, self.session(c)) {
-            Ok(_) => Outcome::Ok,
+            Ok(_) => {
+                self.watched[usize::from(c)] = self.server.node(name);
+                Outcome::Ok
+            }
             Err(ZkError::NoNode) => Outcome::NoNode,
             Err(e) => unreachable!("getData in a live session: {e}"),
         }
@@ -176,10 +217,19 @@ impl Core {
         } else if !self.live(c) {
             self.renew(c);
             Wait::Expired
-        } else if self.server.take_watch_event(s) {
+        } else if self.watch_gone(c) && self.server.take_watch_event(s) {
+            self.watched[usize::from(c)] = None;
             Wait::Fired
         } else {
             Wait::Pending
+        }
+    }
+
+    /// Whether the node mutex `c` watched is gone (so the session's event is its).
+    fn watch_gone(&self, c: ClientId) -> bool {
+        match self.watched[usize::from(c)] {
+            Some(w) => self.server.node(w.name).is_none_or(|z| z.czxid != w.czxid),
+            None => true,
         }
     }
 
@@ -258,7 +308,12 @@ impl Core {
 
     pub(crate) fn restart(&mut self, c: ClientId) -> Outcome {
         self.server.disconnect(self.session(c));
+        let known = self.known[usize::from(c)];
         self.renew(c);
+        if self.shares(c) {
+            // The shared handle restarts: each mutex notices at its next look (as the model).
+            self.known[usize::from(c)] = known;
+        }
         Outcome::Ok
     }
 
@@ -328,6 +383,13 @@ impl Core {
             Call::Restart(c) => self.restart(*c),
             Call::ExpireOld(c) => self.expire_old(*c),
             Call::RecreateParent => self.recreate_parent(),
+            Call::NoticeSessionChange => {
+                if self.notice(cl()) {
+                    Outcome::Ok
+                } else {
+                    Outcome::Skipped
+                }
+            }
             Call::Arm { client, applied } => self.arm(*client, *applied),
             Call::ArmMisread(c) => self.arm_misread(*c),
         })

@@ -22,6 +22,9 @@ pub enum Call {
     /// The client learned from the session-event stream (or a wait that ended with it) that
     /// its session expired (`ReceiveSessionEvent`).
     SessionEvent,
+    /// A mutex sharing its client was told a session another mutex renewed (`session()` or
+    /// `new_session` answered a session it did not know: `NoticeSessionChange`).
+    NoticeSessionChange,
     /// `delete_node` of `name` (`DeleteLockNode`, or `LoseReply`).
     Delete { name: Name },
     /// `check_node` of `name` (`CheckLockNode`).

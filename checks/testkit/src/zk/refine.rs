@@ -34,7 +34,7 @@
 //!
 //! The first failure is a [`Divergence`] naming the step.
 
-use lockwright_model::zk::{Action, ClientId, Pc, Scenario, Server};
+use lockwright_model::zk::{Action, ClientId, Pc, Scenario, Server, SessionId};
 
 use crate::refine::Cursor;
 pub use crate::refine::{Divergence, Summary};
@@ -85,11 +85,7 @@ struct Shape {
     clients: Vec<(bool, usize, bool, usize)>,
 }
 
-fn shape(server: &Server, epoch: impl Fn(ClientId) -> u8, clients: u8) -> Shape {
-    let current = |c: ClientId| lockwright_model::zk::SessionId {
-        client: c,
-        epoch: epoch(c),
-    };
+fn shape(server: &Server, current: impl Fn(ClientId) -> SessionId, clients: u8) -> Shape {
     Shape {
         children: server
             .children()
@@ -107,7 +103,11 @@ fn shape(server: &Server, epoch: impl Fn(ClientId) -> u8, clients: u8) -> Shape 
                 let s = current(c);
                 (
                     server.is_alive(s),
-                    server.sessions().iter().filter(|x| x.client == c).count(),
+                    server
+                        .sessions()
+                        .iter()
+                        .filter(|x| x.client == s.client)
+                        .count(),
                     server.has_watch_event(s),
                     server.watches().iter().filter(|(_, w)| *w == s).count(),
                 )
@@ -128,7 +128,7 @@ pub(crate) struct Replay {
 impl Replay {
     fn new(model: Scenario, enforce: Vec<&'static str>) -> Replay {
         Replay {
-            shadow: Core::new(model.clients),
+            shadow: Core::new(model.clients, model.shared_client),
             restarted: vec![false; usize::from(model.clients)],
             cur: Cursor::new(model, enforce),
         }
@@ -200,6 +200,11 @@ impl Replay {
                 (Call::Watch { .. }, _) => (Some(WatchPredecessor(c)), None),
                 (Call::WatchEvent, _) => (Some(ReceiveWatchEvent(c)), None),
                 (Call::SessionEvent, _) => (Some(ReceiveSessionEvent(c)), None),
+                (Call::NoticeSessionChange, _) => {
+                    // Like a restart: a grant it is told of afterwards was already lost.
+                    self.restarted[usize::from(c)] = true;
+                    (Some(NoticeSessionChange(c)), None)
+                }
                 (Call::Delete { .. }, Outcome::Ok | Outcome::NoNode) => {
                     (Some(DeleteLockNode(c)), Some(&[Pc::Idle][..]))
                 }
@@ -278,16 +283,8 @@ impl Replay {
         })?;
         // 4. The two servers have the same shape.
         let n = self.cur.model.clients;
-        let model = shape(
-            &self.cur.state.server,
-            |c| self.cur.state.clients[usize::from(c)].session,
-            n,
-        );
-        let sim = shape(
-            &self.shadow.server,
-            |c| self.shadow.epochs[usize::from(c)],
-            n,
-        );
+        let model = shape(&self.cur.state.server, |c| self.cur.state.session(c), n);
+        let sim = shape(&self.shadow.server, |c| self.shadow.session(c), n);
         if model != sim {
             return Err(fail(format!(
                 "after this step the servers differ: simulated {sim:?}, model {model:?}"

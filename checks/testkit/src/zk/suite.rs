@@ -41,6 +41,8 @@ pub struct Coverage {
     pub watch_events: AtomicUsize,
     /// Expiries learned from the session event.
     pub session_events: AtomicUsize,
+    /// Renewals of a shared client's session noticed by the other mutex.
+    pub session_swaps: AtomicUsize,
     /// Requests answered `SessionExpired`.
     pub expired_answers: AtomicUsize,
     pub lost_replies: AtomicUsize,
@@ -75,6 +77,10 @@ impl Coverage {
         );
         add(&self.watch_events, n(&|s| s.call == Call::WatchEvent));
         add(&self.session_events, n(&|s| s.call == Call::SessionEvent));
+        add(
+            &self.session_swaps,
+            n(&|s| s.call == Call::NoticeSessionChange),
+        );
         add(
             &self.expired_answers,
             n(&|s| s.outcome == Outcome::SessionExpired),
@@ -128,7 +134,8 @@ impl Coverage {
         let g = Self::get;
         format!(
             "{name}: {} executions, {} steps, 0 divergences; acquisitions {}, contention {}, \
-             watch events {}, expiries {} (learned by event {}, by a reply {}), lost replies {}, \
+             watch events {}, expiries {} (learned by event {}, by a reply {}, noticed after the other mutex {}), \
+             lost replies {}, \
              misreads {}, \
              restarts {} (old sessions expired {}), parents re-created {}, locks lost {}, \
              fenced writes refused {}, claims refused {}, updates {}, re-entries {}",
@@ -140,6 +147,7 @@ impl Coverage {
             g(&self.expiries),
             g(&self.session_events),
             g(&self.expired_answers),
+            g(&self.session_swaps),
             g(&self.lost_replies),
             g(&self.misreads),
             g(&self.restarts),

@@ -70,6 +70,9 @@ pub struct Workload {
     pub reenter: bool,
     /// The environment's faults, in order (one thread).
     pub faults: Vec<Fault>,
+    /// `c0` and `c1` are two mutexes sharing one simulated client (the model's
+    /// `--shared-client`).
+    pub shared_client: bool,
 }
 
 impl Workload {
@@ -84,6 +87,7 @@ impl Workload {
             writes_per_hold: 2,
             reenter: true,
             faults: Vec::new(),
+            shared_client: false,
         }
     }
 
@@ -100,6 +104,11 @@ impl Workload {
     pub fn with_rounds(mut self, rounds: usize, writes_per_hold: usize) -> Workload {
         self.rounds = rounds;
         self.writes_per_hold = writes_per_hold;
+        self
+    }
+
+    pub fn with_shared_client(mut self, shared: bool) -> Workload {
+        self.shared_client = shared;
         self
     }
 
@@ -156,6 +165,7 @@ impl Workload {
             .with_clients(self.clients)
             .with_reentrant(self.reenter)
             .with_faults(self.budgets())
+            .with_shared_client(self.shared_client)
             .with_symmetry(false)
     }
 
@@ -283,7 +293,7 @@ async fn client(w: Arc<Workload>, coord: SimCoord) {
 /// Runs one execution of `w` (inside a shuttle test), every step replayed through
 /// `refinement` if given. Returns the recording.
 pub fn run(w: &Workload, refinement: Option<&Refinement>) -> Vec<Step> {
-    let sim = SimZk::new(w.name, w.clients, refinement);
+    let sim = SimZk::sharing(w.name, w.clients, w.shared_client, refinement);
     let w = Arc::new(w.clone());
     let mut handles = Vec::new();
     for c in 0..w.clients {

@@ -21,6 +21,12 @@
 //!   `ConnectionLoss`; and misreads armed per client ([`SimZk::arm_misread`]): the client's
 //!   next applied create makes a node the server names to that client under a suffix its
 //!   parser rejects, so its first listing of it is the model's `MisreadOwnNode`.
+//! - **A shared client** ([`SimZk::sharing`]): `c0` and `c1` are two mutexes of one client,
+//!   one session. A mutex told a session it did not know (by `session()`, or by `new_session`
+//!   of a session the other mutex already renewed) records `NoticeSessionChange`. A shared
+//!   mutex's `session()` is a scheduling point after its look, so the other mutex can renew
+//!   the session between this one's check and its next request (which then runs in the new
+//!   session: the interleaving `drop-own-on-session-swap` gets wrong).
 //! - **Background tasks** the recipe spawns (the release of a lost hold, of a dropped guard)
 //!   run as shuttle tasks; [`SimCoord::quiesce`] waits until a client has none left (the
 //!   model's client does its `DeleteLockNode` before it acquires again).
@@ -124,9 +130,21 @@ impl SimZk {
     /// A fresh server for `clients` clients (each in its first session), the recording kept
     /// under `name` on failure, every step replayed through `refinement` if given.
     pub fn new(name: &str, clients: u8, refinement: Option<&Refinement>) -> SimZk {
+        SimZk::sharing(name, clients, false, refinement)
+    }
+
+    /// [`SimZk::new`]; with `shared`, the mutexes `c0` and `c1` run in ONE simulated ZooKeeper
+    /// client (one session, renewed by whichever learns of its expiry first; the model's
+    /// `--shared-client`). Their handles differ only in the mutex the recording names.
+    pub fn sharing(
+        name: &str,
+        clients: u8,
+        shared: bool,
+        refinement: Option<&Refinement>,
+    ) -> SimZk {
         SimZk {
             world: Arc::new(Mutex::new(World {
-                core: Core::new(clients),
+                core: Core::new(clients, shared),
                 log: Vec::new(),
                 replay: refinement.map(Refinement::replay),
                 tasks: vec![0; usize::from(clients)],

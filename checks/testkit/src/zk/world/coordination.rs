@@ -113,6 +113,22 @@ impl SimCoord {
     fn session_now(&self) -> SessionId {
         self.sim.lock().core.session(self.c)
     }
+
+    /// The mutex looks at its client's current session; if another mutex sharing the client
+    /// renewed it since this one was last told, that is the step `NoticeSessionChange`.
+    /// Returns the session and whether the client is shared.
+    fn look(&self) -> (SessionId, bool) {
+        let c = self.c;
+        self.sim.step(|w| {
+            let out = (w.core.session(c), w.core.shares(c));
+            let step = w.core.notice(c).then_some(Step {
+                client: Some(c),
+                call: Call::NoticeSessionChange,
+                outcome: Outcome::Ok,
+            });
+            (step, out)
+        })
+    }
 }
 
 fn expired<T>() -> Result<T, CoordError> {
@@ -354,7 +370,12 @@ impl Coordination for SimCoord {
     }
 
     fn session(&self) -> WireSession {
-        wire(self.session_now())
+        let (session, shares) = self.look();
+        if shares {
+            // The other mutex may renew the session between this look and the next request.
+            shuttle::thread::yield_now();
+        }
+        wire(session)
     }
 
     fn session_event(&self) -> SessionEvent {
@@ -373,8 +394,9 @@ impl Coordination for SimCoord {
         async move {
             let current = self.session_now();
             if wire(current) != expired || self.sim.lock().core.live(c) {
-                // Renewed already (in the step that answered `SessionExpired`), or alive.
-                return Ok(wire(current));
+                // Renewed already (in the step that answered `SessionExpired`, or by a mutex
+                // sharing the client: then this is how this one is told), or alive.
+                return Ok(wire(self.look().0));
             }
             self.client_step(Call::SessionEvent, |core| {
                 assert!(core.learn(c));
