@@ -99,6 +99,14 @@ fn twins() -> Vec<Twin> {
             vec![Fault::Misread(0)],
             &[NO_ORPHAN_NODE],
         ),
+        twin(
+            "search-without-sync: the search after a lost create is answered by a lagging server, misses the node, and a second one is created",
+            "twin search-without-sync",
+            Some(ZkDefect::SearchWithoutSync),
+            Writes::Fenced,
+            vec![Fault::LoseReply(0, true), Fault::Lag(0)],
+            &[NO_ORPHAN_NODE],
+        ),
         Twin {
             incident: "drop-own-on-session-swap: the other mutex renews the shared session before our create; we drop the node as the old session's and wait behind it",
             workload: Workload::curator("twin drop-own-on-session-swap", Writes::Fenced, 2)
@@ -207,6 +215,15 @@ fn replay_abandon_without_delete_leaves_the_node() {
     replay_pinned(&named("twin abandon-without-delete"), schedule, property);
 }
 
+/// c0's create is applied and its reply lost; its search, sent without a `sync`, is answered
+/// by a server that has not applied the create: the node is missed, c0 starts over, and the
+/// first node stays in its live session, nobody's.
+#[test]
+fn replay_search_without_sync_orphans_the_first_node() {
+    let (schedule, property) = PINNED_SEARCH_WITHOUT_SYNC;
+    replay_pinned(&named("twin search-without-sync"), schedule, property);
+}
+
 /// c0 and c1 share one client; its session expires; c0's create learns it and renews the
 /// session; c1, not told yet, creates in the renewed session, then notices the renewal and
 /// drops its node as the old session's: the node stays in the live session, nobody's (c1
@@ -260,6 +277,8 @@ const PINNED_DELETE_BY_NAME_RETRY: (&str, &str) = (
 );
 const PINNED_ABANDON_WITHOUT_DELETE: (&str, &str) =
     ("91031a0100022420664424224282282424", NO_ORPHAN_NODE);
+const PINNED_SEARCH_WITHOUT_SYNC: (&str, &str) =
+    ("91020fb0e4d1edb7fea79c4f00409ab42909", NO_ORPHAN_NODE);
 const PINNED_DROP_OWN_ON_SESSION_SWAP: (&str, &str) =
     ("910215adffa88dc8b8c7b0b40100405b94444a9244", NO_ORPHAN_NODE);
 const PINNED_UNFENCED: (&str, &str) = (
@@ -275,7 +294,7 @@ const PINNED_FENCED_BY_SEQUENCE: (&str, &str) = (
 /// The variant rules are written twice: in the recipe (`lockwright::zk`, which does not depend
 /// on the model) and in the model. They must agree field for field for every variant, or the
 /// twins above would check one recipe against another's model. Its own teeth: the assertion
-/// also checks that the seven variants' rules are pairwise different, so a table collapsed to
+/// also checks that the eight variants' rules are pairwise different, so a table collapsed to
 /// Curator's everywhere cannot pass.
 #[test]
 fn the_recipe_and_the_model_share_one_rules_table() {
@@ -297,6 +316,10 @@ fn the_recipe_and_the_model_share_one_rules_table() {
             Some(ZkDefect::DropOwnOnSessionSwap),
             Variant::DropOwnOnSessionSwap,
         ),
+        (
+            Some(ZkDefect::SearchWithoutSync),
+            Variant::SearchWithoutSync,
+        ),
         (Some(ZkDefect::UnfencedWrites), Variant::Curator),
         (Some(ZkDefect::FenceBySequence), Variant::Curator),
     ];
@@ -310,6 +333,7 @@ fn the_recipe_and_the_model_share_one_rules_table() {
             m.retry_lost_delete,
             m.delete_unrecognized_own,
             m.keep_own_on_session_swap,
+            m.sync_before_search,
         ];
         assert_eq!(
             lockwright::zk::recipe_rules(defect),
@@ -320,7 +344,7 @@ fn the_recipe_and_the_model_share_one_rules_table() {
     }
     assert_eq!(
         distinct.len(),
-        7,
-        "seven variants, seven different rule sets"
+        8,
+        "eight variants, eight different rule sets"
     );
 }

@@ -258,3 +258,33 @@ fn curator_shared_client_keeps_a_node_made_in_the_renewed_session() {
         ("contention", &cov.contention),
     ]);
 }
+
+/// The fixed twin of `search-without-sync`: c0's create is applied and its reply lost, and the
+/// server would answer c0's next search from data without c0's writes (the model's `lag`). The
+/// recipe syncs before the search, so the search finds the node and "no orphan node" holds on
+/// every run (the broken twin is `replay_search_without_sync_orphans_the_first_node` in
+/// `shuttle_zk_defects.rs`).
+#[test]
+fn curator_syncs_before_the_search_after_a_lost_create() {
+    let w = Workload::curator(
+        "curator × fenced-claim, lost create and lag",
+        Writes::FencedClaim,
+        2,
+    )
+    .with_faults(vec![Fault::LoseReply(0, true), Fault::Lag(0)]);
+    let enforce = proved(&w, &[]);
+    assert!(enforce.contains(&NO_ORPHAN_NODE));
+    let cov = explore(
+        &w,
+        w.refinement().enforcing(&enforce),
+        0x2c00_0007,
+        iterations(),
+        PCT_DEPTH,
+    );
+    assert_seen(&[
+        ("a lost reply", &cov.lost_replies),
+        ("a sync", &cov.syncs),
+        ("contention", &cov.contention),
+    ]);
+    assert_eq!(Coverage::get(&cov.lagged), 0, "a synced search never lags");
+}

@@ -43,6 +43,10 @@ pub(crate) struct Core {
     /// event only once the node IT watched is gone (either is a model step; this one wakes the
     /// waiter whose predecessor went).
     pub(crate) watched: Vec<Option<Znode>>,
+    /// A lag armed for the client's next search that would find its node (the model's `lag`).
+    pub(crate) lag_armed: Vec<bool>,
+    /// The client's last request was a `sync` (its next read is answered on current data).
+    pub(crate) synced: Vec<bool>,
     /// A lost reply armed for the client's next create or delete (applied or not).
     pub(crate) armed: Vec<Option<bool>>,
     /// A misread armed for the client's next create that is applied (the model's
@@ -75,6 +79,8 @@ impl Core {
             process,
             known: vec![0; usize::from(clients)],
             watched: vec![None; usize::from(clients)],
+            lag_armed: vec![false; usize::from(clients)],
+            synced: vec![false; usize::from(clients)],
             armed: vec![None; usize::from(clients)],
             misread_armed: vec![false; usize::from(clients)],
             bent: Vec::new(),
@@ -133,6 +139,8 @@ impl Core {
     }
 
     pub(crate) fn create(&mut self, c: ClientId, uuid: Option<u8>) -> (Outcome, Option<Znode>) {
+        // A `sync` counts for the search right after it, not for one after a later create.
+        self.synced[usize::from(c)] = false;
         if let Some(o) = self.expired(c) {
             return (o, None);
         }
@@ -177,6 +185,37 @@ impl Core {
             return (o, Vec::new());
         }
         (Outcome::Ok, self.server.children().to_vec())
+    }
+
+    /// The protected search: the children, or `SessionExpired`. With a lag armed and no `sync`
+    /// before it, a search that would find the client's node of its current session is
+    /// answered `Lagged` by a server that has not applied the client's writes yet: without the
+    /// nodes of that session (the model's `LaggedSearch`: the search misses the node).
+    pub(crate) fn search(&mut self, c: ClientId) -> (Outcome, Vec<Znode>) {
+        let synced = std::mem::take(&mut self.synced[usize::from(c)]);
+        let (o, mut children) = self.children(c);
+        if o != Outcome::Ok || synced || !self.lag_armed[usize::from(c)] {
+            return (o, children);
+        }
+        let session = self.session(c);
+        let mine = |z: &Znode| z.owner == session && z.name.uuid == Some(c);
+        if !children.iter().any(mine) {
+            return (o, children);
+        }
+        self.lag_armed[usize::from(c)] = false;
+        children.retain(|z| z.owner != session);
+        (Outcome::Lagged, children)
+    }
+
+    /// `sync` of the lock directory: the client's next search reads current data.
+    pub(crate) fn sync(&mut self, c: ClientId) -> Outcome {
+        self.synced[usize::from(c)] = true;
+        Outcome::Ok
+    }
+
+    pub(crate) fn arm_lag(&mut self, c: ClientId) -> Outcome {
+        self.lag_armed[usize::from(c)] = true;
+        Outcome::Ok
     }
 
     /// `getChildren` (the listing): as [`Core::children`], answered `Misread` the first time
@@ -359,7 +398,8 @@ impl Core {
         let cl = || c.expect("a client step");
         Some(match &step.call {
             Call::Create { uuid } => self.create(cl(), *uuid).0,
-            Call::FindOwnNode => self.children(cl()).0,
+            Call::FindOwnNode => self.search(cl()).0,
+            Call::Sync => self.sync(cl()),
             Call::ListChildren => self.listing(cl()).0,
             Call::Watch { name } => self.watch(cl(), *name),
             Call::WatchEvent => match self.wait(cl(), self.session(cl())) {
@@ -392,6 +432,7 @@ impl Core {
             }
             Call::Arm { client, applied } => self.arm(*client, *applied),
             Call::ArmMisread(c) => self.arm_misread(*c),
+            Call::ArmLag(c) => self.arm_lag(*c),
         })
     }
 }

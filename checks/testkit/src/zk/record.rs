@@ -11,8 +11,11 @@ pub enum Call {
     // ---- coordination calls of the real recipe (one model action each) ----
     /// `create_lock_node` (`CreateLockNode`, or `LoseReply` when the reply was lost).
     Create { uuid: Option<u8> },
-    /// `find_own_node` (`FindOwnNode`).
+    /// `find_own_node` (`FindOwnNode`; answered `Lagged`: `LaggedSearch`).
     FindOwnNode,
+    /// `sync` of the lock directory (no model action: the model's `sync_before_search` rule;
+    /// the client's next search reads current data).
+    Sync,
     /// `list_children` (`ListChildren`; answered `Misread`: `MisreadOwnNode`).
     ListChildren,
     /// `watch_node` on `name` (`WatchPredecessor`).
@@ -67,6 +70,9 @@ pub enum Call {
     /// The client's next create that is applied makes a node the server names to it under a
     /// name its parser does not read as a lock node (its first listing of it: `MisreadOwnNode`).
     ArmMisread(ClientId),
+    /// The client's next search that would find its node, unless a `sync` came first, is
+    /// answered by a server that has not applied its writes.
+    ArmLag(ClientId),
 }
 
 /// What the simulated server (or resource) answered.
@@ -85,6 +91,9 @@ pub enum Outcome {
     /// A listing that showed the client its own node under a name it does not read as a lock
     /// node (`MisreadOwnNode`).
     Misread,
+    /// A search answered by a server that had not applied the client's writes: its node is
+    /// missing (`LaggedSearch`).
+    Lagged,
     /// A fault that could not happen now (no effect).
     Skipped,
 }

@@ -11,7 +11,8 @@
 //!    server's state);
 //! 2. becomes its **model action** (the table in `lockwright_model::zk::Action`'s docs):
 //!    `create` → `CreateLockNode` (a lost reply → `LoseReply(c, applied?)`), `find_own_node` →
-//!    `FindOwnNode`, `list_children` → `ListChildren` (a listing that showed the client its
+//!    `FindOwnNode` (answered by a lagging server after an armed lag and no `sync` →
+//!    `LaggedSearch`; `sync` itself is no action), `list_children` → `ListChildren` (a listing that showed the client its
 //!    own node under a name it does not read, after an armed misread → `MisreadOwnNode`), `watch_node` → `WatchPredecessor`, a
 //!    fired wait → `ReceiveWatchEvent`, the learned expiry → `ReceiveSessionEvent`,
 //!    `delete_node` → `DeleteLockNode` (or `LoseReply`), `check_node` → `CheckLockNode`,
@@ -165,7 +166,7 @@ impl Replay {
         use Action::*;
         let (action, expect): (Option<Action>, Option<&[Pc]>) = match (step.client, &step.call) {
             (None, _) if step.outcome == Outcome::Skipped => (None, None),
-            (None, Call::Arm { .. } | Call::ArmMisread(_)) => (None, None),
+            (None, Call::Arm { .. } | Call::ArmMisread(_) | Call::ArmLag(_)) => (None, None),
             (None, Call::Expire(c)) => (Some(ExpireSession(*c)), None),
             (None, Call::Restart(c)) => {
                 self.restarted[usize::from(*c)] = true;
@@ -182,7 +183,9 @@ impl Replay {
                     (Some(CreateLockNode(c)), Some(&[Pc::Created][..]))
                 }
                 (Call::Create { .. }, _) => (Some(CreateLockNode(c)), None),
+                (Call::FindOwnNode, Outcome::Lagged) => (Some(LaggedSearch(c)), None),
                 (Call::FindOwnNode, _) => (Some(FindOwnNode(c)), None),
+                (Call::Sync, _) => (None, None),
                 (Call::ListChildren, Outcome::Misread) => {
                     self.restarted[usize::from(c)] = false;
                     (Some(MisreadOwnNode(c)), None)

@@ -46,6 +46,10 @@ pub struct Coverage {
     /// Requests answered `SessionExpired`.
     pub expired_answers: AtomicUsize,
     pub lost_replies: AtomicUsize,
+    /// `sync`s before a search (or `ensure_valid`'s read).
+    pub syncs: AtomicUsize,
+    /// Searches answered by a lagging server.
+    pub lagged: AtomicUsize,
     /// Listings that showed a client its own node under a name it does not read.
     pub misreads: AtomicUsize,
     pub expiries: AtomicUsize,
@@ -90,6 +94,8 @@ impl Coverage {
             n(&|s| matches!(s.outcome, Outcome::ReplyLost { .. })),
         );
         add(&self.misreads, n(&|s| s.outcome == Outcome::Misread));
+        add(&self.syncs, n(&|s| s.call == Call::Sync));
+        add(&self.lagged, n(&|s| s.outcome == Outcome::Lagged));
         add(
             &self.expiries,
             n(&|s| matches!(s.call, Call::Expire(_)) && ok(s)),
@@ -136,7 +142,7 @@ impl Coverage {
             "{name}: {} executions, {} steps, 0 divergences; acquisitions {}, contention {}, \
              watch events {}, expiries {} (learned by event {}, by a reply {}, noticed after the other mutex {}), \
              lost replies {}, \
-             misreads {}, \
+             misreads {}, syncs {} (searches lagged {}), \
              restarts {} (old sessions expired {}), parents re-created {}, locks lost {}, \
              fenced writes refused {}, claims refused {}, updates {}, re-entries {}",
             g(&self.executions),
@@ -150,6 +156,8 @@ impl Coverage {
             g(&self.session_swaps),
             g(&self.lost_replies),
             g(&self.misreads),
+            g(&self.syncs),
+            g(&self.lagged),
             g(&self.restarts),
             g(&self.old_sessions_expired),
             g(&self.parents_recreated),

@@ -52,6 +52,9 @@ pub enum Fault {
     /// The client's next applied create makes a node the server names to it under a name it
     /// does not read as a lock node (the model's `MisreadOwnNode`, budget `misread`).
     Misread(ClientId),
+    /// The client's next search that finds its node, unless a `sync` came first, is answered
+    /// by a server that has not applied its writes (the model's `LaggedSearch`, budget `lag`).
+    Lag(ClientId),
 }
 
 /// A scenario: the recipe (and its defect), the clients and their rounds, the faults.
@@ -126,6 +129,7 @@ impl Workload {
             Some(ZkDefect::DeleteByNameRetry) => Variant::DeleteByNameRetry,
             Some(ZkDefect::AbandonWithoutDelete) => Variant::AbandonWithoutDelete,
             Some(ZkDefect::DropOwnOnSessionSwap) => Variant::DropOwnOnSessionSwap,
+            Some(ZkDefect::SearchWithoutSync) => Variant::SearchWithoutSync,
             _ => Variant::Curator,
         }
     }
@@ -154,7 +158,7 @@ impl Workload {
             recreate_parent: n(&|f| matches!(f, Fault::RecreateParent)),
             abandon: 0,
             suspend: 0,
-            lag: 0,
+            lag: n(&|f| matches!(f, Fault::Lag(_))),
             misread: n(&|f| matches!(f, Fault::Misread(_))),
         }
     }
@@ -313,6 +317,7 @@ pub fn run(w: &Workload, refinement: Option<&Refinement>) -> Vec<Step> {
                     Fault::ExpireOld(c) => sim.expire_old(c),
                     Fault::RecreateParent => sim.recreate_parent(),
                     Fault::Misread(c) => sim.arm_misread(c),
+                    Fault::Lag(c) => sim.arm_lag(c),
                 }
             }
         }));

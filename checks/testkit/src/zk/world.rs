@@ -21,6 +21,10 @@
 //!   `ConnectionLoss`; and misreads armed per client ([`SimZk::arm_misread`]): the client's
 //!   next applied create makes a node the server names to that client under a suffix its
 //!   parser rejects, so its first listing of it is the model's `MisreadOwnNode`.
+//! - **Lag** ([`SimZk::arm_lag`]): the client's next search that would find its node is
+//!   answered without the nodes of its session (a server that has not applied its writes)
+//!   unless its last request was a `sync`. `sync` is a recorded step (no model action, no
+//!   scheduling point) so the shadow knows it.
 //! - **A shared client** ([`SimZk::sharing`]): `c0` and `c1` are two mutexes of one client,
 //!   one session. A mutex told a session it did not know (by `session()`, or by `new_session`
 //!   of a session the other mutex already renewed) records `NoticeSessionChange`. A shared
@@ -246,6 +250,12 @@ impl SimZk {
     /// first listing of it is the model's `MisreadOwnNode`).
     pub fn arm_misread(&self, c: ClientId) {
         self.env(Call::ArmMisread(c), |core| core.arm_misread(c));
+    }
+
+    /// Client `c`'s next search that would find its node, unless a `sync` came first, is
+    /// answered by a server that has not applied its writes (the model's `LaggedSearch`).
+    pub fn arm_lag(&self, c: ClientId) {
+        self.env(Call::ArmLag(c), |core| core.arm_lag(c));
     }
 
     /// Client `c`'s next create or delete (in a live session) is applied or not, and its

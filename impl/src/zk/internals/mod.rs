@@ -90,6 +90,7 @@ pub(crate) enum Variant {
     DeleteByNameRetry,
     AbandonWithoutDelete,
     DropOwnOnSessionSwap,
+    SearchWithoutSync,
 }
 
 /// What differs between the variants (the model's `Rules`, field for field).
@@ -110,6 +111,8 @@ pub(crate) struct Rules {
     /// An attempt that finds its client running another session than it knew keeps a node
     /// owned by the session the client runs now (else: drops it as the old session's).
     pub keep_own_on_session_swap: bool,
+    /// The protected search is preceded by a `sync` (else: a lagging server may answer it).
+    pub sync_before_search: bool,
 }
 
 impl Variant {
@@ -121,6 +124,7 @@ impl Variant {
             retry_lost_delete: true,
             delete_unrecognized_own: true,
             keep_own_on_session_swap: true,
+            sync_before_search: true,
         };
         match self {
             Variant::Curator => CURATOR,
@@ -147,6 +151,10 @@ impl Variant {
             },
             Variant::DropOwnOnSessionSwap => Rules {
                 keep_own_on_session_swap: false,
+                ..CURATOR
+            },
+            Variant::SearchWithoutSync => Rules {
+                sync_before_search: false,
                 ..CURATOR
             },
         }
@@ -310,12 +318,16 @@ async fn timed_request<C: Coordination, F: Future>(
 /// our create (its reply was lost, so the session never saw its zxid) cannot answer without
 /// it — the search would miss our node, we would create a second one, and the first would
 /// stay ahead of it for as long as the session lives (the model's `search-without-sync`).
+/// (**search-without-sync**, `sync` false: the search goes to whichever server answers.)
 async fn synced_search<C: Coordination>(
     coord: &C,
     dir: &str,
     prefix: Option<&str>,
+    sync: bool,
 ) -> Result<Search, CoordError> {
-    coord.sync(dir).await?;
+    if sync {
+        coord.sync(dir).await?;
+    }
     coord.find_own_node(dir, prefix).await
 }
 

@@ -167,7 +167,14 @@ async fn background_cleanup<C: Coordination>(
         match leftover {
             Leftover::Search { ref protection } => {
                 let prefix = protection.as_deref().map(protected_child_prefix);
-                match synced_search(coord, &spec.dir, prefix.as_deref()).await {
+                match synced_search(
+                    coord,
+                    &spec.dir,
+                    prefix.as_deref(),
+                    spec.rules().sync_before_search,
+                )
+                .await
+                {
                     Ok(search) => {
                         match pick_own(
                             &search.candidates,

@@ -184,7 +184,7 @@ impl Coordination for SimCoord {
         assert_eq!(dir, DIR);
         let c = self.c;
         let r = self.client_step(Call::FindOwnNode, |core| {
-            let (o, children) = core.children(c);
+            let (o, children) = core.search(c);
             if o == Outcome::SessionExpired {
                 return (o, expired());
             }
@@ -298,10 +298,10 @@ impl Coordination for SimCoord {
         after_step(r)
     }
 
-    /// The simulated server is one linearizable copy of the model's server: there is no
-    /// follower to catch up, so `sync` changes nothing and is no recorded step (the model's
-    /// `FindOwnNode` and `CheckLockNode` already read current data; its `lag` fault is for
-    /// the `search-without-sync` variant, which the recipe does not run).
+    /// `sync`: the client's next search reads current data (a lag armed by [`SimZk::arm_lag`]
+    /// then does not apply). A recorded step without a model action, and no scheduling point:
+    /// the model has no step for it (its `sync_before_search` rule decides whether a search can
+    /// lag), and adding one would move every pinned schedule.
     fn sync<'a>(
         &'a self,
         path: &'a str,
@@ -310,6 +310,8 @@ impl Coordination for SimCoord {
             path == DIR,
             "sync of {path}: the recipe syncs its lock directory"
         );
+        let c = self.c;
+        self.client_step(Call::Sync, |core| (core.sync(c), ()));
         std::future::ready(Ok(()))
     }
 
