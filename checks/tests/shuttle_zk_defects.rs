@@ -108,6 +108,15 @@ fn twins() -> Vec<Twin> {
             &[NO_ORPHAN_NODE],
         ),
         Twin {
+            incident: "release-cancel-unsafe: the caller drops release() after a lost delete reply; nobody deletes the node (CURATOR-486 class)",
+            workload: Workload::curator("twin release-cancel-unsafe", Writes::Fenced, 2)
+                .with_reenter(false)
+                .with_defect(ZkDefect::ReleaseCancelUnsafe)
+                .with_faults(vec![Fault::LoseReply(0, false)])
+                .with_dropped_release(0),
+            properties: vec![NO_ORPHAN_NODE],
+        },
+        Twin {
             incident: "drop-own-on-session-swap: the other mutex renews the shared session before our create; we drop the node as the old session's and wait behind it",
             workload: Workload::curator("twin drop-own-on-session-swap", Writes::Fenced, 2)
                 .with_reenter(false)
@@ -224,6 +233,14 @@ fn replay_search_without_sync_orphans_the_first_node() {
     replay_pinned(&named("twin search-without-sync"), schedule, property);
 }
 
+/// c0's release loses its delete reply (not applied) and the caller drops `release()` right
+/// there; the broken recipe awaited the delete itself, so nobody deletes the node.
+#[test]
+fn replay_release_cancel_unsafe_leaves_the_node() {
+    let (schedule, property) = PINNED_RELEASE_CANCEL_UNSAFE;
+    replay_pinned(&named("twin release-cancel-unsafe"), schedule, property);
+}
+
 /// c0 and c1 share one client; its session expires; c0's create learns it and renews the
 /// session; c1, not told yet, creates in the renewed session, then notices the renewal and
 /// drops its node as the old session's: the node stays in the live session, nobody's (c1
@@ -279,6 +296,7 @@ const PINNED_ABANDON_WITHOUT_DELETE: (&str, &str) =
     ("91031a0100022420664424224282282424", NO_ORPHAN_NODE);
 const PINNED_SEARCH_WITHOUT_SYNC: (&str, &str) =
     ("91020fb0e4d1edb7fea79c4f00409ab42909", NO_ORPHAN_NODE);
+const PINNED_RELEASE_CANCEL_UNSAFE: (&str, &str) = ("9102110180404136494902", NO_ORPHAN_NODE);
 const PINNED_DROP_OWN_ON_SESSION_SWAP: (&str, &str) =
     ("910215adffa88dc8b8c7b0b40100405b94444a9244", NO_ORPHAN_NODE);
 const PINNED_UNFENCED: (&str, &str) = (
@@ -294,7 +312,7 @@ const PINNED_FENCED_BY_SEQUENCE: (&str, &str) = (
 /// The variant rules are written twice: in the recipe (`lockwright::zk`, which does not depend
 /// on the model) and in the model. They must agree field for field for every variant, or the
 /// twins above would check one recipe against another's model. Its own teeth: the assertion
-/// also checks that the eight variants' rules are pairwise different, so a table collapsed to
+/// also checks that the nine variants' rules are pairwise different, so a table collapsed to
 /// Curator's everywhere cannot pass.
 #[test]
 fn the_recipe_and_the_model_share_one_rules_table() {
@@ -320,6 +338,10 @@ fn the_recipe_and_the_model_share_one_rules_table() {
             Some(ZkDefect::SearchWithoutSync),
             Variant::SearchWithoutSync,
         ),
+        (
+            Some(ZkDefect::ReleaseCancelUnsafe),
+            Variant::ReleaseCancelUnsafe,
+        ),
         (Some(ZkDefect::UnfencedWrites), Variant::Curator),
         (Some(ZkDefect::FenceBySequence), Variant::Curator),
     ];
@@ -334,6 +356,7 @@ fn the_recipe_and_the_model_share_one_rules_table() {
             m.delete_unrecognized_own,
             m.keep_own_on_session_swap,
             m.sync_before_search,
+            m.cancel_safe_release,
         ];
         assert_eq!(
             lockwright::zk::recipe_rules(defect),
@@ -342,9 +365,5 @@ fn the_recipe_and_the_model_share_one_rules_table() {
         );
         distinct.insert(model);
     }
-    assert_eq!(
-        distinct.len(),
-        8,
-        "eight variants, eight different rule sets"
-    );
+    assert_eq!(distinct.len(), 9, "nine variants, nine different rule sets");
 }

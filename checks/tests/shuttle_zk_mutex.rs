@@ -288,3 +288,32 @@ fn curator_syncs_before_the_search_after_a_lost_create() {
     ]);
     assert_eq!(Coverage::get(&cov.lagged), 0, "a synced search never lags");
 }
+
+/// The fixed twin of `release-cancel-unsafe`: c0's release loses its delete reply and the
+/// caller drops the `release()` future right there (the model's `Abandon`). The delete runs
+/// in a task of its own and goes on, so "no orphan node" holds on every run (the broken twin
+/// is `replay_release_cancel_unsafe_leaves_the_node` in `shuttle_zk_defects.rs`).
+#[test]
+fn curator_release_dropped_after_a_lost_reply_still_deletes() {
+    let w = Workload::curator(
+        "curator × fenced-claim, a release dropped after a lost reply",
+        Writes::FencedClaim,
+        2,
+    )
+    .with_faults(vec![Fault::LoseReply(0, false)])
+    .with_dropped_release(0);
+    let enforce = proved(&w, &[]);
+    assert!(enforce.contains(&NO_ORPHAN_NODE));
+    let cov = explore(
+        &w,
+        w.refinement().enforcing(&enforce),
+        0x2c00_0008,
+        iterations(),
+        PCT_DEPTH,
+    );
+    assert_seen(&[
+        ("a lost reply", &cov.lost_replies),
+        ("a dropped release", &cov.abandoned),
+        ("contention", &cov.contention),
+    ]);
+}

@@ -36,6 +36,10 @@ pub enum ZkDefect {
     /// without the node: the client creates a second node, and the first stays ahead of it for
     /// as long as the session lives.
     SearchWithoutSync,
+    /// `release-cancel-unsafe` (the CURATOR-486 class): `release()` marks the hold released
+    /// and awaits the delete itself; a caller that drops it (a timeout around `release()`)
+    /// after a lost reply leaves the node, nobody's, for as long as the session lives.
+    ReleaseCancelUnsafe,
     /// `unfenced` writes: [`crate::zk::ZkGuard::guarded_write`] sends the caller's operations
     /// without the lock-node check (the model's `Write`).
     UnfencedWrites,
@@ -55,6 +59,7 @@ impl ZkDefect {
             ZkDefect::AbandonWithoutDelete => Variant::AbandonWithoutDelete,
             ZkDefect::DropOwnOnSessionSwap => Variant::DropOwnOnSessionSwap,
             ZkDefect::SearchWithoutSync => Variant::SearchWithoutSync,
+            ZkDefect::ReleaseCancelUnsafe => Variant::ReleaseCancelUnsafe,
             ZkDefect::UnfencedWrites | ZkDefect::FenceBySequence => Variant::Curator,
         }
     }
@@ -62,13 +67,13 @@ impl ZkDefect {
 
 /// For the checks: the recipe rules the mutex runs with under `defect` (`None`: Curator's
 /// recipe), as `[protected_names, search_after_lost_create, search_any_session,
-/// retry_lost_delete, delete_unrecognized_own, keep_own_on_session_swap, sync_before_search]`
-/// — the model's `Rules`, field for field (those the recipe has: the cancel-safety switches
-/// are not defects it can run). The rules table is written in
+/// retry_lost_delete, delete_unrecognized_own, keep_own_on_session_swap, sync_before_search,
+/// cancel_safe_release]` — the model's `Rules`, field for field (those the recipe has: the
+/// give-up's cancel safety is no defect it can run). The rules table is written in
 /// the recipe and in the model (the production crate does not depend on the model); a test in
 /// `checks/tests/shuttle_zk_defects.rs` asserts the two agree for every variant.
 #[doc(hidden)]
-pub fn recipe_rules(defect: Option<ZkDefect>) -> [bool; 7] {
+pub fn recipe_rules(defect: Option<ZkDefect>) -> [bool; 8] {
     let r = defect.map_or(Variant::Curator, ZkDefect::variant).rules();
     [
         r.protected_names,
@@ -78,5 +83,6 @@ pub fn recipe_rules(defect: Option<ZkDefect>) -> [bool; 7] {
         r.delete_unrecognized_own,
         r.keep_own_on_session_swap,
         r.sync_before_search,
+        r.cancel_safe_release,
     ]
 }

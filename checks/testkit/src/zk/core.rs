@@ -45,6 +45,9 @@ pub(crate) struct Core {
     pub(crate) watched: Vec<Option<Znode>>,
     /// A lag armed for the client's next search that would find its node (the model's `lag`).
     pub(crate) lag_armed: Vec<bool>,
+    /// The client's last delete lost its reply and it has sent none since (the model's client
+    /// is `Releasing`: a release the caller may drop, `Abandon`).
+    pub(crate) lost_delete: Vec<bool>,
     /// The client's last request was a `sync` (its next read is answered on current data).
     pub(crate) synced: Vec<bool>,
     /// A lost reply armed for the client's next create or delete (applied or not).
@@ -81,6 +84,7 @@ impl Core {
             watched: vec![None; usize::from(clients)],
             lag_armed: vec![false; usize::from(clients)],
             synced: vec![false; usize::from(clients)],
+            lost_delete: vec![false; usize::from(clients)],
             armed: vec![None; usize::from(clients)],
             misread_armed: vec![false; usize::from(clients)],
             bent: Vec::new(),
@@ -282,6 +286,22 @@ impl Core {
         if let Some(o) = self.expired(c) {
             return o;
         }
+        let o = self.delete_live(c, name);
+        self.lost_delete[usize::from(c)] = matches!(o, Outcome::ReplyLost { .. });
+        o
+    }
+
+    /// The caller drops the client's release after its delete lost a reply (`Abandon`):
+    /// `Ok` if it can (nothing changes on the server), else `Skipped`.
+    pub(crate) fn abandon(&mut self, c: ClientId) -> Outcome {
+        if std::mem::take(&mut self.lost_delete[usize::from(c)]) {
+            Outcome::Ok
+        } else {
+            Outcome::Skipped
+        }
+    }
+
+    fn delete_live(&mut self, c: ClientId, name: Name) -> Outcome {
         let s = self.session(c);
         if let Some(applied) = self.armed[usize::from(c)].take() {
             if applied {
@@ -400,6 +420,7 @@ impl Core {
             Call::Create { uuid } => self.create(cl(), *uuid).0,
             Call::FindOwnNode => self.search(cl()).0,
             Call::Sync => self.sync(cl()),
+            Call::Abandon => self.abandon(cl()),
             Call::ListChildren => self.listing(cl()).0,
             Call::Watch { name } => self.watch(cl(), *name),
             Call::WatchEvent => match self.wait(cl(), self.session(cl())) {

@@ -30,6 +30,8 @@ pub enum Call {
     NoticeSessionChange,
     /// `delete_node` of `name` (`DeleteLockNode`, or `LoseReply`).
     Delete { name: Name },
+    /// The caller dropped the client's `release()` after its delete lost a reply (`Abandon`).
+    Abandon,
     /// `check_node` of `name` (`CheckLockNode`).
     Check { name: Name },
     /// `guarded_write`: with the lock-node check (`GuardedWrite`), or without it under the

@@ -15,7 +15,8 @@
 //!    `LaggedSearch`; `sync` itself is no action), `list_children` → `ListChildren` (a listing that showed the client its
 //!    own node under a name it does not read, after an armed misread → `MisreadOwnNode`), `watch_node` → `WatchPredecessor`, a
 //!    fired wait → `ReceiveWatchEvent`, the learned expiry → `ReceiveSessionEvent`,
-//!    `delete_node` → `DeleteLockNode` (or `LoseReply`), `check_node` → `CheckLockNode`,
+//!    `delete_node` → `DeleteLockNode` (or `LoseReply`), a `release()` dropped after a lost
+//!    delete reply → `Abandon`, `check_node` → `CheckLockNode`,
 //!    `guarded_write` → `GuardedWrite` (without its check: `Write`), the resource's read →
 //!    `Read`, its claim → `Claim`, its writes → `FencedWrite` / `Write`, re-entrancy → `Reenter` / `ReleaseInner`, the faults →
 //!    `ExpireSession`, `RestartClient`, `ExpireOldSession`, `RecreateParent`. The action must
@@ -186,6 +187,7 @@ impl Replay {
                 (Call::FindOwnNode, Outcome::Lagged) => (Some(LaggedSearch(c)), None),
                 (Call::FindOwnNode, _) => (Some(FindOwnNode(c)), None),
                 (Call::Sync, _) => (None, None),
+                (Call::Abandon, _) => (Some(Abandon(c)), None),
                 (Call::ListChildren, Outcome::Misread) => {
                     self.restarted[usize::from(c)] = false;
                     (Some(MisreadOwnNode(c)), None)

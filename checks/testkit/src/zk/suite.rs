@@ -46,6 +46,8 @@ pub struct Coverage {
     /// Requests answered `SessionExpired`.
     pub expired_answers: AtomicUsize,
     pub lost_replies: AtomicUsize,
+    /// Releases the caller dropped (`Abandon`).
+    pub abandoned: AtomicUsize,
     /// `sync`s before a search (or `ensure_valid`'s read).
     pub syncs: AtomicUsize,
     /// Searches answered by a lagging server.
@@ -95,6 +97,7 @@ impl Coverage {
         );
         add(&self.misreads, n(&|s| s.outcome == Outcome::Misread));
         add(&self.syncs, n(&|s| s.call == Call::Sync));
+        add(&self.abandoned, n(&|s| s.call == Call::Abandon));
         add(&self.lagged, n(&|s| s.outcome == Outcome::Lagged));
         add(
             &self.expiries,
@@ -142,7 +145,7 @@ impl Coverage {
             "{name}: {} executions, {} steps, 0 divergences; acquisitions {}, contention {}, \
              watch events {}, expiries {} (learned by event {}, by a reply {}, noticed after the other mutex {}), \
              lost replies {}, \
-             misreads {}, syncs {} (searches lagged {}), \
+             misreads {}, syncs {} (searches lagged {}), releases dropped {}, \
              restarts {} (old sessions expired {}), parents re-created {}, locks lost {}, \
              fenced writes refused {}, claims refused {}, updates {}, re-entries {}",
             g(&self.executions),
@@ -158,6 +161,7 @@ impl Coverage {
             g(&self.misreads),
             g(&self.syncs),
             g(&self.lagged),
+            g(&self.abandoned),
             g(&self.restarts),
             g(&self.old_sessions_expired),
             g(&self.parents_recreated),

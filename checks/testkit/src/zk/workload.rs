@@ -9,6 +9,7 @@
 //! environment, injects the faults of its plan in order. Every step is replayed through the
 //! model as it is recorded ([`super::refine`]).
 
+use std::future::Future;
 use std::sync::Arc;
 
 use lockwright::zk::{Claimed, HoldState, LostReason, ZkDefect, ZkGuard, ZkLockError, ZkMutex};
@@ -76,6 +77,9 @@ pub struct Workload {
     /// `c0` and `c1` are two mutexes sharing one simulated client (the model's
     /// `--shared-client`).
     pub shared_client: bool,
+    /// This client's caller drops one `release()` after its delete lost a reply (the model's
+    /// `Abandon`, budget `abandon=1`).
+    pub drop_release: Option<ClientId>,
 }
 
 impl Workload {
@@ -91,6 +95,7 @@ impl Workload {
             reenter: true,
             faults: Vec::new(),
             shared_client: false,
+            drop_release: None,
         }
     }
 
@@ -115,6 +120,11 @@ impl Workload {
         self
     }
 
+    pub fn with_dropped_release(mut self, c: ClientId) -> Workload {
+        self.drop_release = Some(c);
+        self
+    }
+
     pub fn with_reenter(mut self, reenter: bool) -> Workload {
         self.reenter = reenter;
         self
@@ -130,6 +140,7 @@ impl Workload {
             Some(ZkDefect::AbandonWithoutDelete) => Variant::AbandonWithoutDelete,
             Some(ZkDefect::DropOwnOnSessionSwap) => Variant::DropOwnOnSessionSwap,
             Some(ZkDefect::SearchWithoutSync) => Variant::SearchWithoutSync,
+            Some(ZkDefect::ReleaseCancelUnsafe) => Variant::ReleaseCancelUnsafe,
             _ => Variant::Curator,
         }
     }
@@ -156,7 +167,7 @@ impl Workload {
             lose_reply: n(&|f| matches!(f, Fault::LoseReply(..))),
             restart: n(&|f| matches!(f, Fault::Restart(_))),
             recreate_parent: n(&|f| matches!(f, Fault::RecreateParent)),
-            abandon: 0,
+            abandon: u8::from(self.drop_release.is_some()),
             suspend: 0,
             lag: n(&|f| matches!(f, Fault::Lag(_))),
             misread: n(&|f| matches!(f, Fault::Misread(_))),
@@ -240,6 +251,7 @@ async fn write_once(
 async fn client(w: Arc<Workload>, coord: SimCoord) {
     let c = coord.id();
     let mut mutex = ZkMutex::new(coord.clone(), DIR).expect("a valid path");
+    let mut dropped = false;
     if let Some(d) = w.defect {
         mutex = mutex.with_defect(d);
     }
@@ -287,10 +299,41 @@ async fn client(w: Arc<Workload>, coord: SimCoord) {
                 break;
             }
         }
-        if let Err(e) = guard.release().await {
+        if let Err(e) = release(&w, &coord, guard, &mut dropped).await {
             panic!("c{c}: release failed: {e}");
         }
         coord.quiesce().await;
+    }
+}
+
+/// `guard.release()`; for the workload's `drop_release` client, the first release whose
+/// delete loses its reply is dropped there (a timeout around `release()`).
+async fn release(
+    w: &Workload,
+    coord: &SimCoord,
+    guard: ZkGuard<SimCoord>,
+    dropped: &mut bool,
+) -> Result<(), ZkLockError> {
+    if *dropped || w.drop_release != Some(coord.id()) {
+        return guard.release().await;
+    }
+    let mut fut = std::pin::pin!(guard.release());
+    let out = std::future::poll_fn(|cx| {
+        if let std::task::Poll::Ready(r) = fut.as_mut().poll(cx) {
+            return std::task::Poll::Ready(Some(r));
+        }
+        if coord.try_abandon(cx.waker()) {
+            return std::task::Poll::Ready(None);
+        }
+        std::task::Poll::Pending
+    })
+    .await;
+    match out {
+        Some(r) => r,
+        None => {
+            *dropped = true;
+            Ok(())
+        }
     }
 }
 

@@ -91,6 +91,7 @@ pub(crate) enum Variant {
     AbandonWithoutDelete,
     DropOwnOnSessionSwap,
     SearchWithoutSync,
+    ReleaseCancelUnsafe,
 }
 
 /// What differs between the variants (the model's `Rules`, field for field).
@@ -113,6 +114,9 @@ pub(crate) struct Rules {
     pub keep_own_on_session_swap: bool,
     /// The protected search is preceded by a `sync` (else: a lagging server may answer it).
     pub sync_before_search: bool,
+    /// `release()` hands its delete to a task before it first waits (else: it awaits the
+    /// delete itself, so a caller that drops it after a lost reply leaves the node).
+    pub cancel_safe_release: bool,
 }
 
 impl Variant {
@@ -125,6 +129,7 @@ impl Variant {
             delete_unrecognized_own: true,
             keep_own_on_session_swap: true,
             sync_before_search: true,
+            cancel_safe_release: true,
         };
         match self {
             Variant::Curator => CURATOR,
@@ -155,6 +160,10 @@ impl Variant {
             },
             Variant::SearchWithoutSync => Rules {
                 sync_before_search: false,
+                ..CURATOR
+            },
+            Variant::ReleaseCancelUnsafe => Rules {
+                cancel_safe_release: false,
                 ..CURATOR
             },
         }

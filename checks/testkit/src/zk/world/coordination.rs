@@ -95,6 +95,28 @@ impl SimCoord {
         after_step(()).await;
     }
 
+    /// Whether the caller may drop this client's release now: its delete lost a reply and no
+    /// delete was sent since. If so, records `Abandon` (the caller drops it in the same step);
+    /// if not, `waker` is woken at the next step of anyone.
+    pub fn try_abandon(&self, waker: &std::task::Waker) -> bool {
+        let c = self.c;
+        let waker = waker.clone();
+        self.sim.step(|w| {
+            if w.core.lost_delete[usize::from(c)] {
+                assert_eq!(w.core.abandon(c), Outcome::Ok);
+                let step = Step {
+                    client: Some(c),
+                    call: Call::Abandon,
+                    outcome: Outcome::Ok,
+                };
+                (Some(step), true)
+            } else {
+                w.wakers.push(waker);
+                (None, false)
+            }
+        })
+    }
+
     /// Waits until every background task this client's recipe spawned has finished.
     pub async fn quiesce(&self) {
         let c = usize::from(self.c);
