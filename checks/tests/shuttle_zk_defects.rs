@@ -117,6 +117,14 @@ fn twins() -> Vec<Twin> {
             properties: vec![NO_ORPHAN_NODE],
         },
         Twin {
+            incident: "give-up-cancel-unsafe: the caller drops acquire() while it waits with a node; nothing deletes the node",
+            workload: Workload::curator("twin give-up-cancel-unsafe", Writes::Fenced, 2)
+                .with_reenter(false)
+                .with_defect(ZkDefect::GiveUpCancelUnsafe)
+                .with_dropped_acquire(1),
+            properties: vec![NO_ORPHAN_NODE],
+        },
+        Twin {
             incident: "drop-own-on-session-swap: the other mutex renews the shared session before our create; we drop the node as the old session's and wait behind it",
             workload: Workload::curator("twin drop-own-on-session-swap", Writes::Fenced, 2)
                 .with_reenter(false)
@@ -241,6 +249,14 @@ fn replay_release_cancel_unsafe_leaves_the_node() {
     replay_pinned(&named("twin release-cancel-unsafe"), schedule, property);
 }
 
+/// c1 waits behind c0's node and its caller drops the `acquire()` there; the broken recipe
+/// hands nothing to a cleanup, so c1's node stays in its live session, nobody's.
+#[test]
+fn replay_give_up_cancel_unsafe_leaves_the_node() {
+    let (schedule, property) = PINNED_GIVE_UP_CANCEL_UNSAFE;
+    replay_pinned(&named("twin give-up-cancel-unsafe"), schedule, property);
+}
+
 /// c0 and c1 share one client; its session expires; c0's create learns it and renews the
 /// session; c1, not told yet, creates in the renewed session, then notices the renewal and
 /// drops its node as the old session's: the node stays in the live session, nobody's (c1
@@ -297,6 +313,7 @@ const PINNED_ABANDON_WITHOUT_DELETE: (&str, &str) =
 const PINNED_SEARCH_WITHOUT_SYNC: (&str, &str) =
     ("91020fb0e4d1edb7fea79c4f00409ab42909", NO_ORPHAN_NODE);
 const PINNED_RELEASE_CANCEL_UNSAFE: (&str, &str) = ("9102110180404136494902", NO_ORPHAN_NODE);
+const PINNED_GIVE_UP_CANCEL_UNSAFE: (&str, &str) = ("91020a0180408924", NO_ORPHAN_NODE);
 const PINNED_DROP_OWN_ON_SESSION_SWAP: (&str, &str) =
     ("910215adffa88dc8b8c7b0b40100405b94444a9244", NO_ORPHAN_NODE);
 const PINNED_UNFENCED: (&str, &str) = (
@@ -312,7 +329,7 @@ const PINNED_FENCED_BY_SEQUENCE: (&str, &str) = (
 /// The variant rules are written twice: in the recipe (`lockwright::zk`, which does not depend
 /// on the model) and in the model. They must agree field for field for every variant, or the
 /// twins above would check one recipe against another's model. Its own teeth: the assertion
-/// also checks that the nine variants' rules are pairwise different, so a table collapsed to
+/// also checks that the ten variants' rules are pairwise different, so a table collapsed to
 /// Curator's everywhere cannot pass.
 #[test]
 fn the_recipe_and_the_model_share_one_rules_table() {
@@ -342,6 +359,10 @@ fn the_recipe_and_the_model_share_one_rules_table() {
             Some(ZkDefect::ReleaseCancelUnsafe),
             Variant::ReleaseCancelUnsafe,
         ),
+        (
+            Some(ZkDefect::GiveUpCancelUnsafe),
+            Variant::GiveUpCancelUnsafe,
+        ),
         (Some(ZkDefect::UnfencedWrites), Variant::Curator),
         (Some(ZkDefect::FenceBySequence), Variant::Curator),
     ];
@@ -357,6 +378,7 @@ fn the_recipe_and_the_model_share_one_rules_table() {
             m.keep_own_on_session_swap,
             m.sync_before_search,
             m.cancel_safe_release,
+            m.cancel_safe_give_up,
         ];
         assert_eq!(
             lockwright::zk::recipe_rules(defect),
@@ -365,5 +387,5 @@ fn the_recipe_and_the_model_share_one_rules_table() {
         );
         distinct.insert(model);
     }
-    assert_eq!(distinct.len(), 9, "nine variants, nine different rule sets");
+    assert_eq!(distinct.len(), 10, "ten variants, ten different rule sets");
 }

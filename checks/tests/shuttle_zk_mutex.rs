@@ -317,3 +317,32 @@ fn curator_release_dropped_after_a_lost_reply_still_deletes() {
         ("contention", &cov.contention),
     ]);
 }
+
+/// The fixed twin of `give-up-cancel-unsafe`: c1's caller drops its `acquire()` while it waits
+/// for its predecessor (the model's `Abandon` at `Waiting`), with a lost reply beside it. The
+/// attempt hands its node to a cleanup task as it is dropped, so "no orphan node" holds on
+/// every run (the broken twin is `replay_give_up_cancel_unsafe_leaves_the_node` in
+/// `shuttle_zk_defects.rs`).
+#[test]
+fn curator_acquire_dropped_while_waiting_still_deletes() {
+    let w = Workload::curator(
+        "curator × fenced-claim, an acquire dropped while it waits",
+        Writes::FencedClaim,
+        2,
+    )
+    .with_faults(vec![Fault::LoseReply(1, false)])
+    .with_dropped_acquire(1);
+    let enforce = proved(&w, &[]);
+    assert!(enforce.contains(&NO_ORPHAN_NODE));
+    let cov = explore(
+        &w,
+        w.refinement().enforcing(&enforce),
+        0x2c00_0009,
+        iterations(),
+        PCT_DEPTH,
+    );
+    assert_seen(&[
+        ("a lost reply", &cov.lost_replies),
+        ("a dropped acquire", &cov.acquires_dropped),
+    ]);
+}

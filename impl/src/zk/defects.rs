@@ -40,6 +40,10 @@ pub enum ZkDefect {
     /// and awaits the delete itself; a caller that drops it (a timeout around `release()`)
     /// after a lost reply leaves the node, nobody's, for as long as the session lives.
     ReleaseCancelUnsafe,
+    /// `give-up-cancel-unsafe`: an acquire future dropped while it waits with a node hands
+    /// nothing to a cleanup (the model's rule for the bug: before the fix, giving up awaited
+    /// its delete and a drop during that wait left the node the same way).
+    GiveUpCancelUnsafe,
     /// `unfenced` writes: [`crate::zk::ZkGuard::guarded_write`] sends the caller's operations
     /// without the lock-node check (the model's `Write`).
     UnfencedWrites,
@@ -60,6 +64,7 @@ impl ZkDefect {
             ZkDefect::DropOwnOnSessionSwap => Variant::DropOwnOnSessionSwap,
             ZkDefect::SearchWithoutSync => Variant::SearchWithoutSync,
             ZkDefect::ReleaseCancelUnsafe => Variant::ReleaseCancelUnsafe,
+            ZkDefect::GiveUpCancelUnsafe => Variant::GiveUpCancelUnsafe,
             ZkDefect::UnfencedWrites | ZkDefect::FenceBySequence => Variant::Curator,
         }
     }
@@ -68,12 +73,11 @@ impl ZkDefect {
 /// For the checks: the recipe rules the mutex runs with under `defect` (`None`: Curator's
 /// recipe), as `[protected_names, search_after_lost_create, search_any_session,
 /// retry_lost_delete, delete_unrecognized_own, keep_own_on_session_swap, sync_before_search,
-/// cancel_safe_release]` — the model's `Rules`, field for field (those the recipe has: the
-/// give-up's cancel safety is no defect it can run). The rules table is written in
+/// cancel_safe_release, cancel_safe_give_up]` — the model's `Rules`, field for field. The rules table is written in
 /// the recipe and in the model (the production crate does not depend on the model); a test in
 /// `checks/tests/shuttle_zk_defects.rs` asserts the two agree for every variant.
 #[doc(hidden)]
-pub fn recipe_rules(defect: Option<ZkDefect>) -> [bool; 8] {
+pub fn recipe_rules(defect: Option<ZkDefect>) -> [bool; 9] {
     let r = defect.map_or(Variant::Curator, ZkDefect::variant).rules();
     [
         r.protected_names,
@@ -84,5 +88,6 @@ pub fn recipe_rules(defect: Option<ZkDefect>) -> [bool; 8] {
         r.keep_own_on_session_swap,
         r.sync_before_search,
         r.cancel_safe_release,
+        r.cancel_safe_give_up,
     ]
 }

@@ -421,6 +421,7 @@ impl Core {
             Call::FindOwnNode => self.search(cl()).0,
             Call::Sync => self.sync(cl()),
             Call::Abandon => self.abandon(cl()),
+            Call::DropAcquire => return None,
             Call::ListChildren => self.listing(cl()).0,
             Call::Watch { name } => self.watch(cl(), *name),
             Call::WatchEvent => match self.wait(cl(), self.session(cl())) {

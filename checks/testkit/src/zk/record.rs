@@ -32,6 +32,9 @@ pub enum Call {
     Delete { name: Name },
     /// The caller dropped the client's `release()` after its delete lost a reply (`Abandon`).
     Abandon,
+    /// The caller dropped the client's `acquire()` while it waited for its predecessor
+    /// (`Abandon`).
+    DropAcquire,
     /// `check_node` of `name` (`CheckLockNode`).
     Check { name: Name },
     /// `guarded_write`: with the lock-node check (`GuardedWrite`), or without it under the

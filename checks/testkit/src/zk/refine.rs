@@ -16,7 +16,7 @@
 //!    own node under a name it does not read, after an armed misread → `MisreadOwnNode`), `watch_node` → `WatchPredecessor`, a
 //!    fired wait → `ReceiveWatchEvent`, the learned expiry → `ReceiveSessionEvent`,
 //!    `delete_node` → `DeleteLockNode` (or `LoseReply`), a `release()` dropped after a lost
-//!    delete reply → `Abandon`, `check_node` → `CheckLockNode`,
+//!    delete reply, or an `acquire()` dropped while it waits for its predecessor → `Abandon`, `check_node` → `CheckLockNode`,
 //!    `guarded_write` → `GuardedWrite` (without its check: `Write`), the resource's read →
 //!    `Read`, its claim → `Claim`, its writes → `FencedWrite` / `Write`, re-entrancy → `Reenter` / `ReleaseInner`, the faults →
 //!    `ExpireSession`, `RestartClient`, `ExpireOldSession`, `RecreateParent`. The action must
@@ -188,6 +188,7 @@ impl Replay {
                 (Call::FindOwnNode, _) => (Some(FindOwnNode(c)), None),
                 (Call::Sync, _) => (None, None),
                 (Call::Abandon, _) => (Some(Abandon(c)), None),
+                (Call::DropAcquire, _) => (Some(Abandon(c)), Some(&[Pc::Releasing, Pc::Idle][..])),
                 (Call::ListChildren, Outcome::Misread) => {
                     self.restarted[usize::from(c)] = false;
                     (Some(MisreadOwnNode(c)), None)

@@ -48,6 +48,8 @@ pub struct Coverage {
     pub lost_replies: AtomicUsize,
     /// Releases the caller dropped (`Abandon`).
     pub abandoned: AtomicUsize,
+    /// Acquires the caller dropped while they waited (`Abandon`).
+    pub acquires_dropped: AtomicUsize,
     /// `sync`s before a search (or `ensure_valid`'s read).
     pub syncs: AtomicUsize,
     /// Searches answered by a lagging server.
@@ -98,6 +100,7 @@ impl Coverage {
         add(&self.misreads, n(&|s| s.outcome == Outcome::Misread));
         add(&self.syncs, n(&|s| s.call == Call::Sync));
         add(&self.abandoned, n(&|s| s.call == Call::Abandon));
+        add(&self.acquires_dropped, n(&|s| s.call == Call::DropAcquire));
         add(&self.lagged, n(&|s| s.outcome == Outcome::Lagged));
         add(
             &self.expiries,
@@ -145,7 +148,7 @@ impl Coverage {
             "{name}: {} executions, {} steps, 0 divergences; acquisitions {}, contention {}, \
              watch events {}, expiries {} (learned by event {}, by a reply {}, noticed after the other mutex {}), \
              lost replies {}, \
-             misreads {}, syncs {} (searches lagged {}), releases dropped {}, \
+             misreads {}, syncs {} (searches lagged {}), releases dropped {}, acquires dropped {}, \
              restarts {} (old sessions expired {}), parents re-created {}, locks lost {}, \
              fenced writes refused {}, claims refused {}, updates {}, re-entries {}",
             g(&self.executions),
@@ -162,6 +165,7 @@ impl Coverage {
             g(&self.syncs),
             g(&self.lagged),
             g(&self.abandoned),
+            g(&self.acquires_dropped),
             g(&self.restarts),
             g(&self.old_sessions_expired),
             g(&self.parents_recreated),

@@ -80,6 +80,9 @@ pub struct Workload {
     /// This client's caller drops one `release()` after its delete lost a reply (the model's
     /// `Abandon`, budget `abandon=1`).
     pub drop_release: Option<ClientId>,
+    /// This client's caller drops one `acquire()` while it waits for its predecessor (the
+    /// model's `Abandon` at `Waiting`, budget `abandon=1`).
+    pub drop_acquire: Option<ClientId>,
 }
 
 impl Workload {
@@ -96,6 +99,7 @@ impl Workload {
             faults: Vec::new(),
             shared_client: false,
             drop_release: None,
+            drop_acquire: None,
         }
     }
 
@@ -125,6 +129,11 @@ impl Workload {
         self
     }
 
+    pub fn with_dropped_acquire(mut self, c: ClientId) -> Workload {
+        self.drop_acquire = Some(c);
+        self
+    }
+
     pub fn with_reenter(mut self, reenter: bool) -> Workload {
         self.reenter = reenter;
         self
@@ -141,6 +150,7 @@ impl Workload {
             Some(ZkDefect::DropOwnOnSessionSwap) => Variant::DropOwnOnSessionSwap,
             Some(ZkDefect::SearchWithoutSync) => Variant::SearchWithoutSync,
             Some(ZkDefect::ReleaseCancelUnsafe) => Variant::ReleaseCancelUnsafe,
+            Some(ZkDefect::GiveUpCancelUnsafe) => Variant::GiveUpCancelUnsafe,
             _ => Variant::Curator,
         }
     }
@@ -167,7 +177,7 @@ impl Workload {
             lose_reply: n(&|f| matches!(f, Fault::LoseReply(..))),
             restart: n(&|f| matches!(f, Fault::Restart(_))),
             recreate_parent: n(&|f| matches!(f, Fault::RecreateParent)),
-            abandon: u8::from(self.drop_release.is_some()),
+            abandon: u8::from(self.drop_release.is_some()) + u8::from(self.drop_acquire.is_some()),
             suspend: 0,
             lag: n(&|f| matches!(f, Fault::Lag(_))),
             misread: n(&|f| matches!(f, Fault::Misread(_))),
@@ -252,13 +262,18 @@ async fn client(w: Arc<Workload>, coord: SimCoord) {
     let c = coord.id();
     let mut mutex = ZkMutex::new(coord.clone(), DIR).expect("a valid path");
     let mut dropped = false;
+    let mut dropped_acquire = false;
     if let Some(d) = w.defect {
         mutex = mutex.with_defect(d);
     }
     for _ in 0..w.rounds {
-        let guard = match mutex.acquire().await {
-            Ok(g) => g,
-            Err(e) => panic!("c{c}: acquire failed: {e}"),
+        let guard = loop {
+            match acquire(&w, &coord, &mutex, &mut dropped_acquire).await {
+                Some(Ok(g)) => break g,
+                Some(Err(e)) => panic!("c{c}: acquire failed: {e}"),
+                // Dropped while it waited: its cleanup first, then a new acquire.
+                None => coord.quiesce().await,
+            }
         };
         coord.note(Call::Acquired);
         let resource = coord.resource();
@@ -304,6 +319,34 @@ async fn client(w: Arc<Workload>, coord: SimCoord) {
         }
         coord.quiesce().await;
     }
+}
+
+/// `mutex.acquire()`; for the workload's `drop_acquire` client, its first acquire that waits
+/// for a predecessor is dropped there (`None`).
+async fn acquire(
+    w: &Workload,
+    coord: &SimCoord,
+    mutex: &ZkMutex<SimCoord>,
+    dropped: &mut bool,
+) -> Option<Result<ZkGuard<SimCoord>, ZkLockError>> {
+    if *dropped || w.drop_acquire != Some(coord.id()) {
+        return Some(mutex.acquire().await);
+    }
+    let mut fut = std::pin::pin!(mutex.acquire());
+    let out = std::future::poll_fn(|cx| {
+        if let std::task::Poll::Ready(r) = fut.as_mut().poll(cx) {
+            return std::task::Poll::Ready(Some(r));
+        }
+        if coord.try_drop_acquire() {
+            return std::task::Poll::Ready(None);
+        }
+        std::task::Poll::Pending
+    })
+    .await;
+    if out.is_none() {
+        *dropped = true;
+    }
+    out
 }
 
 /// `guard.release()`; for the workload's `drop_release` client, the first release whose

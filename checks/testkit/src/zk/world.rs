@@ -90,6 +90,8 @@ pub(crate) struct World {
     replay: Option<Replay>,
     /// Background tasks per client not finished yet.
     tasks: Vec<usize>,
+    /// Per client: its acquire is parked in `wait_watch_event` (the model's `Waiting`).
+    in_wait: Vec<bool>,
     wakers: Vec<Waker>,
     start: Instant,
 }
@@ -152,6 +154,7 @@ impl SimZk {
                 log: Vec::new(),
                 replay: refinement.map(Refinement::replay),
                 tasks: vec![0; usize::from(clients)],
+                in_wait: vec![false; usize::from(clients)],
                 wakers: Vec::new(),
                 start: Instant::now(),
             })),

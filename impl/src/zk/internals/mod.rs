@@ -92,6 +92,7 @@ pub(crate) enum Variant {
     DropOwnOnSessionSwap,
     SearchWithoutSync,
     ReleaseCancelUnsafe,
+    GiveUpCancelUnsafe,
 }
 
 /// What differs between the variants (the model's `Rules`, field for field).
@@ -117,6 +118,8 @@ pub(crate) struct Rules {
     /// `release()` hands its delete to a task before it first waits (else: it awaits the
     /// delete itself, so a caller that drops it after a lost reply leaves the node).
     pub cancel_safe_release: bool,
+    /// A dropped acquire hands its node to a cleanup task (else: the node is left).
+    pub cancel_safe_give_up: bool,
 }
 
 impl Variant {
@@ -130,6 +133,7 @@ impl Variant {
             keep_own_on_session_swap: true,
             sync_before_search: true,
             cancel_safe_release: true,
+            cancel_safe_give_up: true,
         };
         match self {
             Variant::Curator => CURATOR,
@@ -164,6 +168,10 @@ impl Variant {
             },
             Variant::ReleaseCancelUnsafe => Rules {
                 cancel_safe_release: false,
+                ..CURATOR
+            },
+            Variant::GiveUpCancelUnsafe => Rules {
+                cancel_safe_give_up: false,
                 ..CURATOR
             },
         }

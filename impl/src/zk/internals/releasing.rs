@@ -115,7 +115,8 @@ impl<C: Coordination> Drop for Attempt<C> {
     /// The acquire future was dropped mid-way: hand the node (or the uncertainty) to a
     /// background cleanup.
     fn drop(&mut self) {
-        if self.settled {
+        // `give-up-cancel-unsafe` (test-only): nothing handed on, the node is left.
+        if self.settled || !self.spec.rules().cancel_safe_give_up {
             return;
         }
         let leftover = match self.pc {

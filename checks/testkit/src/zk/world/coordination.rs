@@ -95,6 +95,25 @@ impl SimCoord {
         after_step(()).await;
     }
 
+    /// Whether the caller may drop this client's acquire now: it is parked waiting for its
+    /// predecessor (the model's `Waiting`). If so, records `DropAcquire` (the caller drops it in
+    /// the same step). Its waker is the acquire's own, woken by every step.
+    pub fn try_drop_acquire(&self) -> bool {
+        let c = self.c;
+        self.sim.step(|w| {
+            if std::mem::take(&mut w.in_wait[usize::from(c)]) {
+                let step = Step {
+                    client: Some(c),
+                    call: Call::DropAcquire,
+                    outcome: Outcome::Ok,
+                };
+                (Some(step), true)
+            } else {
+                (None, false)
+            }
+        })
+    }
+
     /// Whether the caller may drop this client's release now: its delete lost a reply and no
     /// delete was sent since. If so, records `Abandon` (the caller drops it in the same step);
     /// if not, `waker` is woken at the next step of anyone.
@@ -272,28 +291,32 @@ impl Coordination for SimCoord {
         async move {
             let out = poll_fn(|cx| {
                 let waker = cx.waker().clone();
-                self.sim.step(|w| match w.core.wait(c, watch.session) {
-                    Wait::Pending => {
-                        w.wakers.push(waker);
-                        (None, Poll::Pending)
+                self.sim.step(|w| {
+                    let r = w.core.wait(c, watch.session);
+                    w.in_wait[usize::from(c)] = r == Wait::Pending;
+                    match r {
+                        Wait::Pending => {
+                            w.wakers.push(waker);
+                            (None, Poll::Pending)
+                        }
+                        Wait::Replaced => (None, Poll::Ready(WatchOutcome::SessionExpired)),
+                        Wait::Fired => (
+                            Some(Step {
+                                client: Some(c),
+                                call: Call::WatchEvent,
+                                outcome: Outcome::Ok,
+                            }),
+                            Poll::Ready(WatchOutcome::Fired),
+                        ),
+                        Wait::Expired => (
+                            Some(Step {
+                                client: Some(c),
+                                call: Call::SessionEvent,
+                                outcome: Outcome::Ok,
+                            }),
+                            Poll::Ready(WatchOutcome::SessionExpired),
+                        ),
                     }
-                    Wait::Replaced => (None, Poll::Ready(WatchOutcome::SessionExpired)),
-                    Wait::Fired => (
-                        Some(Step {
-                            client: Some(c),
-                            call: Call::WatchEvent,
-                            outcome: Outcome::Ok,
-                        }),
-                        Poll::Ready(WatchOutcome::Fired),
-                    ),
-                    Wait::Expired => (
-                        Some(Step {
-                            client: Some(c),
-                            call: Call::SessionEvent,
-                            outcome: Outcome::Ok,
-                        }),
-                        Poll::Ready(WatchOutcome::SessionExpired),
-                    ),
                 })
             })
             .await;
