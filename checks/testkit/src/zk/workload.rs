@@ -6,7 +6,10 @@
 //! the inner guard (when the workload says so), a few updates (a read, then a write in the
 //! workload's [`Writes`] mode), release, then wait for the recipe's background
 //! tasks (the model's client deletes its node before it acquires again). One more thread, the
-//! environment, injects the faults of its plan in order. Every step is replayed through the
+//! environment, injects the faults of its plan in order. A workload may share one simulated
+//! client between `c0` and `c1` (`shared_client`), and have one client's caller drop an
+//! acquire while it waits (`drop_acquire`) or a release after a lost delete reply
+//! (`drop_release`). Every step is replayed through the
 //! model as it is recorded ([`super::refine`]).
 
 use std::future::Future;
