@@ -92,6 +92,48 @@ fn twins() -> Vec<Twin> {
             &[AT_MOST_ONE_LIVE_HOLDER],
         ),
         twin(
+            "abandon-without-delete: a listing shows our node under a name we do not read; we start over and leave it",
+            "twin abandon-without-delete",
+            Some(ZkDefect::AbandonWithoutDelete),
+            Writes::Fenced,
+            vec![Fault::Misread(0)],
+            &[NO_ORPHAN_NODE],
+        ),
+        twin(
+            "search-without-sync: the search after a lost create is answered by a lagging server, misses the node, and a second one is created",
+            "twin search-without-sync",
+            Some(ZkDefect::SearchWithoutSync),
+            Writes::Fenced,
+            vec![Fault::LoseReply(0, true), Fault::Lag(0)],
+            &[NO_ORPHAN_NODE],
+        ),
+        Twin {
+            incident: "release-cancel-unsafe: the caller drops release() after a lost delete reply; nobody deletes the node (CURATOR-486 class)",
+            workload: Workload::curator("twin release-cancel-unsafe", Writes::Fenced, 2)
+                .with_reenter(false)
+                .with_defect(ZkDefect::ReleaseCancelUnsafe)
+                .with_faults(vec![Fault::LoseReply(0, false)])
+                .with_dropped_release(0),
+            properties: vec![NO_ORPHAN_NODE],
+        },
+        Twin {
+            incident: "give-up-cancel-unsafe: the caller drops acquire() while it waits with a node; nothing deletes the node",
+            workload: Workload::curator("twin give-up-cancel-unsafe", Writes::Fenced, 2)
+                .with_reenter(false)
+                .with_defect(ZkDefect::GiveUpCancelUnsafe)
+                .with_dropped_acquire(1),
+            properties: vec![NO_ORPHAN_NODE],
+        },
+        Twin {
+            incident: "drop-own-on-session-swap: the other mutex renews the shared session before our create; we drop the node as the old session's and wait behind it",
+            workload: Workload::curator("twin drop-own-on-session-swap", Writes::Fenced, 2)
+                .with_reenter(false)
+                .with_shared_client(true)
+                .with_defect(ZkDefect::DropOwnOnSessionSwap)
+                .with_faults(vec![Fault::Expire(0)]),
+            properties: vec![NO_ORPHAN_NODE],
+        },
+        twin(
             "unfenced writes: an expired holder's late write lands after the next holder's",
             "twin unfenced",
             Some(ZkDefect::UnfencedWrites),
@@ -181,6 +223,50 @@ fn replay_delete_by_name_retry_deletes_the_newer_holders_node() {
     replay_pinned(&named("twin delete-by-name-retry"), schedule, property);
 }
 
+/// c0's next create makes a node the server shows c0 under a name it does not read as a lock
+/// node; c0's listing misreads it, and the broken recipe starts over without deleting it: the
+/// node stays in c0's live session, nobody's.
+#[test]
+fn replay_abandon_without_delete_leaves_the_node() {
+    let (schedule, property) = PINNED_ABANDON_WITHOUT_DELETE;
+    replay_pinned(&named("twin abandon-without-delete"), schedule, property);
+}
+
+/// c0's create is applied and its reply lost; its search, sent without a `sync`, is answered
+/// by a server that has not applied the create: the node is missed, c0 starts over, and the
+/// first node stays in its live session, nobody's.
+#[test]
+fn replay_search_without_sync_orphans_the_first_node() {
+    let (schedule, property) = PINNED_SEARCH_WITHOUT_SYNC;
+    replay_pinned(&named("twin search-without-sync"), schedule, property);
+}
+
+/// c0's release loses its delete reply (not applied) and the caller drops `release()` right
+/// there; the broken recipe awaited the delete itself, so nobody deletes the node.
+#[test]
+fn replay_release_cancel_unsafe_leaves_the_node() {
+    let (schedule, property) = PINNED_RELEASE_CANCEL_UNSAFE;
+    replay_pinned(&named("twin release-cancel-unsafe"), schedule, property);
+}
+
+/// c1 waits behind c0's node and its caller drops the `acquire()` there; the broken recipe
+/// hands nothing to a cleanup, so c1's node stays in its live session, nobody's.
+#[test]
+fn replay_give_up_cancel_unsafe_leaves_the_node() {
+    let (schedule, property) = PINNED_GIVE_UP_CANCEL_UNSAFE;
+    replay_pinned(&named("twin give-up-cancel-unsafe"), schedule, property);
+}
+
+/// c0 and c1 share one client; its session expires; c0's create learns it and renews the
+/// session; c1, not told yet, creates in the renewed session, then notices the renewal and
+/// drops its node as the old session's: the node stays in the live session, nobody's (c1
+/// would wait behind it for as long as the session lives).
+#[test]
+fn replay_drop_own_on_session_swap_orphans_its_node() {
+    let (schedule, property) = PINNED_DROP_OWN_ON_SESSION_SWAP;
+    replay_pinned(&named("twin drop-own-on-session-swap"), schedule, property);
+}
+
 /// A holder's session expires; the next holder writes; the old holder, not told yet, writes
 /// without the lock-node check and the resource takes it.
 #[test]
@@ -222,6 +308,14 @@ const PINNED_DELETE_BY_NAME_RETRY: (&str, &str) = (
     "91031ae8e7a7a4d6c2fa90ee0100022222602282468468442422",
     AT_MOST_ONE_LIVE_HOLDER,
 );
+const PINNED_ABANDON_WITHOUT_DELETE: (&str, &str) =
+    ("91031a0100022420664424224282282424", NO_ORPHAN_NODE);
+const PINNED_SEARCH_WITHOUT_SYNC: (&str, &str) =
+    ("91020fb0e4d1edb7fea79c4f00409ab42909", NO_ORPHAN_NODE);
+const PINNED_RELEASE_CANCEL_UNSAFE: (&str, &str) = ("9102110180404136494902", NO_ORPHAN_NODE);
+const PINNED_GIVE_UP_CANCEL_UNSAFE: (&str, &str) = ("91020a0180408924", NO_ORPHAN_NODE);
+const PINNED_DROP_OWN_ON_SESSION_SWAP: (&str, &str) =
+    ("910215adffa88dc8b8c7b0b40100405b94444a9244", NO_ORPHAN_NODE);
 const PINNED_UNFENCED: (&str, &str) = (
     "910216e3e8f2c5fdd1c6f6bd018040d0a4488bb24402",
     FENCED_WRITES_ARE_EXCLUSIVE,
@@ -235,7 +329,7 @@ const PINNED_FENCED_BY_SEQUENCE: (&str, &str) = (
 /// The variant rules are written twice: in the recipe (`lockwright::zk`, which does not depend
 /// on the model) and in the model. They must agree field for field for every variant, or the
 /// twins above would check one recipe against another's model. Its own teeth: the assertion
-/// also checks that the seven variants' rules are pairwise different, so a table collapsed to
+/// also checks that the ten variants' rules are pairwise different, so a table collapsed to
 /// Curator's everywhere cannot pass.
 #[test]
 fn the_recipe_and_the_model_share_one_rules_table() {
@@ -257,6 +351,18 @@ fn the_recipe_and_the_model_share_one_rules_table() {
             Some(ZkDefect::DropOwnOnSessionSwap),
             Variant::DropOwnOnSessionSwap,
         ),
+        (
+            Some(ZkDefect::SearchWithoutSync),
+            Variant::SearchWithoutSync,
+        ),
+        (
+            Some(ZkDefect::ReleaseCancelUnsafe),
+            Variant::ReleaseCancelUnsafe,
+        ),
+        (
+            Some(ZkDefect::GiveUpCancelUnsafe),
+            Variant::GiveUpCancelUnsafe,
+        ),
         (Some(ZkDefect::UnfencedWrites), Variant::Curator),
         (Some(ZkDefect::FenceBySequence), Variant::Curator),
     ];
@@ -270,6 +376,9 @@ fn the_recipe_and_the_model_share_one_rules_table() {
             m.retry_lost_delete,
             m.delete_unrecognized_own,
             m.keep_own_on_session_swap,
+            m.sync_before_search,
+            m.cancel_safe_release,
+            m.cancel_safe_give_up,
         ];
         assert_eq!(
             lockwright::zk::recipe_rules(defect),
@@ -278,9 +387,5 @@ fn the_recipe_and_the_model_share_one_rules_table() {
         );
         distinct.insert(model);
     }
-    assert_eq!(
-        distinct.len(),
-        7,
-        "seven variants, seven different rule sets"
-    );
+    assert_eq!(distinct.len(), 10, "ten variants, ten different rule sets");
 }

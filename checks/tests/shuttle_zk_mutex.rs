@@ -200,3 +200,149 @@ fn curator_ensure_valid_refines_under_expiry_and_lost_replies() {
         ("a lock lost", &cov.locks_lost),
     ]);
 }
+
+/// The fixed twin of `abandon-without-delete`: a listing shows c0 its own node under a name it
+/// does not read as a lock node (the server's misread fault, the model's `MisreadOwnNode`), with
+/// a lost reply beside it. The recipe deletes that node by the name it was shown before it
+/// starts over, so "no orphan node" holds on every run (the broken twin is
+/// `replay_abandon_without_delete_leaves_the_node` in `shuttle_zk_defects.rs`).
+#[test]
+fn curator_deletes_a_node_whose_name_it_misread() {
+    let w = Workload::curator("curator × fenced-claim, misread", Writes::FencedClaim, 2)
+        .with_faults(vec![Fault::Misread(0), Fault::LoseReply(0, false)]);
+    let enforce = proved(&w, &[]);
+    assert!(enforce.contains(&NO_ORPHAN_NODE));
+    let cov = explore(
+        &w,
+        w.refinement().enforcing(&enforce),
+        0x2c00_0005,
+        iterations(),
+        PCT_DEPTH,
+    );
+    assert_seen(&[
+        ("a misread", &cov.misreads),
+        ("a lost reply", &cov.lost_replies),
+        ("contention", &cov.contention),
+    ]);
+}
+
+/// The fixed twin of `drop-own-on-session-swap`: `c0` and `c1` are two mutexes sharing ONE
+/// simulated client, whose session expires; whichever mutex learns it renews the session, the
+/// other is told at its next look (`NoticeSessionChange`), and may have created its node in the
+/// renewed session meanwhile. The recipe keeps a node owned by the session it now runs, so "no
+/// orphan node" holds on every run (the broken twin is
+/// `replay_drop_own_on_session_swap_orphans_its_node` in `shuttle_zk_defects.rs`). The
+/// expiry's "at most one holder" is the model's verdict here as everywhere.
+#[test]
+fn curator_shared_client_keeps_a_node_made_in_the_renewed_session() {
+    let w = Workload::curator(
+        "curator × fenced-claim, shared client, expiry",
+        Writes::FencedClaim,
+        2,
+    )
+    .with_reenter(false)
+    .with_shared_client(true)
+    .with_faults(vec![Fault::Expire(0)]);
+    let enforce = proved(&w, &[AT_MOST_ONE_HOLDER]);
+    assert!(enforce.contains(&NO_ORPHAN_NODE));
+    let cov = explore(
+        &w,
+        w.refinement().enforcing(&enforce),
+        0x2c00_0006,
+        iterations(),
+        PCT_DEPTH,
+    );
+    assert_seen(&[
+        ("an expiry", &cov.expiries),
+        ("a renewal noticed by the other mutex", &cov.session_swaps),
+        ("contention", &cov.contention),
+    ]);
+}
+
+/// The fixed twin of `search-without-sync`: c0's create is applied and its reply lost, and the
+/// server would answer c0's next search from data without c0's writes (the model's `lag`). The
+/// recipe syncs before the search, so the search finds the node and "no orphan node" holds on
+/// every run (the broken twin is `replay_search_without_sync_orphans_the_first_node` in
+/// `shuttle_zk_defects.rs`).
+#[test]
+fn curator_syncs_before_the_search_after_a_lost_create() {
+    let w = Workload::curator(
+        "curator × fenced-claim, lost create and lag",
+        Writes::FencedClaim,
+        2,
+    )
+    .with_faults(vec![Fault::LoseReply(0, true), Fault::Lag(0)]);
+    let enforce = proved(&w, &[]);
+    assert!(enforce.contains(&NO_ORPHAN_NODE));
+    let cov = explore(
+        &w,
+        w.refinement().enforcing(&enforce),
+        0x2c00_0007,
+        iterations(),
+        PCT_DEPTH,
+    );
+    assert_seen(&[
+        ("a lost reply", &cov.lost_replies),
+        ("a sync", &cov.syncs),
+        ("contention", &cov.contention),
+    ]);
+    assert_eq!(Coverage::get(&cov.lagged), 0, "a synced search never lags");
+}
+
+/// The fixed twin of `release-cancel-unsafe`: c0's release loses its delete reply and the
+/// caller drops the `release()` future right there (the model's `Abandon`). The delete runs
+/// in a task of its own and goes on, so "no orphan node" holds on every run (the broken twin
+/// is `replay_release_cancel_unsafe_leaves_the_node` in `shuttle_zk_defects.rs`).
+#[test]
+fn curator_release_dropped_after_a_lost_reply_still_deletes() {
+    let w = Workload::curator(
+        "curator × fenced-claim, a release dropped after a lost reply",
+        Writes::FencedClaim,
+        2,
+    )
+    .with_faults(vec![Fault::LoseReply(0, false)])
+    .with_dropped_release(0);
+    let enforce = proved(&w, &[]);
+    assert!(enforce.contains(&NO_ORPHAN_NODE));
+    let cov = explore(
+        &w,
+        w.refinement().enforcing(&enforce),
+        0x2c00_0008,
+        iterations(),
+        PCT_DEPTH,
+    );
+    assert_seen(&[
+        ("a lost reply", &cov.lost_replies),
+        ("a dropped release", &cov.abandoned),
+        ("contention", &cov.contention),
+    ]);
+}
+
+/// The fixed twin of `give-up-cancel-unsafe`: c1's caller drops its `acquire()` while it waits
+/// for its predecessor (the model's `Abandon` at `Waiting`), with a lost reply beside it. The
+/// attempt hands its node to a cleanup task as it is dropped, so "no orphan node" holds on
+/// every run (the broken twin is `replay_give_up_cancel_unsafe_leaves_the_node` in
+/// `shuttle_zk_defects.rs`).
+#[test]
+fn curator_acquire_dropped_while_waiting_still_deletes() {
+    let w = Workload::curator(
+        "curator × fenced-claim, an acquire dropped while it waits",
+        Writes::FencedClaim,
+        2,
+    )
+    .with_faults(vec![Fault::LoseReply(1, false)])
+    .with_dropped_acquire(1);
+    let enforce = proved(&w, &[]);
+    assert!(enforce.contains(&NO_ORPHAN_NODE));
+    let cov = explore(
+        &w,
+        w.refinement().enforcing(&enforce),
+        0x2c00_0009,
+        iterations(),
+        PCT_DEPTH,
+    );
+    assert_seen(&[
+        ("a lost reply", &cov.lost_replies),
+        ("a dropped acquire", &cov.acquires_dropped),
+    ]);
+}

@@ -31,6 +31,19 @@ pub enum ZkDefect {
     /// client) drops its node as the old session's, although its create ran in the new
     /// session: it creates a second node behind the first and waits behind itself.
     DropOwnOnSessionSwap,
+    /// `search-without-sync`: the protected search after a lost create issues no `sync`, so a
+    /// server that has not applied the create yet (a follower the session moved to) answers it
+    /// without the node: the client creates a second node, and the first stays ahead of it for
+    /// as long as the session lives.
+    SearchWithoutSync,
+    /// `release-cancel-unsafe` (the CURATOR-486 class): `release()` marks the hold released
+    /// and awaits the delete itself; a caller that drops it (a timeout around `release()`)
+    /// after a lost reply leaves the node, nobody's, for as long as the session lives.
+    ReleaseCancelUnsafe,
+    /// `give-up-cancel-unsafe`: an acquire future dropped while it waits with a node hands
+    /// nothing to a cleanup (the model's rule for the bug: before the fix, giving up awaited
+    /// its delete and a drop during that wait left the node the same way).
+    GiveUpCancelUnsafe,
     /// `unfenced` writes: [`crate::zk::ZkGuard::guarded_write`] sends the caller's operations
     /// without the lock-node check (the model's `Write`).
     UnfencedWrites,
@@ -49,6 +62,9 @@ impl ZkDefect {
             ZkDefect::DeleteByNameRetry => Variant::DeleteByNameRetry,
             ZkDefect::AbandonWithoutDelete => Variant::AbandonWithoutDelete,
             ZkDefect::DropOwnOnSessionSwap => Variant::DropOwnOnSessionSwap,
+            ZkDefect::SearchWithoutSync => Variant::SearchWithoutSync,
+            ZkDefect::ReleaseCancelUnsafe => Variant::ReleaseCancelUnsafe,
+            ZkDefect::GiveUpCancelUnsafe => Variant::GiveUpCancelUnsafe,
             ZkDefect::UnfencedWrites | ZkDefect::FenceBySequence => Variant::Curator,
         }
     }
@@ -56,12 +72,12 @@ impl ZkDefect {
 
 /// For the checks: the recipe rules the mutex runs with under `defect` (`None`: Curator's
 /// recipe), as `[protected_names, search_after_lost_create, search_any_session,
-/// retry_lost_delete, delete_unrecognized_own, keep_own_on_session_swap]` — the model's `Rules`, field for field (those
-/// the recipe has: the cancel-safety and `sync` switches are not defects it can run). The rules table is written in
+/// retry_lost_delete, delete_unrecognized_own, keep_own_on_session_swap, sync_before_search,
+/// cancel_safe_release, cancel_safe_give_up]` — the model's `Rules`, field for field. The rules table is written in
 /// the recipe and in the model (the production crate does not depend on the model); a test in
 /// `checks/tests/shuttle_zk_defects.rs` asserts the two agree for every variant.
 #[doc(hidden)]
-pub fn recipe_rules(defect: Option<ZkDefect>) -> [bool; 6] {
+pub fn recipe_rules(defect: Option<ZkDefect>) -> [bool; 9] {
     let r = defect.map_or(Variant::Curator, ZkDefect::variant).rules();
     [
         r.protected_names,
@@ -70,5 +86,8 @@ pub fn recipe_rules(defect: Option<ZkDefect>) -> [bool; 6] {
         r.retry_lost_delete,
         r.delete_unrecognized_own,
         r.keep_own_on_session_swap,
+        r.sync_before_search,
+        r.cancel_safe_release,
+        r.cancel_safe_give_up,
     ]
 }

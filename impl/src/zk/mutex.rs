@@ -581,6 +581,13 @@ impl<C: Coordination> ZkGuard<C> {
         if self.hold.count.fetch_sub(1, Ordering::AcqRel) > 1 || self.hold.lost().is_some() {
             return Ok(());
         }
+        if !self.hold.spec.rules().cancel_safe_release {
+            // `release-cancel-unsafe` (test-only): the delete awaited here, the hold already
+            // marked released, so a caller that drops this future leaves the node.
+            let h = &*self.hold;
+            let r = internals::release_node(&*h.coord, &h.spec, &h.node, h.coord.session()).await;
+            return r.map(|_| ());
+        }
         let (tx, rx) = futures::channel::oneshot::channel();
         let hold = Arc::clone(&self.hold);
         self.hold.coord.spawn(async move {

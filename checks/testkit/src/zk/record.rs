@@ -11,9 +11,12 @@ pub enum Call {
     // ---- coordination calls of the real recipe (one model action each) ----
     /// `create_lock_node` (`CreateLockNode`, or `LoseReply` when the reply was lost).
     Create { uuid: Option<u8> },
-    /// `find_own_node` (`FindOwnNode`).
+    /// `find_own_node` (`FindOwnNode`; answered `Lagged`: `LaggedSearch`).
     FindOwnNode,
-    /// `list_children` (`ListChildren`).
+    /// `sync` of the lock directory (no model action: the model's `sync_before_search` rule;
+    /// the client's next search reads current data).
+    Sync,
+    /// `list_children` (`ListChildren`; answered `Misread`: `MisreadOwnNode`).
     ListChildren,
     /// `watch_node` on `name` (`WatchPredecessor`).
     Watch { name: Name },
@@ -22,8 +25,16 @@ pub enum Call {
     /// The client learned from the session-event stream (or a wait that ended with it) that
     /// its session expired (`ReceiveSessionEvent`).
     SessionEvent,
+    /// A mutex sharing its client was told a session another mutex renewed (`session()` or
+    /// `new_session` answered a session it did not know: `NoticeSessionChange`).
+    NoticeSessionChange,
     /// `delete_node` of `name` (`DeleteLockNode`, or `LoseReply`).
     Delete { name: Name },
+    /// The caller dropped the client's `release()` after its delete lost a reply (`Abandon`).
+    Abandon,
+    /// The caller dropped the client's `acquire()` while it waited for its predecessor
+    /// (`Abandon`).
+    DropAcquire,
     /// `check_node` of `name` (`CheckLockNode`).
     Check { name: Name },
     /// `guarded_write`: with the lock-node check (`GuardedWrite`), or without it under the
@@ -61,6 +72,12 @@ pub enum Call {
     RecreateParent,
     /// The client's next create or delete will lose its reply, `applied` or not.
     Arm { client: ClientId, applied: bool },
+    /// The client's next create that is applied makes a node the server names to it under a
+    /// name its parser does not read as a lock node (its first listing of it: `MisreadOwnNode`).
+    ArmMisread(ClientId),
+    /// The client's next search that would find its node, unless a `sync` came first, is
+    /// answered by a server that has not applied its writes.
+    ArmLag(ClientId),
 }
 
 /// What the simulated server (or resource) answered.
@@ -76,6 +93,12 @@ pub enum Outcome {
     ReplyLost { applied: bool },
     /// The fenced resource refused a token lower than the highest it accepted.
     Rejected,
+    /// A listing that showed the client its own node under a name it does not read as a lock
+    /// node (`MisreadOwnNode`).
+    Misread,
+    /// A search answered by a server that had not applied the client's writes: its node is
+    /// missing (`LaggedSearch`).
+    Lagged,
     /// A fault that could not happen now (no effect).
     Skipped,
 }

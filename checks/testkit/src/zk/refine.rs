@@ -11,9 +11,12 @@
 //!    server's state);
 //! 2. becomes its **model action** (the table in `lockwright_model::zk::Action`'s docs):
 //!    `create` → `CreateLockNode` (a lost reply → `LoseReply(c, applied?)`), `find_own_node` →
-//!    `FindOwnNode`, `list_children` → `ListChildren`, `watch_node` → `WatchPredecessor`, a
+//!    `FindOwnNode` (answered by a lagging server after an armed lag and no `sync` →
+//!    `LaggedSearch`; `sync` itself is no action), `list_children` → `ListChildren` (a listing that showed the client its
+//!    own node under a name it does not read, after an armed misread → `MisreadOwnNode`), `watch_node` → `WatchPredecessor`, a
 //!    fired wait → `ReceiveWatchEvent`, the learned expiry → `ReceiveSessionEvent`,
-//!    `delete_node` → `DeleteLockNode` (or `LoseReply`), `check_node` → `CheckLockNode`,
+//!    `delete_node` → `DeleteLockNode` (or `LoseReply`), a `release()` dropped after a lost
+//!    delete reply, or an `acquire()` dropped while it waits for its predecessor → `Abandon`, `check_node` → `CheckLockNode`,
 //!    `guarded_write` → `GuardedWrite` (without its check: `Write`), the resource's read →
 //!    `Read`, its claim → `Claim`, its writes → `FencedWrite` / `Write`, re-entrancy → `Reenter` / `ReleaseInner`, the faults →
 //!    `ExpireSession`, `RestartClient`, `ExpireOldSession`, `RecreateParent`. The action must
@@ -33,7 +36,7 @@
 //!
 //! The first failure is a [`Divergence`] naming the step.
 
-use lockwright_model::zk::{Action, ClientId, Pc, Scenario, Server};
+use lockwright_model::zk::{Action, ClientId, Pc, Scenario, Server, SessionId};
 
 use crate::refine::Cursor;
 pub use crate::refine::{Divergence, Summary};
@@ -84,11 +87,7 @@ struct Shape {
     clients: Vec<(bool, usize, bool, usize)>,
 }
 
-fn shape(server: &Server, epoch: impl Fn(ClientId) -> u8, clients: u8) -> Shape {
-    let current = |c: ClientId| lockwright_model::zk::SessionId {
-        client: c,
-        epoch: epoch(c),
-    };
+fn shape(server: &Server, current: impl Fn(ClientId) -> SessionId, clients: u8) -> Shape {
     Shape {
         children: server
             .children()
@@ -106,7 +105,11 @@ fn shape(server: &Server, epoch: impl Fn(ClientId) -> u8, clients: u8) -> Shape 
                 let s = current(c);
                 (
                     server.is_alive(s),
-                    server.sessions().iter().filter(|x| x.client == c).count(),
+                    server
+                        .sessions()
+                        .iter()
+                        .filter(|x| x.client == s.client)
+                        .count(),
                     server.has_watch_event(s),
                     server.watches().iter().filter(|(_, w)| *w == s).count(),
                 )
@@ -127,7 +130,7 @@ pub(crate) struct Replay {
 impl Replay {
     fn new(model: Scenario, enforce: Vec<&'static str>) -> Replay {
         Replay {
-            shadow: Core::new(model.clients),
+            shadow: Core::new(model.clients, model.shared_client),
             restarted: vec![false; usize::from(model.clients)],
             cur: Cursor::new(model, enforce),
         }
@@ -164,7 +167,7 @@ impl Replay {
         use Action::*;
         let (action, expect): (Option<Action>, Option<&[Pc]>) = match (step.client, &step.call) {
             (None, _) if step.outcome == Outcome::Skipped => (None, None),
-            (None, Call::Arm { .. }) => (None, None),
+            (None, Call::Arm { .. } | Call::ArmMisread(_) | Call::ArmLag(_)) => (None, None),
             (None, Call::Expire(c)) => (Some(ExpireSession(*c)), None),
             (None, Call::Restart(c)) => {
                 self.restarted[usize::from(*c)] = true;
@@ -181,7 +184,15 @@ impl Replay {
                     (Some(CreateLockNode(c)), Some(&[Pc::Created][..]))
                 }
                 (Call::Create { .. }, _) => (Some(CreateLockNode(c)), None),
+                (Call::FindOwnNode, Outcome::Lagged) => (Some(LaggedSearch(c)), None),
                 (Call::FindOwnNode, _) => (Some(FindOwnNode(c)), None),
+                (Call::Sync, _) => (None, None),
+                (Call::Abandon, _) => (Some(Abandon(c)), None),
+                (Call::DropAcquire, _) => (Some(Abandon(c)), Some(&[Pc::Releasing, Pc::Idle][..])),
+                (Call::ListChildren, Outcome::Misread) => {
+                    self.restarted[usize::from(c)] = false;
+                    (Some(MisreadOwnNode(c)), None)
+                }
                 (Call::ListChildren, _) => {
                     self.restarted[usize::from(c)] = false;
                     (Some(ListChildren(c)), None)
@@ -195,6 +206,11 @@ impl Replay {
                 (Call::Watch { .. }, _) => (Some(WatchPredecessor(c)), None),
                 (Call::WatchEvent, _) => (Some(ReceiveWatchEvent(c)), None),
                 (Call::SessionEvent, _) => (Some(ReceiveSessionEvent(c)), None),
+                (Call::NoticeSessionChange, _) => {
+                    // Like a restart: a grant it is told of afterwards was already lost.
+                    self.restarted[usize::from(c)] = true;
+                    (Some(NoticeSessionChange(c)), None)
+                }
                 (Call::Delete { .. }, Outcome::Ok | Outcome::NoNode) => {
                     (Some(DeleteLockNode(c)), Some(&[Pc::Idle][..]))
                 }
@@ -273,16 +289,8 @@ impl Replay {
         })?;
         // 4. The two servers have the same shape.
         let n = self.cur.model.clients;
-        let model = shape(
-            &self.cur.state.server,
-            |c| self.cur.state.clients[usize::from(c)].session,
-            n,
-        );
-        let sim = shape(
-            &self.shadow.server,
-            |c| self.shadow.epochs[usize::from(c)],
-            n,
-        );
+        let model = shape(&self.cur.state.server, |c| self.cur.state.session(c), n);
+        let sim = shape(&self.shadow.server, |c| self.shadow.session(c), n);
         if model != sim {
             return Err(fail(format!(
                 "after this step the servers differ: simulated {sim:?}, model {model:?}"
@@ -356,6 +364,44 @@ mod tests {
         t[5].outcome = Outcome::NoNode;
         let d = model(1).check(&t).expect_err("the node exists");
         assert_eq!(d.step, 5);
+        assert!(d.reason.contains("the shadow server answers Ok"), "{d}");
+    }
+
+    /// A listing answered `Misread` is `MisreadOwnNode`: the recipe deletes the node by the
+    /// name it was shown (`Releasing`), then creates again. Its teeth: the same listing without
+    /// the armed fault is an answer the shadow server does not give.
+    #[test]
+    fn a_misread_listing_replays_as_misread_own_node() {
+        use lockwright_model::zk::Faults;
+        let m = Refinement::new(
+            Scenario::new(Variant::Curator, WriteMode::Fenced)
+                .with_clients(1)
+                .with_reentrant(false)
+                .with_faults(Faults {
+                    misread: 1,
+                    ..Faults::NONE
+                })
+                .with_symmetry(false),
+        );
+        let env = |call| Step {
+            client: None,
+            call,
+            outcome: Outcome::Ok,
+        };
+        let mut t = vec![
+            env(Call::ArmMisread(0)),
+            step(0, Call::Create { uuid: Some(0) }, Outcome::Ok),
+            step(0, Call::ListChildren, Outcome::Misread),
+            step(0, Call::Delete { name: N0 }, Outcome::Ok),
+            step(0, Call::Create { uuid: Some(0) }, Outcome::Ok),
+            step(0, Call::ListChildren, Outcome::Ok),
+            step(0, Call::Acquired, Outcome::Ok),
+        ];
+        let s = m.check(&t).expect("a model path");
+        assert_eq!(s.actions, 5);
+        t.remove(0);
+        let d = m.check(&t).expect_err("no misread armed");
+        assert_eq!(d.step, 1);
         assert!(d.reason.contains("the shadow server answers Ok"), "{d}");
     }
 

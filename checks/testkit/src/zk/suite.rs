@@ -41,9 +41,21 @@ pub struct Coverage {
     pub watch_events: AtomicUsize,
     /// Expiries learned from the session event.
     pub session_events: AtomicUsize,
+    /// Renewals of a shared client's session noticed by the other mutex.
+    pub session_swaps: AtomicUsize,
     /// Requests answered `SessionExpired`.
     pub expired_answers: AtomicUsize,
     pub lost_replies: AtomicUsize,
+    /// Releases the caller dropped (`Abandon`).
+    pub abandoned: AtomicUsize,
+    /// Acquires the caller dropped while they waited (`Abandon`).
+    pub acquires_dropped: AtomicUsize,
+    /// `sync`s before a search (or `ensure_valid`'s read).
+    pub syncs: AtomicUsize,
+    /// Searches answered by a lagging server.
+    pub lagged: AtomicUsize,
+    /// Listings that showed a client its own node under a name it does not read.
+    pub misreads: AtomicUsize,
     pub expiries: AtomicUsize,
     pub restarts: AtomicUsize,
     pub old_sessions_expired: AtomicUsize,
@@ -74,6 +86,10 @@ impl Coverage {
         add(&self.watch_events, n(&|s| s.call == Call::WatchEvent));
         add(&self.session_events, n(&|s| s.call == Call::SessionEvent));
         add(
+            &self.session_swaps,
+            n(&|s| s.call == Call::NoticeSessionChange),
+        );
+        add(
             &self.expired_answers,
             n(&|s| s.outcome == Outcome::SessionExpired),
         );
@@ -81,6 +97,11 @@ impl Coverage {
             &self.lost_replies,
             n(&|s| matches!(s.outcome, Outcome::ReplyLost { .. })),
         );
+        add(&self.misreads, n(&|s| s.outcome == Outcome::Misread));
+        add(&self.syncs, n(&|s| s.call == Call::Sync));
+        add(&self.abandoned, n(&|s| s.call == Call::Abandon));
+        add(&self.acquires_dropped, n(&|s| s.call == Call::DropAcquire));
+        add(&self.lagged, n(&|s| s.outcome == Outcome::Lagged));
         add(
             &self.expiries,
             n(&|s| matches!(s.call, Call::Expire(_)) && ok(s)),
@@ -125,7 +146,9 @@ impl Coverage {
         let g = Self::get;
         format!(
             "{name}: {} executions, {} steps, 0 divergences; acquisitions {}, contention {}, \
-             watch events {}, expiries {} (learned by event {}, by a reply {}), lost replies {}, \
+             watch events {}, expiries {} (learned by event {}, by a reply {}, noticed after the other mutex {}), \
+             lost replies {}, \
+             misreads {}, syncs {} (searches lagged {}), releases dropped {}, acquires dropped {}, \
              restarts {} (old sessions expired {}), parents re-created {}, locks lost {}, \
              fenced writes refused {}, claims refused {}, updates {}, re-entries {}",
             g(&self.executions),
@@ -136,7 +159,13 @@ impl Coverage {
             g(&self.expiries),
             g(&self.session_events),
             g(&self.expired_answers),
+            g(&self.session_swaps),
             g(&self.lost_replies),
+            g(&self.misreads),
+            g(&self.syncs),
+            g(&self.lagged),
+            g(&self.abandoned),
+            g(&self.acquires_dropped),
             g(&self.restarts),
             g(&self.old_sessions_expired),
             g(&self.parents_recreated),

@@ -6,9 +6,13 @@
 //! the inner guard (when the workload says so), a few updates (a read, then a write in the
 //! workload's [`Writes`] mode), release, then wait for the recipe's background
 //! tasks (the model's client deletes its node before it acquires again). One more thread, the
-//! environment, injects the faults of its plan in order. Every step is replayed through the
+//! environment, injects the faults of its plan in order. A workload may share one simulated
+//! client between `c0` and `c1` (`shared_client`), and have one client's caller drop an
+//! acquire while it waits (`drop_acquire`) or a release after a lost delete reply
+//! (`drop_release`). Every step is replayed through the
 //! model as it is recorded ([`super::refine`]).
 
+use std::future::Future;
 use std::sync::Arc;
 
 use lockwright::zk::{Claimed, HoldState, LostReason, ZkDefect, ZkGuard, ZkLockError, ZkMutex};
@@ -49,6 +53,12 @@ pub enum Fault {
     ExpireOld(ClientId),
     /// The empty parent is reaped and made again.
     RecreateParent,
+    /// The client's next applied create makes a node the server names to it under a name it
+    /// does not read as a lock node (the model's `MisreadOwnNode`, budget `misread`).
+    Misread(ClientId),
+    /// The client's next search that finds its node, unless a `sync` came first, is answered
+    /// by a server that has not applied its writes (the model's `LaggedSearch`, budget `lag`).
+    Lag(ClientId),
 }
 
 /// A scenario: the recipe (and its defect), the clients and their rounds, the faults.
@@ -67,6 +77,15 @@ pub struct Workload {
     pub reenter: bool,
     /// The environment's faults, in order (one thread).
     pub faults: Vec<Fault>,
+    /// `c0` and `c1` are two mutexes sharing one simulated client (the model's
+    /// `--shared-client`).
+    pub shared_client: bool,
+    /// This client's caller drops one `release()` after its delete lost a reply (the model's
+    /// `Abandon`, budget `abandon=1`).
+    pub drop_release: Option<ClientId>,
+    /// This client's caller drops one `acquire()` while it waits for its predecessor (the
+    /// model's `Abandon` at `Waiting`, budget `abandon=1`).
+    pub drop_acquire: Option<ClientId>,
 }
 
 impl Workload {
@@ -81,6 +100,9 @@ impl Workload {
             writes_per_hold: 2,
             reenter: true,
             faults: Vec::new(),
+            shared_client: false,
+            drop_release: None,
+            drop_acquire: None,
         }
     }
 
@@ -100,6 +122,21 @@ impl Workload {
         self
     }
 
+    pub fn with_shared_client(mut self, shared: bool) -> Workload {
+        self.shared_client = shared;
+        self
+    }
+
+    pub fn with_dropped_release(mut self, c: ClientId) -> Workload {
+        self.drop_release = Some(c);
+        self
+    }
+
+    pub fn with_dropped_acquire(mut self, c: ClientId) -> Workload {
+        self.drop_acquire = Some(c);
+        self
+    }
+
     pub fn with_reenter(mut self, reenter: bool) -> Workload {
         self.reenter = reenter;
         self
@@ -114,6 +151,9 @@ impl Workload {
             Some(ZkDefect::DeleteByNameRetry) => Variant::DeleteByNameRetry,
             Some(ZkDefect::AbandonWithoutDelete) => Variant::AbandonWithoutDelete,
             Some(ZkDefect::DropOwnOnSessionSwap) => Variant::DropOwnOnSessionSwap,
+            Some(ZkDefect::SearchWithoutSync) => Variant::SearchWithoutSync,
+            Some(ZkDefect::ReleaseCancelUnsafe) => Variant::ReleaseCancelUnsafe,
+            Some(ZkDefect::GiveUpCancelUnsafe) => Variant::GiveUpCancelUnsafe,
             _ => Variant::Curator,
         }
     }
@@ -140,10 +180,10 @@ impl Workload {
             lose_reply: n(&|f| matches!(f, Fault::LoseReply(..))),
             restart: n(&|f| matches!(f, Fault::Restart(_))),
             recreate_parent: n(&|f| matches!(f, Fault::RecreateParent)),
-            abandon: 0,
+            abandon: u8::from(self.drop_release.is_some()) + u8::from(self.drop_acquire.is_some()),
             suspend: 0,
-            lag: 0,
-            misread: 0,
+            lag: n(&|f| matches!(f, Fault::Lag(_))),
+            misread: n(&|f| matches!(f, Fault::Misread(_))),
         }
     }
 
@@ -153,6 +193,7 @@ impl Workload {
             .with_clients(self.clients)
             .with_reentrant(self.reenter)
             .with_faults(self.budgets())
+            .with_shared_client(self.shared_client)
             .with_symmetry(false)
     }
 
@@ -223,13 +264,19 @@ async fn write_once(
 async fn client(w: Arc<Workload>, coord: SimCoord) {
     let c = coord.id();
     let mut mutex = ZkMutex::new(coord.clone(), DIR).expect("a valid path");
+    let mut dropped = false;
+    let mut dropped_acquire = false;
     if let Some(d) = w.defect {
         mutex = mutex.with_defect(d);
     }
     for _ in 0..w.rounds {
-        let guard = match mutex.acquire().await {
-            Ok(g) => g,
-            Err(e) => panic!("c{c}: acquire failed: {e}"),
+        let guard = loop {
+            match acquire(&w, &coord, &mutex, &mut dropped_acquire).await {
+                Some(Ok(g)) => break g,
+                Some(Err(e)) => panic!("c{c}: acquire failed: {e}"),
+                // Dropped while it waited: its cleanup first, then a new acquire.
+                None => coord.quiesce().await,
+            }
         };
         coord.note(Call::Acquired);
         let resource = coord.resource();
@@ -270,17 +317,76 @@ async fn client(w: Arc<Workload>, coord: SimCoord) {
                 break;
             }
         }
-        if let Err(e) = guard.release().await {
+        if let Err(e) = release(&w, &coord, guard, &mut dropped).await {
             panic!("c{c}: release failed: {e}");
         }
         coord.quiesce().await;
     }
 }
 
+/// `mutex.acquire()`; for the workload's `drop_acquire` client, its first acquire that waits
+/// for a predecessor is dropped there (`None`).
+async fn acquire(
+    w: &Workload,
+    coord: &SimCoord,
+    mutex: &ZkMutex<SimCoord>,
+    dropped: &mut bool,
+) -> Option<Result<ZkGuard<SimCoord>, ZkLockError>> {
+    if *dropped || w.drop_acquire != Some(coord.id()) {
+        return Some(mutex.acquire().await);
+    }
+    let mut fut = std::pin::pin!(mutex.acquire());
+    let out = std::future::poll_fn(|cx| {
+        if let std::task::Poll::Ready(r) = fut.as_mut().poll(cx) {
+            return std::task::Poll::Ready(Some(r));
+        }
+        if coord.try_drop_acquire() {
+            return std::task::Poll::Ready(None);
+        }
+        std::task::Poll::Pending
+    })
+    .await;
+    if out.is_none() {
+        *dropped = true;
+    }
+    out
+}
+
+/// `guard.release()`; for the workload's `drop_release` client, the first release whose
+/// delete loses its reply is dropped there (a timeout around `release()`).
+async fn release(
+    w: &Workload,
+    coord: &SimCoord,
+    guard: ZkGuard<SimCoord>,
+    dropped: &mut bool,
+) -> Result<(), ZkLockError> {
+    if *dropped || w.drop_release != Some(coord.id()) {
+        return guard.release().await;
+    }
+    let mut fut = std::pin::pin!(guard.release());
+    let out = std::future::poll_fn(|cx| {
+        if let std::task::Poll::Ready(r) = fut.as_mut().poll(cx) {
+            return std::task::Poll::Ready(Some(r));
+        }
+        if coord.try_abandon(cx.waker()) {
+            return std::task::Poll::Ready(None);
+        }
+        std::task::Poll::Pending
+    })
+    .await;
+    match out {
+        Some(r) => r,
+        None => {
+            *dropped = true;
+            Ok(())
+        }
+    }
+}
+
 /// Runs one execution of `w` (inside a shuttle test), every step replayed through
 /// `refinement` if given. Returns the recording.
 pub fn run(w: &Workload, refinement: Option<&Refinement>) -> Vec<Step> {
-    let sim = SimZk::new(w.name, w.clients, refinement);
+    let sim = SimZk::sharing(w.name, w.clients, w.shared_client, refinement);
     let w = Arc::new(w.clone());
     let mut handles = Vec::new();
     for c in 0..w.clients {
@@ -299,6 +405,8 @@ pub fn run(w: &Workload, refinement: Option<&Refinement>) -> Vec<Step> {
                     Fault::Restart(c) => sim.restart(c),
                     Fault::ExpireOld(c) => sim.expire_old(c),
                     Fault::RecreateParent => sim.recreate_parent(),
+                    Fault::Misread(c) => sim.arm_misread(c),
+                    Fault::Lag(c) => sim.arm_lag(c),
                 }
             }
         }));

@@ -18,7 +18,19 @@
 //! - **Faults** are steps of the environment ([`SimZk::expire`], [`SimZk::restart`],
 //!   [`SimZk::expire_old`], [`SimZk::recreate_parent`]) and lost replies armed per client
 //!   ([`SimZk::arm`]): the client's next create or delete is applied or not and answered
-//!   `ConnectionLoss`.
+//!   `ConnectionLoss`; and misreads armed per client ([`SimZk::arm_misread`]): the client's
+//!   next applied create makes a node the server names to that client under a suffix its
+//!   parser rejects, so its first listing of it is the model's `MisreadOwnNode`.
+//! - **Lag** ([`SimZk::arm_lag`]): the client's next search that would find its node is
+//!   answered without the nodes of its session (a server that has not applied its writes)
+//!   unless its last request was a `sync`. `sync` is a recorded step (no model action, no
+//!   scheduling point) so the shadow knows it.
+//! - **A shared client** ([`SimZk::sharing`]): `c0` and `c1` are two mutexes of one client,
+//!   one session. A mutex told a session it did not know (by `session()`, or by `new_session`
+//!   of a session the other mutex already renewed) records `NoticeSessionChange`. A shared
+//!   mutex's `session()` is a scheduling point after its look, so the other mutex can renew
+//!   the session between this one's check and its next request (which then runs in the new
+//!   session: the interleaving `drop-own-on-session-swap` gets wrong).
 //! - **Background tasks** the recipe spawns (the release of a lost hold, of a dropped guard)
 //!   run as shuttle tasks; [`SimCoord::quiesce`] waits until a client has none left (the
 //!   model's client does its `DeleteLockNode` before it acquires again).
@@ -78,6 +90,8 @@ pub(crate) struct World {
     replay: Option<Replay>,
     /// Background tasks per client not finished yet.
     tasks: Vec<usize>,
+    /// Per client: its acquire is parked in `wait_watch_event` (the model's `Waiting`).
+    in_wait: Vec<bool>,
     wakers: Vec<Waker>,
     start: Instant,
 }
@@ -122,12 +136,25 @@ impl SimZk {
     /// A fresh server for `clients` clients (each in its first session), the recording kept
     /// under `name` on failure, every step replayed through `refinement` if given.
     pub fn new(name: &str, clients: u8, refinement: Option<&Refinement>) -> SimZk {
+        SimZk::sharing(name, clients, false, refinement)
+    }
+
+    /// [`SimZk::new`]; with `shared`, the mutexes `c0` and `c1` run in ONE simulated ZooKeeper
+    /// client (one session, renewed by whichever learns of its expiry first; the model's
+    /// `--shared-client`). Their handles differ only in the mutex the recording names.
+    pub fn sharing(
+        name: &str,
+        clients: u8,
+        shared: bool,
+        refinement: Option<&Refinement>,
+    ) -> SimZk {
         SimZk {
             world: Arc::new(Mutex::new(World {
-                core: Core::new(clients),
+                core: Core::new(clients, shared),
                 log: Vec::new(),
                 replay: refinement.map(Refinement::replay),
                 tasks: vec![0; usize::from(clients)],
+                in_wait: vec![false; usize::from(clients)],
                 wakers: Vec::new(),
                 start: Instant::now(),
             })),
@@ -220,6 +247,18 @@ impl SimZk {
     /// The container `/locks` is reaped and made again (skipped unless it is empty).
     pub fn recreate_parent(&self) {
         self.env(Call::RecreateParent, Core::recreate_parent);
+    }
+
+    /// Client `c`'s next applied create makes a node the server names to `c` unreadably (its
+    /// first listing of it is the model's `MisreadOwnNode`).
+    pub fn arm_misread(&self, c: ClientId) {
+        self.env(Call::ArmMisread(c), |core| core.arm_misread(c));
+    }
+
+    /// Client `c`'s next search that would find its node, unless a `sync` came first, is
+    /// answered by a server that has not applied its writes (the model's `LaggedSearch`).
+    pub fn arm_lag(&self, c: ClientId) {
+        self.env(Call::ArmLag(c), |core| core.arm_lag(c));
     }
 
     /// Client `c`'s next create or delete (in a live session) is applied or not, and its

@@ -144,7 +144,12 @@ impl<C: Coordination> Attempt<C> {
                     let prefix = self.protection.as_deref().map(protected_child_prefix);
                     let Some(r) = timed_request(
                         coord,
-                        synced_search(coord, &spec.dir, prefix.as_deref()),
+                        synced_search(
+                            coord,
+                            &spec.dir,
+                            prefix.as_deref(),
+                            rules.sync_before_search,
+                        ),
                         deadline,
                     )
                     .await

@@ -90,6 +90,9 @@ pub(crate) enum Variant {
     DeleteByNameRetry,
     AbandonWithoutDelete,
     DropOwnOnSessionSwap,
+    SearchWithoutSync,
+    ReleaseCancelUnsafe,
+    GiveUpCancelUnsafe,
 }
 
 /// What differs between the variants (the model's `Rules`, field for field).
@@ -110,6 +113,13 @@ pub(crate) struct Rules {
     /// An attempt that finds its client running another session than it knew keeps a node
     /// owned by the session the client runs now (else: drops it as the old session's).
     pub keep_own_on_session_swap: bool,
+    /// The protected search is preceded by a `sync` (else: a lagging server may answer it).
+    pub sync_before_search: bool,
+    /// `release()` hands its delete to a task before it first waits (else: it awaits the
+    /// delete itself, so a caller that drops it after a lost reply leaves the node).
+    pub cancel_safe_release: bool,
+    /// A dropped acquire hands its node to a cleanup task (else: the node is left).
+    pub cancel_safe_give_up: bool,
 }
 
 impl Variant {
@@ -121,6 +131,9 @@ impl Variant {
             retry_lost_delete: true,
             delete_unrecognized_own: true,
             keep_own_on_session_swap: true,
+            sync_before_search: true,
+            cancel_safe_release: true,
+            cancel_safe_give_up: true,
         };
         match self {
             Variant::Curator => CURATOR,
@@ -147,6 +160,18 @@ impl Variant {
             },
             Variant::DropOwnOnSessionSwap => Rules {
                 keep_own_on_session_swap: false,
+                ..CURATOR
+            },
+            Variant::SearchWithoutSync => Rules {
+                sync_before_search: false,
+                ..CURATOR
+            },
+            Variant::ReleaseCancelUnsafe => Rules {
+                cancel_safe_release: false,
+                ..CURATOR
+            },
+            Variant::GiveUpCancelUnsafe => Rules {
+                cancel_safe_give_up: false,
                 ..CURATOR
             },
         }
@@ -310,12 +335,16 @@ async fn timed_request<C: Coordination, F: Future>(
 /// our create (its reply was lost, so the session never saw its zxid) cannot answer without
 /// it — the search would miss our node, we would create a second one, and the first would
 /// stay ahead of it for as long as the session lives (the model's `search-without-sync`).
+/// (**search-without-sync**, `sync` false: the search goes to whichever server answers.)
 async fn synced_search<C: Coordination>(
     coord: &C,
     dir: &str,
     prefix: Option<&str>,
+    sync: bool,
 ) -> Result<Search, CoordError> {
-    coord.sync(dir).await?;
+    if sync {
+        coord.sync(dir).await?;
+    }
     coord.find_own_node(dir, prefix).await
 }
 

@@ -115,7 +115,8 @@ impl<C: Coordination> Drop for Attempt<C> {
     /// The acquire future was dropped mid-way: hand the node (or the uncertainty) to a
     /// background cleanup.
     fn drop(&mut self) {
-        if self.settled {
+        // `give-up-cancel-unsafe` (test-only): nothing handed on, the node is left.
+        if self.settled || !self.spec.rules().cancel_safe_give_up {
             return;
         }
         let leftover = match self.pc {
@@ -167,7 +168,14 @@ async fn background_cleanup<C: Coordination>(
         match leftover {
             Leftover::Search { ref protection } => {
                 let prefix = protection.as_deref().map(protected_child_prefix);
-                match synced_search(coord, &spec.dir, prefix.as_deref()).await {
+                match synced_search(
+                    coord,
+                    &spec.dir,
+                    prefix.as_deref(),
+                    spec.rules().sync_before_search,
+                )
+                .await
+                {
                     Ok(search) => {
                         match pick_own(
                             &search.candidates,

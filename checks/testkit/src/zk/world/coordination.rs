@@ -14,7 +14,7 @@ use lockwright_model::zk::{ClientId, SessionId};
 
 use super::super::core::{Core, Wait};
 use super::super::record::{Call, Outcome, Step};
-use super::wire::{child_name, parse_path, split_name, stat, wire};
+use super::wire::{parse_path, split_name, stat, view_name, wire};
 use super::{SimZk, DIR};
 
 /// One simulated client's ZooKeeper handle (one current session at a time).
@@ -95,6 +95,47 @@ impl SimCoord {
         after_step(()).await;
     }
 
+    /// Whether the caller may drop this client's acquire now: it is parked waiting for its
+    /// predecessor (the model's `Waiting`). If so, records `DropAcquire` (the caller drops it in
+    /// the same step). Its waker is the acquire's own, woken by every step.
+    pub fn try_drop_acquire(&self) -> bool {
+        let c = self.c;
+        self.sim.step(|w| {
+            if std::mem::take(&mut w.in_wait[usize::from(c)]) {
+                let step = Step {
+                    client: Some(c),
+                    call: Call::DropAcquire,
+                    outcome: Outcome::Ok,
+                };
+                (Some(step), true)
+            } else {
+                (None, false)
+            }
+        })
+    }
+
+    /// Whether the caller may drop this client's release now: its delete lost a reply and no
+    /// delete was sent since. If so, records `Abandon` (the caller drops it in the same step);
+    /// if not, `waker` is woken at the next step of anyone.
+    pub fn try_abandon(&self, waker: &std::task::Waker) -> bool {
+        let c = self.c;
+        let waker = waker.clone();
+        self.sim.step(|w| {
+            if w.core.lost_delete[usize::from(c)] {
+                assert_eq!(w.core.abandon(c), Outcome::Ok);
+                let step = Step {
+                    client: Some(c),
+                    call: Call::Abandon,
+                    outcome: Outcome::Ok,
+                };
+                (Some(step), true)
+            } else {
+                w.wakers.push(waker);
+                (None, false)
+            }
+        })
+    }
+
     /// Waits until every background task this client's recipe spawned has finished.
     pub async fn quiesce(&self) {
         let c = usize::from(self.c);
@@ -112,6 +153,22 @@ impl SimCoord {
 
     fn session_now(&self) -> SessionId {
         self.sim.lock().core.session(self.c)
+    }
+
+    /// The mutex looks at its client's current session; if another mutex sharing the client
+    /// renewed it since this one was last told, that is the step `NoticeSessionChange`.
+    /// Returns the session and whether the client is shared.
+    fn look(&self) -> (SessionId, bool) {
+        let c = self.c;
+        self.sim.step(|w| {
+            let out = (w.core.session(c), w.core.shares(c));
+            let step = w.core.notice(c).then_some(Step {
+                client: Some(c),
+                call: Call::NoticeSessionChange,
+                outcome: Outcome::Ok,
+            });
+            (step, out)
+        })
     }
 }
 
@@ -149,7 +206,7 @@ impl Coordination for SimCoord {
             let (o, z) = core.create(c, uuid);
             let r = match (o, z) {
                 (Outcome::Ok, Some(z)) => Ok(LockNode {
-                    path: format!("{DIR}/{}", child_name(z.name)),
+                    path: format!("{DIR}/{}", view_name(core, c, z.name)),
                     stat: stat(&z),
                 }),
                 (Outcome::SessionExpired, _) => expired(),
@@ -168,13 +225,13 @@ impl Coordination for SimCoord {
         assert_eq!(dir, DIR);
         let c = self.c;
         let r = self.client_step(Call::FindOwnNode, |core| {
-            let (o, children) = core.children(c);
+            let (o, children) = core.search(c);
             if o == Outcome::SessionExpired {
                 return (o, expired());
             }
             let candidates = children
                 .iter()
-                .map(|z| (child_name(z.name), stat(z)))
+                .map(|z| (view_name(core, c, z.name), stat(z)))
                 .filter(|(n, _)| prefix.is_none_or(|p| n.starts_with(p)))
                 .collect();
             let session = wire(core.session(c));
@@ -196,11 +253,15 @@ impl Coordination for SimCoord {
         assert_eq!(dir, DIR);
         let c = self.c;
         let r = self.client_step(Call::ListChildren, |core| {
-            let (o, children) = core.children(c);
+            let (o, children) = core.listing(c);
             if o == Outcome::SessionExpired {
                 return (o, expired());
             }
-            (o, Ok(children.iter().map(|z| child_name(z.name)).collect()))
+            let names = children
+                .iter()
+                .map(|z| view_name(core, c, z.name))
+                .collect();
+            (o, Ok(names))
         });
         after_step(r)
     }
@@ -230,28 +291,32 @@ impl Coordination for SimCoord {
         async move {
             let out = poll_fn(|cx| {
                 let waker = cx.waker().clone();
-                self.sim.step(|w| match w.core.wait(c, watch.session) {
-                    Wait::Pending => {
-                        w.wakers.push(waker);
-                        (None, Poll::Pending)
+                self.sim.step(|w| {
+                    let r = w.core.wait(c, watch.session);
+                    w.in_wait[usize::from(c)] = r == Wait::Pending;
+                    match r {
+                        Wait::Pending => {
+                            w.wakers.push(waker);
+                            (None, Poll::Pending)
+                        }
+                        Wait::Replaced => (None, Poll::Ready(WatchOutcome::SessionExpired)),
+                        Wait::Fired => (
+                            Some(Step {
+                                client: Some(c),
+                                call: Call::WatchEvent,
+                                outcome: Outcome::Ok,
+                            }),
+                            Poll::Ready(WatchOutcome::Fired),
+                        ),
+                        Wait::Expired => (
+                            Some(Step {
+                                client: Some(c),
+                                call: Call::SessionEvent,
+                                outcome: Outcome::Ok,
+                            }),
+                            Poll::Ready(WatchOutcome::SessionExpired),
+                        ),
                     }
-                    Wait::Replaced => (None, Poll::Ready(WatchOutcome::SessionExpired)),
-                    Wait::Fired => (
-                        Some(Step {
-                            client: Some(c),
-                            call: Call::WatchEvent,
-                            outcome: Outcome::Ok,
-                        }),
-                        Poll::Ready(WatchOutcome::Fired),
-                    ),
-                    Wait::Expired => (
-                        Some(Step {
-                            client: Some(c),
-                            call: Call::SessionEvent,
-                            outcome: Outcome::Ok,
-                        }),
-                        Poll::Ready(WatchOutcome::SessionExpired),
-                    ),
                 })
             })
             .await;
@@ -278,10 +343,10 @@ impl Coordination for SimCoord {
         after_step(r)
     }
 
-    /// The simulated server is one linearizable copy of the model's server: there is no
-    /// follower to catch up, so `sync` changes nothing and is no recorded step (the model's
-    /// `FindOwnNode` and `CheckLockNode` already read current data; its `lag` fault is for
-    /// the `search-without-sync` variant, which the recipe does not run).
+    /// `sync`: the client's next search reads current data (a lag armed by [`SimZk::arm_lag`]
+    /// then does not apply). A recorded step without a model action, and no scheduling point:
+    /// the model has no step for it (its `sync_before_search` rule decides whether a search can
+    /// lag), and adding one would move every pinned schedule.
     fn sync<'a>(
         &'a self,
         path: &'a str,
@@ -290,6 +355,8 @@ impl Coordination for SimCoord {
             path == DIR,
             "sync of {path}: the recipe syncs its lock directory"
         );
+        let c = self.c;
+        self.client_step(Call::Sync, |core| (core.sync(c), ()));
         std::future::ready(Ok(()))
     }
 
@@ -350,7 +417,12 @@ impl Coordination for SimCoord {
     }
 
     fn session(&self) -> WireSession {
-        wire(self.session_now())
+        let (session, shares) = self.look();
+        if shares {
+            // The other mutex may renew the session between this look and the next request.
+            shuttle::thread::yield_now();
+        }
+        wire(session)
     }
 
     fn session_event(&self) -> SessionEvent {
@@ -369,8 +441,9 @@ impl Coordination for SimCoord {
         async move {
             let current = self.session_now();
             if wire(current) != expired || self.sim.lock().core.live(c) {
-                // Renewed already (in the step that answered `SessionExpired`), or alive.
-                return Ok(wire(current));
+                // Renewed already (in the step that answered `SessionExpired`, or by a mutex
+                // sharing the client: then this is how this one is told), or alive.
+                return Ok(wire(self.look().0));
             }
             self.client_step(Call::SessionEvent, |core| {
                 assert!(core.learn(c));
