@@ -43,7 +43,8 @@ pub(super) enum Claim {
 struct Slot {
     /// `0`: empty (the key 0 is kept aside).
     key: AtomicU64,
-    /// `u64::MAX` until the inserting thread writes its position (a moment after the key).
+    /// The complement of the claim (`!position`), so that a zeroed slot is empty and
+    /// unclaimed: `0` until the inserting thread writes its position (a moment after the key).
     claim: AtomicU64,
 }
 
@@ -52,33 +53,129 @@ struct Slot {
 /// backstop for a level that brings more new states than expected.
 const MAX_PROBE: usize = 256;
 
+/// Slots of the old table one thread moves at a time in a rehash.
+const BLOCK: usize = 1 << 16;
+
 /// The concurrent visited set with claims. (A variant with the claims in a second array, and
 /// the keys of the current level marked in the first, had every probe of an old key read
 /// half as much memory, but the claims' own cache misses cost more than that saved:
 /// `docs/performance.md`, "Checker v5".)
 pub(super) struct Claims {
-    slots: Vec<Slot>,
-    /// The claim of the key 0, `u64::MAX` while absent.
+    slots: Slots,
+    /// The table being moved into `slots` during a rehash.
+    old: Option<Slots>,
+    /// The claim of the key 0 (complemented, as in a slot: `0` while absent).
     zero: AtomicU64,
     /// Keys inserted (added to in batches by the workers).
     len: AtomicUsize,
 }
 
-fn empty(n: usize) -> Vec<Slot> {
-    (0..n)
-        .map(|_| Slot {
-            key: AtomicU64::new(0),
-            claim: AtomicU64::new(u64::MAX),
-        })
-        .collect()
+/// Huge pages: a probe of a 64 MiB table misses the TLB almost every time with 4 KiB pages, and
+/// the page walk (nested, in a virtual machine) stalled the probes more than the cache miss did.
+const HUGE: usize = 2 << 20;
+
+/// `n` empty slots (`n` a power of two): zeroed memory, in huge pages where the kernel grants
+/// them (`madvise` before the first touch; transparent huge pages in `madvise` mode, as on this
+/// machine), touched only when a worker first probes it, so the zeroing is spread over the
+/// workers.
+struct Slots {
+    ptr: std::ptr::NonNull<Slot>,
+    len: usize,
+    /// On Linux, the mapping (`mmap`) the slots are in: its start and length.
+    #[cfg(target_os = "linux")]
+    mapping: (*mut libc::c_void, usize),
+}
+
+// SAFETY: `Slots` owns its memory, all atomics, which may be shared and sent.
+unsafe impl Send for Slots {}
+// SAFETY: as above: every slot is an atomic.
+unsafe impl Sync for Slots {}
+
+impl Slots {
+    #[cfg(target_os = "linux")]
+    fn zeroed(n: usize) -> Slots {
+        let bytes = n * std::mem::size_of::<Slot>();
+        let length = bytes + HUGE;
+        // SAFETY: an anonymous private mapping, no address hint: it aliases nothing. It is
+        // zero-filled, and a zeroed slot is a valid (empty) one.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                length,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            let layout = std::alloc::Layout::from_size_align(bytes, HUGE).expect("fits");
+            std::alloc::handle_alloc_error(layout);
+        }
+        let start = (base as usize).next_multiple_of(HUGE) as *mut libc::c_void;
+        // SAFETY: `start..start + bytes` lies in the mapping (HUGE bytes of slack). The advice
+        // only changes how the kernel backs it; a refusal leaves 4 KiB pages (nothing to act on).
+        unsafe {
+            libc::madvise(start, bytes, libc::MADV_HUGEPAGE);
+        }
+        Slots {
+            ptr: std::ptr::NonNull::new(start.cast()).expect("mmap returned a mapping"),
+            len: n,
+            mapping: (base, length),
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn zeroed(n: usize) -> Slots {
+        let layout = Self::layout(n);
+        // SAFETY: the layout's size is not zero (at least 1024 slots).
+        let raw = unsafe { std::alloc::alloc_zeroed(layout) };
+        let Some(ptr) = std::ptr::NonNull::new(raw.cast::<Slot>()) else {
+            std::alloc::handle_alloc_error(layout)
+        };
+        Slots { ptr, len: n }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn layout(n: usize) -> std::alloc::Layout {
+        std::alloc::Layout::array::<Slot>(n).expect("a table fits in memory")
+    }
+
+    fn as_slice(&self) -> &[Slot] {
+        // SAFETY: `ptr` holds `len` zero-initialized (valid) slots for `self`'s life.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for Slots {
+    fn drop(&mut self) {
+        #[cfg(target_os = "linux")]
+        // SAFETY: the mapping made in `zeroed`, unmapped once.
+        unsafe {
+            libc::munmap(self.mapping.0, self.mapping.1);
+        }
+        #[cfg(not(target_os = "linux"))]
+        // SAFETY: allocated in `zeroed` with this layout.
+        unsafe {
+            std::alloc::dealloc(self.ptr.as_ptr().cast(), Self::layout(self.len))
+        }
+    }
+}
+
+impl std::ops::Deref for Slots {
+    type Target = [Slot];
+    fn deref(&self) -> &[Slot] {
+        self.as_slice()
+    }
 }
 
 impl Claims {
     /// A table of `slots` slots (rounded up to a power of two, at least 1024).
     pub(super) fn new(slots: usize) -> Claims {
         Claims {
-            slots: empty(slots.next_power_of_two().max(1 << 10)),
-            zero: AtomicU64::new(u64::MAX),
+            slots: Slots::zeroed(slots.next_power_of_two().max(1 << 10)),
+            old: None,
+            zero: AtomicU64::new(0),
             len: AtomicUsize::new(0),
         }
     }
@@ -88,7 +185,7 @@ impl Claims {
     #[inline]
     pub(super) fn claim(&self, key: u64, position: u64, floor: u64) -> (Claim, bool) {
         if key == 0 {
-            let inserted = self.zero.load(Relaxed) == u64::MAX;
+            let inserted = self.zero.load(Relaxed) == 0;
             return (Self::lower(&self.zero, position, floor), inserted);
         }
         let mask = self.slots.len() - 1;
@@ -98,7 +195,7 @@ impl Claims {
             let mut k = slot.key.load(Relaxed);
             if k == 0 {
                 // The claim is a separate word: a thread that sees the key before its claim
-                // is written reads `u64::MAX` and lowers it itself; the lowest wins either way.
+                // is written reads no claim (the greatest position) and lowers it itself; the lowest wins either way.
                 match slot.key.compare_exchange(0, key, Relaxed, Relaxed) {
                     Ok(_) => return (Self::lower(&slot.claim, position, floor), true),
                     Err(other) => k = other,
@@ -117,7 +214,7 @@ impl Claims {
     /// to their slots would bounce the cache lines between the cores.
     #[inline]
     fn lower(claim: &AtomicU64, position: u64, floor: u64) -> Claim {
-        let seen = claim.load(Relaxed);
+        let seen = !claim.load(Relaxed);
         if seen < floor {
             return Claim::Old;
         }
@@ -128,7 +225,7 @@ impl Claims {
                 Claim::Lost
             };
         }
-        let before = claim.fetch_min(position, Relaxed);
+        let before = !claim.fetch_max(!position, Relaxed);
         if before < position {
             Claim::Lost
         } else {
@@ -141,14 +238,14 @@ impl Claims {
     #[inline]
     pub(super) fn resolve(&self, key: u64, position: u64) -> bool {
         if key == 0 {
-            return self.zero.load(Relaxed) == position;
+            return !self.zero.load(Relaxed) == position;
         }
         let mask = self.slots.len() - 1;
         let mut i = key as usize & mask;
         loop {
             let slot = &self.slots[i];
             match slot.key.load(Relaxed) {
-                k if k == key => return slot.claim.load(Relaxed) == position,
+                k if k == key => return !slot.claim.load(Relaxed) == position,
                 0 => return false,
                 _ => i = (i + 1) & mask,
             }
@@ -180,38 +277,72 @@ impl Claims {
         self.len.load(Relaxed)
     }
 
-    /// Grows the table (between levels) so that `keys` keys fill at most 3/4 of it.
-    pub(super) fn reserve(&mut self, keys: usize) {
+    /// Grows the table (between levels) so that `keys` keys fill at most 3/4 of it. Returns
+    /// the number of blocks to move with [`Claims::move_block`] (0: nothing to move, or a
+    /// small table moved at once).
+    #[must_use]
+    pub(super) fn reserve(&mut self, keys: usize) -> usize {
         let mut slots = self.slots.len();
         while keys.saturating_mul(4) > slots * 3 {
             slots *= 2;
         }
         if slots > self.slots.len() {
-            self.rehash(slots);
+            self.rehash(slots)
+        } else {
+            0
         }
     }
 
-    /// Doubles the table (in the middle of a level: claims are kept).
-    pub(super) fn grow(&mut self) {
-        self.rehash(self.slots.len() * 2);
+    /// Doubles the table (in the middle of a level: claims are kept). Returns the number of
+    /// blocks to move, as [`Claims::reserve`].
+    #[must_use]
+    pub(super) fn grow(&mut self) -> usize {
+        self.rehash(self.slots.len() * 2)
     }
 
-    /// Moves every key, with its claim, into a table of `slots` slots.
-    fn rehash(&mut self, slots: usize) {
-        let old = std::mem::replace(&mut self.slots, empty(slots));
-        let mask = slots - 1;
-        for slot in old {
-            let key = slot.key.into_inner();
+    /// Starts moving every key, with its claim, into a new table of `slots` slots: at once if
+    /// the old table is one block, else by blocks that the threads share (the moves write
+    /// into fresh memory, and its page faults and zeroing were a serial 5 % of a two-thread
+    /// run when one thread did them all).
+    fn rehash(&mut self, slots: usize) -> usize {
+        let old = std::mem::replace(&mut self.slots, Slots::zeroed(slots));
+        let blocks = old.len().div_ceil(BLOCK);
+        self.old = Some(old);
+        if blocks == 1 {
+            self.move_block(0);
+            self.old = None;
+            0
+        } else {
+            blocks
+        }
+    }
+
+    /// Moves block `b` of the old table into the new one (threads moving different blocks at
+    /// the same time is fine: the keys are distinct).
+    pub(super) fn move_block(&self, b: usize) {
+        let old = self.old.as_ref().expect("a rehash is under way");
+        let mask = self.slots.len() - 1;
+        let end = old.len().min((b + 1) * BLOCK);
+        for slot in &old[b * BLOCK..end] {
+            let key = slot.key.load(Relaxed);
             if key == 0 {
                 continue;
             }
             let mut i = key as usize & mask;
-            while *self.slots[i].key.get_mut() != 0 {
+            while self.slots[i]
+                .key
+                .compare_exchange(0, key, Relaxed, Relaxed)
+                .is_err()
+            {
                 i = (i + 1) & mask;
             }
-            *self.slots[i].key.get_mut() = key;
-            *self.slots[i].claim.get_mut() = slot.claim.into_inner();
+            self.slots[i].claim.store(slot.claim.load(Relaxed), Relaxed);
         }
+    }
+
+    /// Ends a rehash (every block moved): frees the old table.
+    pub(super) fn finish_rehash(&mut self) {
+        self.old = None;
     }
 
     /// The allocation: 16 bytes per slot (key and claim).
@@ -265,7 +396,7 @@ mod tests {
             );
         }
         for _ in 0..3 {
-            t.grow();
+            assert_eq!(t.grow(), 0, "one block: moved at once");
         }
         for key in [99, u64::MAX, !7] {
             assert_eq!(
@@ -276,7 +407,11 @@ mod tests {
             assert!(!t.resolve(key, position(9, 3)), "{key}");
             assert!(t.resolve(key, position(6, 0)), "{key}");
         }
-        t.reserve(100_000);
+        assert_eq!(
+            t.reserve(200_000),
+            0,
+            "8192 slots: one block, moved at once"
+        );
         let next = floor(20);
         for key in [0, 7, 1 << 40, 99, u64::MAX, !7] {
             assert_eq!(
@@ -323,5 +458,31 @@ mod tests {
         let small = Claims::new(0);
         let full = (1..=2_000u64).any(|k| small.claim(k << 20, position(1, 0), 0).0 == Claim::Full);
         assert!(full, "a table with 1024 slots cannot take 2000 keys");
+    }
+
+    /// A table of several blocks is moved by two threads, a block at a time, and keeps every
+    /// key with its claim.
+    #[test]
+    fn two_threads_move_the_blocks() {
+        let mut t = Claims::new(1 << 17);
+        let keys: Vec<u64> = (1..=90_000u64)
+            .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            .collect();
+        for (i, &k) in keys.iter().enumerate() {
+            assert_eq!(t.claim(k, position(i as u32, 2), 0).0, Claim::Kept);
+        }
+        let blocks = t.grow();
+        assert_eq!(blocks, 2);
+        std::thread::scope(|s| {
+            let t = &t;
+            s.spawn(move || t.move_block(1));
+            s.spawn(move || t.move_block(0));
+        });
+        t.finish_rehash();
+        assert_eq!(t.slots.len(), 1 << 18);
+        for (i, &k) in keys.iter().enumerate() {
+            assert!(t.resolve(k, position(i as u32, 2)), "{k}");
+            assert_eq!(t.claim(k, position(i as u32, 2), 0).0, Claim::Kept);
+        }
     }
 }

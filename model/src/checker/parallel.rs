@@ -114,6 +114,8 @@ impl<S, A> Default for Scratch<S, A> {
 enum Phase {
     Expand,
     Resolve,
+    /// Move blocks of the visited set into its grown table.
+    Rehash,
     Stop,
 }
 
@@ -191,12 +193,18 @@ where
         loop {
             let t = shared.next.fetch_add(1, Relaxed);
             let Some(&i) = todo.get(t) else { break };
-            let mut chunk = chunks[i].lock().expect("a chunk is taken once");
             let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match phase {
-                Phase::Expand => expand(
-                    model, properties, sometimes, w, &mut chunk, &claims, floor, pending,
-                ),
-                Phase::Resolve => resolve(sometimes, w, &mut chunk, &claims),
+                Phase::Expand => {
+                    let mut chunk = chunks[i].lock().expect("a chunk is taken once");
+                    expand(
+                        model, properties, sometimes, w, &mut chunk, &claims, floor, pending,
+                    );
+                }
+                Phase::Resolve => {
+                    let mut chunk = chunks[i].lock().expect("a chunk is taken once");
+                    resolve(sometimes, w, &mut chunk, &claims);
+                }
+                Phase::Rehash => claims.move_block(i),
                 Phase::Stop => {}
             }));
             if let Err(panic) = run {
@@ -247,6 +255,17 @@ where
                 panic!("a worker panicked: {message}");
             }
         };
+        // Moves the blocks of a rehash under way, with every thread.
+        let rehash = |run: &mut dyn FnMut(Phase, Vec<usize>), blocks: usize| {
+            if blocks != 0 {
+                run(Phase::Rehash, (0..blocks).collect());
+                shared
+                    .claims
+                    .write()
+                    .expect("phases do not panic")
+                    .finish_rehash();
+            }
+        };
         // New states per parent in the last level (at most 4: a one-state level followed by a
         // wide one must not reserve room for a square): sizes the table for the next level. A
         // level that brings more makes a chunk find the table full; the table then grows and
@@ -259,7 +278,9 @@ where
                 let mut claims = shared.claims.write().expect("phases do not panic");
                 let expected = (frontier as f64 * growth.clamp(1.0, 4.0) * 1.5) as usize;
                 let len = claims.len();
-                claims.reserve(len.saturating_add(expected));
+                let blocks = claims.reserve(len.saturating_add(expected));
+                drop(claims);
+                rehash(&mut run, blocks);
             }
             *shared.level.lock().expect("phases do not panic") =
                 (floor(level_first), pending_of(&found));
@@ -283,7 +304,8 @@ where
                 }
                 #[cfg(test)]
                 REDONE.fetch_add(todo.len(), Relaxed);
-                shared.claims.write().expect("phases do not panic").grow();
+                let blocks = shared.claims.write().expect("phases do not panic").grow();
+                rehash(&mut run, blocks);
             }
             run(Phase::Resolve, (0..n).collect());
             // In chunk order: the sequential search's ids and first discoveries.
