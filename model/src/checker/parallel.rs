@@ -34,14 +34,15 @@ const CHUNK: usize = 1024;
 #[cfg(test)]
 pub(super) static REDONE: AtomicUsize = AtomicUsize::new(0);
 
-/// A successor kept by the expansion, or one that can only carry `sometimes` discoveries of
-/// its transition (`state: None`: its key was visited, or claimed from a lower position).
-struct Candidate<S, A> {
+/// A successor kept by the expansion (its state is the chunk's next `kept` one), or one that
+/// can only carry `sometimes` discoveries of its transition (its key was visited, or claimed
+/// from a lower position).
+struct Candidate<A> {
     parent: u32,
     action: A,
     key: u64,
     position: u64,
-    state: Option<S>,
+    kept: bool,
     /// Bit `i`: property `i` (pending when the level began) is discovered here.
     discoveries: u64,
 }
@@ -59,7 +60,11 @@ struct Chunk<S, A> {
     /// The parents; their ids are `first_id..`.
     states: Vec<S>,
     first_id: u32,
-    candidates: Vec<Candidate<S, A>>,
+    candidates: Vec<Candidate<A>>,
+    /// The kept candidates' states, in order. Resolving removes the few that another chunk
+    /// reached from a lower position, and what is left is the next level's part: each new
+    /// state is moved once, into this vector, as in the one-thread search.
+    kept: Vec<S>,
     transitions: u64,
     /// The expansion stopped at a full table: grow it and expand the chunk again.
     full: bool,
@@ -76,6 +81,7 @@ impl<S, A> Chunk<S, A> {
             states,
             first_id,
             candidates: Vec::new(),
+            kept: Vec::new(),
             transitions: 0,
             full: false,
             winners: Vec::new(),
@@ -96,6 +102,8 @@ struct Scratch<S, A> {
     spares: Vec<S>,
     /// Emptied state vectors.
     vecs: Vec<Vec<S>>,
+    /// Indices in a chunk's `kept` of the states that lost.
+    lost: Vec<usize>,
 }
 
 impl<S, A> Default for Scratch<S, A> {
@@ -106,6 +114,7 @@ impl<S, A> Default for Scratch<S, A> {
             actions: Vec::new(),
             spares: Vec::new(),
             vecs: Vec::new(),
+            lost: Vec::new(),
         }
     }
 }
@@ -404,9 +413,13 @@ fn expand<M: Checkable>(
 ) {
     // A chunk expanded again after a full table starts over (its claims stay, and claiming
     // the same transition again keeps it).
-    for c in chunk.candidates.drain(..) {
-        w.spares.extend(c.state);
+    chunk.candidates.clear();
+    w.spares.append(&mut chunk.kept);
+    if chunk.kept.capacity() == 0 {
+        chunk.kept = w.vecs.pop().unwrap_or_default();
     }
+    // Room for twice the parents: growing the vector would move every state again.
+    chunk.kept.reserve(chunk.states.len() * 2);
     chunk.transitions = 0;
     chunk.full = false;
     let mut inserted = 0usize;
@@ -444,12 +457,13 @@ fn expand<M: Checkable>(
                         Some(spare) => spare,
                         None => w.built[i].clone(),
                     };
+                    chunk.kept.push(std::mem::replace(&mut w.built[i], spare));
                     chunk.candidates.push(Candidate {
                         parent: id,
                         action,
                         key,
                         position: at,
-                        state: Some(std::mem::replace(&mut w.built[i], spare)),
+                        kept: true,
                         discoveries: bits,
                     });
                 }
@@ -465,7 +479,7 @@ fn expand<M: Checkable>(
                                 action,
                                 key,
                                 position: at,
-                                state: None,
+                                kept: false,
                                 discoveries: bits,
                             });
                         }
@@ -490,58 +504,74 @@ fn resolve<S, A: Clone>(
 ) {
     let mut seen = 0u64;
     let mut index = 0u32;
-    let mut states = std::mem::take(&mut chunk.states);
-    states.clear();
-    let candidates = &mut chunk.candidates;
+    let mut parents = std::mem::take(&mut chunk.states);
+    parents.clear();
+    if w.vecs.len() < 64 {
+        w.vecs.push(parents);
+    }
+    w.lost.clear();
+    let candidates = &chunk.candidates;
     const AHEAD: usize = 8;
     for c in candidates.iter().take(AHEAD) {
         claims.prefetch(c.key);
     }
-    for i in 0..candidates.len() {
+    let mut k = 0usize;
+    for (i, c) in candidates.iter().enumerate() {
         if let Some(c) = candidates.get(i + AHEAD) {
-            if c.state.is_some() {
+            if c.kept {
                 claims.prefetch(c.key);
             }
         }
-        let c = &mut candidates[i];
-        let won = c.state.is_some() && claims.resolve(c.key, c.position);
+        let won = c.kept && claims.resolve(c.key, c.position);
         let bits = if won {
             c.discoveries & !seen
         } else {
             c.discoveries & sometimes & !seen
         };
         seen |= bits;
-        match c.state.take() {
-            Some(state) if won => {
-                if states.len() == CHUNK {
-                    let full = std::mem::replace(&mut states, w.vecs.pop().unwrap_or_default());
-                    chunk.winners.push(full);
-                }
-                states.push(state);
-                chunk.links.push((c.parent, c.action.clone()));
-                if bits != 0 {
-                    chunk.events.push(Event::State { index, bits });
-                }
-                index += 1;
+        if won {
+            chunk.links.push((c.parent, c.action.clone()));
+            if bits != 0 {
+                chunk.events.push(Event::State { index, bits });
             }
-            state => {
-                if w.spares.len() < 4 * CHUNK {
-                    w.spares.extend(state);
-                }
-                if bits != 0 {
-                    chunk.events.push(Event::Transition {
-                        parent: c.parent,
-                        action: c.action.clone(),
-                        bits,
-                    });
-                }
+            index += 1;
+        } else {
+            if c.kept {
+                w.lost.push(k);
+            }
+            if bits != 0 {
+                chunk.events.push(Event::Transition {
+                    parent: c.parent,
+                    action: c.action.clone(),
+                    bits,
+                });
             }
         }
+        k += usize::from(c.kept);
     }
-    candidates.clear();
-    if !states.is_empty() {
-        chunk.winners.push(states);
+    chunk.candidates.clear();
+    let mut kept = std::mem::take(&mut chunk.kept);
+    if !w.lost.is_empty() {
+        // Move the winners to the front, in order, and the losers to the spares.
+        let mut lost = w.lost.iter().copied().peekable();
+        let mut write = 0;
+        for read in 0..kept.len() {
+            if lost.peek() == Some(&read) {
+                lost.next();
+                continue;
+            }
+            kept.swap(write, read);
+            write += 1;
+        }
+        let room = (4 * CHUNK).saturating_sub(w.spares.len());
+        w.spares.extend(kept.drain(write..).take(room));
+        kept.truncate(write);
+    }
+    if kept.is_empty() {
+        w.vecs.push(kept);
+    } else if kept.len() > 4 * CHUNK {
+        chunk.winners.extend(split(kept));
     } else {
-        w.vecs.push(states);
+        chunk.winners.push(kept);
     }
 }
