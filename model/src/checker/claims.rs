@@ -70,20 +70,14 @@ pub(super) struct Claims {
     len: AtomicUsize,
 }
 
-/// Huge pages: a probe of a 64 MiB table misses the TLB almost every time with 4 KiB pages, and
-/// the page walk (nested, in a virtual machine) stalled the probes more than the cache miss did.
-const HUGE: usize = 2 << 20;
-
-/// `n` empty slots (`n` a power of two): zeroed memory, in huge pages where the kernel grants
-/// them (`madvise` before the first touch; transparent huge pages in `madvise` mode, as on this
-/// machine), touched only when a worker first probes it, so the zeroing is spread over the
-/// workers.
+/// `n` empty slots: zeroed memory (`calloc`: fresh pages from the kernel, zeroed when first
+/// touched, so the zeroing is spread over the threads that probe or fill them). (Huge pages,
+/// `madvise(MADV_HUGEPAGE)`, were tried: fewer TLB misses in the probes, but the kernel's
+/// zeroing and compaction of 2 MiB pages cost more system time than they saved;
+/// `docs/performance.md`, "Checker v5".)
 struct Slots {
     ptr: std::ptr::NonNull<Slot>,
     len: usize,
-    /// On Linux, the mapping (`mmap`) the slots are in: its start and length.
-    #[cfg(target_os = "linux")]
-    mapping: (*mut libc::c_void, usize),
 }
 
 // SAFETY: `Slots` owns its memory, all atomics, which may be shared and sent.
@@ -92,40 +86,6 @@ unsafe impl Send for Slots {}
 unsafe impl Sync for Slots {}
 
 impl Slots {
-    #[cfg(target_os = "linux")]
-    fn zeroed(n: usize) -> Slots {
-        let bytes = n * std::mem::size_of::<Slot>();
-        let length = bytes + HUGE;
-        // SAFETY: an anonymous private mapping, no address hint: it aliases nothing. It is
-        // zero-filled, and a zeroed slot is a valid (empty) one.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                length,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if base == libc::MAP_FAILED {
-            let layout = std::alloc::Layout::from_size_align(bytes, HUGE).expect("fits");
-            std::alloc::handle_alloc_error(layout);
-        }
-        let start = (base as usize).next_multiple_of(HUGE) as *mut libc::c_void;
-        // SAFETY: `start..start + bytes` lies in the mapping (HUGE bytes of slack). The advice
-        // only changes how the kernel backs it; a refusal leaves 4 KiB pages (nothing to act on).
-        unsafe {
-            libc::madvise(start, bytes, libc::MADV_HUGEPAGE);
-        }
-        Slots {
-            ptr: std::ptr::NonNull::new(start.cast()).expect("mmap returned a mapping"),
-            len: n,
-            mapping: (base, length),
-        }
-    }
-
-    #[cfg(not(target_os = "linux"))]
     fn zeroed(n: usize) -> Slots {
         let layout = Self::layout(n);
         // SAFETY: the layout's size is not zero (at least 1024 slots).
@@ -136,29 +96,21 @@ impl Slots {
         Slots { ptr, len: n }
     }
 
-    #[cfg(not(target_os = "linux"))]
     fn layout(n: usize) -> std::alloc::Layout {
         std::alloc::Layout::array::<Slot>(n).expect("a table fits in memory")
     }
 
     fn as_slice(&self) -> &[Slot] {
-        // SAFETY: `ptr` holds `len` zero-initialized (valid) slots for `self`'s life.
+        // SAFETY: `ptr` holds `len` zeroed slots (a zeroed atomic is a valid one) for
+        // `self`'s life.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 }
 
 impl Drop for Slots {
     fn drop(&mut self) {
-        #[cfg(target_os = "linux")]
-        // SAFETY: the mapping made in `zeroed`, unmapped once.
-        unsafe {
-            libc::munmap(self.mapping.0, self.mapping.1);
-        }
-        #[cfg(not(target_os = "linux"))]
         // SAFETY: allocated in `zeroed` with this layout.
-        unsafe {
-            std::alloc::dealloc(self.ptr.as_ptr().cast(), Self::layout(self.len))
-        }
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr().cast(), Self::layout(self.len)) }
     }
 }
 
