@@ -1,7 +1,8 @@
 //! The checker's result does not depend on how many threads search: the same unique states,
 //! transitions, depth and the same first (shortest) counterexample and example for every
-//! property, with 1 thread (the sequential search), 2 and 3 (level-synchronous workers and a
-//! sharded visited set), on every family's standard scenario and on full and reduced spaces.
+//! property, with 1 thread (the sequential search), 2 and 3 (level by level, the threads
+//! claiming keys in a shared visited set), on every family's standard scenario and on full
+//! and reduced spaces.
 
 use std::time::Duration;
 

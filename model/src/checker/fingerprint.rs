@@ -251,22 +251,6 @@ pub fn fingerprint_bytes(bytes: &[u8]) -> u64 {
     fmix64(hash ^ fmix64(bytes.len() as u64))
 }
 
-/// The visited set's hasher: fingerprints are already well mixed, so use them as they are.
-#[derive(Default)]
-pub(crate) struct PassThrough(u64);
-
-impl Hasher for PassThrough {
-    fn write(&mut self, _: &[u8]) {
-        unreachable!("only u64 fingerprints are hashed");
-    }
-    fn write_u64(&mut self, i: u64) {
-        self.0 = i;
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::{fingerprint, fmix64, mum, Fingerprinter, K1, K2, SEED};

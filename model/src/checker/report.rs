@@ -67,8 +67,8 @@ pub struct Report<M: Model> {
 /// What the checker's two per-state tables cost.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Memory {
-    /// The visited set's allocation: its slots of 8-byte fingerprints (flat tables at most 3/4
-    /// full).
+    /// The visited set's allocation: a flat table at most 3/4 full of 8-byte fingerprints
+    /// (one thread), or of 16-byte slots, a fingerprint and its claim (several threads).
     pub visited_set_bytes: usize,
     /// The parent table's allocation.
     pub parents_bytes: usize,

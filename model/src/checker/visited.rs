@@ -1,5 +1,4 @@
-//! The checker's visited set: 64-bit state keys in open-addressing tables, split into shards so
-//! that a level's new keys can be inserted by one thread per shard with the sequential outcome.
+//! The one-thread search's visited set: 64-bit state keys in an open-addressing table.
 
 /// A set of 64-bit keys: one flat array, linear probing, `0` marking an empty slot (the key 0
 /// itself is a flag). Keys are fingerprints, already well mixed, so their low bits index the
@@ -25,7 +24,7 @@ impl Table {
         }
     }
 
-    #[inline]
+    #[cfg(test)]
     fn contains(&self, key: u64) -> bool {
         if key == 0 {
             return self.zero;
@@ -99,94 +98,37 @@ impl Table {
     }
 }
 
-/// The visited set: 64-bit keys, split into shards by the key's high bits so that one thread
-/// per shard can insert a level's candidates at once (the keys of different shards are
-/// disjoint, and each shard sees its keys in merge order, so the outcome is the sequential
-/// one).
+/// The visited set of the one-thread search (the search with several threads uses
+/// [`super::claims::Claims`]).
 pub(super) struct Visited {
-    shards: Vec<Table>,
+    table: Table,
 }
 
 impl Visited {
-    /// `shards` must be a power of two.
-    pub(super) fn new(shards: usize) -> Visited {
+    pub(super) fn new() -> Visited {
         Visited {
-            shards: (0..shards).map(|_| Table::new()).collect(),
+            table: Table::new(),
         }
     }
 
     #[inline]
-    pub(super) fn shard(&self, key: u64) -> usize {
-        (key >> 40) as usize & (self.shards.len() - 1)
-    }
-
-    #[inline]
-    pub(super) fn contains(&self, key: u64) -> bool {
-        self.shards[self.shard(key)].contains(key)
-    }
-
-    #[inline]
     pub(super) fn insert(&mut self, key: u64) -> bool {
-        let i = self.shard(key);
-        self.shards[i].insert(key)
+        self.table.insert(key)
     }
 
     /// Hints the cache to load the slot `key` would be looked up in first.
     #[inline]
     pub(super) fn prefetch(&self, key: u64) {
-        self.shards[self.shard(key)].prefetch(key);
-    }
-
-    /// Inserts `keys` (those marked `true`) in order and returns, per position, whether the key
-    /// was new — one thread per shard.
-    pub(super) fn insert_all(&mut self, keys: &[(u64, bool)]) -> Vec<bool> {
-        let n = self.shards.len();
-        if n == 1 {
-            let shard = &mut self.shards[0];
-            return keys
-                .iter()
-                .map(|&(k, try_it)| try_it && shard.insert(k))
-                .collect();
-        }
-        let shard_of = |k: u64| (k >> 40) as usize & (n - 1);
-        let new_per_shard: Vec<Vec<u32>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = self
-                .shards
-                .iter_mut()
-                .enumerate()
-                .map(|(i, shard)| {
-                    scope.spawn(move || {
-                        keys.iter()
-                            .enumerate()
-                            .filter(|&(_, &(k, try_it))| try_it && shard_of(k) == i)
-                            .filter(|&(_, &(k, _))| shard.insert(k))
-                            .map(|(at, _)| at as u32)
-                            .collect::<Vec<u32>>()
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("no shard thread panics"))
-                .collect()
-        });
-        let mut new = vec![false; keys.len()];
-        for at in new_per_shard.into_iter().flatten() {
-            new[at as usize] = true;
-        }
-        new
+        self.table.prefetch(key);
     }
 
     pub(super) fn len(&self) -> usize {
-        self.shards.iter().map(Table::len).sum()
+        self.table.len()
     }
 
-    /// The allocation: 8 bytes per slot, the tables at most 3/4 full.
+    /// The allocation: 8 bytes per slot, the table at most 3/4 full.
     pub(super) fn bytes(&self) -> usize {
-        self.shards
-            .iter()
-            .map(|s| s.slots.len() * std::mem::size_of::<u64>())
-            .sum()
+        self.table.slots.len() * std::mem::size_of::<u64>()
     }
 }
 
