@@ -48,7 +48,7 @@ impl<'a, S: DocStore> LeaseGuard<'a, S> {
     /// [`DocLockError::Store`] if the store never answered (the guard can then only be
     /// released) or answered unexpectedly.
     pub fn claim(&mut self, index: &str, id: &str) -> Result<Claimed<'_, 'a, S>, DocLockError> {
-        let lock = self.lock;
+        let lock = self.lock.clone();
         self.usable()?;
         if lock.role() == Role::Reader || self.accessed || self.pc != Pc::Holding {
             return Err(DocLockError::NotHolding {

@@ -4,7 +4,9 @@
 //! through the step table ([`super::recipe::next`]) and one [`DocStore`] call.
 
 use std::fmt;
+use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 #[cfg(feature = "defects")]
@@ -219,6 +221,41 @@ impl<S: DocStore> LeaseLock<S> {
     /// it with [`LeaseLock::install_lock`], after one lease if it was lost), or answered
     /// something unexpected.
     pub fn try_acquire(&self) -> Result<LeaseGuard<'_, S>, DocLockError> {
+        self.try_acquire_as(LockRef::Borrowed(self))
+    }
+
+    /// [`LeaseLock::try_acquire`] for a lock shared by an [`Arc`]: the guard keeps the lock
+    /// alive by a share of it instead of a borrow, so it can be moved into another thread
+    /// (`LeaseGuard<'static, S>` is `Send` when `S` is `Send + Sync`) or stored in a struct.
+    ///
+    /// # Errors
+    /// As [`LeaseLock::try_acquire`].
+    pub fn try_acquire_owned(self: &Arc<Self>) -> Result<LeaseGuard<'static, S>, DocLockError>
+    where
+        S: 'static,
+    {
+        self.try_acquire_as(LockRef::Shared(Arc::clone(self)))
+    }
+
+    /// [`LeaseLock::acquire`] for a lock shared by an [`Arc`]: the guard owns its share of the
+    /// lock, as with [`LeaseLock::try_acquire_owned`].
+    ///
+    /// # Errors
+    /// As [`LeaseLock::acquire`].
+    pub fn acquire_owned(
+        self: &Arc<Self>,
+        timeout: Duration,
+        poll: Duration,
+    ) -> Result<LeaseGuard<'static, S>, DocLockError>
+    where
+        S: 'static,
+    {
+        self.acquire_with(timeout, poll, || self.try_acquire_owned())
+    }
+
+    /// The one acquire request of [`LeaseLock::try_acquire`], its guard holding `lock` (this
+    /// lock, borrowed or shared).
+    fn try_acquire_as<'a>(&self, lock: LockRef<'a, S>) -> Result<LeaseGuard<'a, S>, DocLockError> {
         let leased = self.recipe.leased();
         let mut pc = Pc::Idle;
         let mut deadline = None;
@@ -247,7 +284,7 @@ impl<S: DocStore> LeaseLock<S> {
             match request.send(&self.store) {
                 Ok(w) => {
                     return Ok(LeaseGuard {
-                        lock: self,
+                        lock,
                         pc: Pc::Holding,
                         token: w.token,
                         deadline,
@@ -319,10 +356,21 @@ impl<S: DocStore> LeaseLock<S> {
         timeout: Duration,
         poll: Duration,
     ) -> Result<LeaseGuard<'_, S>, DocLockError> {
+        self.acquire_with(timeout, poll, || self.try_acquire())
+    }
+
+    /// The waiting loop of [`LeaseLock::acquire`] around `attempt` (a borrowed or an owned
+    /// try).
+    fn acquire_with<G>(
+        &self,
+        timeout: Duration,
+        poll: Duration,
+        mut attempt: impl FnMut() -> Result<G, DocLockError>,
+    ) -> Result<G, DocLockError> {
         let timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
         let start = self.store.now();
         loop {
-            let err = match self.try_acquire() {
+            let err = match attempt() {
                 Ok(guard) => return Ok(guard),
                 // Held, no answer, or a 409 from `_update` (a concurrent update raced this one):
                 // waiting can heal these.
@@ -367,6 +415,33 @@ impl<S: DocStore> LeaseLock<S> {
     }
 }
 
+/// What a [`LeaseGuard`] holds of its lock: a borrow ([`LeaseLock::try_acquire`]) or a share
+/// ([`LeaseLock::try_acquire_owned`]).
+pub(super) enum LockRef<'a, S: DocStore> {
+    Borrowed(&'a LeaseLock<S>),
+    Shared(Arc<LeaseLock<S>>),
+}
+
+impl<S: DocStore> Clone for LockRef<'_, S> {
+    fn clone(&self) -> Self {
+        match self {
+            LockRef::Borrowed(lock) => LockRef::Borrowed(lock),
+            LockRef::Shared(lock) => LockRef::Shared(Arc::clone(lock)),
+        }
+    }
+}
+
+impl<S: DocStore> Deref for LockRef<'_, S> {
+    type Target = LeaseLock<S>;
+
+    fn deref(&self) -> &LeaseLock<S> {
+        match self {
+            LockRef::Borrowed(lock) => lock,
+            LockRef::Shared(lock) => lock,
+        }
+    }
+}
+
 /// A held lease.
 ///
 /// The safe way to use it is [`LeaseGuard::claim`] first: it writes the token into the data
@@ -386,9 +461,13 @@ impl<S: DocStore> LeaseLock<S> {
 /// pause can outlast it).
 ///
 /// Release with [`LeaseGuard::release`] or by dropping it.
+///
+/// A guard of [`LeaseLock::try_acquire`] or [`LeaseLock::acquire`] borrows its lock; one of
+/// [`LeaseLock::try_acquire_owned`] or [`LeaseLock::acquire_owned`] (on an `Arc<LeaseLock>`)
+/// holds a share of it instead, so it can be moved into a thread or kept in a struct.
 #[must_use = "the lock is released as soon as the guard is dropped"]
 pub struct LeaseGuard<'a, S: DocStore> {
-    pub(super) lock: &'a LeaseLock<S>,
+    pub(super) lock: LockRef<'a, S>,
     pub(super) pc: Pc,
     pub(super) token: Token,
     deadline: Option<u64>,
@@ -449,7 +528,7 @@ impl<S: DocStore> LeaseGuard<'_, S> {
     /// since the lease is anyone's to take); [`DocLockError::NotHolding`] after a refused
     /// fenced write.
     pub fn ensure_valid(&mut self) -> Result<(), DocLockError> {
-        let lock = self.lock;
+        let lock = self.lock.clone();
         self.usable()?;
         // The as-written recipes have no lease and nothing to check.
         if step_where(lock.recipe, lock.role, Pc::Computing, |s| {
@@ -491,7 +570,7 @@ impl<S: DocStore> LeaseGuard<'_, S> {
     /// [`DocLockError::Store`] otherwise (no answer: the lease may or may not be extended;
     /// the old deadline stands).
     pub fn renew(&mut self) -> Result<(), DocLockError> {
-        let lock = self.lock;
+        let lock = self.lock.clone();
         self.usable()?;
         if lock.recipe != Recipe::Leased {
             return Err(DocLockError::NotHolding {

@@ -26,7 +26,7 @@ impl<S: DocStore> LeaseGuard<'_, S> {
         if std::mem::replace(&mut self.released, true) {
             return Ok(());
         }
-        let lock = self.lock;
+        let lock = self.lock.clone();
         // Lease passed at the check: the model's client forgets the lock (Idle).
         let pc = match self.pc {
             Pc::Idle | Pc::Retrying => return Ok(()),

@@ -28,7 +28,7 @@ impl<S: DocStore> LeaseGuard<'_, S> {
     /// [`DocLockError::Store`] if the store did not answer; [`DocLockError::NotHolding`] on a
     /// lost guard.
     pub fn read(&mut self, index: &str, id: &str) -> Result<Option<Doc>, DocLockError> {
-        let lock = self.lock;
+        let lock = self.lock.clone();
         self.usable()?;
         if lock.recipe().fixed() && !self.verified {
             // Without a claim, the grant is read back before the session's first access.
@@ -68,7 +68,7 @@ impl<S: DocStore> LeaseGuard<'_, S> {
     /// on only if it still carries this guard's token (a fail-over that lost the acquire, or a
     /// newer holder, leaves another token or none).
     pub(super) fn verify_grant(&mut self) -> Result<(), DocLockError> {
-        let lock = self.lock;
+        let lock = self.lock.clone();
         step_where(lock.recipe(), lock.role(), Pc::Verifying, |s| {
             s == Step::VerifyLock
         })
@@ -112,7 +112,7 @@ impl<S: DocStore> LeaseGuard<'_, S> {
         id: &str,
         patch: &Value,
     ) -> Result<Written, DocLockError> {
-        let lock = self.lock;
+        let lock = self.lock.clone();
         let bad = match patch.as_object() {
             None => Some("it is not a JSON object"),
             Some(m) if m.contains_key("fence") => Some("it names `fence`, the recipe's own field"),
