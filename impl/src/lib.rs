@@ -71,8 +71,8 @@
 //! | operation | file locks (default) | ZooKeeper mutex (`zookeeper`) | document-store lease (`docstore`) | replication (`replication`) |
 //! |---|---|---|---|---|
 //! | the lock | `NativeFsLockFactory::new(kind)` | `ZkMutex::new(client, path)` | `LeaseLock::new(store, index, id, lease)` | the replica's `write.lock`, taken by `Copier::replicate` for a whole round |
-//! | try once, never wait | `factory.try_obtain(dir, name)` | `mutex.try_acquire().await` | `lock.try_acquire()` | `copier.replicate(&commit)` (fails if another copier holds the replica) |
-//! | wait up to a timeout | `factory.obtain_timeout(dir, name, timeout)` | `mutex.acquire_timeout(timeout).await` | `lock.acquire(timeout, poll)` | — |
+//! | try once, never wait | `factory.try_obtain(dir, name)` | `mutex.try_acquire().await` | `lock.try_acquire()` (on an `Arc<LeaseLock>`, `try_acquire_owned()`: a guard that moves into a thread) | `copier.replicate(&commit)` (fails if another copier holds the replica) |
+//! | wait up to a timeout | `factory.obtain_timeout(dir, name, timeout)` | `mutex.acquire_timeout(timeout).await` | `lock.acquire(timeout, poll)` (`acquire_owned`) | — |
 //! | wait as long as it takes | `factory.obtain_blocking(dir, name)` | `mutex.acquire().await` | — (a lease is always bounded: use a long timeout) | — |
 //! | validity check before a write | `lock.ensure_valid()` | `guard.ensure_valid().await` | `guard.ensure_valid()` (`&mut`: it records the expiry) | — (the round holds the lock) |
 //! | is this error a lost lock? | `LockError::is_invalidated()` | `ZkLockError::is_lock_lost()` | `DocLockError::is_lost()` | — |
