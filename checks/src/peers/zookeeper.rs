@@ -386,11 +386,41 @@ pub fn four_letter_word(addr: SocketAddr, word: &str, read: Duration) -> io::Res
     Ok(out)
 }
 
-/// A port the kernel just handed out on loopback (free now; the server binds it next).
+/// A loopback port free now, for a server to bind next — and to bind AGAIN after it is killed
+/// and restarted (the stress runs' `restart` and `leader-kill` faults).
+///
+/// The port is taken below the kernel's ephemeral range (`/proc/sys/net/ipv4/ip_local_port_range`,
+/// here 32768–60999), from the 12,000 ports under it, probing each by binding it. A port the
+/// kernel hands out itself (`bind(0)`) lies inside that range, where every outgoing connection
+/// also takes its local port: while a killed server is down, a client's or a follower's next
+/// connection can take the server's old port, and the restarted server then dies with "Address
+/// already in use" (seen once in a CI rehearsal: an ensemble member's election port). Below the
+/// range only explicit binds like this one take ports. Successive calls in one process walk the
+/// range from a point that depends on the process id, so concurrent tests do not probe the same
+/// ports. Falls back to `bind(0)` when the range below is unusable.
 ///
 /// # Errors
 /// Loopback cannot be bound.
 pub fn free_port() -> anyhow::Result<u16> {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|r| r.split_whitespace().next()?.parse::<u32>().ok())
+        .unwrap_or(32768);
+    const SPAN: u32 = 12_000;
+    if low > SPAN + 1024 {
+        let start = low - SPAN;
+        let first = std::process::id().wrapping_mul(7919) % SPAN;
+        for _ in 0..SPAN {
+            let step = NEXT.fetch_add(1, Ordering::Relaxed);
+            let port = start + (first + step) % SPAN;
+            let port = u16::try_from(port).expect("below the ephemeral range");
+            if TcpListener::bind((Ipv4Addr::LOCALHOST, port)).is_ok() {
+                return Ok(port);
+            }
+        }
+    }
     let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).context("cannot bind loopback")?;
     Ok(l.local_addr()?.port())
 }
@@ -454,5 +484,31 @@ pub fn peers_dir(base: Option<&Path>) -> anyhow::Result<(PathBuf, Option<tempfil
                 .tempdir()?;
             Ok((t.path().to_path_buf(), Some(t)))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The ports a server binds (and binds again after a restart) lie below the kernel's
+    /// ephemeral range, where no outgoing connection can take them, and successive calls give
+    /// different ports. Fails on a `bind(0)` allocator (its ports lie inside the range).
+    #[test]
+    fn free_ports_lie_below_the_ephemeral_range_and_differ() {
+        let low: u16 = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+            .expect("Linux")
+            .split_whitespace()
+            .next()
+            .and_then(|p| p.parse().ok())
+            .expect("a number");
+        let ports: Vec<u16> = (0..20).map(|_| free_port().unwrap()).collect();
+        for &p in &ports {
+            assert!(p < low, "port {p} is inside the ephemeral range from {low}");
+        }
+        let mut distinct = ports.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), ports.len(), "{ports:?}");
     }
 }
