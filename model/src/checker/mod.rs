@@ -70,7 +70,7 @@ pub(super) enum Found {
 /// Checks `model` exhaustively with `options`, calling `progress` about every `every`.
 ///
 /// Breadth-first. With one thread, a plain FIFO search: each successor goes into the visited
-/// set as it is generated. With several, level by level ([`parallel`]): the threads expand
+/// set as it is generated. With several, level by level (the `parallel` module): the threads expand
 /// chunks of a level into a shared visited set that keeps, per new state, the lowest position
 /// (parent id, action index) that reached it, so the state, its parent and the first
 /// discoveries are those of the FIFO search whichever thread got there first. So the
