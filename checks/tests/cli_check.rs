@@ -139,7 +139,7 @@ fn a_verdict_other_than_documented_exits_1() {
 /// lock index and the data document re-created, an acknowledged write rolled back and a pause,
 /// the recipe before the fix (`leased-upsert`, row 31) no longer keeps writes exclusive nor
 /// updates from being lost — exit 1, the two failures named; the fixed `leased` keeps both
-/// (issue #23's Done line) and exits 0, its two declared violations printed with their
+/// (every store fault with a pause) and exits 0, its two declared violations printed with their
 /// reasons (the pause or a rolled-back acquire; the lock document never created again). A
 /// misspelt fault name is still a clear error.
 #[test]

@@ -206,7 +206,7 @@ impl DocStore for Recording {
     }
 }
 
-/// A fenced write carries any patch of fields (issue #23: not only `name`), sent whole as the
+/// A fenced write carries any patch of fields (not only `name`), sent whole as the
 /// `fenced-write` script's `patch`; a patch that is not an object, or names the recipe's own
 /// `fence`, is refused before anything is sent.
 #[test]

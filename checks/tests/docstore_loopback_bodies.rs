@@ -1,4 +1,4 @@
-//! The loopback store's 404 and 409 bodies have Elasticsearch's shape (issue #23): an `_update`
+//! The loopback store's 404 and 409 bodies have Elasticsearch's shape: an `_update`
 //! of a missing document without `upsert` (what the fixed recipe's acquire meets when its lock
 //! document is gone) answers `document_missing_exception` with the reason
 //! `[<id>]: document missing`; a `_create` of an existing id, and a conditional request whose

@@ -75,7 +75,7 @@ fn blocking_worker(pid: u8, tid: u8) -> ThreadPlan {
 /// Budgets (all four tests): bound 3. A wait needs one preemption (the first thread holding
 /// when the second starts its obtain) and a wake-up across a release a second; 3 leaves one
 /// to spare for the ordering of the release's own steps against the retries. Measured (with
-/// the re-check's `stat` after `lock_blocking`, issue #25): 1,821 executions here, 2,565 per
+/// the re-check's `stat` after `lock_blocking`): 1,821 executions here, 2,565 per
 /// two-process test (about 0.4 s each), of which 1,596 and 1,710 contain a wait (before the
 /// re-check: 1,578 and 2,228). `LOCKWRIGHT_DEEP=1` (measured before the re-check): bound 5,
 /// 36,956 and 82,017 executions (about 10 s

@@ -1,4 +1,4 @@
-//! shuttle: issue #25, a blocking obtain whose lock file is replaced while it waits.
+//! shuttle: a blocking obtain whose lock file is replaced while it waits.
 //!
 //! p0 and p1 each obtain once with `obtain_blocking` (the model's blocking variants have no
 //! non-blocking obtain); while one waits for the other in the kernel the environment renames a

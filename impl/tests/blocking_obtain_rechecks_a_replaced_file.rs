@@ -1,4 +1,4 @@
-//! Issue #25 on the real kernel: a blocking obtain whose lock file is replaced while it waits
+//! On the real kernel: a blocking obtain whose lock file is replaced while it waits
 //! must not return a lock on the old inode. A holds the lock; B blocks in `obtain_blocking`
 //! (in the kernel: A and B are two "processes", each with its own held set); a new file is
 //! renamed over the lock path; A releases. The kernel then grants B the lock on the OLD inode.
@@ -164,7 +164,7 @@ fn a_blocking_obtain_returns_a_lock_on_the_file_at_the_path() {
 }
 
 /// Twin: without the re-check (`Defect::BlockingNoRecheck`, the crate's `obtain_blocking`
-/// before issue #25) the obtain returns the lock the kernel granted on the orphan.
+/// without the re-check) the obtain returns the lock the kernel granted on the orphan.
 #[test]
 fn without_the_recheck_the_lock_is_on_the_replaced_inode() {
     for kind in KINDS {

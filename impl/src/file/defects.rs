@@ -45,7 +45,7 @@ pub enum Defect {
     /// `native-carry-on-after-lock-error`.
     CarryOnAfterLockError,
     /// `obtain_blocking` returns as soon as its lock call does, without re-checking that the
-    /// path still names the file it locked (this crate's `obtain_blocking` before issue #25):
+    /// path still names the file it locked (this crate's `obtain_blocking` without its re-check):
     /// a lock file replaced or unlinked while it waited leaves it holding a lock on the old
     /// inode, which only its next `ensure_valid` reports. Model variant
     /// `native-blocking-no-recheck`.

@@ -45,7 +45,7 @@ fn leased_fenced_claim_standard_faults_only_the_pause_gives_two_writers() {
     });
 }
 
-/// 37. Issue #23's Done line: the lock index and the data document re-created, an acknowledged write rolled back, a pause — "fenced writes are exclusive" and "no lost update" hold (twin: 31, the same faults on `leased-upsert`, and the `leased-fix-*` rows 40–43, each without one piece). "at most one writer" fails by the pause or a rolled-back acquire, "no stale lock" because a re-created index leaves no lock document (both declared in `Family::documented`).
+/// 37. Every store fault with a pause: the lock index and the data document re-created, an acknowledged write rolled back, a pause — "fenced writes are exclusive" and "no lost update" hold (twin: 31, the same faults on `leased-upsert`, and the `leased-fix-*` rows 40–43, each without one piece). "at most one writer" fails by the pause or a rolled-back acquire, "no stale lock" because a re-created index leaves no lock document (both declared in `Family::documented`).
 #[test]
 fn leased_fenced_claim_survives_every_store_fault_with_a_pause() {
     expect(Expected {

@@ -297,7 +297,7 @@ fn leased_fenced_claim_rollback_of_a_claim_loses_an_update() {
     });
 }
 
-/// 31. Every store fault of this section with the pause (issue #23's Done line on the recipe before the fix): "fenced writes are exclusive" and "no lost update" both fail (twin: 37, the fixed recipe, where both hold).
+/// 31. Every store fault of this section with the pause (on the recipe before the fix): "fenced writes are exclusive" and "no lost update" both fail (twin: 37, the fixed recipe, where both hold).
 #[test]
 fn leased_fenced_claim_all_store_faults() {
     expect(Expected {
