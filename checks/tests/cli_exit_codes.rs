@@ -287,3 +287,80 @@ fn stress_run_exits_0_as_expected_and_1_on_a_violation() {
     ]);
     assert_eq!(code, Some(0), "{err}");
 }
+
+/// A scenario's own fault set decides what it can reach: a `sometimes` property that no fault
+/// of the budget can reach prints "n/a" and fails nothing, and a documented violation (a
+/// lock taken from its holder, for the file recipe) is expected. So the file family's deep
+/// scenario and custom fault sets of the other families exit 0. Twin: the same property
+/// reached where it applies is a verdict like any other (expecting it not found exits 1).
+#[test]
+fn fault_sets_that_cannot_reach_a_property_exit_0() {
+    let status = |args: &[&str]| {
+        let o = lockwright(args);
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+        )
+    };
+    for args in [
+        &["check", "--deep", "--quiet"][..],
+        &[
+            "check",
+            "--family",
+            "docstore",
+            "--faults",
+            "crash=1,restart=1",
+            "--quiet",
+        ],
+        &[
+            "check",
+            "--family",
+            "zk",
+            "--clients",
+            "2",
+            "--faults",
+            "lose-reply=1",
+            "--quiet",
+        ],
+        &[
+            "check",
+            "--family",
+            "zk",
+            "--clients",
+            "2",
+            "--faults",
+            "restart=1",
+            "--quiet",
+        ],
+    ] {
+        let (code, out) = status(args);
+        assert_eq!(code, Some(0), "{args:?}:\n{out}");
+        assert!(
+            out.contains("All verdicts as expected."),
+            "{args:?}:\n{out}"
+        );
+    }
+    let (_, out) = status(&[
+        "check", "--family", "docstore", "--faults", "crash=1", "--quiet",
+    ]);
+    assert!(
+        out.contains("\"stale write attempted\"         n/a (cannot occur in this scenario)"),
+        "{out}"
+    );
+    // Twin: reached where it applies, so expecting it not found is a wrong expectation.
+    let (code, out) = status(&[
+        "check",
+        "--family",
+        "docstore",
+        "--faults",
+        "pause=1",
+        "--expect-not-found",
+        "stale write attempted",
+        "--quiet",
+    ]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("\"stale write attempted\": expected NOT FOUND, got holds"),
+        "{out}"
+    );
+}

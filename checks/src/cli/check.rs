@@ -153,7 +153,10 @@ pub fn unexpected<F: Family>(
         .verdicts
         .iter()
         .filter_map(|v| {
-            if v.expectation == Expectation::Sometimes && !report.model.applies(v.name) {
+            if v.expectation == Expectation::Sometimes
+                && !report.model.applies(v.name)
+                && !v.holds()
+            {
                 return None; // printed as "n/a"
             }
             let e = expected(
@@ -384,7 +387,7 @@ pub fn to_text<F: Family>(
     for v in &report.verdicts {
         let name = format!("\"{}\"", v.name);
         let reason = documented.iter().find(|(p, _)| *p == v.name).map(|d| d.1);
-        let word = if v.expectation == Expectation::Sometimes && !sc.applies(v.name) {
+        let word = if v.expectation == Expectation::Sometimes && !sc.applies(v.name) && !v.holds() {
             "n/a (cannot occur in this scenario)".to_owned()
         } else if let (Some(reason), false) = (reason, v.holds()) {
             format!("{} (as documented: {reason})", v.word())

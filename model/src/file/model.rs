@@ -199,6 +199,34 @@ impl Family for Scenario {
         }
     }
 
+    /// A lock taken away from under its holder — the file unlinked or replaced at the path,
+    /// the OS dropping the lock (`lose-lock`), or, for process-owned locks (`posix`,
+    /// `nfs-flock`), other code of the process closing the file (`foreign`) — lets a second
+    /// process lock while the first still believes it holds. No file lock can prevent that:
+    /// the recipe's claim is that the first holder fails its next `ensureValid`, i.e. "at most
+    /// one valid writer" (docs/protocol.md). So for the recipes that make that claim
+    /// (`native`, `native-blocking`), with two processes or more, "at most one writer" and
+    /// "writes are exclusive" (a write that began before the loss still runs) are documented
+    /// violations there; "at most one valid writer" is not, and still fails the check where
+    /// it breaks (a lost `flock`, which cannot be probed).
+    fn documented(&self) -> Vec<(&'static str, &'static str)> {
+        use super::kernel::LockKind;
+        use super::Variant;
+        let f = self.faults;
+        let process_owned = matches!(self.os, LockKind::Posix | LockKind::NfsFlock);
+        let taken =
+            f.unlink > 0 || f.replace > 0 || f.lose_lock > 0 || (process_owned && f.foreign > 0);
+        if !matches!(self.variant, Variant::Native | Variant::NativeBlocking)
+            || self.processes < 2
+            || !taken
+        {
+            return Vec::new();
+        }
+        const WHY: &str = "the lock was taken from its holder, so a second process locks; \
+                           the first fails its next ensureValid";
+        vec![(AT_MOST_ONE_WRITER, WHY), (WRITES_ARE_EXCLUSIVE, WHY)]
+    }
+
     fn check_args(&self) -> String {
         let mut args = format!("--variant {}", self.variant);
         if self.variant.uses_os_lock() && self.variant != super::Variant::Mixed {

@@ -3,7 +3,7 @@
 use super::protocol::{
     AT_MOST_ONE_HOLDER, HANDOFF_AFTER_EXPIRY, LOCK_LOST_REPORTED, NO_LOST_UPDATE,
 };
-use super::scenario::{Faults, Guard, Scenario, WriteMode};
+use super::scenario::{Guard, Scenario, Variant, WriteMode};
 use super::Action;
 use super::{ALWAYS, SOMETIMES};
 use crate::family::Family;
@@ -54,25 +54,31 @@ impl Family for Scenario {
         action.name().to_owned()
     }
 
-    /// "handoff after expiry" needs a session to expire: an `expire` fault, or a restart
-    /// (the abandoned session of a restarted client times out, `ExpireOldSession`). "lock
-    /// lost reported" needs some fault other than `abandon` and `suspend`: without one no
-    /// session ends, no reply is lost and no node goes away behind its owner, so every
-    /// holder's node stays its own (row 2 of `docs/zookeeper.md`); a dropped acquire or
-    /// release never touches a hold, and a suspension is not a loss (the guard reads as
-    /// `Suspended` until the connection is back, then as held again).
+    /// Where the two session properties can be reached, as the model finds it for every
+    /// recipe, guard and client sharing under each single fault (`model/tests/zk_applies.rs`
+    /// checks this rule against the model, both ways):
+    /// - "handoff after expiry" needs a holder's session to end while it still believes it
+    ///   holds: an `expire`, or a `restart` whose abandoned session then times out — but with
+    ///   the lockwright guard on its own client the restart itself reports the loss, so no
+    ///   holder still believes when that session ends (it can with the Curator guard, or with
+    ///   a shared client whose other mutex restarted the handle).
+    /// - "lock lost reported" needs a session to end (`expire`, `restart`). A lost reply, a
+    ///   re-created parent, a dropped future, a suspension, a lagging read or a misread name
+    ///   never takes a hold away — except in `delete-by-name-retry` with a shared client,
+    ///   where the retried delete removes the other mutex's node.
     fn applies(&self, property: &str) -> bool {
         let f = self.faults;
         match property {
-            HANDOFF_AFTER_EXPIRY => f.expire > 0 || f.restart > 0,
+            HANDOFF_AFTER_EXPIRY => {
+                f.expire > 0
+                    || (f.restart > 0 && (self.guard == Guard::Curator || self.shared_client))
+            }
             LOCK_LOST_REPORTED => {
-                Faults {
-                    abandon: 0,
-                    suspend: 0,
-                    lag: 0,
-                    misread: 0,
-                    ..f
-                } != Faults::NONE
+                f.expire > 0
+                    || f.restart > 0
+                    || (self.variant == Variant::DeleteByNameRetry
+                        && self.shared_client
+                        && f.lose_reply > 0)
             }
             _ => true,
         }
