@@ -518,65 +518,6 @@ impl Scenario {
         self.variant.leased() || (self.writes.fenced() && role == Role::Writer)
     }
 
-    /// Whether `property` can be exercised in this scenario at all: the reader properties
-    /// ("readers and writer exclusive", "readers share") need a `read-write` scenario with
-    /// readers and a writer; "acquired after crash" needs a crash budget; "stale write
-    /// attempted" needs a second client and a fault that can hand the lock to it behind a
-    /// holder's back ([`Scenario::can_supersede`]). The CLI prints "n/a" for a property that
-    /// does not apply and was not reached.
-    pub fn applies(&self, property: &str) -> bool {
-        use crate::docstore::protocol::{
-            ACQUIRED_AFTER_CRASH, READERS_AND_WRITER_EXCLUSIVE, READERS_SHARE,
-            STALE_WRITE_ATTEMPTED,
-        };
-        if property == READERS_AND_WRITER_EXCLUSIVE || property == READERS_SHARE {
-            self.variant == Variant::ReadWrite && self.readers > 0
-        } else if property == ACQUIRED_AFTER_CRASH {
-            self.faults.crash > 0
-        } else if property == STALE_WRITE_ATTEMPTED {
-            self.clients >= 2 && self.can_supersede()
-        } else {
-            true
-        }
-    }
-
-    /// Whether some fault in the budget can let a second client acquire while a holder still
-    /// writes (so that a stale write can be attempted), per recipe. Found by checking each
-    /// recipe under each single fault and kept honest by a test that checks every recipe ×
-    /// write mode × single fault again (`model/tests/docstore_stale_write_reach.rs`):
-    /// `global` and `document` by a stray delete, a lost reply, a re-created index or a
-    /// rollback; `leased` and the fix's twins by a pause past the lease, and by a rollback
-    /// unless the writes claim the data document at acquire (`fenced-claim`; always for
-    /// `leased-fix-unverified`, which has no read-back), plus a stray delete or re-created
-    /// index for `leased-fix-upsert` (its upsert grants a missing lock document); `leased-upsert` by a
-    /// pause, a stray delete, a re-created index or a rollback; `leased-noop` with no fault
-    /// (its own bug); `document-bulk` by a lost reply or a re-created index; `read-write`
-    /// never. A fault set that reaches it only in combination still gets its verdict printed
-    /// when reached.
-    pub fn can_supersede(&self) -> bool {
-        let f = self.faults;
-        let (pause, delete, lost, recreate, rollback) = (
-            f.pause > 0,
-            f.stray_delete > 0,
-            f.lose_reply > 0,
-            f.recreate_index > 0,
-            f.rollback > 0,
-        );
-        let claimed = self.writes == Writes::FencedClaim;
-        match self.variant {
-            Variant::Global | Variant::Document => delete || lost || recreate || rollback,
-            Variant::Leased | Variant::LeasedFixUnconditional | Variant::LeasedFixUnchecked => {
-                pause || (rollback && !claimed)
-            }
-            Variant::LeasedFixUnverified => pause || rollback,
-            Variant::LeasedFixUpsert => pause || delete || recreate || (rollback && !claimed),
-            Variant::LeasedUpsert => pause || delete || recreate || rollback,
-            Variant::LeasedNoop => true,
-            Variant::DocumentBulk => lost || recreate,
-            Variant::ReadWrite => false,
-        }
-    }
-
     /// A one-line name, e.g. `leased × fenced, 2 clients, lease 2 ticks, faults crash=1` or
     /// `read-write × unfenced, 3 clients (2 readers, 1 writer), faults none`.
     pub fn label(&self) -> String {
