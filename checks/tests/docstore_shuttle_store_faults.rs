@@ -15,7 +15,8 @@
 //!   second grant), and the fix without each piece that only a store fault tests —
 //!   `leased-fix-unverified` (no read-back, a rolled-back acquire), `leased-fix-unconditional`
 //!   (writes not conditioned on the read, a re-created document) and `leased-fix-unchecked`
-//!   (no fence check at the read, a rolled-back claim).
+//!   (no fence check at the read, a rolled-back claim), and the fix without claim-at-acquire
+//!   (`leased × fenced`: a rolled-back acquire after its read-back).
 
 mod docstore_shuttle_support;
 
@@ -178,6 +179,21 @@ fn twins() -> Vec<Twin> {
             property: FENCED_WRITES_ARE_EXCLUSIVE,
         },
         Twin {
+            // Row 44: the fixed recipe without claim-at-acquire (plain `fenced`: the read-back
+            // comes at the first read). An acquire rolled back after its read-back, a newer
+            // grant that writes, the data document re-created: the older holder's write
+            // lands after the newer one's. The claim is a piece of the fix too.
+            incident: "leased without the claim: a rolled-back acquire writes after a newer grant",
+            workload: Workload::leased(
+                "twin leased fenced unclaimed rollback",
+                2,
+                two_clients(3, 1, vec![Op::Rollback, Op::RecreateDoc]),
+            )
+            .with_recipe(Variant::Leased, Writes::Fenced),
+            faults: "recreate-doc=1,rollback=1",
+            property: FENCED_WRITES_ARE_EXCLUSIVE,
+        },
+        Twin {
             // Row 42: writes conditioned on the fence alone; the data document re-created
             // under a paused holder erases the newer holder's fence and the paused write lands.
             incident: "leased-fix-unconditional: a re-created document lets a paused write in",
@@ -212,12 +228,16 @@ fn twins() -> Vec<Twin> {
 }
 
 /// Executions per scheduler before a twin counts as missed: the suites' 3,000
-/// (`TWIN_ITERATIONS`), except for `leased-fix-unconditional`, whose failure needs the paused
-/// holder not to be scheduled while the other client acquires, claims, reads its grant back
-/// and reads (about six of its steps in a row) and the re-creation to land just after that
-/// read: measured at 1 execution in about 3,000 reaching it, so it gets 20,000.
+/// (`TWIN_ITERATIONS`), except for two whose failure needs one client left unscheduled for
+/// six or seven of the other's steps in a row, with a store fault landing inside that stretch:
+/// `leased-fix-unconditional` (the paused holder, while the other acquires, claims, reads its
+/// grant back and reads; measured at about 1 execution in 3,000 reaching it) and the fix
+/// without the claim (the holder whose acquire was rolled back after its read-back, while the
+/// other acquires, reads back, reads and writes). Both get 20,000 (found after 11,332 and
+/// 11,053).
 fn twin_iterations(t: &Twin) -> usize {
-    if t.workload.variant == Variant::LeasedFixUnconditional {
+    if t.workload.variant == Variant::LeasedFixUnconditional || t.workload.writes == Writes::Fenced
+    {
         20_000
     } else {
         docstore_shuttle_support::TWIN_ITERATIONS
@@ -262,6 +282,19 @@ fn replay_leased_fix_unverified_rolled_back_acquire_writes_after_a_newer_grant()
     );
 }
 
+/// The fix without claim-at-acquire (`leased × fenced`): a fail-over loses the first client's
+/// acquire after its read-back, the next client is granted and writes, the data document is
+/// re-created, and the first client's write lands after the newer grant's (model row 44,
+/// "fenced writes are exclusive").
+#[test]
+fn replay_leased_unclaimed_rolled_back_acquire_writes_after_a_newer_grant() {
+    replay_pinned(
+        twins(),
+        "twin leased fenced unclaimed rollback",
+        PINNED_LEASED_UNCLAIMED_ROLLBACK,
+    );
+}
+
 /// The fix with writes conditioned on the fence alone (`leased-fix-unconditional`): the data
 /// document re-created under a paused holder erases the newer holder's claim, the paused
 /// write lands inside the newer holder's session and the newer holder's write is accepted
@@ -295,3 +328,5 @@ const PINNED_LEASED_FIX_UNVERIFIED: &str =
     "910245dbddcdf3c984b9974e000000002048a46092a428cbb22452a42449b22c812449920400";
 const PINNED_LEASED_FIX_UNCONDITIONAL: &str = "9102a502eac1b6ecd6b9828b620000000000899065499244929645d19428da322ddb326d9236\n4dd3b449922469d2924452a2248a14298912454912494a24298992484a944851924489242991\na2244992248a122592124989a4244924495222294912495224498922499292248a12258aa424\n499224499224490000";
 const PINNED_LEASED_FIX_UNCHECKED: &str = "91028d01d7d7a2a4a8cf91b80a00000000200990485aa66cca24458a12495b946c49926d9934\n4dda34499b94244992284a244989a22449a2448922494a9224490000";
+const PINNED_LEASED_UNCLAIMED_ROLLBACK: &str =
+    "91028a01faeadbdeeb8af5b882010000000000529440c91425499225d326499224694b242952\n144991a2484a122592a4249192485114298914458912454992240000";
