@@ -20,212 +20,17 @@
 //!
 //! A failure prints shuttle's replay string (`failing schedule: "..."`) and the recording.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
-use std::time::Instant;
+mod docstore_shuttle_support;
 
-use lockwright_model::checker;
+use docstore_shuttle_support::{
+    explore, find, iterations, model_violations, replay_pinned, two_clients, Coverage, Twin,
+};
 use lockwright_model::docstore::protocol::{
     AT_MOST_ONE_WRITER, FENCED_WRITES_ARE_EXCLUSIVE, NO_LOST_UPDATE, NO_STALE_LOCK,
     READERS_AND_WRITER_EXCLUSIVE,
 };
-use lockwright_model::docstore::store::{ScriptError, StoreError};
 use lockwright_model::docstore::{Variant, Writes};
-use lockwright_testkit::docstore::refine::{self, Refinement};
-use lockwright_testkit::docstore::service::Answer;
-use lockwright_testkit::docstore::workload::{self, Op, ThreadPlan, Workload};
-use lockwright_testkit::docstore::{Call, Outcome, Step};
-use lockwright_testkit::schedules::{persisting, replay, search, serial, Scheduler};
-use lockwright_testkit::Shuttle;
-use shuttle::scheduler::{PctScheduler, RandomScheduler};
-use shuttle::Runner;
-
-fn deep() -> bool {
-    std::env::var_os("LOCKWRIGHT_DEEP").is_some_and(|v| v == "1")
-}
-
-/// Executions per scheduler (random, then PCT) for the corrected recipe: `default` in the
-/// default run, 50,000 with `LOCKWRIGHT_DEEP=1` (about a minute a test on the shared 2-core
-/// machine). Each test says why its default is what it is.
-fn iterations(default: usize) -> usize {
-    if deep() {
-        50_000
-    } else {
-        default
-    }
-}
-
-/// PCT depth 3: the interleavings that matter here need two or three ordering constraints
-/// (a pause lands between a check and a write, a new holder acquires and writes before the
-/// paused write; a lost reply's retry comes after another client's acquire), as in the file
-/// suites; the random scheduler covers the long tail.
-const PCT_DEPTH: usize = 3;
-
-// ---------------------------------------------------------------------------------------------
-// Coverage: what the executions exercised, counted from the recordings.
-// ---------------------------------------------------------------------------------------------
-
-#[derive(Default)]
-struct Coverage {
-    executions: AtomicUsize,
-    steps: AtomicUsize,
-    /// Acquires refused: "lease held by another owner".
-    contention: AtomicUsize,
-    /// Fenced writes refused: "stale fencing token".
-    stale_refused: AtomicUsize,
-    /// Acquires that took over another owner's passed lease.
-    takeovers: AtomicUsize,
-    /// Faults that took effect (not skipped).
-    crashes: AtomicUsize,
-    lost: AtomicUsize,
-    pauses: AtomicUsize,
-    stray_deletes: AtomicUsize,
-    failovers: AtomicUsize,
-    ticks: AtomicUsize,
-}
-
-fn script_refusal(o: &Outcome, what: &str) -> bool {
-    matches!(
-        o,
-        Outcome::Answered(Answer::Model(Err(StoreError::Script(ScriptError::Explain(m))))) if *m == what
-    )
-}
-
-/// Acquires answered `updated` for an owner other than the lock document's last one: a
-/// passed lease taken over.
-fn takeovers(trace: &[Step]) -> usize {
-    use lockwright_model::docstore::store::{Script, UpdateBody, WriteResult};
-    use lockwright_testkit::docstore::service::Op;
-    let mut owner = None;
-    let mut n = 0;
-    for s in trace {
-        let (
-            Call::Request(Ok(req)),
-            Outcome::Answered(Answer::Model(Ok(w))) | Outcome::ReplyLost(Answer::Model(Ok(w))),
-        ) = (&s.call, &s.outcome)
-        else {
-            if s.call == Call::StrayDelete && s.outcome != Outcome::Skipped {
-                owner = None;
-            }
-            continue;
-        };
-        match (&req.op, w.result) {
-            (
-                Op::Update {
-                    body: UpdateBody::Script(Script::LeaseAcquire { owner: o, .. }),
-                    ..
-                },
-                r,
-            ) => {
-                if r == WriteResult::Updated && owner.is_some_and(|p| p != *o) {
-                    n += 1;
-                }
-                owner = Some(*o);
-            }
-            (Op::Delete { .. }, WriteResult::Deleted) if req.index == "files-lock" => owner = None,
-            _ => {}
-        }
-    }
-    n
-}
-
-impl Coverage {
-    fn add(&self, trace: &[Step]) {
-        let n = |p: &dyn Fn(&Step) -> bool| trace.iter().filter(|s| p(s)).count();
-        let add = |c: &AtomicUsize, v: usize| {
-            c.fetch_add(v, Ordering::Relaxed);
-        };
-        let done = |s: &Step| !matches!(s.outcome, Outcome::Skipped | Outcome::Dead);
-        add(&self.executions, 1);
-        add(&self.steps, trace.len());
-        add(
-            &self.contention,
-            n(&|s| script_refusal(&s.outcome, "lease held by another owner")),
-        );
-        add(
-            &self.stale_refused,
-            n(&|s| script_refusal(&s.outcome, "stale fencing token")),
-        );
-        add(
-            &self.crashes,
-            n(&|s| matches!(s.call, Call::Crash(_)) && done(s)),
-        );
-        add(
-            &self.lost,
-            n(&|s| matches!(s.outcome, Outcome::ReplyLost(_) | Outcome::RequestLost)),
-        );
-        add(
-            &self.pauses,
-            n(&|s| matches!(s.call, Call::Pause { .. }) && done(s)),
-        );
-        add(
-            &self.stray_deletes,
-            n(&|s| s.call == Call::StrayDelete && done(s)),
-        );
-        add(&self.failovers, n(&|s| s.call == Call::Failover));
-        add(&self.takeovers, takeovers(trace));
-        add(&self.ticks, n(&|s| s.call == Call::Tick && done(s)));
-    }
-
-    fn get(c: &AtomicUsize) -> usize {
-        c.load(Ordering::Relaxed)
-    }
-
-    fn report(&self, name: &str) -> String {
-        format!(
-            "{name}: {} executions, {} steps, 0 divergences; refused acquires {}, lease \
-             takeovers {}, stale fenced writes refused {}, crashes {}, lost replies {}, pauses \
-             {}, stray deletes {}, fail-overs {}, ticks {}",
-            Self::get(&self.executions),
-            Self::get(&self.steps),
-            Self::get(&self.contention),
-            Self::get(&self.takeovers),
-            Self::get(&self.stale_refused),
-            Self::get(&self.crashes),
-            Self::get(&self.lost),
-            Self::get(&self.pauses),
-            Self::get(&self.stray_deletes),
-            Self::get(&self.failovers),
-            Self::get(&self.ticks),
-        )
-    }
-}
-
-/// Runs `w` under the random scheduler, then PCT, `n` executions each (seed fixed), every
-/// execution replayed through `refinement`; returns the coverage.
-fn explore(w: &Workload, refinement: Refinement, seed: u64, n: usize) -> Arc<Coverage> {
-    let t = Instant::now();
-    let cov = Arc::new(Coverage::default());
-    let check = refine::checker(refinement);
-    let body = {
-        let (w, cov) = (w.clone(), Arc::clone(&cov));
-        move || {
-            let trace = workload::run::<Shuttle>(&w, Some(&check));
-            cov.add(&trace);
-        }
-    };
-    Runner::new(RandomScheduler::new_from_seed(seed, n), persisting()).run(body.clone());
-    Runner::new(
-        PctScheduler::new_from_seed(seed, PCT_DEPTH, n),
-        persisting(),
-    )
-    .run(body);
-    println!("{} in {:?}", cov.report(w.name), t.elapsed());
-    cov
-}
-
-/// What the model checker says about `w`'s recipe with these faults.
-fn model_violations(w: &Workload, faults: &str) -> Vec<&'static str> {
-    let faults = lockwright_model::docstore::Faults::parse(faults).expect("faults");
-    let report = checker::check(&w.model().with_faults(faults).with_symmetry(true));
-    println!(
-        "model {}: {} unique states, violated {:?}",
-        report.model.label(),
-        report.unique_states,
-        report.violated()
-    );
-    report.violated()
-}
+use lockwright_testkit::docstore::workload::{Op, ThreadPlan, Workload};
 
 // ---------------------------------------------------------------------------------------------
 // The corrected recipe.
@@ -340,24 +145,6 @@ fn corrected_recipe_keeps_fenced_writes_exclusive_under_every_fault() {
 // Teeth: the broken variants.
 // ---------------------------------------------------------------------------------------------
 
-/// A broken variant: the incident, its workload, the model's faults for it, the property the
-/// model says it violates (the only one its replay enforces, so that the first failure is
-/// that one).
-struct Twin {
-    incident: &'static str,
-    workload: Workload,
-    faults: &'static str,
-    property: &'static str,
-}
-
-fn two_clients(rounds: usize, writes: u8, env: Vec<Op>) -> Vec<ThreadPlan> {
-    vec![
-        ThreadPlan::client(0, rounds, writes),
-        ThreadPlan::client(1, rounds, writes),
-        ThreadPlan::env(env),
-    ]
-}
-
 fn twins() -> Vec<Twin> {
     vec![
         Twin {
@@ -470,96 +257,6 @@ fn fixed_recipe_gives_no_second_writer_after_a_stray_delete() {
     assert!(Coverage::get(&cov.stray_deletes) > 0, "no stray delete");
 }
 
-/// Scheduler seed (any fixed value; pinned so that the finder is deterministic).
-const SEED: u64 = 0xd0c5_7ee7;
-/// Executions per scheduler per twin before giving up. Measured at this seed (20,000-run
-/// sweep, before sessions read the data document): the random scheduler found every twin
-/// within 653 executions, while PCT at depth 3 missed document, read-write and leased-noop
-/// (their failures need a lost reply or two ticks to land between specific steps of two
-/// clients: four or five ordering constraints) and depth 5 found all within 1,632. So the
-/// finder runs the random scheduler, then PCT at depth 5 if random missed; 3,000 each bounds
-/// a miss at about a second. With the session reads (this commit): random finds global after
-/// 1 execution, leased-noop 4, fenced-unclaimed 19, read-write 25, document 106; the unfenced
-/// twin is missed by random in 3,000 and found by PCT after 7.
-const TWIN_ITERATIONS: usize = 3_000;
-/// PCT depth for the twins' second chance (see [`TWIN_ITERATIONS`]).
-const TWIN_PCT_DEPTH: usize = 5;
-
-fn twin_body(t: &Twin) -> impl Fn() + Clone + Send + Sync + 'static {
-    let w = Arc::new(t.workload.clone());
-    let check = refine::checker(w.refinement().enforcing(&[t.property]));
-    move || {
-        workload::run::<Shuttle>(&w, Some(&check));
-    }
-}
-
-/// Runs the random scheduler, then PCT, on one twin; returns the replayable schedule of the
-/// first failure.
-fn find(t: &Twin) -> Option<String> {
-    let serial = serial();
-    let passes = [Scheduler::Random, Scheduler::Pct(TWIN_PCT_DEPTH)];
-    let name = t.workload.name;
-    let Some(found) = search(&serial, twin_body(t), SEED, TWIN_ITERATIONS, &passes) else {
-        println!(
-            "{}: NOT caught in {TWIN_ITERATIONS} random + {TWIN_ITERATIONS} PCT executions",
-            t.incident
-        );
-        return None;
-    };
-    assert!(
-        found
-            .message
-            .contains(&format!("violates \"{}\"", t.property)),
-        "{}: unexpected failure: {}",
-        t.incident,
-        found.message
-    );
-    // The model, not just this replay, says the broken variant violates the property.
-    assert!(
-        model_violations(&t.workload, t.faults).contains(&t.property),
-        "{}: the model does not violate {:?} with faults {}",
-        t.incident,
-        t.property,
-        t.faults
-    );
-    // The recording replays through the broken model variant to the same violation.
-    let failure = workload::take_failure(name).expect("failure recorded");
-    let err = t
-        .workload
-        .refinement()
-        .enforcing(&[t.property])
-        .check(&failure.trace)
-        .expect_err("the broken model variant must reach the violation on this path");
-    assert_eq!(err.property, Some(t.property), "{}: {err}", t.incident);
-    // The schedule replays to the same failure.
-    let schedule = found.schedule;
-    let again = replay(&serial, &schedule, twin_body(t)).expect("the replay must fail again");
-    assert!(
-        again.contains(&format!("violates \"{}\"", t.property)),
-        "{}: replay failed differently",
-        t.incident
-    );
-    let _ = workload::take_failure(name);
-    println!(
-        "{}: the recording up to the violation:\n{}",
-        t.incident,
-        lockwright_testkit::docstore::format_trace(&failure.trace[..=err.step])
-    );
-    println!(
-        "{} (model {} × {}, faults {}): \"{}\" caught by shuttle's {} scheduler after {} \
-         executions, {} steps into the recording; replay schedule {schedule:?}",
-        t.incident,
-        t.workload.variant,
-        t.workload.writes,
-        t.faults,
-        t.property,
-        found.scheduler.name(),
-        found.executions,
-        err.step + 1
-    );
-    Some(schedule)
-}
-
 #[test]
 fn shuttle_catches_every_broken_variant() {
     let all = twins();
@@ -568,37 +265,20 @@ fn shuttle_catches_every_broken_variant() {
     assert_eq!(caught, all.len());
 }
 
-/// Replays a pinned schedule of the twin named `name`: must fail with its property.
-fn replay_pinned(name: &str, schedule: &str) {
-    let serial = serial();
-    let t = twins()
-        .into_iter()
-        .find(|t| t.workload.name == name)
-        .expect("known twin");
-    let replayed = replay(&serial, schedule, twin_body(&t));
-    let _ = workload::take_failure(t.workload.name);
-    let msg = replayed.expect("the pinned schedule must still reach the violation");
-    assert!(
-        msg.contains(&format!("violates \"{}\"", t.property)),
-        "{}: {msg}",
-        t.incident
-    );
-}
-
 // ---- pinned regressions: one per broken variant, schedules found by the test above ----
 
 /// The blog's global lock: a lost `_create` reply; the retry meets the client's own document
 /// (409) and gives up, and nothing ever deletes it (model row 3, "no stale lock").
 #[test]
 fn replay_global_lost_create_reply_leaves_a_stale_lock() {
-    replay_pinned("twin global", PINNED_GLOBAL);
+    replay_pinned(twins(), "twin global", PINNED_GLOBAL);
 }
 
 /// The blog's document lock: a `DELETE` whose reply was lost is retried after the next
 /// client acquired, and frees that client's lock (model row 8, "at most one writer").
 #[test]
 fn replay_document_retried_delete_frees_the_next_holder() {
-    replay_pinned("twin document", PINNED_DOCUMENT);
+    replay_pinned(twins(), "twin document", PINNED_DOCUMENT);
 }
 
 /// The blog's read/write lock: a retried `rw-unlock` decrements twice and deletes another
@@ -606,7 +286,7 @@ fn replay_document_retried_delete_frees_the_next_holder() {
 /// exclusive").
 #[test]
 fn replay_read_write_retried_unlock_lets_the_writer_in() {
-    replay_pinned("twin read-write", PINNED_READ_WRITE);
+    replay_pinned(twins(), "twin read-write", PINNED_READ_WRITE);
 }
 
 /// Finding 1, the first draft of the corrected recipe (`lease-acquire-noop`): a client whose
@@ -614,7 +294,7 @@ fn replay_read_write_retried_unlock_lets_the_writer_in() {
 /// client takes it over: two writers without any fault (model rows 21/22).
 #[test]
 fn replay_leased_noop_reacquires_an_expired_lease() {
-    replay_pinned("twin leased-noop", PINNED_LEASED_NOOP);
+    replay_pinned(twins(), "twin leased-noop", PINNED_LEASED_NOOP);
 }
 
 /// The corrected recipe with the blog's unfenced writes: a holder paused past its lease
@@ -622,7 +302,7 @@ fn replay_leased_noop_reacquires_an_expired_lease() {
 /// exclusive").
 #[test]
 fn replay_unfenced_paused_write_lands_after_the_next_holder() {
-    replay_pinned("twin unfenced", PINNED_UNFENCED);
+    replay_pinned(twins(), "twin unfenced", PINNED_UNFENCED);
 }
 
 /// Fenced writes without claim-at-acquire: a holder paused past its lease writes between the
@@ -630,7 +310,7 @@ fn replay_unfenced_paused_write_lands_after_the_next_holder() {
 /// the next holder's write overwrites it (model row 18, "no lost update").
 #[test]
 fn replay_fenced_unclaimed_paused_write_is_lost() {
-    replay_pinned("twin fenced unclaimed", PINNED_FENCED_UNCLAIMED);
+    replay_pinned(twins(), "twin fenced unclaimed", PINNED_FENCED_UNCLAIMED);
 }
 
 /// The recipe before the fix against the store's own faults (`leased-upsert`): an operator
@@ -638,7 +318,7 @@ fn replay_fenced_unclaimed_paused_write_is_lost() {
 /// a second grant (model rows 25/39, "at most one writer"; the fixed recipe's twin above holds).
 #[test]
 fn replay_leased_upsert_stray_delete_grants_a_second_writer() {
-    replay_pinned("twin leased-upsert", PINNED_LEASED_UPSERT);
+    replay_pinned(twins(), "twin leased-upsert", PINNED_LEASED_UPSERT);
 }
 
 // Found by `shuttle_catches_every_broken_variant` (seed 0xd0c5_7ee7; random scheduler, the

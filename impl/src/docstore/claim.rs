@@ -71,7 +71,7 @@ impl<'a, S: DocStore> LeaseGuard<'a, S> {
                 Ok(_) => {
                     self.claimed = true;
                     self.pc = Pc::Holding;
-                    if lock.recipe().fixed() {
+                    if lock.verifies_grant() {
                         // The fix: read the lock document back; go on only if it still
                         // carries this token (no grant after this read can be older).
                         self.pc = Pc::Verifying;

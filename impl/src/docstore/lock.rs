@@ -59,6 +59,9 @@ pub struct LeaseLock<S: DocStore> {
     recipe: Recipe,
     writes: Writes,
     role: Role,
+    /// Test-only: the piece of the fix this client leaves out (`Defect::LeasedFix*`).
+    #[cfg(feature = "defects")]
+    pub(super) omitted: Option<Defect>,
 }
 
 impl<S: DocStore> fmt::Debug for LeaseLock<S> {
@@ -86,6 +89,8 @@ impl<S: DocStore> LeaseLock<S> {
             recipe: Recipe::Leased,
             writes: Writes::Fenced,
             role: Role::Writer,
+            #[cfg(feature = "defects")]
+            omitted: None,
         }
     }
 
@@ -116,6 +121,12 @@ impl<S: DocStore> LeaseLock<S> {
             Defect::LeasedNoop => (Recipe::LeasedNoop, Writes::Fenced, Role::Writer),
             Defect::UnfencedWrites => (Recipe::LeasedUpsert, Writes::Unfenced, Role::Writer),
             Defect::LeasedUpsert => (Recipe::LeasedUpsert, Writes::Fenced, Role::Writer),
+            Defect::LeasedFixUnverified
+            | Defect::LeasedFixUnconditional
+            | Defect::LeasedFixUnchecked => {
+                self.omitted = Some(defect);
+                (Recipe::Leased, self.writes, Role::Writer)
+            }
         };
         self.recipe = recipe;
         self.writes = writes;

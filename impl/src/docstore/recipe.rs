@@ -146,6 +146,14 @@ pub enum Defect {
     /// The corrected recipe before the fix against the store's own faults (model
     /// `leased-upsert`, with the workload's writes).
     LeasedUpsert,
+    /// The fix without the read-back of the grant (model `leased-fix-unverified`).
+    LeasedFixUnverified,
+    /// The fix with data writes not conditioned on the session's read (model
+    /// `leased-fix-unconditional`).
+    LeasedFixUnconditional,
+    /// The fix without the fence check at each session's read (model
+    /// `leased-fix-unchecked`).
+    LeasedFixUnchecked,
 }
 
 /// Where a client is in its loop (the model's `Pc`).

@@ -5,10 +5,12 @@
 
 use serde_json::Value;
 
+#[cfg(feature = "defects")]
+use super::recipe::Defect;
 use super::recipe::{step_where, write_request, Pc, Role, Step};
 use super::scripts::STALE_TOKEN;
 use super::store::{Doc, DocStore, Token, Written};
-use super::{DocLockError, LeaseGuard};
+use super::{DocLockError, LeaseGuard, LeaseLock};
 
 /// The fence `{primary_term, seq_no}` a data document's `_source` holds, if any.
 fn fence_of(source: &Value) -> Option<Token> {
@@ -17,6 +19,45 @@ fn fence_of(source: &Value) -> Option<Token> {
         primary_term: f.get("primary_term")?.as_u64()?,
         seq_no: f.get("seq_no")?.as_u64()?,
     })
+}
+
+/// The fix's pieces that a session decides with (`docs/docstore.md` §6): each is on for the
+/// fixed recipe, and off only in the test-only client that leaves it out (`Defect::LeasedFix*`,
+/// the model's `leased-fix-*` twins).
+impl<S: DocStore> LeaseLock<S> {
+    /// Whether this test-only client leaves out the piece of the fix that `defect` names.
+    #[cfg(feature = "defects")]
+    fn omits(&self, defect: Defect) -> bool {
+        self.omitted == Some(defect)
+    }
+
+    /// The fix's read-back of the grant (the model's `verifies_grant`).
+    pub(super) fn verifies_grant(&self) -> bool {
+        #[cfg(feature = "defects")]
+        if self.omits(Defect::LeasedFixUnverified) {
+            return false;
+        }
+        self.recipe().fixed()
+    }
+
+    /// The fix's data writes conditioned on the session's read (the model's
+    /// `conditions_writes`).
+    pub(super) fn conditions_writes(&self) -> bool {
+        #[cfg(feature = "defects")]
+        if self.omits(Defect::LeasedFixUnconditional) {
+            return false;
+        }
+        self.recipe().fixed()
+    }
+
+    /// The fix's fence check at each session read (the model's `checks_fence_on_read`).
+    pub(super) fn checks_fence_on_read(&self) -> bool {
+        #[cfg(feature = "defects")]
+        if self.omits(Defect::LeasedFixUnchecked) {
+            return false;
+        }
+        self.recipe().fixed()
+    }
 }
 
 impl<S: DocStore> LeaseGuard<'_, S> {
@@ -30,7 +71,7 @@ impl<S: DocStore> LeaseGuard<'_, S> {
     pub fn read(&mut self, index: &str, id: &str) -> Result<Option<Doc>, DocLockError> {
         let lock = self.lock.clone();
         self.usable()?;
-        if lock.recipe().fixed() && !self.verified {
+        if lock.verifies_grant() && !self.verified {
             // Without a claim, the grant is read back before the session's first access.
             self.pc = Pc::Verifying;
             self.verify_grant()?;
@@ -45,7 +86,7 @@ impl<S: DocStore> LeaseGuard<'_, S> {
         }
         if lock.recipe().fixed() && lock.writes().fenced() {
             self.read = doc.as_ref().map(|d| d.token);
-            if self.claimed {
+            if self.claimed && lock.checks_fence_on_read() {
                 // The fence must still be this holder's token: a newer holder claimed, or the
                 // store lost the claim (a re-created or rolled-back document). Stop.
                 let fence = doc.as_ref().and_then(|d| fence_of(&d.source));
@@ -138,7 +179,7 @@ impl<S: DocStore> LeaseGuard<'_, S> {
             s == Step::WriteData
         })
         .expect("the step table writes after a passed check");
-        let read = if lock.recipe().fixed() {
+        let read = if lock.conditions_writes() {
             self.read.take()
         } else {
             None

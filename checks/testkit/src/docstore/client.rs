@@ -144,14 +144,14 @@ impl<R: Runtime> SimClient<R> {
                     }),
                 ),
                 Some(Delivery::ReplyLost) => (
-                    Outcome::ReplyLost(w.service.execute(&req)),
+                    Outcome::ReplyLost(w.service.deliver(&req, false)),
                     Err(WireError::OutcomeUnknown {
                         request: line.clone(),
                         detail: "simulated timeout: the reply was lost".to_owned(),
                     }),
                 ),
                 _ => {
-                    let answer = w.service.execute(&req);
+                    let answer = w.service.deliver(&req, true);
                     let result = wire_result(&line, &answer);
                     (Outcome::Answered(answer), result)
                 }

@@ -74,6 +74,15 @@ pub enum Call {
     Restart(ClientId),
     StrayDelete,
     Failover,
+    /// The lock index is deleted and created again.
+    RecreateIndex,
+    /// The data document is deleted and created again without its fence.
+    RecreateDoc,
+    /// The last acknowledged write, to `index`, is lost at a fail-over (`index` empty when
+    /// skipped: there was none).
+    Rollback {
+        index: String,
+    },
     /// The clock advances one tick.
     Tick,
     /// Client `c`, between a passed lease check and its write, is not scheduled until its

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use lockwright_model::docstore::protocol::{DATA_ID, DATA_INDEX, LOCK_INDEX};
 use lockwright_model::docstore::store::{
-    Doc, Owner, Script, Shard, Source, StoreError, Token, UpdateBody, WriteOutcome,
+    Doc, Owner, Script, Shard, Source, StoreError, Token, UpdateBody, WriteOutcome, WriteResult,
 };
 use serde_json::{json, Value};
 
@@ -277,6 +277,10 @@ pub struct Service {
     /// The server's clock (`ctx._now`, milliseconds) for the request being parsed: the
     /// simulated clock, or the loopback server's wall clock.
     pub now: u64,
+    /// The last write a rollback may lose (the model's `undo`): its index and that index's
+    /// shard before it, kept while that write is the last one applied and its client saw it
+    /// succeed ([`Service::deliver`]); cleared by every fault after which the write survived.
+    pub last_acknowledged: Option<(String, Shard<String>)>,
 }
 
 impl Service {
@@ -353,6 +357,77 @@ impl Service {
             Op::Update { body, upsert, cond } => shard.update(id, *body, *upsert, *cond),
             Op::Delete { cond } => shard.delete(&id, *cond),
         })
+    }
+
+    /// Executes `req` as delivered to the store (`acknowledged`: its client gets the answer;
+    /// otherwise the reply is lost) and keeps the bookkeeping of [`Service::rollback`] exactly
+    /// as the model's transition does: a write that changed its index (not a `noop`, not a
+    /// refusal) becomes the one a rollback loses if it was acknowledged, and none if its reply
+    /// was lost (that loss is the `request lost` case); a refusal changes nothing.
+    pub fn deliver(&mut self, req: &Req, acknowledged: bool) -> Answer {
+        let before = self.indices.get(&req.index).cloned().unwrap_or_default();
+        let answer = self.execute(req);
+        if let Answer::Model(Ok(w)) = &answer {
+            if w.result != WriteResult::Noop {
+                self.last_acknowledged = acknowledged.then(|| (req.index.clone(), before));
+            }
+        }
+        answer
+    }
+
+    // ---- the store's own faults (the model's `StrayDelete`, `Failover`, `RecreateIndex`,
+    // `RecreateDoc`, `Rollback`), on the model's shard operations ----
+
+    /// An operator's `DELETE <index>/_doc/<id>` (no condition). `None` if there is no such
+    /// document (nothing happens).
+    pub fn stray_delete(&mut self, index: &str, id: &str) -> Option<Answer> {
+        self.get(index, id)?;
+        let req = Req {
+            index: index.to_owned(),
+            id: id.to_owned(),
+            op: Op::Delete { cond: None },
+        };
+        let answer = self.execute(&req);
+        self.last_acknowledged = None;
+        Some(answer)
+    }
+
+    /// Fail-over of `index`'s shard that loses nothing: `_primary_term` + 1.
+    pub fn failover(&mut self, index: &str) {
+        self.indices
+            .entry(index.to_owned())
+            .or_default()
+            .promote_replica();
+        self.last_acknowledged = None; // the new primary had the last write
+    }
+
+    /// `index` deleted and created again: no documents, `_primary_term` 1, `_seq_no` 0.
+    pub fn recreate_index(&mut self, index: &str) {
+        self.indices.insert(index.to_owned(), Shard::new());
+        self.last_acknowledged = None;
+    }
+
+    /// Document `index/id` deleted and created again as the model's data document without a
+    /// fence (an application's re-index): two writes, a delete and a create.
+    pub fn recreate_doc(&mut self, index: &str, id: &str) {
+        let shard = self.indices.entry(index.to_owned()).or_default();
+        let _ = shard.delete(&id.to_owned(), None);
+        shard
+            .create(id.to_owned(), Source::Data { fence: None })
+            .expect("just deleted");
+        self.last_acknowledged = None;
+    }
+
+    /// A fail-over to a copy that lacked the last write, which its client saw succeed: that
+    /// index goes back to its state before it, under `_primary_term` + 1 (`Shard::roll_back_to`).
+    /// Returns the index, or `None` (nothing happens) when there is no such write.
+    pub fn rollback(&mut self) -> Option<String> {
+        let (index, before) = self.last_acknowledged.take()?;
+        self.indices
+            .entry(index.clone())
+            .or_default()
+            .roll_back_to(&before);
+        Some(index)
     }
 
     /// Parses an update request's JSON body (`{"script": {"id", "params"}, "upsert": ..}`,

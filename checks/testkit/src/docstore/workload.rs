@@ -35,6 +35,12 @@ pub enum Op {
     StrayDelete,
     /// Fault: the lock index fails over (`_primary_term` + 1).
     Failover,
+    /// Fault: the lock index is deleted and created again (every lock document gone).
+    RecreateIndex,
+    /// Fault: the data document is deleted and created again without its fence.
+    RecreateDoc,
+    /// Fault: a fail-over loses the last acknowledged write (skipped if there is none).
+    Rollback,
     /// The clock advances one tick (skipped while a client is between a clock read and its
     /// request).
     Tick,
@@ -162,6 +168,15 @@ impl Workload {
             }
             (Variant::LeasedUpsert, Writes::Unfenced) => Some(Defect::UnfencedWrites),
             (Variant::LeasedNoop, Writes::Fenced) => Some(Defect::LeasedNoop),
+            (Variant::LeasedFixUnverified, Writes::Fenced | Writes::FencedClaim) => {
+                Some(Defect::LeasedFixUnverified)
+            }
+            (Variant::LeasedFixUnconditional, Writes::Fenced | Writes::FencedClaim) => {
+                Some(Defect::LeasedFixUnconditional)
+            }
+            (Variant::LeasedFixUnchecked, Writes::Fenced | Writes::FencedClaim) => {
+                Some(Defect::LeasedFixUnchecked)
+            }
             (Variant::Global, Writes::Unfenced) => Some(Defect::Global),
             (Variant::Document, Writes::Unfenced) => Some(Defect::Document),
             (Variant::ReadWrite, Writes::Unfenced) => Some(Defect::ReadWrite(role)),
@@ -298,6 +313,9 @@ fn run_thread<R: Runtime>(w: &Workload, store: &SimStore<R>, plan: &ThreadPlan) 
             Op::Restart(c) => store.restart(c),
             Op::StrayDelete => store.stray_delete(),
             Op::Failover => store.failover(),
+            Op::RecreateIndex => store.recreate_index(),
+            Op::RecreateDoc => store.recreate_doc(),
+            Op::Rollback => store.rollback(),
             Op::Tick => store.tick(),
             Op::Pause(c) => store.pause(c),
             Op::LoseReply => store.arm(Delivery::ReplyLost),

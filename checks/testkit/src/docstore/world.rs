@@ -14,20 +14,22 @@
 //! - Faults are steps of the environment: crash and restart of a client (a crashed
 //!   incarnation's calls fail without effect, recorded as [`Outcome::Dead`]), an operator's
 //!   stray `DELETE` of the lock document, a fail-over (the lock index's `_primary_term` grows),
-//!   and lost replies: [`SimStore::arm`] makes the next request of any client be applied with
+//!   the store's own faults — the lock index re-created, the data document re-created, the
+//!   last acknowledged write rolled back (each done by [`Service`] on the model's shard
+//!   operations) — and lost replies: [`SimStore::arm`] makes the next request of any client be applied with
 //!   its reply lost, or not applied; the client sees no answer either way.
 
 use std::fmt;
 use std::sync::Arc;
 
 use lockwright::docstore::{StoreError as WireError, Token as WireToken};
-use lockwright_model::docstore::protocol::LOCK_INDEX;
+use lockwright_model::docstore::protocol::{DATA_ID, DATA_INDEX, LOCK_INDEX};
 use lockwright_model::docstore::store::{ScriptError, StoreError as ModelError, Token};
 use lockwright_model::docstore::{ClientId, Delivery};
 
 use super::client::SimClient;
 use super::record::*;
-use super::service::{Answer, Op, Req, Service};
+use super::service::{Answer, Service};
 use crate::prims::Runtime;
 
 #[derive(Clone, Copy, Debug)]
@@ -242,29 +244,50 @@ impl<R: Runtime> SimStore<R> {
 
     /// An operator deletes the lock document. Skipped if there is none.
     pub fn stray_delete(&self) {
-        self.env(|w| {
-            let req = Req {
-                index: LOCK_INDEX.to_owned(),
-                id: w.lock_id.to_owned(),
-                op: Op::Delete { cond: None },
-            };
-            if w.service.get(&req.index, &req.id).is_none() {
-                return (Call::StrayDelete, Outcome::Skipped);
-            }
-            let answer = w.service.execute(&req);
-            (Call::StrayDelete, Outcome::Answered(answer))
+        self.env(|w| match w.service.stray_delete(LOCK_INDEX, w.lock_id) {
+            Some(answer) => (Call::StrayDelete, Outcome::Answered(answer)),
+            None => (Call::StrayDelete, Outcome::Skipped),
         });
     }
 
     /// Another copy of the lock index's shard becomes primary: `_primary_term` + 1.
     pub fn failover(&self) {
         self.env(|w| {
-            w.service
-                .indices
-                .entry(LOCK_INDEX.to_owned())
-                .or_default()
-                .promote_replica();
+            w.service.failover(LOCK_INDEX);
             (Call::Failover, Outcome::Done)
+        });
+    }
+
+    /// The lock index is deleted and created again: no lock document, `_primary_term` 1,
+    /// `_seq_no` 0 (the model's `RecreateIndex`).
+    pub fn recreate_index(&self) {
+        self.env(|w| {
+            w.service.recreate_index(LOCK_INDEX);
+            (Call::RecreateIndex, Outcome::Done)
+        });
+    }
+
+    /// The data document is deleted and created again without its fence (the model's
+    /// `RecreateDoc`).
+    pub fn recreate_doc(&self) {
+        self.env(|w| {
+            w.service.recreate_doc(DATA_INDEX, DATA_ID);
+            (Call::RecreateDoc, Outcome::Done)
+        });
+    }
+
+    /// A fail-over loses the last write the store applied, if its client saw it succeed (the
+    /// model's `Rollback`): its index goes back to the state before it. Skipped when there is
+    /// no such write (the last one's reply was lost, or a fault since means it survived).
+    pub fn rollback(&self) {
+        self.env(|w| match w.service.rollback() {
+            Some(index) => (Call::Rollback { index }, Outcome::Done),
+            None => (
+                Call::Rollback {
+                    index: String::new(),
+                },
+                Outcome::Skipped,
+            ),
         });
     }
 

@@ -19,7 +19,9 @@
 //!   request must then be one the model allows — a write only after a pass); a clock read
 //!   while not holding belongs to the acquire request that follows, whose `now` must be the
 //!   clock then;
-//! - faults are the model's fault actions; a simulated tick is the model's `Tick`, or no step
+//! - faults are the model's fault actions (the store's own — `RecreateIndex`, `RecreateDoc`,
+//!   `Rollback` — too, the shadow store doing each with the same [`Service`](super::service::Service) code as the
+//!   simulation, so a rollback loses the write the model's would); a simulated tick is the model's `Tick`, or no step
 //!   when every time in the model has passed already (the model's relative clock cannot
 //!   advance then, and nothing changes); a pause must jump exactly to the paused client's
 //!   deadline;
@@ -61,6 +63,9 @@ impl Refinement {
                 (Call::StrayDelete, _) => &mut f.stray_delete,
                 (Call::Pause { .. }, _) => &mut f.pause,
                 (Call::Failover, _) => &mut f.failover,
+                (Call::RecreateIndex, _) => &mut f.recreate_index,
+                (Call::RecreateDoc, _) => &mut f.recreate_doc,
+                (Call::Rollback { .. }, _) => &mut f.rollback,
                 (Call::Request(_), Outcome::ReplyLost(_) | Outcome::RequestLost) => {
                     &mut f.lose_reply
                 }

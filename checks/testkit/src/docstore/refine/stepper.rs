@@ -1,6 +1,7 @@
 //! The replayer proper: each recorded step becomes a model action, an observation compared
 //! with the model state, a fault, or a harness event (see the parent module's docs).
 
+use lockwright_model::docstore::protocol::{DATA_ID, DATA_INDEX, LOCK_INDEX};
 use lockwright_model::docstore::store::{WriteOutcome, Written};
 use lockwright_model::docstore::{next, Action, ClientId, Delivery, Pc, Scenario, Step as MStep};
 
@@ -132,25 +133,35 @@ impl Replay {
                 self.act(i, step, Action::Restart(*c))
             }
             Call::StrayDelete => {
-                let req = Req {
-                    index: lockwright_model::docstore::protocol::LOCK_INDEX.to_owned(),
-                    id: lock_id.to_owned(),
-                    op: super::super::service::Op::Delete { cond: None },
-                };
-                let ours = self.shadow.service.execute(&req);
-                if step.outcome != Outcome::Answered(ours.clone()) {
+                let ours = self.shadow.service.stray_delete(LOCK_INDEX, lock_id);
+                if ours.as_ref().map(|a| Outcome::Answered(a.clone())) != Some(step.outcome.clone())
+                {
                     return Err(fail(i, step, format!("the shadow store answers {ours:?}")));
                 }
                 self.act(i, step, Action::StrayDelete)
             }
             Call::Failover => {
-                self.shadow
-                    .service
-                    .indices
-                    .entry(lockwright_model::docstore::protocol::LOCK_INDEX.to_owned())
-                    .or_default()
-                    .promote_replica();
+                self.shadow.service.failover(LOCK_INDEX);
                 self.act(i, step, Action::Failover)
+            }
+            Call::RecreateIndex => {
+                self.shadow.service.recreate_index(LOCK_INDEX);
+                self.act(i, step, Action::RecreateIndex)
+            }
+            Call::RecreateDoc => {
+                self.shadow.service.recreate_doc(DATA_INDEX, DATA_ID);
+                self.act(i, step, Action::RecreateDoc)
+            }
+            Call::Rollback { index } => {
+                let ours = self.shadow.service.rollback();
+                if ours.as_ref() != Some(index) {
+                    return Err(fail(
+                        i,
+                        step,
+                        format!("the shadow store rolls back {ours:?}"),
+                    ));
+                }
+                self.act(i, step, Action::Rollback)
             }
             Call::Tick => {
                 self.shadow.clock += TICK_MS;
@@ -273,7 +284,7 @@ impl Replay {
                 // session's `ReadData`; any other read (an operator's look at the lock
                 // document, a second read of the same session) changes nothing.
                 let sc = self.cur.model;
-                let reads = index == lockwright_model::docstore::protocol::DATA_INDEX
+                let reads = index == DATA_INDEX
                     && next(sc.variant, sc.role(c), cl.pc).contains(&MStep::ReadData);
                 if reads {
                     self.shadow.reads[usize::from(c)] = ours.map(|d| d.token());
@@ -284,7 +295,7 @@ impl Replay {
                     );
                 }
                 // The fixed `leased`: the holder's read-back of the lock document.
-                let verifies = index == lockwright_model::docstore::protocol::LOCK_INDEX
+                let verifies = index == LOCK_INDEX
                     && next(sc.variant, sc.role(c), cl.pc).contains(&MStep::VerifyLock);
                 if verifies {
                     return self.act(
@@ -404,8 +415,7 @@ impl Replay {
                 ));
             };
             let model = sc.response(state, c, mstep).expect("a request step");
-            let lock_index = (req.index == lockwright_model::docstore::protocol::LOCK_INDEX)
-                .then(|| (&map, state.locks.next_seq_no()));
+            let lock_index = (req.index == LOCK_INDEX).then(|| (&map, state.locks.next_seq_no()));
             if !same_answer(rec, &model, lock_index) {
                 return Err(fail(
                     i,
@@ -417,7 +427,10 @@ impl Replay {
             }
         }
         if let Some(a) = recorded {
-            let ours = self.shadow.service.execute(req);
+            let ours = self
+                .shadow
+                .service
+                .deliver(req, delivery == Delivery::Answered);
             if &ours != a {
                 return Err(fail(i, step, format!("the shadow store answers {ours:?}")));
             }

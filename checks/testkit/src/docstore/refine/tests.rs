@@ -191,3 +191,91 @@ fn an_enforced_property_is_reported_by_name() {
     }
     panic!("the lost reply never hit the create in 200 runs");
 }
+
+/// One client of the fixed recipe, between its rounds: its release rolled back, the data
+/// document re-created, then (after another round) the lock index re-created, and a last
+/// round that finds no lock document. Deterministic on std threads.
+fn store_faults_run() -> (Workload, Vec<Step>) {
+    let w = Workload::leased(
+        "docstore refine store faults",
+        1,
+        vec![ThreadPlan::as_incarnation(
+            0,
+            0,
+            vec![
+                WOp::Round { writes: 1 },
+                WOp::Rollback,
+                WOp::RecreateDoc,
+                WOp::Round { writes: 1 },
+                WOp::RecreateIndex,
+                WOp::Round { writes: 1 },
+            ],
+        )],
+    );
+    let trace = workload::run::<Std>(&w, None);
+    (w, trace)
+}
+
+fn position(trace: &[Step], p: impl Fn(&Call) -> bool) -> usize {
+    trace.iter().position(|s| p(&s.call)).expect("the step")
+}
+
+#[test]
+fn the_stores_own_faults_are_model_steps_with_their_budgets() {
+    use lockwright_model::docstore::protocol::{
+        AT_MOST_ONE_WRITER, FENCED_WRITES_ARE_EXCLUSIVE, NO_LOST_UPDATE,
+    };
+    let (w, trace) = store_faults_run();
+    // The re-created index leaves no lock document: "no stale lock" fails by design.
+    let r = w.refinement().enforcing(&[
+        AT_MOST_ONE_WRITER,
+        FENCED_WRITES_ARE_EXCLUSIVE,
+        NO_LOST_UPDATE,
+    ]);
+    let f = r.scenario(&trace).faults;
+    assert_eq!(
+        (f.rollback, f.recreate_doc, f.recreate_index),
+        (1, 1, 1),
+        "{f:?}"
+    );
+    // The rollback undid the release (the last acknowledged write): the lock index's term
+    // grew, and the next round's acquire still succeeded (the lease was the client's own).
+    let rollback = position(&trace, |c| matches!(c, Call::Rollback { .. }));
+    assert_eq!(
+        trace[rollback].call,
+        Call::Rollback {
+            index: crate::docstore::LOCK_INDEX.to_owned()
+        }
+    );
+    let summary = r.check(&trace).expect("refines");
+    // Round 1: UpdateLock, ClaimData, VerifyLock, ReadData, CheckLease, WriteData,
+    // ReleaseLease; the three faults; round 2 the same seven; round 3 the refused UpdateLock.
+    assert_eq!(summary.actions, 7 + 3 + 7 + 1, "{summary:?}");
+}
+
+#[test]
+fn a_rollback_the_store_did_not_make_leaves_the_model() {
+    let (w, mut trace) = store_faults_run();
+    let rollback = position(&trace, |c| matches!(c, Call::Rollback { .. }));
+    // The recording says the data index was rolled back; the shadow store's last
+    // acknowledged write was to the lock index.
+    trace[rollback].call = Call::Rollback {
+        index: crate::docstore::DATA_INDEX.to_owned(),
+    };
+    let err = w.refinement().enforcing(&[]).check(&trace).unwrap_err();
+    assert_eq!(err.step, rollback, "{err}");
+    assert!(err.reason.contains("the shadow store rolls back"), "{err}");
+}
+
+#[test]
+fn a_store_fault_left_out_of_the_recording_is_found() {
+    let (w, mut trace) = store_faults_run();
+    let rollback = position(&trace, |c| matches!(c, Call::Rollback { .. }));
+    trace.remove(rollback);
+    let err = w.refinement().enforcing(&[]).check(&trace).unwrap_err();
+    // The next acquire's answer carries the rolled-back index's term (2); the model's, with
+    // no rollback, term 1.
+    assert!(err.step > rollback, "{err}");
+    assert!(err.property.is_none(), "{err}");
+    assert!(err.reason.contains("primary_term: 2"), "{err}");
+}
