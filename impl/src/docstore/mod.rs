@@ -78,6 +78,7 @@
 
 mod claim;
 mod error;
+mod guard;
 mod http;
 mod lock;
 /// The recipe as steps and requests, shared with the model (`Pc`, `Step`, `Request`): for the
@@ -94,8 +95,9 @@ pub mod store;
 
 pub use claim::Claimed;
 pub use error::DocLockError;
+pub use guard::LeaseGuard;
 pub use http::{HttpStore, DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT};
-pub use lock::{default_owner, LeaseGuard, LeaseLock, DEFAULT_ATTEMPTS};
+pub use lock::{default_owner, LeaseLock, DEFAULT_ATTEMPTS};
 #[cfg(feature = "defects")]
 pub use recipe::Defect;
 #[cfg(feature = "defects")]

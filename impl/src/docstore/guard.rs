@@ -1,0 +1,234 @@
+//! [`LeaseGuard`], a held lock: what it holds of its [`LeaseLock`] (a borrow or a share), its
+//! token and deadline, the lease check and the renewal. Its session is in `session.rs`, its
+//! claim in `claim.rs`, its release in `release.rs`.
+
+use std::fmt;
+use std::ops::Deref;
+use std::sync::Arc;
+
+use super::lock::LeaseLock;
+use super::recipe::{keeps_token, step_where, Pc, Recipe, Step};
+use super::store::{DocStore, StoredScript, Token};
+use super::DocLockError;
+
+/// What a [`LeaseGuard`] holds of its lock: a borrow ([`LeaseLock::try_acquire`]) or a share
+/// ([`LeaseLock::try_acquire_owned`]).
+pub(super) enum LockRef<'a, S: DocStore> {
+    Borrowed(&'a LeaseLock<S>),
+    Shared(Arc<LeaseLock<S>>),
+}
+
+impl<S: DocStore> Clone for LockRef<'_, S> {
+    fn clone(&self) -> Self {
+        match self {
+            LockRef::Borrowed(lock) => LockRef::Borrowed(lock),
+            LockRef::Shared(lock) => LockRef::Shared(Arc::clone(lock)),
+        }
+    }
+}
+
+impl<S: DocStore> Deref for LockRef<'_, S> {
+    type Target = LeaseLock<S>;
+
+    fn deref(&self) -> &LeaseLock<S> {
+        match self {
+            LockRef::Borrowed(lock) => lock,
+            LockRef::Shared(lock) => lock,
+        }
+    }
+}
+
+/// A held lease.
+///
+/// The safe way to use it is [`LeaseGuard::claim`] first: it writes the token into the data
+/// document before anything reads it, and hands back the [`Claimed`](super::Claimed) handle
+/// through which the session reads and writes. Without the claim ([`LeaseGuard::read`], then
+/// [`LeaseGuard::fenced_write`]) the fence only refuses tokens older than one the document
+/// has already seen, so a holder paused past its lease can still land a write between this
+/// holder's read and its write: a lost update (`docs/docstore.md`).
+///
+/// # Your own resource
+///
+/// A resource of your own protected by this lock must do what the data document's scripts
+/// do: keep the highest token it has accepted (`_primary_term` first, then `_seq_no`), refuse
+/// any lower one, atomically with the write it guards; and accept the claim — a write of the
+/// token alone — before the holder's first read. Check [`LeaseGuard::ensure_valid`] right
+/// before every write that carries [`LeaseGuard::token`]; the lease alone never suffices (a
+/// pause can outlast it).
+///
+/// Release with [`LeaseGuard::release`] or by dropping it.
+///
+/// A guard of [`LeaseLock::try_acquire`] or [`LeaseLock::acquire`] borrows its lock; one of
+/// [`LeaseLock::try_acquire_owned`] or [`LeaseLock::acquire_owned`] (on an `Arc<LeaseLock>`)
+/// holds a share of it instead, so it can be moved into a thread or kept in a struct.
+#[must_use = "the lock is released as soon as the guard is dropped"]
+pub struct LeaseGuard<'a, S: DocStore> {
+    pub(super) lock: LockRef<'a, S>,
+    pub(super) pc: Pc,
+    pub(super) token: Token,
+    pub(super) deadline: Option<u64>,
+    pub(super) released: bool,
+    /// Whether the holder has claimed, read or written the data document under this grant
+    /// (the claim must come first).
+    pub(super) accessed: bool,
+    /// Whether the holder claimed the data document (the fixed recipe then finds its own
+    /// token in the fence at every read).
+    pub(super) claimed: bool,
+    /// The fixed recipe: whether the lock document was read back and still carried the token.
+    pub(super) verified: bool,
+    /// The fixed recipe: the data document's `_seq_no`/`_primary_term` as the session's read
+    /// returned them; the write carries them as `if_seq_no`/`if_primary_term`.
+    pub(super) read: Option<Token>,
+}
+
+impl<S: DocStore> fmt::Debug for LeaseGuard<'_, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LeaseGuard")
+            .field("lock", &self.lock.lock_name())
+            .field("owner", &self.lock.owner)
+            .field("token", &self.token)
+            .field("deadline", &self.deadline)
+            .field("pc", &self.pc)
+            .finish()
+    }
+}
+
+impl<S: DocStore> LeaseGuard<'_, S> {
+    /// The fencing token: the `_primary_term`/`_seq_no` of the acquiring write.
+    pub fn token(&self) -> Token {
+        self.token
+    }
+
+    /// The lease deadline, in milliseconds on [`DocStore::now`]'s clock (the client's own,
+    /// monotonic in `HttpStore`): the first send of the acquire plus the lease. The server
+    /// starts its lease (`ctx._now` + lease) only when the request arrives, so the deadline
+    /// never falls after the document's `expires`, whatever the client's wall clock says.
+    /// `None` for the test-only recipes without a lease.
+    pub fn valid_until(&self) -> Option<u64> {
+        self.deadline
+    }
+
+    /// Where the guard is in the recipe's loop (the model's program counter). Test-only,
+    /// behind `defects`.
+    #[cfg(feature = "defects")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "defects")))]
+    pub fn pc(&self) -> Pc {
+        self.pc
+    }
+
+    /// Checks the lease: one clock read; valid while now < the deadline. Call it right before
+    /// every write that carries the token ([`LeaseGuard::fenced_write`] does).
+    ///
+    /// # Errors
+    /// [`DocLockError::LeaseExpired`] (the guard is then lost: dropping it sends nothing,
+    /// since the lease is anyone's to take); [`DocLockError::NotHolding`] after a refused
+    /// fenced write.
+    pub fn ensure_valid(&mut self) -> Result<(), DocLockError> {
+        let lock = self.lock.clone();
+        self.usable()?;
+        // The as-written recipes have no lease and nothing to check.
+        if step_where(lock.recipe, lock.role, Pc::Computing, |s| {
+            s == Step::CheckLease
+        })
+        .is_none()
+        {
+            return Ok(());
+        }
+        let deadline = self.deadline.expect("a leased guard has a deadline");
+        let now = lock.store.now();
+        if now < deadline {
+            if self.pc == Pc::Computing {
+                self.pc = Pc::Writing;
+            }
+            Ok(())
+        } else {
+            self.pc = Pc::Idle;
+            Err(DocLockError::LeaseExpired {
+                lock: lock.lock_name(),
+                deadline_ms: deadline,
+                now_ms: now,
+            })
+        }
+    }
+
+    /// Extends the lease: `lease-acquire` again, sent only if the lock document still carries
+    /// this guard's token (`POST <index>/_update/<id>?if_seq_no=S&if_primary_term=T`; the
+    /// server measures the new lease with `ctx._now`). The renewal is a write, so the token
+    /// becomes the renewal's (higher: documents fenced with the old one accept the new one);
+    /// the deadline counts from this send. Not a step of the model (a renewal there is a new
+    /// acquire); tested over HTTP (`checks/tests/docstore_clock.rs`).
+    ///
+    /// # Errors
+    /// [`DocLockError::LeaseExpired`] if the local deadline has passed (nothing sent: a lapsed
+    /// lease is anyone's, a renewal cannot revive it); [`DocLockError::NotOwner`] if the lock
+    /// document no longer carries this token (409) or is gone (404) — the lock is lost;
+    /// [`DocLockError::NotHolding`] on a lost guard or a recipe without a lease;
+    /// [`DocLockError::Store`] otherwise (no answer: the lease may or may not be extended;
+    /// the old deadline stands).
+    pub fn renew(&mut self) -> Result<(), DocLockError> {
+        let lock = self.lock.clone();
+        self.usable()?;
+        if lock.recipe != Recipe::Leased {
+            return Err(DocLockError::NotHolding {
+                lock: lock.lock_name(),
+                state: "only the leased recipe renews",
+            });
+        }
+        let deadline = self.deadline.expect("a leased guard has a deadline");
+        let now = lock.store.now();
+        if now >= deadline {
+            self.pc = Pc::Idle;
+            return Err(DocLockError::LeaseExpired {
+                lock: lock.lock_name(),
+                deadline_ms: deadline,
+                now_ms: now,
+            });
+        }
+        let script = StoredScript {
+            id: "lease-acquire",
+            params: serde_json::json!({"owner": lock.owner, "lease": lock.lease_ms}),
+            scripted_upsert: false,
+        };
+        match lock
+            .store
+            .update_with_script_if(&lock.index, &lock.id, &script, self.token)
+        {
+            Ok(w) => {
+                self.token = w.token;
+                self.deadline = Some(now.saturating_add(lock.lease_ms));
+                Ok(())
+            }
+            Err(e) if matches!(e.status(), Some(404 | 409)) => {
+                self.pc = Pc::Idle;
+                Err(DocLockError::NotOwner {
+                    lock: lock.lock_name(),
+                    answer: e,
+                })
+            }
+            Err(e) => Err(lock.store_error(e)),
+        }
+    }
+
+    /// Whether the guard may still read, check or write (not lost, not claiming).
+    pub(super) fn usable(&self) -> Result<(), DocLockError> {
+        let state = match self.pc {
+            Pc::Holding | Pc::Computing | Pc::Writing => return Ok(()),
+            Pc::Verifying => {
+                "the lock document was not read back (no answer): the grant is unknown, \
+                 release it"
+            }
+            Pc::Claiming => "the claim got no answer: the lock's state is unknown, release it",
+            Pc::Releasing => "a fenced write or claim was refused: the lock is lost, release it",
+            Pc::Idle | Pc::Retrying => "the lease has passed",
+        };
+        Err(DocLockError::NotHolding {
+            lock: self.lock.lock_name(),
+            state,
+        })
+    }
+
+    /// Whether the recipe keeps this token as its fencing token (the model's `keeps_token`).
+    pub fn keeps_token(&self) -> bool {
+        keeps_token(self.lock.recipe, self.lock.writes, self.lock.role)
+    }
+}
