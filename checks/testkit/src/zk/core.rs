@@ -452,6 +452,7 @@ impl Core {
                     Outcome::Skipped
                 }
             }
+            Call::Tick { .. } => Outcome::Ok,
             Call::Arm { client, applied } => self.arm(*client, *applied),
             Call::ArmMisread(c) => self.arm_misread(*c),
             Call::ArmLag(c) => self.arm_lag(*c),

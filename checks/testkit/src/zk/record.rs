@@ -70,6 +70,9 @@ pub enum Call {
     ExpireOld(ClientId),
     /// The empty container parent is reaped and made again (`RecreateParent`).
     RecreateParent,
+    /// The simulated clock jumps to `ms` milliseconds after the start, waking the sleeps due
+    /// (no model action: the model has no time).
+    Tick { ms: u64 },
     /// The client's next create or delete will lose its reply, `applied` or not.
     Arm { client: ClientId, applied: bool },
     /// The client's next create that is applied makes a node the server names to it under a

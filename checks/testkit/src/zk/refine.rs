@@ -167,7 +167,10 @@ impl Replay {
         use Action::*;
         let (action, expect): (Option<Action>, Option<&[Pc]>) = match (step.client, &step.call) {
             (None, _) if step.outcome == Outcome::Skipped => (None, None),
-            (None, Call::Arm { .. } | Call::ArmMisread(_) | Call::ArmLag(_)) => (None, None),
+            (
+                None,
+                Call::Arm { .. } | Call::ArmMisread(_) | Call::ArmLag(_) | Call::Tick { .. },
+            ) => (None, None),
             (None, Call::Expire(c)) => (Some(ExpireSession(*c)), None),
             (None, Call::Restart(c)) => {
                 self.restarted[usize::from(*c)] = true;

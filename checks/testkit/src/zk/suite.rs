@@ -67,6 +67,8 @@ pub struct Coverage {
     /// Updates whose read was followed by an accepted write.
     pub updates: AtomicUsize,
     pub reentries: AtomicUsize,
+    /// Jumps of the simulated clock (a sleep or a timeout fired).
+    pub ticks: AtomicUsize,
 }
 
 impl Coverage {
@@ -134,6 +136,7 @@ impl Coverage {
             }),
         );
         add(&self.reentries, n(&|s| s.call == Call::Reenter));
+        add(&self.ticks, n(&|s| matches!(s.call, Call::Tick { .. })));
     }
 
     /// A counter's value.
@@ -150,7 +153,7 @@ impl Coverage {
              lost replies {}, \
              misreads {}, syncs {} (searches lagged {}), releases dropped {}, acquires dropped {}, \
              restarts {} (old sessions expired {}), parents re-created {}, locks lost {}, \
-             fenced writes refused {}, claims refused {}, updates {}, re-entries {}",
+             fenced writes refused {}, claims refused {}, updates {}, re-entries {}, clock ticks {}",
             g(&self.executions),
             g(&self.steps),
             g(&self.acquisitions),
@@ -174,6 +177,7 @@ impl Coverage {
             g(&self.claims_refused),
             g(&self.updates),
             g(&self.reentries),
+            g(&self.ticks),
         )
     }
 }

@@ -391,8 +391,17 @@ pub fn run(w: &Workload, refinement: Option<&Refinement>) -> Vec<Step> {
     let mut handles = Vec::new();
     for c in 0..w.clients {
         let (w, coord) = (Arc::clone(&w), sim.client(c));
+        sim.client_started();
         handles.push(shuttle::thread::spawn(move || {
-            shuttle::future::block_on(client(w, coord));
+            shuttle::future::block_on(client(w, coord.clone()));
+            coord.sim().client_done();
+        }));
+    }
+    // The clock: moves simulated time while a sleep waits and any client runs.
+    {
+        let sim = sim.clone();
+        handles.push(shuttle::thread::spawn(move || {
+            shuttle::future::block_on(sim.run_clock());
         }));
     }
     if !w.faults.is_empty() {

@@ -34,6 +34,9 @@
 //! - **Background tasks** the recipe spawns (the release of a lost hold, of a dropped guard)
 //!   run as shuttle tasks; [`SimCoord::quiesce`] waits until a client has none left (the
 //!   model's client does its `DeleteLockNode` before it acquires again).
+//! - **Time** (`clock`): `now()` is the start plus simulated time, a sleep waits for the
+//!   simulated clock, and the clock thread moves it, one recorded `Tick` per jump to the
+//!   earliest pending deadline, at whatever point shuttle schedules it.
 //! - **Online refinement.** With a [`Refinement`], every step is replayed through the model
 //!   as it is recorded; the first divergence or property violation panics (under shuttle: a
 //!   failing schedule) after keeping the recording for [`take_failure`].
@@ -45,6 +48,7 @@
 //! Here: the server, its recording and faults; `coordination`: [`SimCoord`]; `wire`: the
 //! model's names, sessions and stats as `Coordination` returns them.
 
+mod clock;
 mod coordination;
 mod resource;
 mod wire;
@@ -60,6 +64,7 @@ use super::core::Core;
 use super::record::{format_trace, Call, Outcome, Step};
 use super::refine::{Refinement, Replay};
 
+pub use clock::SimSleep;
 pub use coordination::{SimCoord, SimWatch};
 pub use resource::SimResource;
 pub use wire::child_name;
@@ -94,6 +99,7 @@ pub(crate) struct World {
     in_wait: Vec<bool>,
     wakers: Vec<Waker>,
     start: Instant,
+    clock: clock::Clock,
 }
 
 impl World {
@@ -157,6 +163,7 @@ impl SimZk {
                 in_wait: vec![false; usize::from(clients)],
                 wakers: Vec::new(),
                 start: Instant::now(),
+                clock: clock::Clock::default(),
             })),
             name: name.into(),
         }

@@ -479,12 +479,13 @@ impl Coordination for SimCoord {
     }
 
     fn now(&self) -> Instant {
-        self.sim.lock().start
+        let w = self.sim.lock();
+        w.start + w.clock.elapsed
     }
 
-    fn sleep(&self, _duration: Duration) -> impl Future<Output = ()> + Send + '_ {
-        // Retry pauses take no simulated time; the next step is a scheduling point anyway.
-        std::future::ready(())
+    fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + Send + '_ {
+        // Pending until the simulated clock reaches the deadline (the clock thread moves it).
+        self.sim.sleep(duration)
     }
 
     fn spawn(&self, task: impl Future<Output = ()> + Send + 'static) {
