@@ -16,7 +16,9 @@
 //!    own node under a name it does not read, after an armed misread → `MisreadOwnNode`), `watch_node` → `WatchPredecessor`, a
 //!    fired wait → `ReceiveWatchEvent`, the learned expiry → `ReceiveSessionEvent`,
 //!    `delete_node` → `DeleteLockNode` (or `LoseReply`), a `release()` dropped after a lost
-//!    delete reply, or an `acquire()` dropped while it waits for its predecessor → `Abandon`, `check_node` → `CheckLockNode`,
+//!    delete reply, or an `acquire()` dropped while it waits for its predecessor → `Abandon`,
+//!    a give-up's hand-off of its node (`GiveUp`) and a drop at a random `Pending` poll
+//!    (`Drop`, at the model's place it names) → `Abandon`, a clock `Tick` → no action, `check_node` → `CheckLockNode`,
 //!    `guarded_write` → `GuardedWrite` (without its check: `Write`), the resource's read →
 //!    `Read`, its claim → `Claim`, its writes → `FencedWrite` / `Write`, re-entrancy → `Reenter` / `ReleaseInner`, the faults →
 //!    `ExpireSession`, `RestartClient`, `ExpireOldSession`, `RecreateParent`. The action must
@@ -149,6 +151,12 @@ impl Replay {
         self.cur.state.clients[usize::from(c)].pc
     }
 
+    /// Whether the caller may drop client `c`'s future now: the model's `Abandon(c)` is
+    /// enabled (its budget left, and `c` at a place where the model lets a caller drop it).
+    pub(crate) fn may_abandon(&self, c: ClientId) -> Option<Pc> {
+        self.cur.allows(&Action::Abandon(c)).then(|| self.pc(c))
+    }
+
     /// Replays one recorded step. See the module docs.
     pub(crate) fn step(&mut self, i: usize, step: &Step) -> Result<(), Divergence> {
         let fail = |reason: String| Divergence {
@@ -192,6 +200,26 @@ impl Replay {
                 (Call::Sync, _) => (None, None),
                 (Call::Abandon, _) => (Some(Abandon(c)), None),
                 (Call::DropAcquire, _) => (Some(Abandon(c)), Some(&[Pc::Releasing, Pc::Idle][..])),
+                (Call::GiveUp, _) => (Some(Abandon(c)), None),
+                (Call::Drop { at }, _) => {
+                    let pc = self.pc(c);
+                    if pc != *at {
+                        return Err(fail(format!(
+                            "the drop was offered at {at:?}, the model's client c{c} is at {pc:?}"
+                        )));
+                    }
+                    (Some(Abandon(c)), None)
+                }
+                (Call::GaveUp { .. }, _) => {
+                    let pc = self.pc(c);
+                    if pc.believes() {
+                        return Err(fail(format!(
+                            "the acquire gave up, but the model's client c{c} holds ({pc:?})"
+                        )));
+                    }
+                    self.cur.observed();
+                    (None, None)
+                }
                 (Call::ListChildren, Outcome::Misread) => {
                     self.restarted[usize::from(c)] = false;
                     (Some(MisreadOwnNode(c)), None)

@@ -31,8 +31,13 @@ pub(crate) struct Clock {
 }
 
 impl Clock {
+    /// The earliest deadline still ahead (a due sleep was woken and ends at its next poll).
     fn earliest(&self) -> Option<Duration> {
-        self.timers.values().map(|(d, _)| *d).min()
+        self.timers
+            .values()
+            .map(|(d, _)| *d)
+            .filter(|d| *d > self.elapsed)
+            .min()
     }
 }
 
@@ -40,8 +45,11 @@ impl Clock {
 #[derive(Debug)]
 pub struct SimSleep {
     sim: SimZk,
+    /// The sleeping client (its held-back time grows by how late the sleep is taken).
+    client: Option<usize>,
     deadline: Duration,
     id: Option<u64>,
+    counted: bool,
 }
 
 impl SimZk {
@@ -51,12 +59,14 @@ impl SimZk {
     }
 
     /// A sleep of `d` from now.
-    pub(crate) fn sleep(&self, d: Duration) -> SimSleep {
+    pub(crate) fn sleep(&self, client: Option<usize>, d: Duration) -> SimSleep {
         let deadline = self.elapsed().saturating_add(d);
         SimSleep {
             sim: self.clone(),
+            client,
             deadline,
             id: None,
+            counted: false,
         }
     }
 
@@ -131,12 +141,14 @@ impl Future for SimSleep {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = &mut *self;
+        let sim = this.sim.clone();
         let clock_waker = {
-            let mut w = this.sim.lock();
+            let mut w = sim.lock();
             if w.clock.elapsed >= this.deadline {
                 if let Some(id) = this.id.take() {
                     w.clock.timers.remove(&id);
                 }
+                this.count_late(&mut w);
                 return Poll::Ready(());
             }
             let id = match this.id {
@@ -160,10 +172,27 @@ impl Future for SimSleep {
     }
 }
 
+impl SimSleep {
+    /// A sleep taken (or dropped) after its deadline: the client was ready and not scheduled
+    /// for that long (held back, as a slow machine would be).
+    fn count_late(&mut self, w: &mut super::World) {
+        if let (Some(c), false) = (self.client, self.counted) {
+            self.counted = true;
+            let late = w.clock.elapsed.saturating_sub(self.deadline);
+            w.request_time[c] += late;
+        }
+    }
+}
+
 impl Drop for SimSleep {
     fn drop(&mut self) {
+        let sim = self.sim.clone();
+        let mut w = sim.lock();
         if let Some(id) = self.id.take() {
-            self.sim.lock().clock.timers.remove(&id);
+            w.clock.timers.remove(&id);
+        }
+        if w.clock.elapsed >= self.deadline {
+            self.count_late(&mut w);
         }
     }
 }

@@ -30,10 +30,10 @@ pub struct SimWatch {
     session: SessionId,
 }
 
-async fn after_step<T>(out: T) -> T {
-    shuttle::future::yield_now().await;
-    out
-}
+/// The chance that a caller with a drop left drops its future at a `Pending` poll where the
+/// model allows it: low enough that a run's drop is not always at the first such poll (an
+/// acquire passes several: waiting, a pause, a cleanup's answer).
+const DROP_CHANCE: f64 = 0.25;
 
 impl SimCoord {
     /// The client's index.
@@ -80,19 +80,20 @@ impl SimCoord {
             let o = core.fenced_write(t);
             (o, o)
         });
-        after_step(if o == Outcome::Ok { Ok(()) } else { Err(()) }).await
+        self.replied(if o == Outcome::Ok { Ok(()) } else { Err(()) }, false)
+            .await
     }
 
     /// A read of the resource: the start of an update (read, compute, write).
     pub async fn read(&self) {
         self.client_step(Call::Read, |_| (Outcome::Ok, ()));
-        after_step(()).await;
+        self.replied((), false).await;
     }
 
     /// A write without a token to the resource (after a passed `ensure_valid`).
     pub async fn write(&self) {
         self.client_step(Call::Write, |_| (Outcome::Ok, ()));
-        after_step(()).await;
+        self.replied((), false).await;
     }
 
     /// Whether the caller may drop this client's acquire now: it is parked waiting for its
@@ -102,6 +103,8 @@ impl SimCoord {
         let c = self.c;
         self.sim.step(|w| {
             if std::mem::take(&mut w.in_wait[usize::from(c)]) {
+                // The dropped attempt's hand-off is this drop's, not a give-up.
+                w.acquiring[usize::from(c)] = false;
                 let step = Step {
                     client: Some(c),
                     call: Call::DropAcquire,
@@ -134,6 +137,98 @@ impl SimCoord {
                 (None, false)
             }
         })
+    }
+
+    /// An acquire of this client starts (`true`) or has returned: while one runs, a task the
+    /// recipe spawns is a give-up's hand-off of its node (recorded `GiveUp`).
+    pub fn set_acquiring(&self, on: bool) {
+        self.sim.lock().acquiring[usize::from(self.c)] = on;
+    }
+
+    /// Records that `try_acquire`/`acquire_timeout` returned `Held`/`TimedOut` after `waited`.
+    pub fn gave_up(&self, waited: Duration) {
+        let waited_ms = u64::try_from(waited.as_millis()).unwrap_or(u64::MAX);
+        self.note(Call::GaveUp { waited_ms });
+    }
+
+    /// At a `Pending` poll of this client's acquire or release: whether the caller drops the
+    /// future now. Offered only while the run has drops left, no create's or search's reply is
+    /// on its way to the recipe, and the online replay's model enables `Abandon` for this
+    /// client; then shuttle's random choice decides. A drop is recorded (`Drop`, the model's
+    /// place in it) in the same step, and the caller drops the future at once.
+    pub fn try_drop(&self) -> bool {
+        use shuttle::rand::Rng;
+        let c = self.c;
+        let i = usize::from(c);
+        self.sim.step(|w| {
+            if w.drops_left == 0 || w.in_flight[i] {
+                return (None, false);
+            }
+            let Some(at) = w.replay.as_ref().and_then(|r| r.may_abandon(c)) else {
+                return (None, false);
+            };
+            if !shuttle::rand::thread_rng().gen_bool(DROP_CHANCE) {
+                return (None, false);
+            }
+            w.drops_left -= 1;
+            w.acquiring[i] = false;
+            w.in_wait[i] = false;
+            let step = Step {
+                client: Some(c),
+                call: Call::Drop { at },
+                outcome: Outcome::Ok,
+            };
+            (Some(step), true)
+        })
+    }
+
+    /// The reply of the step just recorded, taken at the next poll after a scheduling point.
+    /// The simulated time that passes meanwhile (the clock may tick while the scheduler holds
+    /// this client back) is the request's time, summed per client ([`SimCoord::request_time`]).
+    /// With `in_flight` (a create or a search) no drop is offered until the recipe took it.
+    fn replied<'a, T: Send + 'a>(
+        &'a self,
+        out: T,
+        in_flight: bool,
+    ) -> impl Future<Output = T> + Send + 'a {
+        struct Taken<'a> {
+            sim: &'a SimZk,
+            i: usize,
+            sent: Duration,
+        }
+        impl Drop for Taken<'_> {
+            fn drop(&mut self) {
+                let mut w = self.sim.lock();
+                w.in_flight[self.i] = false;
+                let took = w.clock.elapsed.saturating_sub(self.sent);
+                w.request_time[self.i] += took;
+            }
+        }
+        let i = usize::from(self.c);
+        let sent = {
+            let mut w = self.sim.lock();
+            w.in_flight[i] = in_flight;
+            w.clock.elapsed
+        };
+        let taken = Taken {
+            sim: &self.sim,
+            i,
+            sent,
+        };
+        async move {
+            let _taken = taken;
+            shuttle::future::yield_now().await;
+            out
+        }
+    }
+
+    /// The simulated time the scheduler held this client back so far: from each request's
+    /// step to the recipe taking its reply, across each spawn (a scheduling point), and from a
+    /// sleep's deadline to the poll that takes it (or drops it). A
+    /// client that is ready to go on but not scheduled is a slow machine or network, which no
+    /// timeout can bound.
+    pub fn request_time(&self) -> Duration {
+        self.sim.lock().request_time[usize::from(self.c)]
     }
 
     /// Waits until every background task this client's recipe spawned has finished.
@@ -169,6 +264,17 @@ impl SimCoord {
             });
             (step, out)
         })
+    }
+}
+
+/// Adds the simulated time since `.2` to client `.1`'s held-back time when dropped.
+struct HeldBack<'a>(&'a SimZk, usize, Duration);
+
+impl Drop for HeldBack<'_> {
+    fn drop(&mut self) {
+        let mut w = self.0.lock();
+        let took = w.clock.elapsed.saturating_sub(self.2);
+        w.request_time[self.1] += took;
     }
 }
 
@@ -214,7 +320,7 @@ impl Coordination for SimCoord {
             };
             (o, r)
         });
-        after_step(r)
+        self.replied(r, true)
     }
 
     fn find_own_node<'a>(
@@ -243,7 +349,7 @@ impl Coordination for SimCoord {
                 }),
             )
         });
-        after_step(r)
+        self.replied(r, true)
     }
 
     fn list_children<'a>(
@@ -263,7 +369,7 @@ impl Coordination for SimCoord {
                 .collect();
             (o, Ok(names))
         });
-        after_step(r)
+        self.replied(r, false)
     }
 
     fn watch_node<'a>(
@@ -283,12 +389,20 @@ impl Coordination for SimCoord {
             };
             (o, r)
         });
-        after_step(r)
+        self.replied(r, false)
     }
 
     fn wait_watch_event(&self, watch: SimWatch) -> impl Future<Output = WatchOutcome> + Send + '_ {
         let c = self.c;
+        struct Parked<'a>(&'a SimZk, usize);
+        impl Drop for Parked<'_> {
+            fn drop(&mut self) {
+                self.0.lock().in_wait[self.1] = false;
+            }
+        }
         async move {
+            // A wait given up (a timeout) is no longer parked.
+            let _parked = Parked(&self.sim, usize::from(c));
             let out = poll_fn(|cx| {
                 let waker = cx.waker().clone();
                 self.sim.step(|w| {
@@ -320,7 +434,7 @@ impl Coordination for SimCoord {
                 })
             })
             .await;
-            after_step(out).await
+            self.replied(out, false).await
         }
     }
 
@@ -340,7 +454,7 @@ impl Coordination for SimCoord {
             };
             (o, r)
         });
-        after_step(r)
+        self.replied(r, false)
     }
 
     /// `sync`: the client's next search reads current data (a lag armed by [`SimZk::arm_lag`]
@@ -374,7 +488,7 @@ impl Coordination for SimCoord {
             };
             (o, r)
         });
-        after_step(r)
+        self.replied(r, false)
     }
 
     fn guarded_write<'a>(
@@ -413,7 +527,7 @@ impl Coordination for SimCoord {
             };
             (o, r)
         });
-        after_step(r)
+        self.replied(r, false)
     }
 
     fn session(&self) -> WireSession {
@@ -449,7 +563,7 @@ impl Coordination for SimCoord {
                 assert!(core.learn(c));
                 (Outcome::Ok, ())
             });
-            after_step(Ok(wire(self.session_now()))).await
+            self.replied(Ok(wire(self.session_now())), false).await
         }
     }
 
@@ -485,13 +599,26 @@ impl Coordination for SimCoord {
 
     fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + Send + '_ {
         // Pending until the simulated clock reaches the deadline (the clock thread moves it).
-        self.sim.sleep(duration)
+        self.sim.sleep(Some(usize::from(self.c)), duration)
     }
 
     fn spawn(&self, task: impl Future<Output = ()> + Send + 'static) {
         let c = usize::from(self.c);
-        self.sim.lock().tasks[c] += 1;
+        let client = self.c;
+        // Spawned while an acquire runs: a give-up hands its node to a cleanup (`GiveUp`).
+        self.sim.step(|w| {
+            w.tasks[c] += 1;
+            let step = w.acquiring[c].then_some(Step {
+                client: Some(client),
+                call: Call::GiveUp,
+                outcome: Outcome::Ok,
+            });
+            (step, ())
+        });
         let sim = self.sim.clone();
+        // Spawning is a scheduling point: the clock may move before this client goes on.
+        let before = self.sim.elapsed();
+        let _back = HeldBack(&self.sim, c, before);
         drop(shuttle::future::spawn(async move {
             task.await;
             let wakers = {
