@@ -50,6 +50,7 @@
 
 mod clock;
 mod coordination;
+mod drops;
 mod resource;
 mod wire;
 
