@@ -436,6 +436,55 @@ mod tests {
         assert!(d.reason.contains("the shadow server answers Ok"), "{d}");
     }
 
+    /// A clock tick is no model action; a drop at a `Pending` poll is `Abandon` at the place it
+    /// names, and a drop naming another place than the model's diverges (its teeth); without an
+    /// `abandon` budget the same drop is no model step.
+    #[test]
+    fn a_drop_replays_as_abandon_at_the_place_it_names() {
+        use lockwright_model::zk::Faults;
+        let with_budget = |abandon| {
+            Refinement::new(
+                Scenario::new(Variant::Curator, WriteMode::Fenced)
+                    .with_clients(2)
+                    .with_reentrant(false)
+                    .with_faults(Faults {
+                        abandon,
+                        ..Faults::NONE
+                    })
+                    .with_symmetry(false),
+            )
+        };
+        let n1 = Name {
+            seq: 1,
+            uuid: Some(1),
+        };
+        let tick = Step {
+            client: None,
+            call: Call::Tick { ms: 10 },
+            outcome: Outcome::Ok,
+        };
+        let mut t = vec![
+            step(0, Call::Create { uuid: Some(0) }, Outcome::Ok),
+            step(1, Call::Create { uuid: Some(1) }, Outcome::Ok),
+            step(1, Call::ListChildren, Outcome::Ok),
+            step(1, Call::Watch { name: N0 }, Outcome::Ok),
+            tick,
+            step(1, Call::Drop { at: Pc::Waiting }, Outcome::Ok),
+            step(1, Call::Delete { name: n1 }, Outcome::Ok),
+        ];
+        let s = with_budget(1).check(&t).expect("a model path");
+        assert_eq!(s.actions, 6);
+        let d = with_budget(0).check(&t).expect_err("no budget");
+        assert_eq!(d.step, 5);
+        assert!(d.reason.contains("does not allow Abandon(c1)"), "{d}");
+        t[5].call = Call::Drop { at: Pc::MustWatch };
+        let d = with_budget(1).check(&t).expect_err("the wrong place");
+        assert!(
+            d.reason.contains("the model's client c1 is at Waiting"),
+            "{d}"
+        );
+    }
+
     #[test]
     fn a_grant_the_model_does_not_give_diverges() {
         let t = vec![

@@ -9,8 +9,12 @@
 //! environment, injects the faults of its plan in order. A workload may share one simulated
 //! client between `c0` and `c1` (`shared_client`), and have one client's caller drop an
 //! acquire while it waits (`drop_acquire`) or a release after a lost delete reply
-//! (`drop_release`). Every step is replayed through the
-//! model as it is recorded ([`super::refine`]).
+//! (`drop_release`). One client may acquire with `try_acquire` or `acquire_timeout` for its
+//! first give-ups ([`GiveUps`]; each give-up's time is checked on the simulated clock), and
+//! callers may drop acquire and release futures at random `Pending` polls where the model
+//! allows it (`random_drops`). A third kind of thread, the clock, moves simulated time. Every
+//! step is replayed through the model as it is recorded ([`super::refine`]); after the run,
+//! the server must keep no node of a live session (`end_check`).
 
 use std::future::Future;
 use std::sync::Arc;
