@@ -298,31 +298,47 @@ fn replay_unclaimed_fence_loses_an_update() {
 // re-pinned when each hold's work became updates (a read before every write), and again when
 // the release and the give-up moved into a task of their own (one more scheduling
 // point per release; under the old seed 0x2c7e_e7a1 the delete-by-name-retry ABA was no
-// longer found in 8,000 + 8,000 executions, under seed 1 it is found after 2,292). If the recipe's call sequence changes, these stop replaying ("schedule ended early" or a different failure):
+// longer found in 8,000 + 8,000 executions, under seed 1 it is found after 2,292), and again
+// when the simulation gained a clock (a clock thread joins every run and retry pauses wait for
+// it: the delete-by-name-retry ABA is now found after 3,885). If the recipe's call sequence
+// changes, these stop replaying ("schedule ended early" or a different failure):
 // rerun that test with `--nocapture` and pin the schedules it prints.
-const PINNED_NO_PROTECTION: (&str, &str) = ("91020db0e4d1edb7fea79c4f00409a3425", NO_ORPHAN_NODE);
-const PINNED_RELEASE_FORGETS: (&str, &str) = ("9103140100022420664424224282", NO_ORPHAN_NODE);
-const PINNED_ADOPT_OLD_SESSION: (&str, &str) =
-    ("9102138bd794b689c9ad9982010028d0144d51b600", NO_ORPHAN_NODE);
+const PINNED_NO_PROTECTION: (&str, &str) =
+    ("91030cadffa88dc8b8c7b0b401000064044822", NO_ORPHAN_NODE);
+const PINNED_RELEASE_FORGETS: (&str, &str) = ("9103170100022440624422042284820a", NO_ORPHAN_NODE);
+const PINNED_ADOPT_OLD_SESSION: (&str, &str) = (
+    "910319ebddcfe6eeabed8b6c0040604042488244246264a202",
+    NO_ORPHAN_NODE,
+);
 const PINNED_DELETE_BY_NAME_RETRY: (&str, &str) = (
-    "91031ae8e7a7a4d6c2fa90ee0100022222602282468468442422",
+    "910321a984ad8ac7dbaaac5200222222006022a8a84844466aa4424202",
     AT_MOST_ONE_LIVE_HOLDER,
 );
 const PINNED_ABANDON_WITHOUT_DELETE: (&str, &str) =
-    ("91031a0100022420664424224282282424", NO_ORPHAN_NODE);
-const PINNED_SEARCH_WITHOUT_SYNC: (&str, &str) =
-    ("91020fb0e4d1edb7fea79c4f00409ab42909", NO_ORPHAN_NODE);
-const PINNED_RELEASE_CANCEL_UNSAFE: (&str, &str) = ("9102110180404136494902", NO_ORPHAN_NODE);
-const PINNED_GIVE_UP_CANCEL_UNSAFE: (&str, &str) = ("91020a0180408924", NO_ORPHAN_NODE);
-const PINNED_DROP_OWN_ON_SESSION_SWAP: (&str, &str) =
-    ("910215adffa88dc8b8c7b0b40100405b94444a9244", NO_ORPHAN_NODE);
+    ("91031d010002244062442204228482aa424202", NO_ORPHAN_NODE);
+const PINNED_SEARCH_WITHOUT_SYNC: (&str, &str) = (
+    "910314adffa88dc8b8c7b0b40100006404482284668422",
+    NO_ORPHAN_NODE,
+);
+const PINNED_RELEASE_CANCEL_UNSAFE: (&str, &str) = (
+    "91031383c9bcf7ad8cf4a8db0100222044042602248802",
+    NO_ORPHAN_NODE,
+);
+const PINNED_GIVE_UP_CANCEL_UNSAFE: (&str, &str) = ("91020c018040412609", NO_ORPHAN_NODE);
+const PINNED_DROP_OWN_ON_SESSION_SWAP: (&str, &str) = (
+    "910319a5bacaab88cc90f4810100220200862424426822462204",
+    NO_ORPHAN_NODE,
+);
 const PINNED_UNFENCED: (&str, &str) = (
-    "910216e3e8f2c5fdd1c6f6bd018040d0a4488bb24402",
+    "910325aa93e1a681a4989eea01002024242202264042a8a44a82484224422204",
     FENCED_WRITES_ARE_EXCLUSIVE,
 );
-const PINNED_UNCLAIMED: (&str, &str) = ("91021501804041364d521245", NO_LOST_UPDATE);
+const PINNED_UNCLAIMED: (&str, &str) = (
+    "9103148dbacadafb8cabe72500220200844642824248",
+    NO_LOST_UPDATE,
+);
 const PINNED_FENCED_BY_SEQUENCE: (&str, &str) = (
-    "910213e4baf18daf88e5c2d3018020c1b22992a200",
+    "910314b69df0aaa8d8c6fd3000200026882448442424",
     FENCED_WRITES_ARE_EXCLUSIVE,
 );
 

@@ -148,6 +148,7 @@ fn curator_fenced_claim_refines_under_every_fault() {
         ("a lost reply", &cov.lost_replies),
         ("a restart", &cov.restarts),
         ("a re-created parent", &cov.parents_recreated),
+        ("a retry pause ended by the simulated clock", &cov.ticks),
         ("a refused stale token", &cov.fenced_rejected),
         ("a refused claim", &cov.claims_refused),
         ("an update", &cov.updates),

@@ -421,7 +421,7 @@ impl Core {
             Call::FindOwnNode => self.search(cl()).0,
             Call::Sync => self.sync(cl()),
             Call::Abandon => self.abandon(cl()),
-            Call::DropAcquire => return None,
+            Call::DropAcquire | Call::GiveUp | Call::Drop { .. } => return None,
             Call::ListChildren => self.listing(cl()).0,
             Call::Watch { name } => self.watch(cl(), *name),
             Call::WatchEvent => match self.wait(cl(), self.session(cl())) {
@@ -440,7 +440,11 @@ impl Core {
             Call::GuardedWrite { check } => self.multi(cl(), *check),
             Call::FencedWrite { token } | Call::Claim { token } => self.fenced_write(*token),
             Call::Write | Call::Read => Outcome::Ok,
-            Call::Reenter | Call::ReleaseInner | Call::Acquired | Call::LockLost => return None,
+            Call::Reenter
+            | Call::ReleaseInner
+            | Call::Acquired
+            | Call::LockLost
+            | Call::GaveUp { .. } => return None,
             Call::Expire(c) => self.expire(*c),
             Call::Restart(c) => self.restart(*c),
             Call::ExpireOld(c) => self.expire_old(*c),
@@ -452,6 +456,7 @@ impl Core {
                     Outcome::Skipped
                 }
             }
+            Call::Tick { .. } => Outcome::Ok,
             Call::Arm { client, applied } => self.arm(*client, *applied),
             Call::ArmMisread(c) => self.arm_misread(*c),
             Call::ArmLag(c) => self.arm_lag(*c),

@@ -22,5 +22,5 @@ pub mod world;
 
 pub use record::{format_trace, Call, Outcome, Step};
 pub use refine::Refinement;
-pub use workload::{Fault, Workload, Writes};
+pub use workload::{Fault, GiveUp, GiveUps, Workload, Writes};
 pub use world::{take_failure, Failure, SimCoord, SimZk, DIR};

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use lockwright_model::zk::{ClientId, Name};
+use lockwright_model::zk::{ClientId, Name, Pc};
 
 /// A recorded call.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,6 +35,13 @@ pub enum Call {
     /// The caller dropped the client's `acquire()` while it waited for its predecessor
     /// (`Abandon`).
     DropAcquire,
+    /// `try_acquire` or `acquire_timeout` gave up holding a lock node and handed it to a
+    /// cleanup task (the spawn is the hand-off; `Abandon`: the model has no give-up of its own).
+    GiveUp,
+    /// The caller dropped the client's `acquire()`, `acquire_timeout()` or `release()` at a
+    /// `Pending` poll, chosen at random where the model's `Abandon` is enabled; `at` is the
+    /// model's place then (`Abandon`).
+    Drop { at: Pc },
     /// `check_node` of `name` (`CheckLockNode`).
     Check { name: Name },
     /// `guarded_write`: with the lock-node check (`GuardedWrite`), or without it under the
@@ -59,6 +66,9 @@ pub enum Call {
     // ---- harness observations ----
     /// `acquire` returned a guard.
     Acquired,
+    /// `try_acquire` or `acquire_timeout` returned `Held` or `TimedOut` after `waited_ms` of
+    /// simulated time.
+    GaveUp { waited_ms: u64 },
     /// The guard reported a final `LockLost`.
     LockLost,
     // ---- environment: faults and server steps ----
@@ -70,6 +80,9 @@ pub enum Call {
     ExpireOld(ClientId),
     /// The empty container parent is reaped and made again (`RecreateParent`).
     RecreateParent,
+    /// The simulated clock jumps to `ms` milliseconds after the start, waking the sleeps due
+    /// (no model action: the model has no time).
+    Tick { ms: u64 },
     /// The client's next create or delete will lose its reply, `applied` or not.
     Arm { client: ClientId, applied: bool },
     /// The client's next create that is applied makes a node the server names to it under a

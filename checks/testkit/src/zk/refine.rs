@@ -16,7 +16,9 @@
 //!    own node under a name it does not read, after an armed misread → `MisreadOwnNode`), `watch_node` → `WatchPredecessor`, a
 //!    fired wait → `ReceiveWatchEvent`, the learned expiry → `ReceiveSessionEvent`,
 //!    `delete_node` → `DeleteLockNode` (or `LoseReply`), a `release()` dropped after a lost
-//!    delete reply, or an `acquire()` dropped while it waits for its predecessor → `Abandon`, `check_node` → `CheckLockNode`,
+//!    delete reply, or an `acquire()` dropped while it waits for its predecessor → `Abandon`,
+//!    a give-up's hand-off of its node (`GiveUp`) and a drop at a random `Pending` poll
+//!    (`Drop`, at the model's place it names) → `Abandon`, a clock `Tick` → no action, `check_node` → `CheckLockNode`,
 //!    `guarded_write` → `GuardedWrite` (without its check: `Write`), the resource's read →
 //!    `Read`, its claim → `Claim`, its writes → `FencedWrite` / `Write`, re-entrancy → `Reenter` / `ReleaseInner`, the faults →
 //!    `ExpireSession`, `RestartClient`, `ExpireOldSession`, `RecreateParent`. The action must
@@ -149,6 +151,12 @@ impl Replay {
         self.cur.state.clients[usize::from(c)].pc
     }
 
+    /// Whether the caller may drop client `c`'s future now: the model's `Abandon(c)` is
+    /// enabled (its budget left, and `c` at a place where the model lets a caller drop it).
+    pub(crate) fn may_abandon(&self, c: ClientId) -> Option<Pc> {
+        self.cur.allows(&Action::Abandon(c)).then(|| self.pc(c))
+    }
+
     /// Replays one recorded step. See the module docs.
     pub(crate) fn step(&mut self, i: usize, step: &Step) -> Result<(), Divergence> {
         let fail = |reason: String| Divergence {
@@ -167,7 +175,10 @@ impl Replay {
         use Action::*;
         let (action, expect): (Option<Action>, Option<&[Pc]>) = match (step.client, &step.call) {
             (None, _) if step.outcome == Outcome::Skipped => (None, None),
-            (None, Call::Arm { .. } | Call::ArmMisread(_) | Call::ArmLag(_)) => (None, None),
+            (
+                None,
+                Call::Arm { .. } | Call::ArmMisread(_) | Call::ArmLag(_) | Call::Tick { .. },
+            ) => (None, None),
             (None, Call::Expire(c)) => (Some(ExpireSession(*c)), None),
             (None, Call::Restart(c)) => {
                 self.restarted[usize::from(*c)] = true;
@@ -189,6 +200,26 @@ impl Replay {
                 (Call::Sync, _) => (None, None),
                 (Call::Abandon, _) => (Some(Abandon(c)), None),
                 (Call::DropAcquire, _) => (Some(Abandon(c)), Some(&[Pc::Releasing, Pc::Idle][..])),
+                (Call::GiveUp, _) => (Some(Abandon(c)), None),
+                (Call::Drop { at }, _) => {
+                    let pc = self.pc(c);
+                    if pc != *at {
+                        return Err(fail(format!(
+                            "the drop was offered at {at:?}, the model's client c{c} is at {pc:?}"
+                        )));
+                    }
+                    (Some(Abandon(c)), None)
+                }
+                (Call::GaveUp { .. }, _) => {
+                    let pc = self.pc(c);
+                    if pc.believes() {
+                        return Err(fail(format!(
+                            "the acquire gave up, but the model's client c{c} holds ({pc:?})"
+                        )));
+                    }
+                    self.cur.observed();
+                    (None, None)
+                }
                 (Call::ListChildren, Outcome::Misread) => {
                     self.restarted[usize::from(c)] = false;
                     (Some(MisreadOwnNode(c)), None)
@@ -403,6 +434,55 @@ mod tests {
         let d = m.check(&t).expect_err("no misread armed");
         assert_eq!(d.step, 1);
         assert!(d.reason.contains("the shadow server answers Ok"), "{d}");
+    }
+
+    /// A clock tick is no model action; a drop at a `Pending` poll is `Abandon` at the place it
+    /// names, and a drop naming another place than the model's diverges (its teeth); without an
+    /// `abandon` budget the same drop is no model step.
+    #[test]
+    fn a_drop_replays_as_abandon_at_the_place_it_names() {
+        use lockwright_model::zk::Faults;
+        let with_budget = |abandon| {
+            Refinement::new(
+                Scenario::new(Variant::Curator, WriteMode::Fenced)
+                    .with_clients(2)
+                    .with_reentrant(false)
+                    .with_faults(Faults {
+                        abandon,
+                        ..Faults::NONE
+                    })
+                    .with_symmetry(false),
+            )
+        };
+        let n1 = Name {
+            seq: 1,
+            uuid: Some(1),
+        };
+        let tick = Step {
+            client: None,
+            call: Call::Tick { ms: 10 },
+            outcome: Outcome::Ok,
+        };
+        let mut t = vec![
+            step(0, Call::Create { uuid: Some(0) }, Outcome::Ok),
+            step(1, Call::Create { uuid: Some(1) }, Outcome::Ok),
+            step(1, Call::ListChildren, Outcome::Ok),
+            step(1, Call::Watch { name: N0 }, Outcome::Ok),
+            tick,
+            step(1, Call::Drop { at: Pc::Waiting }, Outcome::Ok),
+            step(1, Call::Delete { name: n1 }, Outcome::Ok),
+        ];
+        let s = with_budget(1).check(&t).expect("a model path");
+        assert_eq!(s.actions, 6);
+        let d = with_budget(0).check(&t).expect_err("no budget");
+        assert_eq!(d.step, 5);
+        assert!(d.reason.contains("does not allow Abandon(c1)"), "{d}");
+        t[5].call = Call::Drop { at: Pc::MustWatch };
+        let d = with_budget(1).check(&t).expect_err("the wrong place");
+        assert!(
+            d.reason.contains("the model's client c1 is at Waiting"),
+            "{d}"
+        );
     }
 
     #[test]

@@ -67,6 +67,24 @@ pub struct Coverage {
     /// Updates whose read was followed by an accepted write.
     pub updates: AtomicUsize,
     pub reentries: AtomicUsize,
+    /// Jumps of the simulated clock (a sleep or a timeout fired).
+    pub ticks: AtomicUsize,
+    /// `try_acquire`/`acquire_timeout` calls that returned `Held`/`TimedOut`.
+    pub gave_up: AtomicUsize,
+    /// Give-ups that handed a node to a cleanup task (`GiveUp`, the model's `Abandon`).
+    pub give_up_handoffs: AtomicUsize,
+    /// The longest simulated time a give-up took, in milliseconds.
+    pub max_give_up_ms: AtomicUsize,
+    /// Futures dropped at random `Pending` polls, by the model's place at the drop.
+    pub drops: std::sync::Mutex<std::collections::BTreeMap<String, usize>>,
+}
+
+impl Coverage {
+    /// Random drops at the model's place `pc` (its `Debug` name).
+    pub fn drops_at(&self, pc: &str) -> usize {
+        let d = self.drops.lock().unwrap_or_else(|p| p.into_inner());
+        d.get(pc).copied().unwrap_or(0)
+    }
 }
 
 impl Coverage {
@@ -134,6 +152,22 @@ impl Coverage {
             }),
         );
         add(&self.reentries, n(&|s| s.call == Call::Reenter));
+        add(&self.ticks, n(&|s| matches!(s.call, Call::Tick { .. })));
+        add(&self.give_up_handoffs, n(&|s| s.call == Call::GiveUp));
+        for s in trace {
+            match &s.call {
+                Call::GaveUp { waited_ms } => {
+                    add(&self.gave_up, 1);
+                    let ms = usize::try_from(*waited_ms).unwrap_or(usize::MAX);
+                    self.max_give_up_ms.fetch_max(ms, Ordering::Relaxed);
+                }
+                Call::Drop { at } => {
+                    let mut d = self.drops.lock().unwrap_or_else(|p| p.into_inner());
+                    *d.entry(format!("{at:?}")).or_default() += 1;
+                }
+                _ => {}
+            }
+        }
     }
 
     /// A counter's value.
@@ -150,7 +184,8 @@ impl Coverage {
              lost replies {}, \
              misreads {}, syncs {} (searches lagged {}), releases dropped {}, acquires dropped {}, \
              restarts {} (old sessions expired {}), parents re-created {}, locks lost {}, \
-             fenced writes refused {}, claims refused {}, updates {}, re-entries {}",
+             fenced writes refused {}, claims refused {}, updates {}, re-entries {}, clock ticks {}, \
+             gave up {} (handed a node to a cleanup {}, longest {} ms), random drops {:?}",
             g(&self.executions),
             g(&self.steps),
             g(&self.acquisitions),
@@ -174,6 +209,11 @@ impl Coverage {
             g(&self.claims_refused),
             g(&self.updates),
             g(&self.reentries),
+            g(&self.ticks),
+            g(&self.gave_up),
+            g(&self.give_up_handoffs),
+            g(&self.max_give_up_ms),
+            self.drops.lock().unwrap_or_else(|p| p.into_inner()),
         )
     }
 }
@@ -233,7 +273,12 @@ impl Twin {
     }
 
     fn body(&self) -> impl Fn() + Clone + Send + Sync + 'static {
-        let (w, r) = (Arc::new(self.workload.clone()), Arc::new(self.refinement()));
+        // A twin stops at its property; the end-of-run orphan check is the correct recipe's.
+        let w = Workload {
+            end_check: false,
+            ..self.workload.clone()
+        };
+        let (w, r) = (Arc::new(w), Arc::new(self.refinement()));
         move || {
             workload::run(&w, Some(&r));
         }

@@ -9,13 +9,20 @@
 //! environment, injects the faults of its plan in order. A workload may share one simulated
 //! client between `c0` and `c1` (`shared_client`), and have one client's caller drop an
 //! acquire while it waits (`drop_acquire`) or a release after a lost delete reply
-//! (`drop_release`). Every step is replayed through the
-//! model as it is recorded ([`super::refine`]).
+//! (`drop_release`). One client may acquire with `try_acquire` or `acquire_timeout` for its
+//! first give-ups ([`GiveUps`]; each give-up's time is checked on the simulated clock), and
+//! callers may drop acquire and release futures at random `Pending` polls where the model
+//! allows it (`random_drops`). A third kind of thread, the clock, moves simulated time. Every
+//! step is replayed through the model as it is recorded ([`super::refine`]); after the run,
+//! the server must keep no node of a live session (`end_check`).
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
-use lockwright::zk::{Claimed, HoldState, LostReason, ZkDefect, ZkGuard, ZkLockError, ZkMutex};
+use lockwright::zk::{
+    Claimed, HoldState, LostReason, ZkDefect, ZkGuard, ZkLockError, ZkMutex, GIVE_UP_WAIT,
+};
 use lockwright_model::zk::{ClientId, Faults, Scenario, Variant, WriteMode};
 
 use super::record::{Call, Step};
@@ -61,6 +68,25 @@ pub enum Fault {
     Lag(ClientId),
 }
 
+/// How an impatient client acquires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GiveUp {
+    /// `ZkMutex::try_acquire`: gives up as soon as a node is ahead.
+    Try,
+    /// `ZkMutex::acquire_timeout` with this timeout (simulated time).
+    Timeout(Duration),
+}
+
+/// A client that acquires with a bound (`try_acquire` or `acquire_timeout`) for its first
+/// `times` give-ups, then waits as long as it takes. Each give-up that holds a node hands it
+/// to a cleanup task: the model's `Abandon` (budget `abandon`), one per give-up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GiveUps {
+    pub client: ClientId,
+    pub how: GiveUp,
+    pub times: u8,
+}
+
 /// A scenario: the recipe (and its defect), the clients and their rounds, the faults.
 #[derive(Clone, Debug)]
 pub struct Workload {
@@ -86,6 +112,16 @@ pub struct Workload {
     /// This client's caller drops one `acquire()` while it waits for its predecessor (the
     /// model's `Abandon` at `Waiting`, budget `abandon=1`).
     pub drop_acquire: Option<ClientId>,
+    /// A client acquiring with a bound ([`GiveUps`]).
+    pub give_ups: Option<GiveUps>,
+    /// Callers may drop this many `acquire()`/`acquire_timeout()`/`release()` futures in a run,
+    /// at `Pending` polls where the model's `Abandon` is enabled (shuttle's random choice;
+    /// budget `abandon`).
+    pub random_drops: u8,
+    /// After the run, no lock node of a live session may be left (the server's children: an
+    /// oracle that asks neither the recipe nor the model). On for the correct recipe; a
+    /// broken variant's twin stops at its property first.
+    pub end_check: bool,
 }
 
 impl Workload {
@@ -103,6 +139,9 @@ impl Workload {
             shared_client: false,
             drop_release: None,
             drop_acquire: None,
+            give_ups: None,
+            random_drops: 0,
+            end_check: true,
         }
     }
 
@@ -113,6 +152,22 @@ impl Workload {
 
     pub fn with_defect(mut self, defect: ZkDefect) -> Workload {
         self.defect = Some(defect);
+        self.end_check = false;
+        self
+    }
+
+    pub fn with_give_ups(mut self, client: ClientId, how: GiveUp, times: u8) -> Workload {
+        self.give_ups = Some(GiveUps { client, how, times });
+        self
+    }
+
+    pub fn with_random_drops(mut self, n: u8) -> Workload {
+        self.random_drops = n;
+        self
+    }
+
+    pub fn with_end_check(mut self, on: bool) -> Workload {
+        self.end_check = on;
         self
     }
 
@@ -180,7 +235,10 @@ impl Workload {
             lose_reply: n(&|f| matches!(f, Fault::LoseReply(..))),
             restart: n(&|f| matches!(f, Fault::Restart(_))),
             recreate_parent: n(&|f| matches!(f, Fault::RecreateParent)),
-            abandon: u8::from(self.drop_release.is_some()) + u8::from(self.drop_acquire.is_some()),
+            abandon: u8::from(self.drop_release.is_some())
+                + u8::from(self.drop_acquire.is_some())
+                + self.give_ups.map_or(0, |g| g.times)
+                + self.random_drops,
             suspend: 0,
             lag: n(&|f| matches!(f, Fault::Lag(_))),
             misread: n(&|f| matches!(f, Fault::Misread(_))),
@@ -269,13 +327,42 @@ async fn client(w: Arc<Workload>, coord: SimCoord) {
     if let Some(d) = w.defect {
         mutex = mutex.with_defect(d);
     }
+    let mut give_ups = w.give_ups.filter(|g| g.client == c).map_or(0, |g| g.times);
     for _ in 0..w.rounds {
         let guard = loop {
-            match acquire(&w, &coord, &mutex, &mut dropped_acquire).await {
-                Some(Ok(g)) => break g,
-                Some(Err(e)) => panic!("c{c}: acquire failed: {e}"),
-                // Dropped while it waited: its cleanup first, then a new acquire.
-                None => coord.quiesce().await,
+            let bounded = w.give_ups.filter(|_| give_ups > 0).map(|g| g.how);
+            // Each bounded acquire may give up once (or be dropped): one `Abandon` each.
+            give_ups = give_ups.saturating_sub(1);
+            let start = coord.sim().elapsed();
+            let requests = coord.request_time();
+            coord.set_acquiring(true);
+            let r = match bounded {
+                Some(GiveUp::Try) => droppable(&w, &coord, mutex.try_acquire()).await,
+                Some(GiveUp::Timeout(t)) => droppable(&w, &coord, mutex.acquire_timeout(t)).await,
+                None => acquire(&w, &coord, &mutex, &mut dropped_acquire).await,
+            };
+            coord.set_acquiring(false);
+            match (r, bounded) {
+                (Some(Ok(g)), _) => break g,
+                (
+                    Some(Err(e @ (ZkLockError::Held { .. } | ZkLockError::TimedOut { .. }))),
+                    Some(how),
+                ) => {
+                    let waited = coord.sim().elapsed() - start;
+                    let in_requests = coord.request_time() - requests;
+                    if let Err(m) = check_give_up_time(how, waited, in_requests, &e) {
+                        panic!(
+                            "c{c}: {m}\nrecording:\n{}",
+                            super::record::format_trace(&coord.sim().trace())
+                        );
+                    }
+                    coord.gave_up(waited);
+                    coord.quiesce().await;
+                }
+                (Some(Err(e)), _) => panic!("c{c}: acquire failed: {e}"),
+                // Dropped (while it waited, or at random): its cleanup first, then a new
+                // acquire.
+                (None, _) => coord.quiesce().await,
             }
         };
         coord.note(Call::Acquired);
@@ -324,6 +411,52 @@ async fn client(w: Arc<Workload>, coord: SimCoord) {
     }
 }
 
+/// The time oracle of a give-up, read on the simulated clock (not the recipe's own report):
+/// `acquire_timeout(t)` returns within `t` plus one bounded request ([`GIVE_UP_WAIT`], the
+/// documented wait for the cleanup's answer), plus the simulated time the scheduler held the
+/// client back (a request's reply in flight, a spawn): the documented bound excludes "the last
+/// request", and in the simulation the clock may move while a ready client is not scheduled;
+/// the oracle cannot tell the last request from the others, so it allows all of that time.
+/// `try_acquire` has no documented time bound (it retries lost replies with pauses until a
+/// listing shows a node ahead), so only its wait is recorded.
+fn check_give_up_time(
+    how: GiveUp,
+    waited: Duration,
+    in_requests: Duration,
+    e: &ZkLockError,
+) -> Result<(), String> {
+    let GiveUp::Timeout(t) = how else {
+        return Ok(());
+    };
+    let bound = t + GIVE_UP_WAIT + in_requests;
+    if waited <= bound {
+        return Ok(());
+    }
+    Err(format!(
+        "{how:?} returned after {waited:?} of simulated time, past its bound {bound:?} \
+         (the timeout, one bounded request, and {in_requests:?} held back by the scheduler): {e}"
+    ))
+}
+
+/// `fut` (an acquire or a release); with random drops in the workload, at each `Pending` poll
+/// the caller may drop it ([`SimCoord::try_drop`]): `None`.
+async fn droppable<F: Future>(w: &Workload, coord: &SimCoord, fut: F) -> Option<F::Output> {
+    if w.random_drops == 0 {
+        return Some(fut.await);
+    }
+    let mut fut = std::pin::pin!(fut);
+    std::future::poll_fn(|cx| {
+        if let std::task::Poll::Ready(r) = fut.as_mut().poll(cx) {
+            return std::task::Poll::Ready(Some(r));
+        }
+        if coord.try_drop() {
+            return std::task::Poll::Ready(None);
+        }
+        std::task::Poll::Pending
+    })
+    .await
+}
+
 /// `mutex.acquire()`; for the workload's `drop_acquire` client, its first acquire that waits
 /// for a predecessor is dropped there (`None`).
 async fn acquire(
@@ -333,7 +466,7 @@ async fn acquire(
     dropped: &mut bool,
 ) -> Option<Result<ZkGuard<SimCoord>, ZkLockError>> {
     if *dropped || w.drop_acquire != Some(coord.id()) {
-        return Some(mutex.acquire().await);
+        return droppable(w, coord, mutex.acquire()).await;
     }
     let mut fut = std::pin::pin!(mutex.acquire());
     let out = std::future::poll_fn(|cx| {
@@ -361,7 +494,8 @@ async fn release(
     dropped: &mut bool,
 ) -> Result<(), ZkLockError> {
     if *dropped || w.drop_release != Some(coord.id()) {
-        return guard.release().await;
+        // A release dropped at random: its delete goes on (or not) as the recipe says.
+        return droppable(w, coord, guard.release()).await.unwrap_or(Ok(()));
     }
     let mut fut = std::pin::pin!(guard.release());
     let out = std::future::poll_fn(|cx| {
@@ -387,12 +521,22 @@ async fn release(
 /// `refinement` if given. Returns the recording.
 pub fn run(w: &Workload, refinement: Option<&Refinement>) -> Vec<Step> {
     let sim = SimZk::sharing(w.name, w.clients, w.shared_client, refinement);
+    sim.allow_drops(w.random_drops);
     let w = Arc::new(w.clone());
     let mut handles = Vec::new();
     for c in 0..w.clients {
         let (w, coord) = (Arc::clone(&w), sim.client(c));
+        sim.client_started();
         handles.push(shuttle::thread::spawn(move || {
-            shuttle::future::block_on(client(w, coord));
+            shuttle::future::block_on(client(w, coord.clone()));
+            coord.sim().client_done();
+        }));
+    }
+    // The clock: moves simulated time while a sleep waits and any client runs.
+    {
+        let sim = sim.clone();
+        handles.push(shuttle::thread::spawn(move || {
+            shuttle::future::block_on(sim.run_clock());
         }));
     }
     if !w.faults.is_empty() {
@@ -415,6 +559,14 @@ pub fn run(w: &Workload, refinement: Option<&Refinement>) -> Vec<Step> {
         if let Err(p) = h.join() {
             std::panic::resume_unwind(p);
         }
+    }
+    if w.end_check {
+        let left = sim.live_nodes();
+        assert!(
+            left.is_empty(),
+            "no orphan node after the run: every client released, yet the server keeps {left:?}\nrecording:\n{}",
+            super::record::format_trace(&sim.trace())
+        );
     }
     sim.trace()
 }

@@ -34,6 +34,9 @@
 //! - **Background tasks** the recipe spawns (the release of a lost hold, of a dropped guard)
 //!   run as shuttle tasks; [`SimCoord::quiesce`] waits until a client has none left (the
 //!   model's client does its `DeleteLockNode` before it acquires again).
+//! - **Time** (`clock`): `now()` is the start plus simulated time, a sleep waits for the
+//!   simulated clock, and the clock thread moves it, one recorded `Tick` per jump to the
+//!   earliest pending deadline, at whatever point shuttle schedules it.
 //! - **Online refinement.** With a [`Refinement`], every step is replayed through the model
 //!   as it is recorded; the first divergence or property violation panics (under shuttle: a
 //!   failing schedule) after keeping the recording for [`take_failure`].
@@ -45,7 +48,9 @@
 //! Here: the server, its recording and faults; `coordination`: [`SimCoord`]; `wire`: the
 //! model's names, sessions and stats as `Coordination` returns them.
 
+mod clock;
 mod coordination;
+mod drops;
 mod resource;
 mod wire;
 
@@ -60,6 +65,7 @@ use super::core::Core;
 use super::record::{format_trace, Call, Outcome, Step};
 use super::refine::{Refinement, Replay};
 
+pub use clock::SimSleep;
 pub use coordination::{SimCoord, SimWatch};
 pub use resource::SimResource;
 pub use wire::child_name;
@@ -92,8 +98,18 @@ pub(crate) struct World {
     tasks: Vec<usize>,
     /// Per client: its acquire is parked in `wait_watch_event` (the model's `Waiting`).
     in_wait: Vec<bool>,
+    /// Per client: an acquire runs (a spawn then is a give-up's hand-off: `GiveUp`).
+    acquiring: Vec<bool>,
+    /// Per client: a create's or a search's reply has been recorded and the recipe has not
+    /// taken it yet (a drop then is not offered: the recipe would treat its node as unknown).
+    in_flight: Vec<bool>,
+    /// Per client: simulated time its requests took (step to reply taken).
+    pub(crate) request_time: Vec<std::time::Duration>,
+    /// Drops at random `Pending` polls still allowed in this run.
+    drops_left: u8,
     wakers: Vec<Waker>,
     start: Instant,
+    clock: clock::Clock,
 }
 
 impl World {
@@ -155,11 +171,42 @@ impl SimZk {
                 replay: refinement.map(Refinement::replay),
                 tasks: vec![0; usize::from(clients)],
                 in_wait: vec![false; usize::from(clients)],
+                acquiring: vec![false; usize::from(clients)],
+                in_flight: vec![false; usize::from(clients)],
+                drops_left: 0,
+                request_time: vec![std::time::Duration::ZERO; usize::from(clients)],
                 wakers: Vec::new(),
                 start: Instant::now(),
+                clock: clock::Clock::default(),
             })),
             name: name.into(),
         }
+    }
+
+    /// Lets the run's callers drop up to `n` futures at random `Pending` polls
+    /// ([`SimCoord::try_drop`]).
+    pub fn allow_drops(&self, n: u8) {
+        self.lock().drops_left = n;
+    }
+
+    /// The lock nodes still on the server whose session is alive: after a run in which every
+    /// client released and its cleanups finished, nobody holds or waits, so each one is an
+    /// orphan (judged from the server's children alone, not from the recipe or the model).
+    pub fn live_nodes(&self) -> Vec<String> {
+        let w = self.lock();
+        w.core
+            .server
+            .children()
+            .iter()
+            .filter(|z| w.core.server.is_alive(z.owner))
+            .map(|z| {
+                format!(
+                    "{DIR}/{} (session of c{})",
+                    child_name(z.name),
+                    z.owner.client
+                )
+            })
+            .collect()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, World> {

@@ -14,6 +14,7 @@ use lockwright_model::zk::{ClientId, SessionId};
 
 use super::super::core::{Core, Wait};
 use super::super::record::{Call, Outcome, Step};
+use super::drops::HeldBack;
 use super::wire::{parse_path, split_name, stat, view_name, wire};
 use super::{SimZk, DIR};
 
@@ -28,11 +29,6 @@ pub struct SimCoord {
 #[derive(Debug)]
 pub struct SimWatch {
     session: SessionId,
-}
-
-async fn after_step<T>(out: T) -> T {
-    shuttle::future::yield_now().await;
-    out
 }
 
 impl SimCoord {
@@ -80,19 +76,20 @@ impl SimCoord {
             let o = core.fenced_write(t);
             (o, o)
         });
-        after_step(if o == Outcome::Ok { Ok(()) } else { Err(()) }).await
+        self.replied(if o == Outcome::Ok { Ok(()) } else { Err(()) }, false)
+            .await
     }
 
     /// A read of the resource: the start of an update (read, compute, write).
     pub async fn read(&self) {
         self.client_step(Call::Read, |_| (Outcome::Ok, ()));
-        after_step(()).await;
+        self.replied((), false).await;
     }
 
     /// A write without a token to the resource (after a passed `ensure_valid`).
     pub async fn write(&self) {
         self.client_step(Call::Write, |_| (Outcome::Ok, ()));
-        after_step(()).await;
+        self.replied((), false).await;
     }
 
     /// Whether the caller may drop this client's acquire now: it is parked waiting for its
@@ -102,6 +99,8 @@ impl SimCoord {
         let c = self.c;
         self.sim.step(|w| {
             if std::mem::take(&mut w.in_wait[usize::from(c)]) {
+                // The dropped attempt's hand-off is this drop's, not a give-up.
+                w.acquiring[usize::from(c)] = false;
                 let step = Step {
                     client: Some(c),
                     call: Call::DropAcquire,
@@ -134,6 +133,18 @@ impl SimCoord {
                 (None, false)
             }
         })
+    }
+
+    /// An acquire of this client starts (`true`) or has returned: while one runs, a task the
+    /// recipe spawns is a give-up's hand-off of its node (recorded `GiveUp`).
+    pub fn set_acquiring(&self, on: bool) {
+        self.sim.lock().acquiring[usize::from(self.c)] = on;
+    }
+
+    /// Records that `try_acquire`/`acquire_timeout` returned `Held`/`TimedOut` after `waited`.
+    pub fn gave_up(&self, waited: Duration) {
+        let waited_ms = u64::try_from(waited.as_millis()).unwrap_or(u64::MAX);
+        self.note(Call::GaveUp { waited_ms });
     }
 
     /// Waits until every background task this client's recipe spawned has finished.
@@ -214,7 +225,7 @@ impl Coordination for SimCoord {
             };
             (o, r)
         });
-        after_step(r)
+        self.replied(r, true)
     }
 
     fn find_own_node<'a>(
@@ -243,7 +254,7 @@ impl Coordination for SimCoord {
                 }),
             )
         });
-        after_step(r)
+        self.replied(r, true)
     }
 
     fn list_children<'a>(
@@ -263,7 +274,7 @@ impl Coordination for SimCoord {
                 .collect();
             (o, Ok(names))
         });
-        after_step(r)
+        self.replied(r, false)
     }
 
     fn watch_node<'a>(
@@ -283,12 +294,20 @@ impl Coordination for SimCoord {
             };
             (o, r)
         });
-        after_step(r)
+        self.replied(r, false)
     }
 
     fn wait_watch_event(&self, watch: SimWatch) -> impl Future<Output = WatchOutcome> + Send + '_ {
         let c = self.c;
+        struct Parked<'a>(&'a SimZk, usize);
+        impl Drop for Parked<'_> {
+            fn drop(&mut self) {
+                self.0.lock().in_wait[self.1] = false;
+            }
+        }
         async move {
+            // A wait given up (a timeout) is no longer parked.
+            let _parked = Parked(&self.sim, usize::from(c));
             let out = poll_fn(|cx| {
                 let waker = cx.waker().clone();
                 self.sim.step(|w| {
@@ -320,7 +339,7 @@ impl Coordination for SimCoord {
                 })
             })
             .await;
-            after_step(out).await
+            self.replied(out, false).await
         }
     }
 
@@ -340,7 +359,7 @@ impl Coordination for SimCoord {
             };
             (o, r)
         });
-        after_step(r)
+        self.replied(r, false)
     }
 
     /// `sync`: the client's next search reads current data (a lag armed by [`SimZk::arm_lag`]
@@ -374,7 +393,7 @@ impl Coordination for SimCoord {
             };
             (o, r)
         });
-        after_step(r)
+        self.replied(r, false)
     }
 
     fn guarded_write<'a>(
@@ -413,7 +432,7 @@ impl Coordination for SimCoord {
             };
             (o, r)
         });
-        after_step(r)
+        self.replied(r, false)
     }
 
     fn session(&self) -> WireSession {
@@ -449,7 +468,7 @@ impl Coordination for SimCoord {
                 assert!(core.learn(c));
                 (Outcome::Ok, ())
             });
-            after_step(Ok(wire(self.session_now()))).await
+            self.replied(Ok(wire(self.session_now())), false).await
         }
     }
 
@@ -479,18 +498,32 @@ impl Coordination for SimCoord {
     }
 
     fn now(&self) -> Instant {
-        self.sim.lock().start
+        let w = self.sim.lock();
+        w.start + w.clock.elapsed
     }
 
-    fn sleep(&self, _duration: Duration) -> impl Future<Output = ()> + Send + '_ {
-        // Retry pauses take no simulated time; the next step is a scheduling point anyway.
-        std::future::ready(())
+    fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + Send + '_ {
+        // Pending until the simulated clock reaches the deadline (the clock thread moves it).
+        self.sim.sleep(Some(usize::from(self.c)), duration)
     }
 
     fn spawn(&self, task: impl Future<Output = ()> + Send + 'static) {
         let c = usize::from(self.c);
-        self.sim.lock().tasks[c] += 1;
+        let client = self.c;
+        // Spawned while an acquire runs: a give-up hands its node to a cleanup (`GiveUp`).
+        self.sim.step(|w| {
+            w.tasks[c] += 1;
+            let step = w.acquiring[c].then_some(Step {
+                client: Some(client),
+                call: Call::GiveUp,
+                outcome: Outcome::Ok,
+            });
+            (step, ())
+        });
         let sim = self.sim.clone();
+        // Spawning is a scheduling point: the clock may move before this client goes on.
+        let before = self.sim.elapsed();
+        let _back = HeldBack(&self.sim, c, before);
         drop(shuttle::future::spawn(async move {
             task.await;
             let wakers = {
