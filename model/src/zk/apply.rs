@@ -121,10 +121,11 @@ impl Scenario {
     /// The session-change rules for `c`, which now knows its client's current session
     /// (`docs/zookeeper.md`, "Session change"). A node owned by that session is kept: a mutex
     /// sharing its client can have created it there after another mutex renewed the session
-    /// (**drop-own-on-session-swap** drops it). A search after a lost create is dropped,
-    /// though with a shared client that create may have run in the renewed session: the
-    /// recipe cannot tell, and the model shows the orphan this leaves (`docs/zookeeper.md`
-    /// §9).
+    /// (**drop-own-on-session-swap** drops it). A search after a lost create goes on: it
+    /// adopts only a node of the session it runs in, so a create that ran in the old session
+    /// is not found (the search starts over), and one that ran in the renewed session (a
+    /// shared client) is found and kept (**drop-own-on-session-swap** drops the search too,
+    /// and orphans that node).
     fn session_changed(&self, s: &mut State, c: ClientId) {
         let rules = self.variant.rules();
         let current = s.session(c);
@@ -136,7 +137,7 @@ impl Scenario {
         });
         match cl.pc {
             Pc::Idle | Pc::Releasing => {}
-            Pc::CreateLost if rules.search_any_session => {}
+            Pc::CreateLost if rules.search_any_session || rules.keep_own_on_session_swap => {}
             Pc::Created | Pc::MustWatch | Pc::Waiting
                 if own_current && rules.keep_own_on_session_swap =>
             {

@@ -490,6 +490,9 @@ impl Scenario {
                     (Pc::CreateLost, Pc::Idle) => {
                         "; stops searching for its lost create's node and starts over".to_string()
                     }
+                    (Pc::CreateLost, Pc::CreateLost) => {
+                        "; searches on in that session (its create may have run there)".to_string()
+                    }
                     _ => String::new(),
                 };
                 format!(

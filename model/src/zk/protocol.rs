@@ -17,7 +17,7 @@
 //! | `give-up-cancel-unsafe` | an acquire dropped while giving up leaves the node | cancel safety |
 //! | `search-without-sync` | no `sync` before the protected search: a lagging server misses our create | lockwright before the fix |
 //! | `abandon-without-delete` | a listing that does not recognize our node starts over without deleting it | lockwright before the fix |
-//! | `drop-own-on-session-swap` | a mutex whose shared client renewed the session drops a node the new session owns | lockwright before the fix |
+//! | `drop-own-on-session-swap` | a mutex whose shared client renewed the session drops a node the new session owns, and stops a search that would find one | lockwright before the fix |
 //!
 //! A hold's work is updates of the protected resource: read, compute, write (`Read`, then the
 //! write of the mode). Writes (`WriteMode`): `unfenced`, `check-then-write`, `fenced` (token =
