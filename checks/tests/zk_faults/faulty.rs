@@ -35,6 +35,11 @@ pub enum Fault {
     /// mutex sharing the client renewed it), so the create runs in the new session, unknown to
     /// the attempt (the `drop-own-on-session-swap` story; the model has no shared client yet).
     SwapThenCreate,
+    /// As `SwapThenCreate`, and the create's reply is lost (applied, in the new session): the
+    /// attempt searches, and notices the renewal before its search (the model's
+    /// `LoseReply(applied)` after another mutex renewed the session, then
+    /// `NoticeSessionChange`).
+    SwapThenCreateLost,
     /// The next create makes a node whose name the recipe does not read as a lock node: the
     /// wrapper puts an `x` before the server's suffix (`…-lock-x0000000007`), as a suffix past
     /// 2^31 (`-2147483648`) was unreadable before the parser read signed suffixes (the model's
@@ -118,6 +123,11 @@ impl Coordination for Faulty {
             Some(Fault::SwapThenCreate) => {
                 self.restarted.store(true, Ordering::SeqCst);
                 self.c().create_lock_node(prefix, data).await
+            }
+            Some(fault @ Fault::SwapThenCreateLost) => {
+                self.restarted.store(true, Ordering::SeqCst);
+                self.applied(fault, self.c().create_lock_node(prefix, data).await)?;
+                Err(lost())
             }
             Some(fault @ Fault::CreateLagging) => {
                 let node = self.applied(fault, self.c().create_lock_node(prefix, data).await)?;
