@@ -24,6 +24,9 @@ pub enum Fault {
     /// The next delete hangs for `ms` (a disconnected client's request), then its reply is
     /// lost, unapplied.
     StallDelete { ms: u64 },
+    /// The next create is applied, then its reply hangs for `ms` and is lost (a caller that
+    /// drops the acquire meanwhile: the model's `Abandon` while the create's reply is awaited).
+    StallCreate { ms: u64 },
     /// The next create's reply is lost (applied), and the client then switches to a second
     /// session while the first lives on (the model's `LoseReply` then `RestartClient`).
     CreateThenRestart,
@@ -123,6 +126,11 @@ impl Coordination for Faulty {
             Some(Fault::SwapThenCreate) => {
                 self.restarted.store(true, Ordering::SeqCst);
                 self.c().create_lock_node(prefix, data).await
+            }
+            Some(fault @ Fault::StallCreate { ms }) => {
+                self.applied(fault, self.c().create_lock_node(prefix, data).await)?;
+                self.c().sleep(Duration::from_millis(ms)).await;
+                Err(lost())
             }
             Some(fault @ Fault::SwapThenCreateLost) => {
                 self.restarted.store(true, Ordering::SeqCst);

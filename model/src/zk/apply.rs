@@ -137,7 +137,8 @@ impl Scenario {
         });
         match cl.pc {
             Pc::Idle | Pc::Releasing => {}
-            Pc::CreateLost if rules.search_any_session || rules.keep_own_on_session_swap => {}
+            Pc::CreateLost | Pc::CleanupSearch
+                if rules.search_any_session || rules.keep_own_on_session_swap => {}
             Pc::Created | Pc::MustWatch | Pc::Waiting
                 if own_current && rules.keep_own_on_session_swap =>
             {
@@ -146,7 +147,9 @@ impl Scenario {
                 cl.pc = Pc::Created;
                 cl.pred = None;
             }
-            Pc::CreateLost | Pc::Created | Pc::MustWatch | Pc::Waiting => Self::start_over(s, c),
+            Pc::CreateLost | Pc::CleanupSearch | Pc::Created | Pc::MustWatch | Pc::Waiting => {
+                Self::start_over(s, c)
+            }
             Pc::Granted | Pc::Holding | Pc::Updating | Pc::Checked => match self.guard {
                 Guard::Lockwright => Self::lock_lost(s, c),
                 Guard::Curator => {}
@@ -228,7 +231,7 @@ impl Scenario {
                         self.connection_lost(s, c);
                     }
                     // A read: asked again (the recipe pauses, then repeats the step).
-                    Pc::CreateLost | Pc::Created => {}
+                    Pc::CreateLost | Pc::CleanupSearch | Pc::Created => {}
                     Pc::MustWatch => {
                         // The watch may be set though the client does not know: it asks
                         // again (the same watch), and a stale one can only wake it early.
@@ -274,7 +277,11 @@ impl Scenario {
                                     czxid: z.czxid,
                                 };
                                 let cl = &mut s.clients[c as usize];
-                                cl.pc = Pc::Created;
+                                // The acquire goes on with it; a dropped one's cleanup deletes it.
+                                cl.pc = match cl.pc {
+                                    Pc::CleanupSearch => Pc::Releasing,
+                                    _ => Pc::Created,
+                                };
                                 cl.own = Some(own);
                             }
                             None => Self::start_over(s, c),
@@ -493,8 +500,27 @@ impl Scenario {
             }
             Abandon(c) => {
                 s.budget.abandon -= 1;
+                let session = s.session(c);
                 let cl = &mut s.clients[c as usize];
-                if cl.pc == Pc::Releasing {
+                if matches!(cl.pc, Pc::Idle | Pc::CreateLost) {
+                    // A dropped acquire whose create's outcome is unknown. Dropped while the
+                    // create's reply was awaited on a live connection: the server applied it
+                    // (a drop before it was sent is no step at all). A create queued behind a
+                    // dropped connection stays queued (`ApplySent`).
+                    if cl.pc == Pc::Idle && !cl.suspended {
+                        s.server
+                            .create_sequential(self.uuid(c), session)
+                            .expect("enabled only in a live session");
+                    }
+                    let cl = &mut s.clients[c as usize];
+                    cl.awaiting = false;
+                    if rules.cancel_safe_give_up {
+                        // The cleanup task searches in the session, then deletes what it finds.
+                        cl.pc = Pc::CleanupSearch;
+                    } else {
+                        Self::start_over(s, c);
+                    }
+                } else if cl.pc == Pc::Releasing {
                     // A dropped release: the delete goes on in its task (cancel-safe), or
                     // nobody deletes the node.
                     if !rules.cancel_safe_release {

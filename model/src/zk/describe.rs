@@ -119,7 +119,7 @@ impl Scenario {
                             _ => "it forgets the hold",
                         },
                     ),
-                    Pc::CreateLost => (
+                    Pc::CreateLost | Pc::CleanupSearch => (
                         format!("search (getChildren /locks) for uuid c{c}"),
                         "it will search again",
                     ),
@@ -143,7 +143,7 @@ impl Scenario {
                         "it will check again",
                     ),
                 };
-                let read = matches!(cl.pc, Pc::CreateLost | Pc::Created)
+                let read = matches!(cl.pc, Pc::CreateLost | Pc::CleanupSearch | Pc::Created)
                     || (cl.pc == Pc::Updating && self.writes == WriteMode::CheckThenWrite);
                 let applied = if read {
                     "answered".to_string()
@@ -179,6 +179,7 @@ impl Scenario {
                 if expired(c) {
                     return format!("{head} → {}", se(c));
                 }
+                let cleanup = before.clients[c as usize].pc == Pc::CleanupSearch;
                 match own_a(c) {
                     Some(o) => {
                         let z = before.server.node(o.name).expect("found");
@@ -187,8 +188,14 @@ impl Scenario {
                         } else {
                             format!("owned by the OLD session {}: adopted", z.owner)
                         };
-                        format!("{head} → {} (czxid {}), {whose}", o.name, o.czxid)
+                        let next = if cleanup {
+                            "; the dropped acquire's cleanup deletes it next"
+                        } else {
+                            ""
+                        };
+                        format!("{head} → {} (czxid {}), {whose}{next}", o.name, o.czxid)
                     }
+                    None if cleanup => format!("{head} → none: nothing to clean up"),
                     None => format!("{head} → none: create again"),
                 }
             }
@@ -516,11 +523,28 @@ impl Scenario {
             Abandon(c) => {
                 let cl = before.clients[c as usize];
                 let what = if cl.pc == Pc::Releasing { "release" } else { "acquire" };
-                let next = match after.clients[c as usize].pc {
-                    Pc::Releasing => format!("its node {} is still deleted (a task of its own)", node(own_b(c))),
-                    _ => format!("nobody deletes its node {} any more", node(own_b(c))),
+                let a = after.clients[c as usize].pc;
+                let next = match (cl.pc, a) {
+                    (Pc::Idle | Pc::CreateLost, _) => {
+                        let awaited = match (cl.pc, cl.suspended) {
+                            (Pc::CreateLost, _) => " after its create's reply was lost".to_string(),
+                            (_, true) => " while its create is queued behind the dropped connection".to_string(),
+                            (_, false) => {
+                                let z = after.server.children().iter().copied().max_by_key(|z| z.czxid);
+                                let made = z.map_or("?".to_string(), |z| format!("{} (czxid {})", z.name, z.czxid));
+                                format!(" while it awaits its create's reply (the server made {made})")
+                            }
+                        };
+                        if a == Pc::CleanupSearch {
+                            format!("{awaited}; a task of its own searches for the node and deletes it")
+                        } else {
+                            format!("{awaited}; nobody searches for the node it may have made")
+                        }
+                    }
+                    (_, Pc::Releasing) => format!("; its node {} is still deleted (a task of its own)", node(own_b(c))),
+                    _ => format!("; nobody deletes its node {} any more", node(own_b(c))),
                 };
-                format!("c{c} Abandon: the caller drops the {what} future; {next}")
+                format!("c{c} Abandon: the caller drops the {what} future{next}")
             }
         }
     }

@@ -33,8 +33,9 @@
 //! its next reply or from the session event, a separate step), `LoseReply(c, applied?)` on
 //! any request (create, delete, search, listing, watch, check, `multi`), `RestartClient(c)` (a new session while the server still has the old
 //! one), `RecreateParent` (the container, reaped when empty, is made again; suffixes restart),
-//! `Abandon(c)` (the caller drops c's acquire while it waits with a node, or its release after
-//! a lost delete reply), `Suspend(c)` (the connection drops while the session lives: a queued
+//! `Abandon(c)` (the caller drops c's acquire at any await point — its create's reply, the
+//! search after a lost one, the wait with a node — or its release after a lost delete reply;
+//! the cleanup task searches, then deletes), `Suspend(c)` (the connection drops while the session lives: a queued
 //! create or delete may be applied later, `ApplySent`, until `Reconnect`), `LaggedSearch(c)`
 //! (a lagging server answers the search, only without `sync`: `search-without-sync`),
 //! `MisreadOwnNode(c)` (the listing shows c's node under a name c does not read as a lock
@@ -110,7 +111,7 @@ impl Scenario {
                 .any(|c| {
                     let cl = &s.clients[c as usize];
                     z.owner.epoch != cl.session
-                        || (cl.pc == Pc::CreateLost
+                        || (matches!(cl.pc, Pc::CreateLost | Pc::CleanupSearch)
                             && self.uuid(c).is_none_or(|u| z.name.uuid == Some(u)))
                         || (cl.awaiting
                             && cl.pc == Pc::Idle
@@ -214,7 +215,7 @@ impl Scenario {
         let release = |out: &mut Vec<Action>| request(out, DeleteLockNode(c), true);
         match cl.pc {
             Pc::Idle => request(out, CreateLockNode(c), true),
-            Pc::CreateLost => {
+            Pc::CreateLost | Pc::CleanupSearch => {
                 request(out, FindOwnNode(c), false);
                 if alive
                     && s.budget.lag > 0
@@ -284,11 +285,18 @@ impl Scenario {
         }
         if s.budget.abandon > 0 {
             for c in 0..self.clients {
-                let pc = s.clients[c as usize].pc;
-                if matches!(
-                    pc,
-                    Pc::Created | Pc::MustWatch | Pc::Waiting | Pc::Releasing
-                ) {
+                let cl = s.clients[c as usize];
+                let at_await = match cl.pc {
+                    // The create's reply is awaited: sent on a live connection (the drop
+                    // comes after the server applied it), or queued behind a dropped one.
+                    Pc::Idle if cl.suspended => cl.awaiting,
+                    Pc::Idle => s.server.is_alive(s.session(c)),
+                    Pc::CreateLost | Pc::Created | Pc::MustWatch | Pc::Waiting | Pc::Releasing => {
+                        true
+                    }
+                    _ => false,
+                };
+                if at_await {
                     out.push(Abandon(c));
                 }
             }

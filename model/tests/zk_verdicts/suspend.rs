@@ -35,7 +35,7 @@ fn curator_survives_suspension_dropped_futures_lost_replies_and_expiry() {
         .any(|cl| cl.suspended && cl.pc.believes())));
     expect(Expected {
         scenario,
-        unique_states: 80019,
+        unique_states: 87396,
         verdicts: super::cancel::verdicts("holds"),
         counterexamples: &super::cancel::EXPIRY,
     });

@@ -282,7 +282,7 @@ impl Presenter for Scenario {
                     .filter(|z| {
                         let cl = &s.clients[z.owner.client as usize];
                         z.owner.epoch == cl.session
-                            && cl.pc != Pc::CreateLost
+                            && !matches!(cl.pc, Pc::CreateLost | Pc::CleanupSearch)
                             && !(cl.pc.has_node() && cl.own.is_some_and(|o| o.name == z.name))
                     })
                     .map(|z| {

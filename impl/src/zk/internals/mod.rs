@@ -28,12 +28,17 @@
 //! search after a lost create finds the node its create made in the renewed session, since the
 //! create may have run there after the other mutex renewed it.
 //!
-//! **Giving up** (a try that is not first, a timeout, a fatal error, a dropped acquire future)
-//! is not a model step: the attempt goes to `Releasing` with its node and hands it to a cleanup
-//! task before anything is awaited (so a dropped future loses nothing), then waits for that
-//! task's answer at most [`GIVE_UP_WAIT`]. From `CreateLost` the task first runs the protected
-//! search, then deletes what it found. `release()` hands its delete to a task the same way.
-//! `docs/zookeeper-client.md` lists this as the one addition to the model's table.
+//! **Giving up** (a try that is not first, a timeout, a fatal error, a dropped acquire future):
+//! the attempt goes to `Releasing` with its node and hands it to a cleanup task before anything
+//! is awaited (so a dropped future loses nothing), then waits for that task's answer at most
+//! [`GIVE_UP_WAIT`]. From `CreateLost`, or with a create's reply still awaited, the task first
+//! runs the protected search (the model's `CleanupSearch`: `find_own_node`; ours → `Releasing`;
+//! none → done; `SessionExpired` → learn, search on, as the session-change rules say), then
+//! deletes what it found. `release()` hands its delete to a task the same way. A dropped
+//! acquire or release is the model's `Abandon` (at `Idle` with the create's reply awaited,
+//! `CreateLost`, `Created`, `MustWatch`, `Waiting`, `Releasing`; **give-up-cancel-unsafe**:
+//! nothing handed on). A timeout or a refused try is not a model step: the model's client
+//! never gives up; `docs/zookeeper-client.md` lists this as the one addition to its table.
 //!
 
 mod attempt;
