@@ -51,8 +51,8 @@ fn rows() -> Vec<(Scenario, usize, usize)> {
             Scenario::new(Variant::Curator, WriteMode::Fenced)
                 .with_reentrant(false)
                 .with_faults(f("suspend=1,lose-reply=1,abandon=1")),
-            117_130,
-            701_038,
+            113_505,
+            679_306,
         ),
     ]
 }

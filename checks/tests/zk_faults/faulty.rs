@@ -25,7 +25,7 @@ pub enum Fault {
     /// lost, unapplied.
     StallDelete { ms: u64 },
     /// The next create is applied, then its reply hangs for `ms` and is lost (a caller that
-    /// drops the acquire meanwhile: the model's `Abandon` while the create's reply is awaited).
+    /// drops the acquire meanwhile: the model's `LoseReply(applied)`, then `Abandon`).
     StallCreate { ms: u64 },
     /// The next create's reply is lost (applied), and the client then switches to a second
     /// session while the first lives on (the model's `LoseReply` then `RestartClient`).

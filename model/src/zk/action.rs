@@ -65,9 +65,9 @@ pub enum Action {
     /// `recreate-parent`).
     RecreateParent,
     /// The caller drops `c`'s acquire or its release at an await point (fault, budget
-    /// `abandon`): an acquire awaiting its create's reply (the server applied the create; or it
-    /// is queued behind a dropped connection), searching after a lost create reply, or
-    /// waiting with a node; a release after a lost delete reply. What the dropped future had
+    /// `abandon`): an acquire searching or pausing after a lost create reply (a drop while the
+    /// reply is awaited is that reply lost, then this step), awaiting a create queued behind a
+    /// dropped connection, or waiting with a node; a release after a lost delete reply. What the dropped future had
     /// goes to a cleanup task (`CleanupSearch` or `Releasing`), or, in the cancel-unsafe
     /// variants, to nobody.
     Abandon(ClientId),

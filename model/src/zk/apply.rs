@@ -500,19 +500,11 @@ impl Scenario {
             }
             Abandon(c) => {
                 s.budget.abandon -= 1;
-                let session = s.session(c);
                 let cl = &mut s.clients[c as usize];
                 if matches!(cl.pc, Pc::Idle | Pc::CreateLost) {
-                    // A dropped acquire whose create's outcome is unknown. Dropped while the
-                    // create's reply was awaited on a live connection: the server applied it
-                    // (a drop before it was sent is no step at all). A create queued behind a
-                    // dropped connection stays queued (`ApplySent`).
-                    if cl.pc == Pc::Idle && !cl.suspended {
-                        s.server
-                            .create_sequential(self.uuid(c), session)
-                            .expect("enabled only in a live session");
-                    }
-                    let cl = &mut s.clients[c as usize];
+                    // A dropped acquire whose create's outcome is unknown: after a lost reply,
+                    // or (Idle) with the create queued behind a dropped connection, where it
+                    // stays queued (`ApplySent` may still apply it; `Reconnect` drops it).
                     cl.awaiting = false;
                     if rules.cancel_safe_give_up {
                         // The cleanup task searches in the session, then deletes what it finds.

@@ -526,14 +526,10 @@ impl Scenario {
                 let a = after.clients[c as usize].pc;
                 let next = match (cl.pc, a) {
                     (Pc::Idle | Pc::CreateLost, _) => {
-                        let awaited = match (cl.pc, cl.suspended) {
-                            (Pc::CreateLost, _) => " after its create's reply was lost".to_string(),
-                            (_, true) => " while its create is queued behind the dropped connection".to_string(),
-                            (_, false) => {
-                                let z = after.server.children().iter().copied().max_by_key(|z| z.czxid);
-                                let made = z.map_or("?".to_string(), |z| format!("{} (czxid {})", z.name, z.czxid));
-                                format!(" while it awaits its create's reply (the server made {made})")
-                            }
+                        let awaited = if cl.pc == Pc::CreateLost {
+                            " after its create's reply was lost"
+                        } else {
+                            " while its create is queued behind the dropped connection"
                         };
                         if a == Pc::CleanupSearch {
                             format!("{awaited}; a task of its own searches for the node and deletes it")

@@ -33,9 +33,9 @@
 //! its next reply or from the session event, a separate step), `LoseReply(c, applied?)` on
 //! any request (create, delete, search, listing, watch, check, `multi`), `RestartClient(c)` (a new session while the server still has the old
 //! one), `RecreateParent` (the container, reaped when empty, is made again; suffixes restart),
-//! `Abandon(c)` (the caller drops c's acquire at any await point — its create's reply, the
-//! search after a lost one, the wait with a node — or its release after a lost delete reply;
-//! the cleanup task searches, then deletes), `Suspend(c)` (the connection drops while the session lives: a queued
+//! `Abandon(c)` (the caller drops c's acquire at any await point — after a lost create reply,
+//! with a create queued behind a dropped connection, waiting with a node — or its release
+//! after a lost delete reply; the cleanup task searches, then deletes), `Suspend(c)` (the connection drops while the session lives: a queued
 //! create or delete may be applied later, `ApplySent`, until `Reconnect`), `LaggedSearch(c)`
 //! (a lagging server answers the search, only without `sync`: `search-without-sync`),
 //! `MisreadOwnNode(c)` (the listing shows c's node under a name c does not read as a lock
@@ -287,10 +287,11 @@ impl Scenario {
             for c in 0..self.clients {
                 let cl = s.clients[c as usize];
                 let at_await = match cl.pc {
-                    // The create's reply is awaited: sent on a live connection (the drop
-                    // comes after the server applied it), or queued behind a dropped one.
-                    Pc::Idle if cl.suspended => cl.awaiting,
-                    Pc::Idle => s.server.is_alive(s.session(c)),
+                    // Idle: only with the create's answer awaited behind a dropped connection
+                    // (queued, or applied by `ApplySent`). A drop while a create's reply is
+                    // awaited on a live connection is `LoseReply` on the create, then this
+                    // step at CreateLost: the reply is never read either way.
+                    Pc::Idle => cl.suspended && cl.awaiting,
                     Pc::CreateLost | Pc::Created | Pc::MustWatch | Pc::Waiting | Pc::Releasing => {
                         true
                     }

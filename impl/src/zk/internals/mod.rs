@@ -35,9 +35,9 @@
 //! runs the protected search (the model's `CleanupSearch`: `find_own_node`; ours → `Releasing`;
 //! none → done; `SessionExpired` → learn, search on, as the session-change rules say), then
 //! deletes what it found. `release()` hands its delete to a task the same way. A dropped
-//! acquire or release is the model's `Abandon` (at `Idle` with the create's reply awaited,
-//! `CreateLost`, `Created`, `MustWatch`, `Waiting`, `Releasing`; **give-up-cancel-unsafe**:
-//! nothing handed on). A timeout or a refused try is not a model step: the model's client
+//! acquire or release is the model's `Abandon` (at `CreateLost` — a drop while the create's
+//! reply is awaited is that reply lost, then the drop — `Created`, `MustWatch`, `Waiting`,
+//! `Releasing`; **give-up-cancel-unsafe**: nothing handed on). A timeout or a refused try is not a model step: the model's client
 //! never gives up; `docs/zookeeper-client.md` lists this as the one addition to its table.
 //!
 
