@@ -51,8 +51,8 @@ fn rows() -> Vec<(Scenario, usize, usize)> {
             Scenario::new(Variant::Curator, WriteMode::Fenced)
                 .with_reentrant(false)
                 .with_faults(f("suspend=1,lose-reply=1,abandon=1")),
-            108_995,
-            652_336,
+            113_505,
+            679_306,
         ),
     ]
 }

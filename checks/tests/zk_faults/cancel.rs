@@ -1,12 +1,12 @@
 //! Cancel safety on the real server: a `release()` dropped after a lost delete reply, a
-//! `try_acquire` dropped while its give-up's delete hangs, `acquire_timeout` bounded by its
-//! timeout plus one bounded request.
+//! `try_acquire` dropped while its give-up's delete hangs, an `acquire` dropped while its
+//! create's reply is awaited, `acquire_timeout` bounded by its timeout plus one bounded request.
 
 use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use lockwright::zk::{block_on, Coordination, ZkClient, ZkMutex};
+use lockwright::zk::{block_on, Coordination, ZkClient, ZkDefect, ZkMutex};
 
 use crate::faulty::{faulty, Fault, Faulty};
 use crate::zk_support::{children, dir, eventually};
@@ -114,4 +114,61 @@ fn acquire_timeout_returns_within_its_timeout_plus_one_bounded_request() {
         children(&obs, &d)
     );
     block_on(held.release()).unwrap();
+}
+
+/// The caller drops an `acquire` while its create's reply is awaited; the server has made the
+/// node (the model's `LoseReply(applied)`, the reply never read, then `Abandon` at
+/// `CreateLost`). The dropped attempt hands a search to a task of its own, which finds the node
+/// by its protection id in the session and deletes it (the model's `CleanupSearch`, then
+/// `DeleteLockNode`). Twin:
+/// `give_up_cancel_unsafe_leaves_the_node_of_a_create_whose_reply_was_awaited`.
+#[test]
+fn an_acquire_dropped_while_its_create_reply_is_awaited_still_deletes_the_node() {
+    let (f, obs, _server) = faulty(&[Fault::StallCreate { ms: 2000 }]);
+    let d = dir("create-dropped");
+    block_on(obs.ensure_dir(&d)).unwrap();
+    let m = ZkMutex::with_shared(Arc::clone(&f), &d).unwrap();
+    assert!(
+        within(&f, Duration::from_millis(300), m.acquire()).is_none(),
+        "the create's reply hangs for 2 s"
+    );
+    assert!(
+        eventually(Duration::from_secs(10), || children(&obs, &d).is_empty()),
+        "the node of the dropped acquire was left behind: {:?}",
+        children(&obs, &d)
+    );
+    let other = ZkMutex::new(obs.clone(), &d).unwrap();
+    block_on(block_on(other.try_acquire()).unwrap().release()).unwrap();
+}
+
+/// The twin: with `give-up-cancel-unsafe` the dropped acquire hands nothing on, and the node
+/// its create made stays in the live session, ahead of every other client.
+#[test]
+fn give_up_cancel_unsafe_leaves_the_node_of_a_create_whose_reply_was_awaited() {
+    let (f, obs, _server) = faulty(&[Fault::StallCreate { ms: 2000 }]);
+    let d = dir("create-dropped-unsafe");
+    block_on(obs.ensure_dir(&d)).unwrap();
+    let m = ZkMutex::with_shared(Arc::clone(&f), &d)
+        .unwrap()
+        .with_defect(ZkDefect::GiveUpCancelUnsafe);
+    assert!(within(&f, Duration::from_millis(300), m.acquire()).is_none());
+    // Longer than the stalled reply and any cleanup would take.
+    std::thread::sleep(Duration::from_secs(3));
+    let left = children(&obs, &d);
+    assert_eq!(left.len(), 1, "{left:?}");
+    let node = format!("{d}/{}", left[0]);
+    let stat = block_on(obs.check_node(&node))
+        .unwrap()
+        .expect("still there");
+    assert_eq!(
+        stat.ephemeral_owner,
+        f.session(),
+        "a node of the live session"
+    );
+    let other = ZkMutex::new(obs.clone(), &d).unwrap();
+    assert!(
+        block_on(other.try_acquire()).is_err(),
+        "the orphan is ahead"
+    );
+    block_on(obs.delete_node(&node)).unwrap();
 }

@@ -24,6 +24,9 @@ pub enum Fault {
     /// The next delete hangs for `ms` (a disconnected client's request), then its reply is
     /// lost, unapplied.
     StallDelete { ms: u64 },
+    /// The next create is applied, then its reply hangs for `ms` and is lost (a caller that
+    /// drops the acquire meanwhile: the model's `LoseReply(applied)`, then `Abandon`).
+    StallCreate { ms: u64 },
     /// The next create's reply is lost (applied), and the client then switches to a second
     /// session while the first lives on (the model's `LoseReply` then `RestartClient`).
     CreateThenRestart,
@@ -35,6 +38,11 @@ pub enum Fault {
     /// mutex sharing the client renewed it), so the create runs in the new session, unknown to
     /// the attempt (the `drop-own-on-session-swap` story; the model has no shared client yet).
     SwapThenCreate,
+    /// As `SwapThenCreate`, and the create's reply is lost (applied, in the new session): the
+    /// attempt searches, and notices the renewal before its search (the model's
+    /// `LoseReply(applied)` after another mutex renewed the session, then
+    /// `NoticeSessionChange`).
+    SwapThenCreateLost,
     /// The next create makes a node whose name the recipe does not read as a lock node: the
     /// wrapper puts an `x` before the server's suffix (`…-lock-x0000000007`), as a suffix past
     /// 2^31 (`-2147483648`) was unreadable before the parser read signed suffixes (the model's
@@ -118,6 +126,16 @@ impl Coordination for Faulty {
             Some(Fault::SwapThenCreate) => {
                 self.restarted.store(true, Ordering::SeqCst);
                 self.c().create_lock_node(prefix, data).await
+            }
+            Some(fault @ Fault::StallCreate { ms }) => {
+                self.applied(fault, self.c().create_lock_node(prefix, data).await)?;
+                self.c().sleep(Duration::from_millis(ms)).await;
+                Err(lost())
+            }
+            Some(fault @ Fault::SwapThenCreateLost) => {
+                self.restarted.store(true, Ordering::SeqCst);
+                self.applied(fault, self.c().create_lock_node(prefix, data).await)?;
+                Err(lost())
             }
             Some(fault @ Fault::CreateLagging) => {
                 let node = self.applied(fault, self.c().create_lock_node(prefix, data).await)?;

@@ -107,6 +107,67 @@ fn drop_own_on_session_swap_waits_behind_its_own_node() {
     );
 }
 
+/// Two mutexes share one client; the session is renewed under the first one's attempt (as the
+/// other mutex does when it learns the old session expired), and that attempt's create, run in
+/// the renewed session, loses its reply. The attempt notices the renewal before its search and
+/// searches on in the new session: it finds the node and holds through it, and once it releases
+/// the other mutex acquires at once. Before the fix the search was dropped on the session
+/// change: a second node was created behind the first, the try failed, held by its own first
+/// node (this test then fails).
+#[test]
+fn a_lost_create_in_a_session_renewed_under_the_attempt_is_found() {
+    let (f, obs, _server) = faulty(&[Fault::SwapThenCreateLost]);
+    let d = dir("session-swap-lost-create");
+    block_on(obs.ensure_dir(&d)).unwrap();
+    let first = ZkMutex::with_shared(Arc::clone(&f), &d).unwrap();
+    let other = ZkMutex::with_shared(Arc::clone(&f), &d).unwrap();
+    let g = block_on(first.try_acquire()).expect("the lost create's node is found and lowest");
+    assert_eq!(g.session(), f.new.session());
+    assert_eq!(
+        children(&obs, &d),
+        vec![lockwright::zk::names::child_name(g.node())],
+        "one node, the one held: no orphan"
+    );
+    block_on(g.release()).unwrap();
+    let g = block_on(other.try_acquire()).expect("nothing left ahead of the other mutex");
+    block_on(g.release()).unwrap();
+    assert!(children(&obs, &d).is_empty());
+}
+
+/// The twin: with `drop-own-on-session-swap` the attempt drops its search when it notices the
+/// renewal, creates a second node behind the one its lost create made, and the try fails, held
+/// by that first node; it stays, owned by the live session, and the other mutex sharing the
+/// client is held behind it too.
+#[test]
+fn drop_own_on_session_swap_drops_the_search_and_orphans_the_lost_create() {
+    let (f, obs, _server) = faulty(&[Fault::SwapThenCreateLost]);
+    let d = dir("drop-own-search");
+    block_on(obs.ensure_dir(&d)).unwrap();
+    let first = ZkMutex::with_shared(Arc::clone(&f), &d)
+        .unwrap()
+        .with_defect(ZkDefect::DropOwnOnSessionSwap);
+    let other = ZkMutex::with_shared(Arc::clone(&f), &d).unwrap();
+    let e = block_on(first.try_acquire()).expect_err("held by its own first node");
+    assert!(matches!(e, lockwright::zk::ZkLockError::Held { .. }), "{e}");
+    assert!(
+        eventually(Duration::from_secs(10), || children(&obs, &d).len() == 1),
+        "{:?}",
+        children(&obs, &d)
+    );
+    let left = format!("{d}/{}", children(&obs, &d)[0]);
+    let stat = block_on(obs.check_node(&left))
+        .unwrap()
+        .expect("still there");
+    assert_eq!(
+        stat.ephemeral_owner,
+        f.new.session(),
+        "a node of the live session"
+    );
+    let e = block_on(other.try_acquire()).expect_err("the orphan is ahead of everyone");
+    assert!(matches!(e, lockwright::zk::ZkLockError::Held { .. }), "{e}");
+    block_on(obs.delete_node(&left)).unwrap();
+}
+
 #[test]
 fn a_create_whose_reply_was_lost_unapplied_is_made_again() {
     let (f, obs, _server) = faulty(&[Fault::Create { applied: false }]);

@@ -29,7 +29,9 @@ pub enum ZkDefect {
     AbandonWithoutDelete,
     /// `drop-own-on-session-swap`: an attempt whose client another mutex renewed (a shared
     /// client) drops its node as the old session's, although its create ran in the new
-    /// session: it creates a second node behind the first and waits behind itself.
+    /// session: it creates a second node behind the first and waits behind itself. A search
+    /// after a lost create also stops on a session change, leaving the node that create made
+    /// in the renewed session.
     DropOwnOnSessionSwap,
     /// `search-without-sync`: the protected search after a lost create issues no `sync`, so a
     /// server that has not applied the create yet (a follower the session moved to) answers it

@@ -64,8 +64,12 @@ pub enum Action {
     /// The empty container `/locks` is reaped and made again (fault, budget
     /// `recreate-parent`).
     RecreateParent,
-    /// The caller drops `c`'s acquire (waiting, with a node) or its release (after a lost
-    /// delete reply) at an await point (fault, budget `abandon`).
+    /// The caller drops `c`'s acquire or its release at an await point (fault, budget
+    /// `abandon`): an acquire searching or pausing after a lost create reply (a drop while the
+    /// reply is awaited is that reply lost, then this step), awaiting a create queued behind a
+    /// dropped connection, or waiting with a node; a release after a lost delete reply. What the dropped future had
+    /// goes to a cleanup task (`CleanupSearch` or `Releasing`), or, in the cancel-unsafe
+    /// variants, to nobody.
     Abandon(ClientId),
     /// `c`'s connection drops while its session lives on (fault, budget `suspend`): the
     /// client sees `Disconnected` (Curator's SUSPENDED) and makes no request until it is back.

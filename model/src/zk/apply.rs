@@ -121,10 +121,11 @@ impl Scenario {
     /// The session-change rules for `c`, which now knows its client's current session
     /// (`docs/zookeeper.md`, "Session change"). A node owned by that session is kept: a mutex
     /// sharing its client can have created it there after another mutex renewed the session
-    /// (**drop-own-on-session-swap** drops it). A search after a lost create is dropped,
-    /// though with a shared client that create may have run in the renewed session: the
-    /// recipe cannot tell, and the model shows the orphan this leaves (`docs/zookeeper.md`
-    /// §9).
+    /// (**drop-own-on-session-swap** drops it). A search after a lost create goes on: it
+    /// adopts only a node of the session it runs in, so a create that ran in the old session
+    /// is not found (the search starts over), and one that ran in the renewed session (a
+    /// shared client) is found and kept (**drop-own-on-session-swap** drops the search too,
+    /// and orphans that node).
     fn session_changed(&self, s: &mut State, c: ClientId) {
         let rules = self.variant.rules();
         let current = s.session(c);
@@ -136,7 +137,8 @@ impl Scenario {
         });
         match cl.pc {
             Pc::Idle | Pc::Releasing => {}
-            Pc::CreateLost if rules.search_any_session => {}
+            Pc::CreateLost | Pc::CleanupSearch
+                if rules.search_any_session || rules.keep_own_on_session_swap => {}
             Pc::Created | Pc::MustWatch | Pc::Waiting
                 if own_current && rules.keep_own_on_session_swap =>
             {
@@ -145,7 +147,9 @@ impl Scenario {
                 cl.pc = Pc::Created;
                 cl.pred = None;
             }
-            Pc::CreateLost | Pc::Created | Pc::MustWatch | Pc::Waiting => Self::start_over(s, c),
+            Pc::CreateLost | Pc::CleanupSearch | Pc::Created | Pc::MustWatch | Pc::Waiting => {
+                Self::start_over(s, c)
+            }
             Pc::Granted | Pc::Holding | Pc::Updating | Pc::Checked => match self.guard {
                 Guard::Lockwright => Self::lock_lost(s, c),
                 Guard::Curator => {}
@@ -227,7 +231,7 @@ impl Scenario {
                         self.connection_lost(s, c);
                     }
                     // A read: asked again (the recipe pauses, then repeats the step).
-                    Pc::CreateLost | Pc::Created => {}
+                    Pc::CreateLost | Pc::CleanupSearch | Pc::Created => {}
                     Pc::MustWatch => {
                         // The watch may be set though the client does not know: it asks
                         // again (the same watch), and a stale one can only wake it early.
@@ -273,7 +277,11 @@ impl Scenario {
                                     czxid: z.czxid,
                                 };
                                 let cl = &mut s.clients[c as usize];
-                                cl.pc = Pc::Created;
+                                // The acquire goes on with it; a dropped one's cleanup deletes it.
+                                cl.pc = match cl.pc {
+                                    Pc::CleanupSearch => Pc::Releasing,
+                                    _ => Pc::Created,
+                                };
                                 cl.own = Some(own);
                             }
                             None => Self::start_over(s, c),
@@ -493,7 +501,18 @@ impl Scenario {
             Abandon(c) => {
                 s.budget.abandon -= 1;
                 let cl = &mut s.clients[c as usize];
-                if cl.pc == Pc::Releasing {
+                if matches!(cl.pc, Pc::Idle | Pc::CreateLost) {
+                    // A dropped acquire whose create's outcome is unknown: after a lost reply,
+                    // or (Idle) with the create queued behind a dropped connection, where it
+                    // stays queued (`ApplySent` may still apply it; `Reconnect` drops it).
+                    cl.awaiting = false;
+                    if rules.cancel_safe_give_up {
+                        // The cleanup task searches in the session, then deletes what it finds.
+                        cl.pc = Pc::CleanupSearch;
+                    } else {
+                        Self::start_over(s, c);
+                    }
+                } else if cl.pc == Pc::Releasing {
                     // A dropped release: the delete goes on in its task (cancel-safe), or
                     // nobody deletes the node.
                     if !rules.cancel_safe_release {

@@ -119,7 +119,7 @@ impl Scenario {
                             _ => "it forgets the hold",
                         },
                     ),
-                    Pc::CreateLost => (
+                    Pc::CreateLost | Pc::CleanupSearch => (
                         format!("search (getChildren /locks) for uuid c{c}"),
                         "it will search again",
                     ),
@@ -143,7 +143,7 @@ impl Scenario {
                         "it will check again",
                     ),
                 };
-                let read = matches!(cl.pc, Pc::CreateLost | Pc::Created)
+                let read = matches!(cl.pc, Pc::CreateLost | Pc::CleanupSearch | Pc::Created)
                     || (cl.pc == Pc::Updating && self.writes == WriteMode::CheckThenWrite);
                 let applied = if read {
                     "answered".to_string()
@@ -179,6 +179,7 @@ impl Scenario {
                 if expired(c) {
                     return format!("{head} → {}", se(c));
                 }
+                let cleanup = before.clients[c as usize].pc == Pc::CleanupSearch;
                 match own_a(c) {
                     Some(o) => {
                         let z = before.server.node(o.name).expect("found");
@@ -187,8 +188,14 @@ impl Scenario {
                         } else {
                             format!("owned by the OLD session {}: adopted", z.owner)
                         };
-                        format!("{head} → {} (czxid {}), {whose}", o.name, o.czxid)
+                        let next = if cleanup {
+                            "; the dropped acquire's cleanup deletes it next"
+                        } else {
+                            ""
+                        };
+                        format!("{head} → {} (czxid {}), {whose}{next}", o.name, o.czxid)
                     }
+                    None if cleanup => format!("{head} → none: nothing to clean up"),
                     None => format!("{head} → none: create again"),
                 }
             }
@@ -490,6 +497,9 @@ impl Scenario {
                     (Pc::CreateLost, Pc::Idle) => {
                         "; stops searching for its lost create's node and starts over".to_string()
                     }
+                    (Pc::CreateLost, Pc::CreateLost) => {
+                        "; searches on in that session (its create may have run there)".to_string()
+                    }
                     _ => String::new(),
                 };
                 format!(
@@ -513,11 +523,24 @@ impl Scenario {
             Abandon(c) => {
                 let cl = before.clients[c as usize];
                 let what = if cl.pc == Pc::Releasing { "release" } else { "acquire" };
-                let next = match after.clients[c as usize].pc {
-                    Pc::Releasing => format!("its node {} is still deleted (a task of its own)", node(own_b(c))),
-                    _ => format!("nobody deletes its node {} any more", node(own_b(c))),
+                let a = after.clients[c as usize].pc;
+                let next = match (cl.pc, a) {
+                    (Pc::Idle | Pc::CreateLost, _) => {
+                        let awaited = if cl.pc == Pc::CreateLost {
+                            " after its create's reply was lost"
+                        } else {
+                            " while its create is queued behind the dropped connection"
+                        };
+                        if a == Pc::CleanupSearch {
+                            format!("{awaited}; a task of its own searches for the node and deletes it")
+                        } else {
+                            format!("{awaited}; nobody searches for the node it may have made")
+                        }
+                    }
+                    (_, Pc::Releasing) => format!("; its node {} is still deleted (a task of its own)", node(own_b(c))),
+                    _ => format!("; nobody deletes its node {} any more", node(own_b(c))),
                 };
-                format!("c{c} Abandon: the caller drops the {what} future; {next}")
+                format!("c{c} Abandon: the caller drops the {what} future{next}")
             }
         }
     }
@@ -535,50 +558,5 @@ impl Scenario {
         } else {
             format!("; fires the watch of {}", woken.join(", "))
         }
-    }
-}
-
-impl Scenario {
-    /// Numbered descriptions of `path` (`1. c0 CreateLockNode: …`) with stable numbers: zxids
-    /// and suffixes are shown as a real server would hand them out (never renumbered), so a
-    /// node keeps its name from line to line. The model itself renumbers after every step
-    /// (`State::compact`); a display copy of the run is kept beside it and checked against
-    /// the model at each step. Where the two would part (after a re-created parent, the
-    /// model reaches an old suffix after fewer creates than the display copy would), the
-    /// lines continue in the model's own numbering, which is always correct. `None` if the
-    /// path does not replay.
-    pub fn describe_path(&self, path: &[Action]) -> Option<Vec<String>> {
-        let steps = self.describe_path_with_states(path)?;
-        Some(steps.into_iter().map(|(line, _)| line).collect())
-    }
-
-    /// [`Scenario::describe_path`] with, after each line, the state the line's numbers belong
-    /// to: the display copy after the step (stable numbers), or the model's own state where
-    /// the two part. The report draws the server's view from these, so the diagram and the
-    /// numbered steps name the same nodes. `None` if the path does not replay.
-    pub fn describe_path_with_states(&self, path: &[Action]) -> Option<Vec<(String, State)>> {
-        let states = crate::checker::replay(self, path)?;
-        let mut display = states[0].clone();
-        let mut lines = Vec::with_capacity(path.len());
-        for (i, &action) in path.iter().enumerate() {
-            let mut next = display.clone();
-            let small = next.server.next_zxid() < 120 && next.server.next_seq() < 120;
-            let same = small && {
-                self.apply_uncompacted(&mut next, action);
-                let mut canonical = next.clone();
-                canonical.compact();
-                canonical == states[i + 1]
-            };
-            if same {
-                let line = format!("{}. {}", i + 1, self.describe(&display, action));
-                display = next;
-                lines.push((line, display.clone()));
-            } else {
-                let line = format!("{}. {}", i + 1, self.describe(&states[i], action));
-                display = states[i + 1].clone();
-                lines.push((line, display.clone()));
-            }
-        }
-        Some(lines)
     }
 }

@@ -9,13 +9,14 @@
 //! - [`protocol`]: the model — the step logic, the Stateright `Model` impl, the property names
 //!   ([`ALWAYS`], [`SOMETIMES`]); its actions ([`Action`]) are in `action.rs`, what each
 //!   does to the state in `apply.rs`, symmetry reduction in `symmetry.rs`, step descriptions
-//!   in `describe.rs`.
+//!   in `describe.rs` (whole paths, with stable numbers, in `describe_path.rs`).
 //!
 //! `docs/zookeeper.md` has the step table, the verdict table and the counterexamples.
 
 mod action;
 mod apply;
 mod describe;
+mod describe_path;
 mod family;
 pub mod protocol;
 pub mod scenario;

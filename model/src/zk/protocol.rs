@@ -17,7 +17,7 @@
 //! | `give-up-cancel-unsafe` | an acquire dropped while giving up leaves the node | cancel safety |
 //! | `search-without-sync` | no `sync` before the protected search: a lagging server misses our create | lockwright before the fix |
 //! | `abandon-without-delete` | a listing that does not recognize our node starts over without deleting it | lockwright before the fix |
-//! | `drop-own-on-session-swap` | a mutex whose shared client renewed the session drops a node the new session owns | lockwright before the fix |
+//! | `drop-own-on-session-swap` | a mutex whose shared client renewed the session drops a node the new session owns, and stops a search that would find one | lockwright before the fix |
 //!
 //! A hold's work is updates of the protected resource: read, compute, write (`Read`, then the
 //! write of the mode). Writes (`WriteMode`): `unfenced`, `check-then-write`, `fenced` (token =
@@ -33,8 +33,9 @@
 //! its next reply or from the session event, a separate step), `LoseReply(c, applied?)` on
 //! any request (create, delete, search, listing, watch, check, `multi`), `RestartClient(c)` (a new session while the server still has the old
 //! one), `RecreateParent` (the container, reaped when empty, is made again; suffixes restart),
-//! `Abandon(c)` (the caller drops c's acquire while it waits with a node, or its release after
-//! a lost delete reply), `Suspend(c)` (the connection drops while the session lives: a queued
+//! `Abandon(c)` (the caller drops c's acquire at any await point — after a lost create reply,
+//! with a create queued behind a dropped connection, waiting with a node — or its release
+//! after a lost delete reply; the cleanup task searches, then deletes), `Suspend(c)` (the connection drops while the session lives: a queued
 //! create or delete may be applied later, `ApplySent`, until `Reconnect`), `LaggedSearch(c)`
 //! (a lagging server answers the search, only without `sync`: `search-without-sync`),
 //! `MisreadOwnNode(c)` (the listing shows c's node under a name c does not read as a lock
@@ -110,7 +111,7 @@ impl Scenario {
                 .any(|c| {
                     let cl = &s.clients[c as usize];
                     z.owner.epoch != cl.session
-                        || (cl.pc == Pc::CreateLost
+                        || (matches!(cl.pc, Pc::CreateLost | Pc::CleanupSearch)
                             && self.uuid(c).is_none_or(|u| z.name.uuid == Some(u)))
                         || (cl.awaiting
                             && cl.pc == Pc::Idle
@@ -214,7 +215,7 @@ impl Scenario {
         let release = |out: &mut Vec<Action>| request(out, DeleteLockNode(c), true);
         match cl.pc {
             Pc::Idle => request(out, CreateLockNode(c), true),
-            Pc::CreateLost => {
+            Pc::CreateLost | Pc::CleanupSearch => {
                 request(out, FindOwnNode(c), false);
                 if alive
                     && s.budget.lag > 0
@@ -284,11 +285,19 @@ impl Scenario {
         }
         if s.budget.abandon > 0 {
             for c in 0..self.clients {
-                let pc = s.clients[c as usize].pc;
-                if matches!(
-                    pc,
-                    Pc::Created | Pc::MustWatch | Pc::Waiting | Pc::Releasing
-                ) {
+                let cl = s.clients[c as usize];
+                let at_await = match cl.pc {
+                    // Idle: only with the create's answer awaited behind a dropped connection
+                    // (queued, or applied by `ApplySent`). A drop while a create's reply is
+                    // awaited on a live connection is `LoseReply` on the create, then this
+                    // step at CreateLost: the reply is never read either way.
+                    Pc::Idle => cl.suspended && cl.awaiting,
+                    Pc::CreateLost | Pc::Created | Pc::MustWatch | Pc::Waiting | Pc::Releasing => {
+                        true
+                    }
+                    _ => false,
+                };
+                if at_await {
                     out.push(Abandon(c));
                 }
             }

@@ -43,7 +43,9 @@ pub enum Variant {
     /// A mutex that finds its client running another session than it knew (another mutex
     /// sharing the client renewed it) drops its node as the old session's, although its create
     /// ran in the new session (lockwright before the fix): the node stays ahead of the mutex's
-    /// next one for as long as the session lives (`--shared-client`).
+    /// next one for as long as the session lives (`--shared-client`). It also stops a search
+    /// after a lost create on a session change, though that create may have run in the renewed
+    /// session (the same orphan, found by the model in the fixed recipe of the time).
     DropOwnOnSessionSwap,
 }
 
@@ -70,7 +72,8 @@ pub struct Rules {
     /// that node by its name before starting over (else: start over at once, node left).
     pub delete_unrecognized_own: bool,
     /// A mutex that notices its shared client renewed the session keeps a node owned by the
-    /// session the client runs now (else: drops it as the old session's).
+    /// session the client runs now, and a search after a lost create goes on in the new
+    /// session (else: drops the node as the old session's, and stops the search).
     pub keep_own_on_session_swap: bool,
 }
 

@@ -33,6 +33,10 @@ pub enum Pc {
     Checked,
     /// Releasing or lock lost: next `DeleteLockNode` (retried until it succeeds).
     Releasing,
+    /// The caller dropped the acquire while its create's outcome was unknown (the reply
+    /// awaited, or lost): the cleanup task searches next (`FindOwnNode`), then deletes what it
+    /// finds (`Releasing`; nothing found: `Idle`).
+    CleanupSearch,
 }
 
 impl Pc {

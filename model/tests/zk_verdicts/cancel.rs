@@ -1,11 +1,14 @@
-//! Cancellation (issue #20 items 1 and 2): the `abandon` fault drops a client's acquire (while
-//! it waits with a node) or its release (after a lost delete reply) at an await point. The
-//! recipe hands the node to a task of its own first, so nothing is left behind; the two old
-//! behaviours leave an orphan. All three rows: `fenced` writes, 2 clients, faults
-//! `expire=1,lose-reply=1,abandon=1` (the expiry's "at most one holder" and lost update are
-//! plain `fenced`'s, as in `curator_fenced_loses_an_update_under_expiry`).
+//! Cancellation (issue #20 items 1 and 2): the `abandon` fault drops a client's acquire at any
+//! await point — after a lost create reply (a drop while the reply is awaited is that reply
+//! lost), the wait with a node — or its release (after a lost delete reply). The
+//! recipe hands what the future had to a task of its own first (a node to delete, or a search
+//! for the node a create of unknown outcome may have made, then its delete), so nothing is left
+//! behind; the two old behaviours leave an orphan. All three rows: `fenced` writes, 2 clients,
+//! faults `expire=1,lose-reply=1,abandon=1` (the expiry's "at most one holder" and lost update
+//! are plain `fenced`'s, as in `curator_fenced_loses_an_update_under_expiry`).
 
 use super::*;
+use lockwright_model::zk::{Action, Pc};
 
 const FAULTS: &str = "expire=1,lose-reply=1,abandon=1";
 
@@ -61,9 +64,26 @@ pub(crate) fn verdicts(orphan: &'static str) -> [(&'static str, &'static str); 1
 /// `release_cancel_unsafe_orphans_the_node` and `give_up_cancel_unsafe_orphans_the_node`.
 #[test]
 fn curator_survives_a_dropped_acquire_or_release() {
+    let scenario = sc(Curator, Fenced, FAULTS);
+    // The drops before a node is known are not vacuous: a dropped acquire's cleanup searches
+    // with the node its create made there, and one searches where there is none.
+    let searching = |found: bool| {
+        move |s: &lockwright_model::zk::State| {
+            s.clients.iter().enumerate().any(|(c, cl)| {
+                cl.pc == Pc::CleanupSearch
+                    && s.server
+                        .children()
+                        .iter()
+                        .any(|z| z.name.uuid == Some(c as u8) && z.owner == s.session(c as u8))
+                        == found
+            })
+        }
+    };
+    assert!(reachable(&scenario, searching(true)));
+    assert!(reachable(&scenario, searching(false)));
     expect(Expected {
-        scenario: sc(Curator, Fenced, FAULTS),
-        unique_states: 17199,
+        scenario,
+        unique_states: 17734,
         verdicts: verdicts("holds"),
         counterexamples: &EXPIRY,
     });
@@ -75,7 +95,7 @@ fn curator_survives_a_dropped_acquire_or_release() {
 fn release_cancel_unsafe_orphans_the_node() {
     expect(Expected {
         scenario: sc(ReleaseCancelUnsafe, Fenced, FAULTS),
-        unique_states: 18343,
+        unique_states: 18878,
         verdicts: verdicts("VIOLATED"),
         counterexamples: &[
             EXPIRY[0],
@@ -93,10 +113,29 @@ fn release_cancel_unsafe_orphans_the_node() {
     });
 }
 
-/// The caller drops an acquire that is giving up, at the give-up's delete: the node was
-/// already taken out of the attempt, so nobody deletes it.
+/// The caller drops an acquire and nothing is handed on: here while it waits with a node
+/// (before the fix, giving up awaited its delete, and a drop there left the node the same
+/// way), and, replayed below, after a lost create reply whose create the server applied.
+/// `curator` leaves no orphan on either path.
 #[test]
 fn give_up_cancel_unsafe_orphans_the_node() {
+    use Action::*;
+    let paths: [&[Action]; 2] = [
+        &[CreateLockNode(0), Abandon(0)],
+        &[LoseReply(0, true), Abandon(0)],
+    ];
+    for path in paths {
+        for (variant, orphan) in [(GiveUpCancelUnsafe, true), (Curator, false)] {
+            let sc = sc(variant, Fenced, FAULTS);
+            let mut s = sc.init_states().remove(0);
+            for &a in path {
+                s = sc
+                    .step(&s, a)
+                    .unwrap_or_else(|| panic!("{variant}: {a} is enabled"));
+            }
+            assert_eq!(!sc.no_orphan_node(&s), orphan, "{variant} {path:?}: {s:?}");
+        }
+    }
     expect(Expected {
         scenario: sc(GiveUpCancelUnsafe, Fenced, FAULTS),
         unique_states: 26238,

@@ -3,11 +3,13 @@
 //! the renewal only at its next step (`NoticeSessionChange`); a request it sends before that
 //! already runs in the new session. The recipe keeps a node the new session owns; the old
 //! recipe (`drop-own-on-session-swap`) dropped it as the old session's, created again behind
-//! it, and waited behind itself. The twin rows: `fenced`, c0 (reentrant) and c1 share the
-//! client, faults `expire=1`. With a lost reply too, the recipe still leaves an orphan (a known
-//! limit, pinned below).
+//! it, and waited behind itself. A search after a lost create goes on in the renewed session
+//! and finds a create that ran there (the old rule, kept by `drop-own-on-session-swap`, dropped
+//! the search and orphaned that node). The twin rows: `fenced`, c0 (reentrant) and c1 share
+//! the client, faults `expire=1`, and `expire=1,lose-reply=1`.
 
 use super::*;
+use lockwright_model::zk::Action;
 
 fn shared(variant: Variant, faults: &str) -> Scenario {
     sc(variant, Fenced, faults).with_shared_client(true)
@@ -109,15 +111,42 @@ fn drop_own_on_session_swap_orphans_its_node() {
     });
 }
 
-/// Known limit, found by this model: a mutex whose create's reply is lost after the other
-/// mutex renewed the session stops searching when it notices the renewal (the session-change
-/// rule for `CreateLost`), though the create ran in the renewed, live session. The recipe
-/// cannot tell which session a create without a reply ran in; not fixed.
+/// A mutex whose create's reply is lost after the other mutex renewed the session keeps
+/// searching when it notices the renewal: the create ran in the renewed, live session, and the
+/// search (our uuid, owned by the session it runs in) finds it. Twin:
+/// `drop_own_on_session_swap_drops_the_search_and_orphans_its_node`.
 #[test]
-fn curator_with_a_lost_create_orphans_the_node_its_dropped_search_would_find() {
+fn curator_keeps_searching_for_a_create_that_ran_in_the_renewed_session() {
+    use lockwright_model::zk::Pc;
+    let scenario = shared(Curator, "expire=1,lose-reply=1");
+    // The case is reached: a mutex searches for a create its renewed session owns, and has
+    // not noticed the renewal yet.
+    assert!(reachable(&scenario, |s| s.clients.iter().enumerate().any(
+        |(c, cl)| {
+            cl.known != cl.session
+                && cl.pc == Pc::CreateLost
+                && s.server
+                    .children()
+                    .iter()
+                    .any(|z| z.name.uuid == Some(c as u8) && z.owner.epoch == cl.session)
+        }
+    )));
     expect(Expected {
-        scenario: shared(Curator, "expire=1,lose-reply=1"),
-        unique_states: 7292,
+        scenario,
+        unique_states: 6743,
+        verdicts: verdicts("holds"),
+        counterexamples: &EXPIRY,
+    });
+}
+
+/// The old session-change rule for a search after a lost create: it stops when the mutex
+/// notices the renewal, though its create ran in the renewed, live session; nobody deletes
+/// that node while the session lives.
+#[test]
+fn drop_own_on_session_swap_drops_the_search_and_orphans_its_node() {
+    expect(Expected {
+        scenario: shared(DropOwnOnSessionSwap, "expire=1,lose-reply=1"),
+        unique_states: 11210,
         verdicts: verdicts("VIOLATED"),
         counterexamples: &[
             EXPIRY[0],
@@ -127,10 +156,28 @@ fn curator_with_a_lost_create_orphans_the_node_its_dropped_search_would_find() {
                 &[
                     "ExpireSession(c0)",
                     "ReceiveSessionEvent(c0)",
-                    "LoseReply(c1, applied)",
+                    "CreateLockNode(c1)",
                     "NoticeSessionChange(c1)",
                 ],
             ),
         ],
     });
+    // The path of the dropped search (BFS reports the dropped node's first, the same length):
+    // an orphan in this variant, none in `curator`.
+    let path = [
+        Action::ExpireSession(0),
+        Action::ReceiveSessionEvent(0),
+        Action::LoseReply(1, true),
+        Action::NoticeSessionChange(1),
+    ];
+    for (variant, orphan) in [(DropOwnOnSessionSwap, true), (Curator, false)] {
+        let sc = shared(variant, "expire=1,lose-reply=1");
+        let mut s = sc.init_states().remove(0);
+        for a in path {
+            s = sc
+                .step(&s, a)
+                .unwrap_or_else(|| panic!("{variant}: {a} is enabled"));
+        }
+        assert_eq!(!sc.no_orphan_node(&s), orphan, "{variant}: {s:?}");
+    }
 }

@@ -33,9 +33,17 @@ fn curator_survives_suspension_dropped_futures_lost_replies_and_expiry() {
         .clients
         .iter()
         .any(|cl| cl.suspended && cl.pc.believes())));
+    // An acquire dropped while its create is queued behind the dropped connection: its
+    // cleanup search waits for the reconnect, the create still able to land first.
+    assert!(reachable(&scenario, |s| s
+        .clients
+        .iter()
+        .any(|cl| cl.suspended
+            && cl.pc == Pc::CleanupSearch
+            && cl.queued == Some(Sent::Create))));
     expect(Expected {
         scenario,
-        unique_states: 80019,
+        unique_states: 85256,
         verdicts: super::cancel::verdicts("holds"),
         counterexamples: &super::cancel::EXPIRY,
     });

@@ -50,6 +50,8 @@ const ELAS: &str = "expire=1,lose-reply=1,abandon=1,suspend=1";
 
 /// Two mutexes sharing one client: `expire=1`.
 const SHARED: &str = "expire=1";
+/// Two mutexes sharing one client, with a lost reply: `expire=1,lose-reply=1`.
+const SHARED_LOST: &str = "expire=1,lose-reply=1";
 
 /// `variant` × `writes`, 2 clients (c0 reentrant), as `model/tests/zk_verdicts/` builds its
 /// rows.
@@ -68,10 +70,10 @@ impl Presenter for Scenario {
         &WORDS
     }
 
-    /// `docs/zookeeper.md` §6, rows 1–26 (the standard scenario, then 2 clients; rows 17–19:
+    /// `docs/zookeeper.md` §6, rows 1–32 (the standard scenario, then 2 clients; rows 17–19:
     /// claim-at-acquire; rows 20–22: a dropped acquire or release; rows 23–24: a suspension;
     /// rows 25–26: a lagging server answers the search; rows 27–28: a listing that does not
-    /// recognize the own node; rows 29–30: two mutexes share one client).
+    /// recognize the own node; rows 29–32: two mutexes share one client).
     fn rows() -> Vec<Scenario> {
         use Variant::*;
         vec![
@@ -105,6 +107,8 @@ impl Presenter for Scenario {
             sc(AbandonWithoutDelete, Fenced, "lose-reply=1,misread=1"),
             sc(Curator, Fenced, SHARED).with_shared_client(true),
             sc(DropOwnOnSessionSwap, Fenced, SHARED).with_shared_client(true),
+            sc(Curator, Fenced, SHARED_LOST).with_shared_client(true),
+            sc(DropOwnOnSessionSwap, Fenced, SHARED_LOST).with_shared_client(true),
         ]
     }
 
@@ -278,7 +282,7 @@ impl Presenter for Scenario {
                     .filter(|z| {
                         let cl = &s.clients[z.owner.client as usize];
                         z.owner.epoch == cl.session
-                            && cl.pc != Pc::CreateLost
+                            && !matches!(cl.pc, Pc::CreateLost | Pc::CleanupSearch)
                             && !(cl.pc.has_node() && cl.own.is_some_and(|o| o.name == z.name))
                     })
                     .map(|z| {

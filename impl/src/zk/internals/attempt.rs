@@ -369,12 +369,14 @@ impl<C: Coordination> Attempt<C> {
     /// session we now run is ours, and kept. A client shared by several mutexes can renew the
     /// session between this attempt's session check and its create, so the create runs in the
     /// new session; dropping that node would leave it ahead of us for as long as the session
-    /// lives (the model's `drop-own-on-session-swap`). Not done: a search after a lost create
-    /// is dropped on any session change, though with a shared client that create may have run
-    /// in the renewed session (`docs/zookeeper.md` §9: the model finds that orphan).
+    /// lives (the model's `drop-own-on-session-swap`). A search after a lost create goes on
+    /// in the new session: it adopts only a node that session owns, so a create that ran in
+    /// the old session is not found (we start over), and one that ran in the renewed session
+    /// is found and kept (`drop-own-on-session-swap` drops the search, and that node).
     fn session_changed(&mut self, new: SessionId) {
         self.known = new;
-        let keep = self.spec.rules().keep_own_on_session_swap;
+        let rules = self.spec.rules();
+        let keep = rules.keep_own_on_session_swap;
         match self.pc {
             // The delete goes on in the new session (`NoNode` there is fine).
             Pc::Idle | Pc::Releasing => {}
@@ -385,7 +387,7 @@ impl<C: Coordination> Attempt<C> {
                 self.pred = None;
                 self.pc = Pc::Created;
             }
-            Pc::CreateLost if self.spec.rules().search_any_session => {}
+            Pc::CreateLost if rules.search_any_session || keep => {}
             Pc::CreateLost | Pc::Created | Pc::MustWatch | Pc::Waiting => {
                 self.own = None;
                 self.pred = None;

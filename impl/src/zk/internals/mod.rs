@@ -17,21 +17,28 @@
 //!
 //! **Learn** (a `SessionExpired` answer, or the session event): [`Coordination::new_session`],
 //! then the session-change rules: `Created`/`MustWatch`/`Waiting` → `Idle` (the node belonged
-//! to the old session), `CreateLost` → `Idle` (**adopt-old-session**: stays), `Releasing` stays
-//! (the delete is retried in the new session; `NoNode` there is fine), a holder's guard reports
-//! the lock lost. The same rules apply when the recipe finds, before a step, that the client
-//! runs another session than the one it knew (a shared client renewed it), with one addition
-//! the model's `NoticeSessionChange` (`--shared-client`): a node owned by the session the
-//! client runs now is kept (`Created`/`MustWatch`/`Waiting` → `Created`; **drop-own-on-session-swap**:
-//! dropped), since the create may have run in the renewed session. A search after a lost
-//! create is still dropped (`CreateLost` → `Idle`), as the model's rule has it.
+//! to the old session), `CreateLost` stays (the search runs in the new session: it adopts only
+//! a node that session owns, so a create of the old session is not found and we start over;
+//! **drop-own-on-session-swap**: `Idle`), `Releasing` stays (the delete is retried in the new
+//! session; `NoNode` there is fine), a holder's guard reports the lock lost. The same rules
+//! apply when the recipe finds, before a step, that the client runs another session than the
+//! one it knew (a shared client renewed it), the model's `NoticeSessionChange`
+//! (`--shared-client`): there a node owned by the session the client runs now is kept
+//! (`Created`/`MustWatch`/`Waiting` → `Created`; **drop-own-on-session-swap**: dropped), and a
+//! search after a lost create finds the node its create made in the renewed session, since the
+//! create may have run there after the other mutex renewed it.
 //!
-//! **Giving up** (a try that is not first, a timeout, a fatal error, a dropped acquire future)
-//! is not a model step: the attempt goes to `Releasing` with its node and hands it to a cleanup
-//! task before anything is awaited (so a dropped future loses nothing), then waits for that
-//! task's answer at most [`GIVE_UP_WAIT`]. From `CreateLost` the task first runs the protected
-//! search, then deletes what it found. `release()` hands its delete to a task the same way.
-//! `docs/zookeeper-client.md` lists this as the one addition to the model's table.
+//! **Giving up** (a try that is not first, a timeout, a fatal error, a dropped acquire future):
+//! the attempt goes to `Releasing` with its node and hands it to a cleanup task before anything
+//! is awaited (so a dropped future loses nothing), then waits for that task's answer at most
+//! [`GIVE_UP_WAIT`]. From `CreateLost`, or with a create's reply still awaited, the task first
+//! runs the protected search (the model's `CleanupSearch`: `find_own_node`; ours → `Releasing`;
+//! none → done; `SessionExpired` → learn, search on, as the session-change rules say), then
+//! deletes what it found. `release()` hands its delete to a task the same way. A dropped
+//! acquire or release is the model's `Abandon` (at `CreateLost` — a drop while the create's
+//! reply is awaited is that reply lost, then the drop — `Created`, `MustWatch`, `Waiting`,
+//! `Releasing`; **give-up-cancel-unsafe**: nothing handed on). A timeout or a refused try is not a model step: the model's client
+//! never gives up; `docs/zookeeper-client.md` lists this as the one addition to its table.
 //!
 
 mod attempt;
@@ -111,7 +118,8 @@ pub(crate) struct Rules {
     /// before starting over (else: start over at once, the node left in our session).
     pub delete_unrecognized_own: bool,
     /// An attempt that finds its client running another session than it knew keeps a node
-    /// owned by the session the client runs now (else: drops it as the old session's).
+    /// owned by the session the client runs now, and a search after a lost create goes on in
+    /// the new session (else: drops the node as the old session's, and stops the search).
     pub keep_own_on_session_swap: bool,
     /// The protected search is preceded by a `sync` (else: a lagging server may answer it).
     pub sync_before_search: bool,

@@ -164,6 +164,8 @@ async fn background_cleanup<C: Coordination>(
     let rules = spec.rules();
     let mut backoff = Backoff::new();
     let limit = coord.now() + CLEANUP_LIMIT;
+    // The session expired under the search: nothing found after that went with it.
+    let mut expired = false;
     loop {
         match leftover {
             Leftover::Search { ref protection } => {
@@ -189,14 +191,23 @@ async fn background_cleanup<C: Coordination>(
                                 };
                                 continue;
                             }
+                            None if expired => return Cleanup::SessionGone,
                             None => return Cleanup::NothingCreated,
                         }
                     }
-                    // A node of the expired session went with it; learn, and stop.
-                    Err(CoordError::SessionExpired) => {
-                        let _ = coord.new_session(known).await;
-                        return Cleanup::SessionGone;
-                    }
+                    // Learn, then search on in the new session, as the attempt does (the
+                    // model's session-change rule for a search): it finds only a node that
+                    // session owns, so a create of the expired session (gone with it) is not
+                    // found, and one a shared client ran after renewing it is.
+                    // (**drop-own-on-session-swap**: stop.)
+                    Err(CoordError::SessionExpired) => match coord.new_session(known).await {
+                        Ok(new) if rules.search_any_session || rules.keep_own_on_session_swap => {
+                            known = new;
+                            expired = true;
+                            continue;
+                        }
+                        _ => return Cleanup::SessionGone,
+                    },
                     Err(e) if e.outcome_unknown() && coord.now() < limit => {}
                     Err(_) => return Cleanup::Background { node: None },
                 }
