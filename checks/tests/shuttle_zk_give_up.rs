@@ -171,10 +171,12 @@ fn curator_futures_dropped_at_random_await_points_still_delete() {
 
 /// Lower bounds on the random drops per model place in
 /// `curator_futures_dropped_at_random_await_points_still_delete` (3,000 + 3,000 executions).
-/// Measured: Created 803, MustWatch 3,803, Waiting 4,882, Releasing 1,851; never at
-/// `CreateLost` (the model has no `Abandon` there yet) nor while a create's or a search's reply
-/// is on its way.
-const DROPS_AT_LEAST: [(&str, usize); 4] = [
+/// Measured: CreateLost 461 (a drop while the recipe pauses after a lost create reply: its
+/// cleanup searches, then deletes), Created 821, MustWatch 3,678, Waiting 4,561, Releasing
+/// 1,857. Never while a create's or a search's reply is on its way: the model has that drop as
+/// a lost reply followed by `Abandon` at `CreateLost`, which the drops above cover.
+const DROPS_AT_LEAST: [(&str, usize); 5] = [
+    ("CreateLost", 46),
     ("Created", 80),
     ("MustWatch", 380),
     ("Waiting", 488),
