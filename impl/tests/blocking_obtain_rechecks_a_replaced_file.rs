@@ -38,7 +38,7 @@ struct KernelLock {
 /// Every lock `/proc/locks` lists on the inodes `ids` (each `MAJ:MIN:INO`, the device numbers
 /// in hex).
 fn kernel_locks(ids: &[Id]) -> Vec<KernelLock> {
-    let table = std::fs::read_to_string("/proc/locks").expect("read /proc/locks");
+    let table = proc_locks();
     let mut out = Vec::new();
     for line in table.lines() {
         let waiting = line.contains("->");
@@ -66,6 +66,26 @@ fn kernel_locks(ids: &[Id]) -> Vec<KernelLock> {
         }
     }
     out
+}
+
+/// `/proc/locks` in as few `read(2)`s as the kernel allows: each read walks the lock list
+/// once (for up to a page of output, a few dozen locks), while `read_to_string` starts with
+/// tiny reads, and each read restarts the walk at an entry index — so a lock taken or dropped
+/// elsewhere between two reads (cargo's own `flock`s, other tests) shifts the entries and one
+/// can be skipped. That made this test fail about one run in four on a busy machine: an
+/// empty answer where B's lock was held.
+fn proc_locks() -> String {
+    use std::io::Read;
+    let mut f = std::fs::File::open("/proc/locks").expect("open /proc/locks");
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf).expect("read /proc/locks");
+        if n == 0 {
+            return String::from_utf8(out).expect("/proc/locks is ASCII");
+        }
+        out.extend_from_slice(&buf[..n]);
+    }
 }
 
 fn id_of(path: &Path) -> Id {
