@@ -66,6 +66,15 @@ pub enum Fault {
     /// The client's next search that finds its node, unless a `sync` came first, is answered
     /// by a server that has not applied its writes (the model's `LaggedSearch`, budget `lag`).
     Lag(ClientId),
+    /// The client's connection drops at its next request that can carry it, its session alive
+    /// (the model's `Suspend`, budget `suspend`): a create or a retried delete stays queued.
+    Suspend(ClientId),
+    /// Once the suspension fired, the server may apply the queued request (shuttle's choice;
+    /// the model's `ApplySent`, no budget).
+    ApplySent(ClientId),
+    /// This long (simulated time) after the suspension fired, the client reconnects to its
+    /// session (the model's `Reconnect`; skipped if the client learned of an expiry first).
+    Reconnect(ClientId, Duration),
 }
 
 /// How an impatient client acquires.
@@ -239,7 +248,7 @@ impl Workload {
                 + u8::from(self.drop_acquire.is_some())
                 + self.give_ups.map_or(0, |g| g.times)
                 + self.random_drops,
-            suspend: 0,
+            suspend: n(&|f| matches!(f, Fault::Suspend(_))),
             lag: n(&|f| matches!(f, Fault::Lag(_))),
             misread: n(&|f| matches!(f, Fault::Misread(_))),
         }
@@ -551,6 +560,9 @@ pub fn run(w: &Workload, refinement: Option<&Refinement>) -> Vec<Step> {
                     Fault::RecreateParent => sim.recreate_parent(),
                     Fault::Misread(c) => sim.arm_misread(c),
                     Fault::Lag(c) => sim.arm_lag(c),
+                    Fault::Suspend(c) => sim.arm_suspend(c),
+                    Fault::ApplySent(c) => sim.apply_sent(c),
+                    Fault::Reconnect(c, after) => sim.reconnect(c, after),
                 }
             }
         }));
