@@ -142,6 +142,8 @@ pub struct Tally {
     pub deletes_dropped: usize,
     /// ... with a read waiting (nothing queued).
     pub reads_waited: usize,
+    /// ... of these, a holder's guarded `multi` or `exists` (sent after the reconnect).
+    pub holders_waited: usize,
     /// Reconnects (`Reconnect`).
     pub reconnected: usize,
     /// Expiries learned while the connection was down (`SessionEvent` while suspended).
@@ -158,6 +160,8 @@ impl Tally {
         // Per client: the suspension open, and what it queued (`Some(applied?)`).
         let mut open: std::collections::BTreeMap<ClientId, Option<(Queued, bool)>> =
             std::collections::BTreeMap::new();
+        // Per client: a read-suspension ended by a reconnect; its next request is the read.
+        let mut resumed: std::collections::BTreeSet<ClientId> = Default::default();
         let close = |t: &mut Tally, q: Option<(Queued, bool)>| match q {
             Some((Queued::Create { .. }, true)) => t.creates_applied += 1,
             Some((Queued::Create { .. }, false)) => t.creates_dropped += 1,
@@ -179,8 +183,27 @@ impl Tally {
                 (Call::Reconnect(c), None) if s.outcome == Outcome::Ok => {
                     self.reconnected += 1;
                     if let Some(q) = open.remove(c) {
+                        if q.is_none() {
+                            resumed.insert(*c);
+                        }
                         close(self, q);
                     }
+                }
+                (Call::GuardedWrite { check: Some(_) } | Call::Check { .. }, Some(c))
+                    if resumed.remove(&c) =>
+                {
+                    self.holders_waited += 1;
+                }
+                (
+                    Call::Create { .. }
+                    | Call::FindOwnNode
+                    | Call::Sync
+                    | Call::ListChildren
+                    | Call::Watch { .. }
+                    | Call::Delete { .. },
+                    Some(c),
+                ) => {
+                    resumed.remove(&c);
                 }
                 (Call::SessionEvent, Some(c)) if open.contains_key(&c) => {
                     self.expired_meanwhile += 1;
