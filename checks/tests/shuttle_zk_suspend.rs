@@ -213,6 +213,48 @@ fn curator_learns_an_expiry_while_the_connection_is_down() {
 /// before it (952).
 const EXPIRY_AT_LEAST: [usize; 2] = [600, 95];
 
+/// Callers drop futures at random `Pending` polls (two a run) while c1's connection may be
+/// down: a drop at a create queued behind the dropped connection is the model's `Abandon` at
+/// `Idle` (suspended, its create queued: the cleanup searches once the connection is back), a
+/// drop at a waiting read is `Abandon` at that read's place. Refinement and the end-of-run
+/// check on every run; drops at `Idle` (only possible while suspended) bounded below.
+#[test]
+fn curator_futures_dropped_while_suspended_still_delete() {
+    let w = Workload::curator(
+        "curator × fenced-claim, drops while suspended",
+        Writes::FencedClaim,
+        2,
+    )
+    .with_random_drops(2)
+    .with_faults(vec![
+        Fault::Suspend(1),
+        Fault::ApplySent(1),
+        Fault::Reconnect(1, Duration::from_millis(50)),
+    ]);
+    let enforce = proved(&w, &[]);
+    assert!(enforce.contains(&NO_ORPHAN_NODE));
+    let cov = explore(
+        &w,
+        w.refinement().enforcing(&enforce),
+        0x2c00_0205,
+        iterations(),
+        PCT_DEPTH,
+    );
+    let drops = cov.drops.lock().unwrap().clone();
+    println!("random drops by the model's place: {drops:?}");
+    at_least(
+        "drops at a queued create (Idle)",
+        cov.drops_at("Idle"),
+        IDLE_DROPS_AT_LEAST,
+    );
+}
+
+/// Lower bound for `curator_futures_dropped_while_suspended_still_delete`, about a tenth of what
+/// seed `0x2c00_0205` reaches: drops at `Idle` (a create queued behind the dropped connection)
+/// 1,701. The other places: `CreateLost` 385, `Created` 2,629, `MustWatch` 2,663, `Waiting`
+/// 4,284.
+const IDLE_DROPS_AT_LEAST: usize = 170;
+
 /// The holder's side: c0 writes with `guarded_write` (a `multi` checking its lock node), and
 /// its connection drops at its next request — often that `multi` while it holds (the model's
 /// holder queues nothing: `Suspend` at `Updating`), which waits and is sent after the
