@@ -24,11 +24,15 @@ use std::time::Duration;
 use lockwright::zk::ZkDefect;
 use lockwright_model::zk::protocol::{AT_MOST_ONE_HOLDER, NO_ORPHAN_NODE};
 use lockwright_model::zk::ALWAYS;
+use std::sync::Arc;
+
 use lockwright_testkit::budget::deep;
+use lockwright_testkit::schedules::{search, serial, Scheduler};
 use lockwright_testkit::zk::suite::{
     explore, find, model_violations, replay_pinned, Coverage, Twin,
 };
 use lockwright_testkit::zk::suspend::Tally;
+use lockwright_testkit::zk::workload::run;
 use lockwright_testkit::zk::{Fault, GiveUp, Workload, Writes};
 
 /// Executions per scheduler (random, then PCT) in plain `cargo test`: as the other zk suites'.
@@ -174,6 +178,48 @@ fn curator_acquire_timeout_across_a_suspension_returns_within_its_bound() {
 /// was down (measured 1,895 of 11,003 give-ups), queued creates applied (1,587). The longest
 /// give-up measured 1,500 ms of simulated time (the bound allows 1,100 ms plus held-back time).
 const TIMEOUT_AT_LEAST: [usize; 2] = [189, 158];
+
+/// The twin of the clock's bound across a suspension: a client that hides the dropped
+/// connection (`session_event()` answers `Connected`) leaves the recipe waiting for its queued
+/// create past the deadline, until the reconnect 2 s later, and the bound
+/// `TIMEOUT + GIVE_UP_WAIT + held-back time` on the simulated clock fails. Every step still
+/// refines (the model has no time): only the clock tells.
+#[test]
+fn the_clock_bound_catches_a_client_that_hides_the_disconnect() {
+    let mut w = Workload::curator(
+        "twin acquire_timeout, disconnect hidden",
+        Writes::FencedClaim,
+        2,
+    )
+    .with_give_ups(1, GiveUp::Timeout(TIMEOUT), 2)
+    .with_faults(vec![
+        Fault::Suspend(1),
+        Fault::Reconnect(1, Duration::from_secs(2)),
+    ]);
+    w.hide_disconnects = true;
+    let r = Arc::new(w.refinement().enforcing(&proved(&w, &[])));
+    let guard = serial();
+    let found = search(
+        &guard,
+        move || {
+            run(&w, Some(&r));
+        },
+        1,
+        2_000,
+        &[Scheduler::Random],
+    )
+    .expect("a run whose timeout passes while the connection is down");
+    assert!(
+        found.message.contains("past its bound"),
+        "{}",
+        found.message
+    );
+    println!(
+        "caught after {} executions: {}",
+        found.executions,
+        found.message.lines().next().unwrap_or_default()
+    );
+}
 
 /// c1's connection drops once and its session expires while it is down: the waiting request
 /// learns it (`ReceiveSessionEvent`), what was queued died with the session, a queued create's

@@ -127,6 +127,9 @@ pub struct Workload {
     /// at `Pending` polls where the model's `Abandon` is enabled (shuttle's random choice;
     /// budget `abandon`).
     pub random_drops: u8,
+    /// Test-only: the simulated client hides a dropped connection (`session_event()` answers
+    /// `Connected` while suspended), the twin of the clock's bound across a suspension.
+    pub hide_disconnects: bool,
     /// After the run, no lock node of a live session may be left (the server's children: an
     /// oracle that asks neither the recipe nor the model). On for the correct recipe; a
     /// broken variant's twin stops at its property first.
@@ -150,6 +153,7 @@ impl Workload {
             drop_acquire: None,
             give_ups: None,
             random_drops: 0,
+            hide_disconnects: false,
             end_check: true,
         }
     }
@@ -531,6 +535,7 @@ async fn release(
 pub fn run(w: &Workload, refinement: Option<&Refinement>) -> Vec<Step> {
     let sim = SimZk::sharing(w.name, w.clients, w.shared_client, refinement);
     sim.allow_drops(w.random_drops);
+    sim.hide_disconnects(w.hide_disconnects);
     let w = Arc::new(w.clone());
     let mut handles = Vec::new();
     for c in 0..w.clients {

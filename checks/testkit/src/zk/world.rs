@@ -115,6 +115,8 @@ pub(crate) struct World {
     wakers: Vec<Waker>,
     /// The environment's waker while it waits for a client's request (`suspend`).
     env_waker: Option<Waker>,
+    /// `session_event()` answers `Connected` while suspended (a twin's broken client).
+    hide_disconnects: bool,
     start: Instant,
     clock: clock::Clock,
 }
@@ -184,6 +186,7 @@ impl SimZk {
                 request_time: vec![std::time::Duration::ZERO; usize::from(clients)],
                 wakers: Vec::new(),
                 env_waker: None,
+                hide_disconnects: false,
                 start: Instant::now(),
                 clock: clock::Clock::default(),
             })),

@@ -470,7 +470,7 @@ impl Coordination for SimCoord {
 
     fn session_event(&self) -> SessionEvent {
         let w = self.sim.lock();
-        if w.core.suspended(self.c) {
+        if w.core.suspended(self.c) && !w.hide_disconnects {
             // Disconnected: live or not at the server, the client cannot tell yet.
             SessionEvent::Suspended
         } else if w.core.live(self.c) {

@@ -41,6 +41,13 @@ pub(super) struct Held {
 }
 
 impl SimZk {
+    /// Test-only: with `on`, `session_event()` answers `Connected` while the connection is down
+    /// (a client that hides the disconnect), so the recipe cannot give up a request under its
+    /// deadline: the twin of the clock's bound across a suspension.
+    pub fn hide_disconnects(&self, on: bool) {
+        self.lock().hide_disconnects = on;
+    }
+
     /// Client `c`'s connection drops at its next request that can carry it, in a live session
     /// (a create, a delete retried after a lost reply, a read).
     pub fn arm_suspend(&self, c: ClientId) {
