@@ -11,21 +11,22 @@
 //!
 //! Oracles, none of them the recipe's own report: the model's grant history (refinement); the
 //! server's children after every run (no node of a live session may be left); the simulated
-//! clock for `acquire_timeout` (the bound of `shuttle_zk_give_up.rs`). The twin: `no-protection`
-//! under a suspension (the model's row 24) orphans its first node, and shuttle finds it.
+//! clock for `acquire_timeout` (the bound of `shuttle_zk_give_up.rs`). Twins: `no-protection`
+//! under a suspension (the model's row 24) orphans its first node, and shuttle finds it (its
+//! schedule pinned); a simulated client that hides the disconnect makes `acquire_timeout`
+//! overrun the clock's bound. The end-of-run check's twin is in `shuttle_zk_give_up.rs`.
 //!
 //! ```text
 //! cargo test -p lockwright-checks --test shuttle_zk_suspend -- --nocapture
 //! LOCKWRIGHT_DEEP=1 cargo test -p lockwright-checks --test shuttle_zk_suspend -- --nocapture
 //! ```
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use lockwright::zk::ZkDefect;
 use lockwright_model::zk::protocol::{AT_MOST_ONE_HOLDER, NO_ORPHAN_NODE};
 use lockwright_model::zk::ALWAYS;
-use std::sync::Arc;
-
 use lockwright_testkit::budget::deep;
 use lockwright_testkit::schedules::{search, serial, Scheduler};
 use lockwright_testkit::zk::suite::{
