@@ -10,6 +10,7 @@
 use lockwright_model::zk::{ClientId, Name, Server, SessionId, ZkError, Znode};
 
 use super::record::{Call, Outcome, Step};
+use super::suspend::Conn;
 
 /// How a wait for a watch event stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,6 +61,9 @@ pub(crate) struct Core {
     pub(crate) bent: Vec<(ClientId, Znode, bool)>,
     /// The fenced resource: the highest token it accepted.
     pub(crate) highest: Option<i64>,
+    /// Each client's connection: a suspension armed, the connection down, the request queued
+    /// (`super::suspend`).
+    pub(crate) conn: Vec<Conn>,
 }
 
 impl Core {
@@ -89,6 +93,7 @@ impl Core {
             misread_armed: vec![false; usize::from(clients)],
             bent: Vec::new(),
             highest: None,
+            conn: vec![Conn::default(); usize::from(clients)],
         }
     }
 
@@ -128,6 +133,8 @@ impl Core {
         *e = e.checked_add(1).expect("session epochs exhausted");
         let s = self.session(c);
         self.server.open_session(s);
+        // A new session is a new connection: a request queued on the old one is dropped.
+        self.conn[usize::from(c)].end();
         // The mutex that renews knows it; one sharing the client notices later.
         self.known[usize::from(c)] = s.epoch;
     }
@@ -362,6 +369,8 @@ impl Core {
             return Outcome::Skipped;
         }
         self.server.expire_session(self.session(c));
+        // A request still queued dies with its session (the connection stays down).
+        self.conn[usize::from(c)].queued = None;
         Outcome::Ok
     }
 
@@ -460,6 +469,10 @@ impl Core {
             Call::Arm { client, applied } => self.arm(*client, *applied),
             Call::ArmMisread(c) => self.arm_misread(*c),
             Call::ArmLag(c) => self.arm_lag(*c),
+            Call::ArmSuspend(c) => self.arm_suspend(*c),
+            Call::Suspend { queued } => self.suspend(cl(), *queued),
+            Call::ApplySent(c) => self.apply_sent(*c),
+            Call::Reconnect(c) => self.reconnect(*c),
         })
     }
 }

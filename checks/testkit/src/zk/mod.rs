@@ -10,6 +10,8 @@
 //!   one client's `Coordination` handle.
 //! - [`workload`]: which simulated clients do what with the real `ZkMutex`.
 //! - [`refine`]: replays a recording through the Stateright model step by step.
+//! - `suspend`: a suspended connection (the connection drops while the session lives), in the
+//!   server's state; `world/suspend.rs` has what a suspended client's requests do.
 //! - [`suite`]: what the shuttle suites share (explore with refinement, find and pin a broken
 //!   variant's schedule).
 
@@ -17,10 +19,11 @@ mod core;
 pub mod record;
 pub mod refine;
 pub mod suite;
+pub mod suspend;
 pub mod workload;
 pub mod world;
 
-pub use record::{format_trace, Call, Outcome, Step};
+pub use record::{format_trace, Call, Outcome, Queued, Step};
 pub use refine::Refinement;
 pub use workload::{Fault, GiveUp, GiveUps, Workload, Writes};
 pub use world::{take_failure, Failure, SimCoord, SimZk, DIR};

@@ -91,6 +91,29 @@ pub enum Call {
     /// The client's next search that would find its node, unless a `sync` came first, is
     /// answered by a server that has not applied its writes.
     ArmLag(ClientId),
+    // ---- a suspended connection (`zk::suspend`) ----
+    /// The client's connection will drop at its next request that can carry the drop (a
+    /// create, a retried delete, a read) in a live session (no model action).
+    ArmSuspend(ClientId),
+    /// The connection dropped as the client made a request, its session alive (`Suspend`):
+    /// a create or a retried delete stays `queued` at the server, a read is asked again after
+    /// the reconnect. The client sees `Disconnected` until `Reconnect` or the expiry.
+    Suspend { queued: Option<Queued> },
+    /// The server applies the suspended client's queued request; no answer reaches the client
+    /// (`ApplySent`).
+    ApplySent(ClientId),
+    /// The suspended client reconnects to its live session: a request still queued is dropped,
+    /// the queued request's answer is `ConnectionLoss`, parked reads go on (`Reconnect`).
+    Reconnect(ClientId),
+}
+
+/// A request sent as the connection dropped, which the server may still apply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Queued {
+    /// `create_lock_node` with this protection id.
+    Create { uuid: Option<u8> },
+    /// `delete_node` of this node (a delete retried after a lost reply).
+    Delete { name: Name },
 }
 
 /// What the simulated server (or resource) answered.

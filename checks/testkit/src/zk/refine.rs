@@ -21,7 +21,11 @@
 //!    (`Drop`, at the model's place it names) → `Abandon`, a clock `Tick` → no action, `check_node` → `CheckLockNode`,
 //!    `guarded_write` → `GuardedWrite` (without its check: `Write`), the resource's read →
 //!    `Read`, its claim → `Claim`, its writes → `FencedWrite` / `Write`, re-entrancy → `Reenter` / `ReleaseInner`, the faults →
-//!    `ExpireSession`, `RestartClient`, `ExpireOldSession`, `RecreateParent`. The action must
+//!    `ExpireSession`, `RestartClient`, `ExpireOldSession`, `RecreateParent`; a suspension:
+//!    the dropped connection → `Suspend` (what the server queued must be what the model's
+//!    client queues), the server applying the queued request → `ApplySent`, the reconnect →
+//!    `Reconnect`, an expiry learned while the connection is down → `ReceiveSessionEvent`
+//!    (arming it is no action). The action must
 //!    be enabled in the model's state (else the real client did what the model's client
 //!    cannot), and where the answer tells the client where to go, the model's client must have
 //!    gone there (a granted listing → `Holding`, a refused fenced write → `Releasing`, a
@@ -38,13 +42,13 @@
 //!
 //! The first failure is a [`Divergence`] naming the step.
 
-use lockwright_model::zk::{Action, ClientId, Pc, Scenario, Server, SessionId};
+use lockwright_model::zk::{Action, ClientId, Pc, Scenario, Sent, Server, SessionId};
 
 use crate::refine::Cursor;
 pub use crate::refine::{Divergence, Summary};
 
 use super::core::Core;
-use super::record::{format_trace, Call, Outcome, Step};
+use super::record::{format_trace, Call, Outcome, Queued, Step};
 
 /// The model instance a recording is checked against: the scenario's fault budgets are the
 /// workload's (an upper bound on what a run injects).
@@ -177,8 +181,14 @@ impl Replay {
             (None, _) if step.outcome == Outcome::Skipped => (None, None),
             (
                 None,
-                Call::Arm { .. } | Call::ArmMisread(_) | Call::ArmLag(_) | Call::Tick { .. },
+                Call::Arm { .. }
+                | Call::ArmMisread(_)
+                | Call::ArmLag(_)
+                | Call::ArmSuspend(_)
+                | Call::Tick { .. },
             ) => (None, None),
+            (None, Call::ApplySent(c)) => (Some(ApplySent(*c)), None),
+            (None, Call::Reconnect(c)) => (Some(Reconnect(*c)), None),
             (None, Call::Expire(c)) => (Some(ExpireSession(*c)), None),
             (None, Call::Restart(c)) => {
                 self.restarted[usize::from(*c)] = true;
@@ -198,6 +208,7 @@ impl Replay {
                 (Call::FindOwnNode, Outcome::Lagged) => (Some(LaggedSearch(c)), None),
                 (Call::FindOwnNode, _) => (Some(FindOwnNode(c)), None),
                 (Call::Sync, _) => (None, None),
+                (Call::Suspend { .. }, _) => (Some(Suspend(c)), None),
                 (Call::Abandon, _) => (Some(Abandon(c)), None),
                 (Call::DropAcquire, _) => (Some(Abandon(c)), Some(&[Pc::Releasing, Pc::Idle][..])),
                 (Call::GiveUp, _) => (Some(Abandon(c)), None),
@@ -301,6 +312,24 @@ impl Replay {
                 .map(|c| format!(" (model client c{c} is at {:?})", self.pc(c)))
                 .unwrap_or_default();
             return Err(fail(format!("{e}{at}")));
+        }
+        if let (Call::Suspend { queued }, Some(c)) = (&step.call, step.client) {
+            // The server queued what the model's client queues at its place.
+            let model = self.cur.state.clients[usize::from(c)].queued;
+            let same = matches!(
+                (queued, model),
+                (None, None)
+                    | (Some(Queued::Create { .. }), Some(Sent::Create))
+                    | (Some(Queued::Delete { .. }), Some(Sent::Delete(_)))
+            );
+            if !same {
+                return Err(fail(format!(
+                    "the simulated server queued {queued:?}, the model's client c{c} queues \
+                     {model:?} (at {:?})",
+                    self.pc(c)
+                )));
+            }
+            self.cur.observed();
         }
         if let (Some(c), Some(pcs)) = (action.client(), expect) {
             let pc = self.pc(c);
@@ -483,6 +512,58 @@ mod tests {
             d.reason.contains("the model's client c1 is at Waiting"),
             "{d}"
         );
+    }
+
+    /// A suspension: c0's connection drops as it creates (`Suspend`, the create queued), the
+    /// server applies it (`ApplySent`), c0 reconnects (`Reconnect`: its answer is
+    /// `ConnectionLoss`, so it searches) and finds its node. Its teeth: the same drop recorded
+    /// with nothing queued is not what the model's `Idle` client queues, and without the
+    /// `suspend` budget the drop is no model step.
+    #[test]
+    fn a_suspension_replays_and_must_queue_what_the_model_queues() {
+        use lockwright_model::zk::Faults;
+        let with_budget = |suspend| {
+            Refinement::new(
+                Scenario::new(Variant::Curator, WriteMode::Fenced)
+                    .with_clients(1)
+                    .with_reentrant(false)
+                    .with_faults(Faults {
+                        suspend,
+                        ..Faults::NONE
+                    })
+                    .with_symmetry(false),
+            )
+        };
+        let env = |call| Step {
+            client: None,
+            call,
+            outcome: Outcome::Ok,
+        };
+        let mut t = vec![
+            env(Call::ArmSuspend(0)),
+            step(
+                0,
+                Call::Suspend {
+                    queued: Some(Queued::Create { uuid: Some(0) }),
+                },
+                Outcome::Ok,
+            ),
+            env(Call::ApplySent(0)),
+            env(Call::Reconnect(0)),
+            step(0, Call::Sync, Outcome::Ok),
+            step(0, Call::FindOwnNode, Outcome::Ok),
+            step(0, Call::ListChildren, Outcome::Ok),
+            step(0, Call::Acquired, Outcome::Ok),
+        ];
+        let s = with_budget(1).check(&t).expect("a model path");
+        assert_eq!(s.actions, 5);
+        let d = with_budget(0).check(&t).expect_err("no budget");
+        assert_eq!(d.step, 1);
+        assert!(d.reason.contains("does not allow Suspend(c0)"), "{d}");
+        t[1].call = Call::Suspend { queued: None };
+        let d = with_budget(1).check(&t).expect_err("nothing queued");
+        assert_eq!(d.step, 1);
+        assert!(d.reason.contains("the model's client c0 queues"), "{d}");
     }
 
     #[test]

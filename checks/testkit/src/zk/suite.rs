@@ -77,6 +77,9 @@ pub struct Coverage {
     pub max_give_up_ms: AtomicUsize,
     /// Futures dropped at random `Pending` polls, by the model's place at the drop.
     pub drops: std::sync::Mutex<std::collections::BTreeMap<String, usize>>,
+    /// Suspended connections (`Suspend`), by what the server kept queued and what became of
+    /// it (`suspend::tally`).
+    pub suspensions: std::sync::Mutex<super::suspend::Tally>,
 }
 
 impl Coverage {
@@ -154,6 +157,10 @@ impl Coverage {
         add(&self.reentries, n(&|s| s.call == Call::Reenter));
         add(&self.ticks, n(&|s| matches!(s.call, Call::Tick { .. })));
         add(&self.give_up_handoffs, n(&|s| s.call == Call::GiveUp));
+        self.suspensions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .add(trace);
         for s in trace {
             match &s.call {
                 Call::GaveUp { waited_ms } => {
@@ -185,7 +192,8 @@ impl Coverage {
              misreads {}, syncs {} (searches lagged {}), releases dropped {}, acquires dropped {}, \
              restarts {} (old sessions expired {}), parents re-created {}, locks lost {}, \
              fenced writes refused {}, claims refused {}, updates {}, re-entries {}, clock ticks {}, \
-             gave up {} (handed a node to a cleanup {}, longest {} ms), random drops {:?}",
+             gave up {} (handed a node to a cleanup {}, longest {} ms), random drops {:?}, \
+             suspensions {:?}",
             g(&self.executions),
             g(&self.steps),
             g(&self.acquisitions),
@@ -214,6 +222,7 @@ impl Coverage {
             g(&self.give_up_handoffs),
             g(&self.max_give_up_ms),
             self.drops.lock().unwrap_or_else(|p| p.into_inner()),
+            self.suspensions.lock().unwrap_or_else(|p| p.into_inner()),
         )
     }
 }

@@ -66,6 +66,15 @@ pub enum Fault {
     /// The client's next search that finds its node, unless a `sync` came first, is answered
     /// by a server that has not applied its writes (the model's `LaggedSearch`, budget `lag`).
     Lag(ClientId),
+    /// The client's connection drops at its next request that can carry it, its session alive
+    /// (the model's `Suspend`, budget `suspend`): a create or a retried delete stays queued.
+    Suspend(ClientId),
+    /// Once the suspension fired, the server may apply the queued request (shuttle's choice;
+    /// the model's `ApplySent`, no budget).
+    ApplySent(ClientId),
+    /// This long (simulated time) after the suspension fired, the client reconnects to its
+    /// session (the model's `Reconnect`; skipped if the client learned of an expiry first).
+    Reconnect(ClientId, Duration),
 }
 
 /// How an impatient client acquires.
@@ -118,6 +127,9 @@ pub struct Workload {
     /// at `Pending` polls where the model's `Abandon` is enabled (shuttle's random choice;
     /// budget `abandon`).
     pub random_drops: u8,
+    /// Test-only: the simulated client hides a dropped connection (`session_event()` answers
+    /// `Connected` while suspended), the twin of the clock's bound across a suspension.
+    pub hide_disconnects: bool,
     /// After the run, no lock node of a live session may be left (the server's children: an
     /// oracle that asks neither the recipe nor the model). On for the correct recipe; a
     /// broken variant's twin stops at its property first.
@@ -141,6 +153,7 @@ impl Workload {
             drop_acquire: None,
             give_ups: None,
             random_drops: 0,
+            hide_disconnects: false,
             end_check: true,
         }
     }
@@ -239,7 +252,7 @@ impl Workload {
                 + u8::from(self.drop_acquire.is_some())
                 + self.give_ups.map_or(0, |g| g.times)
                 + self.random_drops,
-            suspend: 0,
+            suspend: n(&|f| matches!(f, Fault::Suspend(_))),
             lag: n(&|f| matches!(f, Fault::Lag(_))),
             misread: n(&|f| matches!(f, Fault::Misread(_))),
         }
@@ -522,6 +535,7 @@ async fn release(
 pub fn run(w: &Workload, refinement: Option<&Refinement>) -> Vec<Step> {
     let sim = SimZk::sharing(w.name, w.clients, w.shared_client, refinement);
     sim.allow_drops(w.random_drops);
+    sim.hide_disconnects(w.hide_disconnects);
     let w = Arc::new(w.clone());
     let mut handles = Vec::new();
     for c in 0..w.clients {
@@ -551,6 +565,9 @@ pub fn run(w: &Workload, refinement: Option<&Refinement>) -> Vec<Step> {
                     Fault::RecreateParent => sim.recreate_parent(),
                     Fault::Misread(c) => sim.arm_misread(c),
                     Fault::Lag(c) => sim.arm_lag(c),
+                    Fault::Suspend(c) => sim.arm_suspend(c),
+                    Fault::ApplySent(c) => sim.apply_sent(c),
+                    Fault::Reconnect(c, after) => sim.reconnect(c, after),
                 }
             }
         }));

@@ -31,6 +31,10 @@
 //!   mutex's `session()` is a scheduling point after its look, so the other mutex can renew
 //!   the session between this one's check and its next request (which then runs in the new
 //!   session: the interleaving `drop-own-on-session-swap` gets wrong).
+//! - **A suspended connection** (`suspend`, [`SimZk::arm_suspend`]): the client's next request
+//!   that can carry it drops the connection (`Suspend`, with the create or retried delete the
+//!   server keeps queued); its requests wait until `Reconnect` or until they learn that the
+//!   session expired; the server may apply the queued request meanwhile (`ApplySent`).
 //! - **Background tasks** the recipe spawns (the release of a lost hold, of a dropped guard)
 //!   run as shuttle tasks; [`SimCoord::quiesce`] waits until a client has none left (the
 //!   model's client does its `DeleteLockNode` before it acquires again).
@@ -52,6 +56,7 @@ mod clock;
 mod coordination;
 mod drops;
 mod resource;
+mod suspend;
 mod wire;
 
 use std::collections::BTreeMap;
@@ -108,6 +113,10 @@ pub(crate) struct World {
     /// Drops at random `Pending` polls still allowed in this run.
     drops_left: u8,
     wakers: Vec<Waker>,
+    /// The environment's waker while it waits for a client's request (`suspend`).
+    env_waker: Option<Waker>,
+    /// `session_event()` answers `Connected` while suspended (a twin's broken client).
+    hide_disconnects: bool,
     start: Instant,
     clock: clock::Clock,
 }
@@ -176,6 +185,8 @@ impl SimZk {
                 drops_left: 0,
                 request_time: vec![std::time::Duration::ZERO; usize::from(clients)],
                 wakers: Vec::new(),
+                env_waker: None,
+                hide_disconnects: false,
                 start: Instant::now(),
                 clock: clock::Clock::default(),
             })),

@@ -77,12 +77,16 @@ impl SimZk {
 
     /// A client thread is done.
     pub(crate) fn client_done(&self) {
-        let waker = {
+        let (waker, waiting) = {
             let mut w = self.lock();
             w.clock.running -= 1;
-            w.clock.waker.take()
+            // The environment may wait for a client's request (a suspension to fire).
+            (w.clock.waker.take(), w.env_waker.take())
         };
         if let Some(wk) = waker {
+            wk.wake();
+        }
+        if let Some(wk) = waiting {
             wk.wake();
         }
     }

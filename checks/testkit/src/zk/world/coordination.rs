@@ -14,7 +14,9 @@ use lockwright_model::zk::{ClientId, SessionId};
 
 use super::super::core::{Core, Wait};
 use super::super::record::{Call, Outcome, Step};
+use super::super::suspend::Request;
 use super::drops::HeldBack;
+use super::suspend::Pending;
 use super::wire::{parse_path, split_name, stat, view_name, wire};
 use super::{SimZk, DIR};
 
@@ -213,7 +215,7 @@ impl Coordination for SimCoord {
             uuid.is_none_or(|u| u == c),
             "client c{c} creates with another client's protection id: {prefix}"
         );
-        let r = self.client_step(Call::Create { uuid }, |core| {
+        let f = move |core: &mut Core| {
             let (o, z) = core.create(c, uuid);
             let r = match (o, z) {
                 (Outcome::Ok, Some(z)) => Ok(LockNode {
@@ -224,8 +226,9 @@ impl Coordination for SimCoord {
                 _ => lost(),
             };
             (o, r)
-        });
-        self.replied(r, true)
+        };
+        let req = Request::Create { uuid };
+        self.request(req, Call::Create { uuid }, true, f, Err)
     }
 
     fn find_own_node<'a>(
@@ -235,7 +238,7 @@ impl Coordination for SimCoord {
     ) -> impl Future<Output = Result<Search, CoordError>> + Send + 'a {
         assert_eq!(dir, DIR);
         let c = self.c;
-        let r = self.client_step(Call::FindOwnNode, |core| {
+        let f = move |core: &mut Core| {
             let (o, children) = core.search(c);
             if o == Outcome::SessionExpired {
                 return (o, expired());
@@ -253,8 +256,8 @@ impl Coordination for SimCoord {
                     candidates,
                 }),
             )
-        });
-        self.replied(r, true)
+        };
+        self.request(Request::Read, Call::FindOwnNode, true, f, Err)
     }
 
     fn list_children<'a>(
@@ -263,7 +266,7 @@ impl Coordination for SimCoord {
     ) -> impl Future<Output = Result<Vec<String>, CoordError>> + Send + 'a {
         assert_eq!(dir, DIR);
         let c = self.c;
-        let r = self.client_step(Call::ListChildren, |core| {
+        let f = move |core: &mut Core| {
             let (o, children) = core.listing(c);
             if o == Outcome::SessionExpired {
                 return (o, expired());
@@ -273,8 +276,8 @@ impl Coordination for SimCoord {
                 .map(|z| view_name(core, c, z.name))
                 .collect();
             (o, Ok(names))
-        });
-        self.replied(r, false)
+        };
+        self.request(Request::Read, Call::ListChildren, false, f, Err)
     }
 
     fn watch_node<'a>(
@@ -283,7 +286,7 @@ impl Coordination for SimCoord {
     ) -> impl Future<Output = Result<SimWatch, CoordError>> + Send + 'a {
         let name = parse_path(path);
         let c = self.c;
-        let r = self.client_step(Call::Watch { name }, |core| {
+        let f = move |core: &mut Core| {
             let o = core.watch(c, name);
             let r = match o {
                 Outcome::Ok => Ok(SimWatch {
@@ -293,8 +296,8 @@ impl Coordination for SimCoord {
                 _ => expired(),
             };
             (o, r)
-        });
-        self.replied(r, false)
+        };
+        self.request(Request::Read, Call::Watch { name }, false, f, Err)
     }
 
     fn wait_watch_event(&self, watch: SimWatch) -> impl Future<Output = WatchOutcome> + Send + '_ {
@@ -349,7 +352,7 @@ impl Coordination for SimCoord {
     ) -> impl Future<Output = Result<(), CoordError>> + Send + 'a {
         let name = parse_path(path);
         let c = self.c;
-        let r = self.client_step(Call::Delete { name }, |core| {
+        let f = move |core: &mut Core| {
             let o = core.delete(c, name);
             let r = match o {
                 Outcome::Ok => Ok(()),
@@ -358,8 +361,9 @@ impl Coordination for SimCoord {
                 _ => lost(),
             };
             (o, r)
-        });
-        self.replied(r, false)
+        };
+        let req = Request::Delete { name };
+        self.request(req, Call::Delete { name }, false, f, Err)
     }
 
     /// `sync`: the client's next search reads current data (a lag armed by [`SimZk::arm_lag`]
@@ -375,8 +379,21 @@ impl Coordination for SimCoord {
             "sync of {path}: the recipe syncs its lock directory"
         );
         let c = self.c;
-        self.client_step(Call::Sync, |core| (core.sync(c), ()));
-        std::future::ready(Ok(()))
+        match self.gate(Request::Read) {
+            None => {
+                self.client_step(Call::Sync, |core| (core.sync(c), ()));
+                Box::pin(std::future::ready(Ok(()))) as Pending<'a, _>
+            }
+            Some(held) => Box::pin(async move {
+                match self.held(held).await {
+                    None => {
+                        self.client_step(Call::Sync, |core| (core.sync(c), ()));
+                        Ok(())
+                    }
+                    Some(e) => Err(e),
+                }
+            }),
+        }
     }
 
     fn check_node<'a>(
@@ -385,15 +402,15 @@ impl Coordination for SimCoord {
     ) -> impl Future<Output = Result<Option<NodeStat>, CoordError>> + Send + 'a {
         let name = parse_path(path);
         let c = self.c;
-        let r = self.client_step(Call::Check { name }, |core| {
+        let f = move |core: &mut Core| {
             let (o, z) = core.check(c, name);
             let r = match o {
                 Outcome::SessionExpired => expired(),
                 _ => Ok(z.as_ref().map(stat)),
             };
             (o, r)
-        });
-        self.replied(r, false)
+        };
+        self.request(Request::Read, Call::Check { name }, false, f, Err)
     }
 
     fn guarded_write<'a>(
@@ -403,7 +420,7 @@ impl Coordination for SimCoord {
     ) -> impl Future<Output = Result<Vec<OpResult>, MultiError>> + Send + 'a {
         let check = lock_node.map(parse_path);
         let c = self.c;
-        let r = self.client_step(Call::GuardedWrite { check }, |core| {
+        let f = move |core: &mut Core| {
             let o = core.multi(c, check);
             let r = match o {
                 Outcome::Ok => {
@@ -431,8 +448,15 @@ impl Coordination for SimCoord {
                 }),
             };
             (o, r)
-        });
-        self.replied(r, false)
+        };
+        let call = Call::GuardedWrite { check };
+        if check.is_none() {
+            // Without its check it is the model's write to a resource outside ZooKeeper.
+            let out = self.client_step(call, f);
+            return Box::pin(self.replied(out, false)) as Pending<'a, _>;
+        }
+        let cut = |error| Err(MultiError { index: None, error });
+        self.request(Request::Read, call, false, f, cut)
     }
 
     fn session(&self) -> WireSession {
@@ -445,7 +469,11 @@ impl Coordination for SimCoord {
     }
 
     fn session_event(&self) -> SessionEvent {
-        if self.sim.lock().core.live(self.c) {
+        let w = self.sim.lock();
+        if w.core.suspended(self.c) && !w.hide_disconnects {
+            // Disconnected: live or not at the server, the client cannot tell yet.
+            SessionEvent::Suspended
+        } else if w.core.live(self.c) {
             SessionEvent::Connected
         } else {
             SessionEvent::Expired
