@@ -16,6 +16,7 @@
 mod action;
 mod apply;
 mod describe;
+mod describe_cleanup;
 mod describe_path;
 mod family;
 pub mod protocol;
@@ -27,4 +28,4 @@ mod symmetry;
 pub use protocol::{Action, ALWAYS, SOMETIMES};
 pub use scenario::{ClientId, Faults, Guard, Rules, Scenario, Variant, WriteMode};
 pub use server::{Name, Seq, Server, SessionId, Uuid, ZkError, Znode, Zxid};
-pub use state::{Client, Event, Own, Pc, Resource, Sent, State};
+pub use state::{Cleanup, Client, Event, Own, Pc, Resource, Sent, State, PREVIOUS_ATTEMPT};

@@ -54,7 +54,7 @@ use crate::checker::Checkable;
 pub use crate::zk::action::Action;
 use crate::zk::scenario::{ClientId, Scenario, WriteMode};
 use crate::zk::server::{SessionId, Uuid};
-use crate::zk::state::{Client, Event, Pc, Resource, State};
+use crate::zk::state::{Cleanup, Client, Event, Pc, Resource, State, PREVIOUS_ATTEMPT};
 
 // ---------------------------------------------------------------------------------------------
 // Properties (names used verbatim in tests, CLI output and docs).
@@ -98,21 +98,37 @@ pub const SOMETIMES: [&str; 7] = [
 impl Scenario {
     /// "no orphan node": every node of a session some client still uses is a node that client
     /// holds, waits with, is deleting, or may have created with a lost reply it will search
-    /// for. Any other node blocks everyone behind it for as long as the client keeps its
+    /// for — in its acquire or in the cleanup task of a dropped one (a node its cleanup will
+    /// delete, or one with the dropped attempt's protection id while that cleanup searches). Any other node blocks everyone behind it for as long as the client keeps its
     /// session alive (liveness stated as safety). Nodes of abandoned sessions are not
     /// orphans: the server times those sessions out.
     ///
     /// With a shared client, the node is accounted for if either mutex of the client does (a
     /// search looks for its own uuid only).
     pub fn no_orphan_node(&self, s: &State) -> bool {
-        s.server.children().iter().all(|z| {
-            (0..self.clients)
+        self.orphans(s).next().is_none()
+    }
+
+    /// The nodes "no orphan node" finds unaccounted for (see [`Scenario::no_orphan_node`]).
+    pub fn orphans<'a>(
+        &'a self,
+        s: &'a State,
+    ) -> impl Iterator<Item = &'a crate::zk::server::Znode> + 'a {
+        s.server.children().iter().filter(move |z| {
+            !(0..self.clients)
                 .filter(|&c| self.process(c) == z.owner.client)
                 .any(|c| {
                     let cl = &s.clients[c as usize];
                     z.owner.epoch != cl.session
-                        || (matches!(cl.pc, Pc::CreateLost | Pc::CleanupSearch)
+                        || (cl.pc == Pc::CreateLost
                             && self.uuid(c).is_none_or(|u| z.name.uuid == Some(u)))
+                        || match cl.cleanup {
+                            Some(Cleanup::Search) => {
+                                self.previous_uuid(c).is_none_or(|u| z.name.uuid == Some(u))
+                            }
+                            Some(Cleanup::Delete(n)) => n == z.name,
+                            None => false,
+                        }
                         || (cl.awaiting
                             && cl.pc == Pc::Idle
                             && self.variant.rules().search_after_lost_create)
@@ -147,8 +163,37 @@ impl Scenario {
 // ---------------------------------------------------------------------------------------------
 
 impl Scenario {
+    /// The protection id of `c`'s current attempt (`None`: plain names).
     pub(crate) fn uuid(&self, c: ClientId) -> Option<Uuid> {
         self.variant.rules().protected_names.then_some(c)
+    }
+
+    /// The protection id of `c`'s dropped attempt, which its cleanup searches for (the same
+    /// as the current one's in `protection-id-per-client`).
+    pub(crate) fn previous_uuid(&self, c: ClientId) -> Option<Uuid> {
+        let fresh = self.variant.rules().fresh_id_per_attempt;
+        self.uuid(c)
+            .map(|u| if fresh { u + PREVIOUS_ATTEMPT } else { u })
+    }
+
+    /// What `c`'s cleanup search finds: the dropped attempt's node in the session it runs in
+    /// (any session for `adopt-old-session`; plain names: the first child of our session,
+    /// which may be the next attempt's).
+    pub(crate) fn cleanup_search(
+        &self,
+        s: &State,
+        c: ClientId,
+    ) -> Option<crate::zk::server::Znode> {
+        let session = s.session(c);
+        let any = self.variant.rules().search_any_session;
+        s.server
+            .children()
+            .iter()
+            .copied()
+            .find(|z| match self.previous_uuid(c) {
+                Some(u) => z.name.uuid == Some(u) && (any || z.owner == session),
+                None => z.owner == session,
+            })
     }
 
     /// What the protected search finds on current data: the first child with our uuid owned
@@ -192,6 +237,31 @@ impl Scenario {
 
     /// Client `c`'s steps while its connection is up.
     fn connected_steps(&self, s: &State, c: ClientId, out: &mut Vec<Action>) {
+        self.acquire_steps(s, c, out);
+        self.cleanup_steps(s, c, out);
+    }
+
+    /// The steps of `c`'s cleanup task, beside its acquire: the request, or its lost reply.
+    fn cleanup_steps(&self, s: &State, c: ClientId, out: &mut Vec<Action>) {
+        use Action::*;
+        let Some(cleanup) = s.clients[c as usize].cleanup else {
+            return;
+        };
+        let lose = s.budget.lose_reply > 0 && s.server.is_alive(s.session(c));
+        match cleanup {
+            Cleanup::Search => out.push(CleanupFind(c)),
+            Cleanup::Delete(_) => out.push(CleanupDelete(c)),
+        }
+        if lose {
+            if matches!(cleanup, Cleanup::Delete(_)) {
+                out.push(LoseCleanupReply(c, true));
+            }
+            out.push(LoseCleanupReply(c, false));
+        }
+    }
+
+    /// The steps of `c`'s acquire, hold and release.
+    fn acquire_steps(&self, s: &State, c: ClientId, out: &mut Vec<Action>) {
         use Action::*;
         let cl = s.clients[c as usize];
         let alive = s.server.is_alive(s.session(c));
@@ -215,7 +285,7 @@ impl Scenario {
         let release = |out: &mut Vec<Action>| request(out, DeleteLockNode(c), true);
         match cl.pc {
             Pc::Idle => request(out, CreateLockNode(c), true),
-            Pc::CreateLost | Pc::CleanupSearch => {
+            Pc::CreateLost => {
                 request(out, FindOwnNode(c), false);
                 if alive
                     && s.budget.lag > 0
@@ -297,7 +367,15 @@ impl Scenario {
                     }
                     _ => false,
                 };
-                if at_await {
+                // One cleanup per client at a time (and no dropped attempt's node left from an
+                // earlier one: two dropped attempts would share the model's second id).
+                let fresh = self.variant.rules().fresh_id_per_attempt;
+                let free = cl.cleanup.is_none()
+                    && (!fresh
+                        || self.previous_uuid(c).is_none_or(|u| {
+                            s.server.children().iter().all(|z| z.name.uuid != Some(u))
+                        }));
+                if at_await && free {
                     out.push(Abandon(c));
                 }
             }

@@ -33,11 +33,24 @@ pub enum Pc {
     Checked,
     /// Releasing or lock lost: next `DeleteLockNode` (retried until it succeeds).
     Releasing,
-    /// The caller dropped the acquire while its create's outcome was unknown (the reply
-    /// awaited, or lost): the cleanup task searches next (`FindOwnNode`), then deletes what it
-    /// finds (`Releasing`; nothing found: `Idle`).
-    CleanupSearch,
 }
+
+/// What a client's cleanup task still has to do: the work a cancel-safe `Abandon` took out of
+/// the dropped future. It runs beside the client's next acquire (`Client::cleanup`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Cleanup {
+    /// The dropped acquire's create had an unknown outcome: search for the dropped attempt's
+    /// protection id in the session (`CleanupFind`), then delete what it finds.
+    Search,
+    /// Delete this node (`CleanupDelete`, retried after a lost reply or a session change).
+    Delete(Name),
+}
+
+/// The protection id of a client's dropped attempt is its own id plus this: the recipe takes a
+/// fresh uuid for each `acquire`, so a cleanup's search never adopts the next attempt's node.
+/// The model needs two per client (the current attempt's, `c`, and the dropped one's,
+/// `c + PREVIOUS_ATTEMPT`): `Abandon` renames the client's names to the dropped attempt's id.
+pub const PREVIOUS_ATTEMPT: u8 = 8;
 
 impl Pc {
     /// Whether the client believes it holds the lock ("at most one holder").
@@ -78,15 +91,16 @@ pub struct Own {
 /// applied yet (`Action::Suspend`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Sent {
-    /// `create("/locks/_c_<uuid>-lock-", EPHEMERAL_SEQUENTIAL)` in the client's session.
-    Create,
+    /// `create("/locks/_c_<uuid>-lock-", EPHEMERAL_SEQUENTIAL)` in the client's session, with
+    /// the protection id of the attempt that sent it.
+    Create(Option<crate::zk::server::Uuid>),
     /// `delete(name, -1)`.
     Delete(Name),
 }
 
 /// [`Client::symmetry_key`]: pc, count, session, held-in, grant, overwritten, own (czxid,
 /// suffix), predecessor's suffix, the connection (suspended, awaiting, the queued request's
-/// kind and suffix).
+/// kind and suffix), the cleanup (none, search, the node's suffix).
 pub(crate) type SymmetryKey = (
     Pc,
     u8,
@@ -98,6 +112,7 @@ pub(crate) type SymmetryKey = (
     Option<(Zxid, Seq)>,
     Option<Seq>,
     (bool, bool, Option<Option<Seq>>),
+    Option<Option<Seq>>,
 );
 
 /// One client's view: everything it knows, nothing it could not know.
@@ -133,6 +148,9 @@ pub struct Client {
     /// `Disconnected` and makes no request until `Reconnect` (or it learns the session
     /// expired).
     pub suspended: bool,
+    /// The cleanup task of a dropped acquire or release (at most one; `Abandon` is enabled
+    /// only without one): its steps interleave with the client's next acquire.
+    pub cleanup: Option<Cleanup>,
     /// A create (`Idle`) or delete (`Releasing`) was in flight when the connection dropped:
     /// the client awaits its answer, which will be `ConnectionLoss`.
     pub awaiting: bool,
@@ -160,10 +178,14 @@ impl Client {
                 self.suspended,
                 self.awaiting,
                 self.queued.map(|q| match q {
-                    Sent::Create => None,
+                    Sent::Create(_) => None,
                     Sent::Delete(n) => Some(n.seq),
                 }),
             ),
+            self.cleanup.map(|k| match k {
+                Cleanup::Search => None,
+                Cleanup::Delete(n) => Some(n.seq),
+            }),
         )
     }
 
@@ -180,6 +202,7 @@ impl Client {
         overwritten: false,
         suspended: false,
         awaiting: false,
+        cleanup: None,
         queued: None,
     };
 }
@@ -312,6 +335,9 @@ impl State {
             if let Some(Sent::Delete(n)) = c.queued {
                 sm |= 1 << n.seq;
             }
+            if let Some(Cleanup::Delete(n)) = c.cleanup {
+                sm |= 1 << n.seq;
+            }
         }
         if let Some(s) = self.resource.max_seq {
             sm |= 1 << s;
@@ -380,6 +406,9 @@ impl State {
             if let Some(Sent::Delete(n)) = cl.queued.as_mut() {
                 n.seq = fs(n.seq);
             }
+            if let Some(Cleanup::Delete(n)) = cl.cleanup.as_mut() {
+                n.seq = fs(n.seq);
+            }
         }
         if let Some(z) = self.resource.max_czxid.as_mut() {
             *z = fz(*z);
@@ -396,6 +425,14 @@ impl State {
     pub(crate) fn permuted(&self, perm: &[u8]) -> State {
         let mut out = self.clone();
         let p = |c: u8| perm[c as usize];
+        // Protection ids: a client's current attempt's and its dropped one's.
+        let pu = |u: u8| {
+            if u >= PREVIOUS_ATTEMPT {
+                p(u - PREVIOUS_ATTEMPT) + PREVIOUS_ATTEMPT
+            } else {
+                p(u)
+            }
+        };
         out.server.rename(
             |z| z,
             self.server.next_zxid(),
@@ -404,7 +441,7 @@ impl State {
                 client: p(s.client),
                 epoch: s.epoch,
             },
-            p,
+            pu,
             true,
         );
         for (c, cl) in self.clients.iter().enumerate() {
@@ -412,7 +449,7 @@ impl State {
             cl.process = p(cl.process);
             let rename = |n: Name| Name {
                 seq: n.seq,
-                uuid: n.uuid.map(p),
+                uuid: n.uuid.map(pu),
             };
             if let Some(o) = cl.own.as_mut() {
                 o.name = rename(o.name);
@@ -420,7 +457,12 @@ impl State {
             if let Some(n) = cl.pred.as_mut() {
                 *n = rename(*n);
             }
-            if let Some(Sent::Delete(n)) = cl.queued.as_mut() {
+            match cl.queued.as_mut() {
+                Some(Sent::Delete(n)) => *n = rename(*n),
+                Some(Sent::Create(u)) => *u = u.map(pu),
+                None => {}
+            }
+            if let Some(Cleanup::Delete(n)) = cl.cleanup.as_mut() {
                 *n = rename(*n);
             }
             out.clients[p(c as u8) as usize] = cl;
@@ -518,8 +560,13 @@ impl fmt::Debug for State {
                 write!(f, ", awaiting a lost answer")?;
             }
             match cl.queued {
-                Some(Sent::Create) => write!(f, ", create queued")?,
+                Some(Sent::Create(_)) => write!(f, ", create queued")?,
                 Some(Sent::Delete(n)) => write!(f, ", delete {n} queued")?,
+                None => {}
+            }
+            match cl.cleanup {
+                Some(Cleanup::Search) => write!(f, ", cleanup searches")?,
+                Some(Cleanup::Delete(n)) => write!(f, ", cleanup deletes {n}")?,
                 None => {}
             }
             writeln!(f)?;

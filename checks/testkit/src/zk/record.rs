@@ -93,6 +93,14 @@ pub enum Call {
     ArmLag(ClientId),
 }
 
+impl Call {
+    /// A request a cleanup task makes too (its search, its delete): while the model's client
+    /// has a cleanup pending, these are the cleanup's (`CleanupFind`, `CleanupDelete`).
+    pub(crate) fn is_cleanup_request(&self) -> bool {
+        matches!(self, Call::FindOwnNode | Call::Delete { .. })
+    }
+}
+
 /// What the simulated server (or resource) answered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {

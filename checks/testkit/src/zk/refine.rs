@@ -38,7 +38,7 @@
 //!
 //! The first failure is a [`Divergence`] naming the step.
 
-use lockwright_model::zk::{Action, ClientId, Pc, Scenario, Server, SessionId};
+use lockwright_model::zk::{Action, ClientId, Pc, Scenario, Server, SessionId, PREVIOUS_ATTEMPT};
 
 use crate::refine::Cursor;
 pub use crate::refine::{Divergence, Summary};
@@ -96,7 +96,9 @@ fn shape(server: &Server, current: impl Fn(ClientId) -> SessionId, clients: u8) 
             .iter()
             .map(|z| {
                 (
-                    z.name.uuid,
+                    // A dropped attempt's id is the model's `c + PREVIOUS_ATTEMPT`; the
+                    // simulation names both attempts after the client.
+                    z.name.uuid.map(|u| u % PREVIOUS_ATTEMPT),
                     z.owner.client,
                     z.owner == current(z.owner.client),
                 )
@@ -151,6 +153,11 @@ impl Replay {
         self.cur.state.clients[usize::from(c)].pc
     }
 
+    /// Whether the model's client `c` has a cleanup task pending (a dropped future's).
+    fn cleanup_pending(&self, c: ClientId) -> bool {
+        self.cur.state.clients[usize::from(c)].cleanup.is_some()
+    }
+
     /// Whether the caller may drop client `c`'s future now: the model's `Abandon(c)` is
     /// enabled (its budget left, and `c` at a place where the model lets a caller drop it).
     pub(crate) fn may_abandon(&self, c: ClientId) -> Option<Pc> {
@@ -187,6 +194,17 @@ impl Replay {
             (None, Call::ExpireOld(c)) => (Some(ExpireOldSession(*c)), None),
             (None, Call::RecreateParent) => (Some(RecreateParent), None),
             (None, call) => return Err(fail(format!("not an environment step: {call:?}"))),
+            // The requests of the client's cleanup task (a dropped future's), while the
+            // model's client has one pending.
+            (Some(c), call) if self.cleanup_pending(c) && call.is_cleanup_request() => {
+                match (call, step.outcome) {
+                    (Call::Delete { .. }, Outcome::ReplyLost { applied }) => {
+                        (Some(LoseCleanupReply(c, applied)), None)
+                    }
+                    (Call::Delete { .. }, _) => (Some(CleanupDelete(c)), None),
+                    _ => (Some(CleanupFind(c)), None),
+                }
+            }
             (Some(c), call) => match (call, step.outcome) {
                 (Call::Create { .. } | Call::Delete { .. }, Outcome::ReplyLost { applied }) => {
                     (Some(LoseReply(c, applied)), None)
