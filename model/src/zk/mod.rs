@@ -23,6 +23,7 @@ pub mod protocol;
 pub mod scenario;
 pub mod server;
 pub mod state;
+mod state_debug;
 mod symmetry;
 
 pub use protocol::{Action, ALWAYS, SOMETIMES};

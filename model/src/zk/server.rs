@@ -72,7 +72,7 @@ impl fmt::Display for Name {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.uuid {
             // A dropped attempt's id (`state::PREVIOUS_ATTEMPT`): `_c_c1p-lock-3`.
-            Some(u) if u >= 8 => write!(f, "_c_c{}p-lock-{}", u - 8, self.seq),
+            Some(u) if (8..16).contains(&u) => write!(f, "_c_c{}p-lock-{}", u - 8, self.seq),
             Some(u) => write!(f, "_c_c{u}-lock-{}", self.seq),
             None => write!(f, "lock-{}", self.seq),
         }

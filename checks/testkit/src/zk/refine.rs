@@ -43,6 +43,8 @@ use lockwright_model::zk::{Action, ClientId, Pc, Scenario, Server, SessionId, PR
 use crate::refine::Cursor;
 pub use crate::refine::{Divergence, Summary};
 
+mod cleanup;
+
 use super::core::Core;
 use super::record::{format_trace, Call, Outcome, Step};
 
@@ -129,6 +131,8 @@ pub(crate) struct Replay {
     /// The client restarted since its last listing (a grant it is told of afterwards was
     /// already lost in the model).
     restarted: Vec<bool>,
+    /// The protection id of each client's latest create (`cleanup`).
+    attempt_uuid: Vec<Option<u8>>,
 }
 
 impl Replay {
@@ -136,6 +140,7 @@ impl Replay {
         Replay {
             shadow: Core::new(model.clients, model.shared_client),
             restarted: vec![false; usize::from(model.clients)],
+            attempt_uuid: vec![None; usize::from(model.clients)],
             cur: Cursor::new(model, enforce),
         }
     }
@@ -151,11 +156,6 @@ impl Replay {
 
     fn pc(&self, c: ClientId) -> Pc {
         self.cur.state.clients[usize::from(c)].pc
-    }
-
-    /// Whether the model's client `c` has a cleanup task pending (a dropped future's).
-    fn cleanup_pending(&self, c: ClientId) -> bool {
-        self.cur.state.clients[usize::from(c)].cleanup.is_some()
     }
 
     /// Whether the caller may drop client `c`'s future now: the model's `Abandon(c)` is
@@ -180,6 +180,8 @@ impl Replay {
         }
         // 2. The model action, and where the answer sends the client.
         use Action::*;
+        let cleanup = step.client.and_then(|c| self.cleanup_action(c, step));
+        self.note_attempt(step);
         let (action, expect): (Option<Action>, Option<&[Pc]>) = match (step.client, &step.call) {
             (None, _) if step.outcome == Outcome::Skipped => (None, None),
             (
@@ -194,17 +196,8 @@ impl Replay {
             (None, Call::ExpireOld(c)) => (Some(ExpireOldSession(*c)), None),
             (None, Call::RecreateParent) => (Some(RecreateParent), None),
             (None, call) => return Err(fail(format!("not an environment step: {call:?}"))),
-            // The requests of the client's cleanup task (a dropped future's), while the
-            // model's client has one pending.
-            (Some(c), call) if self.cleanup_pending(c) && call.is_cleanup_request() => {
-                match (call, step.outcome) {
-                    (Call::Delete { .. }, Outcome::ReplyLost { applied }) => {
-                        (Some(LoseCleanupReply(c, applied)), None)
-                    }
-                    (Call::Delete { .. }, _) => (Some(CleanupDelete(c)), None),
-                    _ => (Some(CleanupFind(c)), None),
-                }
-            }
+            // The requests of the client's cleanup task (`cleanup`).
+            (Some(_), _) if cleanup.is_some() => (cleanup, None),
             (Some(c), call) => match (call, step.outcome) {
                 (Call::Create { .. } | Call::Delete { .. }, Outcome::ReplyLost { applied }) => {
                     (Some(LoseReply(c, applied)), None)
@@ -215,6 +208,7 @@ impl Replay {
                 (Call::Create { .. }, _) => (Some(CreateLockNode(c)), None),
                 (Call::FindOwnNode, Outcome::Lagged) => (Some(LaggedSearch(c)), None),
                 (Call::FindOwnNode, _) => (Some(FindOwnNode(c)), None),
+                (Call::CleanupFind { .. }, _) => (Some(CleanupFind(c)), None),
                 (Call::Sync, _) => (None, None),
                 (Call::Abandon, _) => (Some(Abandon(c)), None),
                 (Call::DropAcquire, _) => (Some(Abandon(c)), Some(&[Pc::Releasing, Pc::Idle][..])),

@@ -10,7 +10,7 @@ use lockwright::zk::coord::{
     SessionEvent, SessionId as WireSession, WatchOutcome,
 };
 use lockwright::zk::FencingToken;
-use lockwright_model::zk::{ClientId, SessionId};
+use lockwright_model::zk::{ClientId, SessionId, PREVIOUS_ATTEMPT};
 
 use super::super::core::{Core, Wait};
 use super::super::record::{Call, Outcome, Step};
@@ -210,7 +210,7 @@ impl Coordination for SimCoord {
         assert!(rest.is_empty(), "not a lock prefix: {prefix}");
         let c = self.c;
         assert!(
-            uuid.is_none_or(|u| u == c),
+            uuid.is_none_or(|u| u % PREVIOUS_ATTEMPT == c),
             "client c{c} creates with another client's protection id: {prefix}"
         );
         let r = self.client_step(Call::Create { uuid }, |core| {
@@ -235,7 +235,14 @@ impl Coordination for SimCoord {
     ) -> impl Future<Output = Result<Search, CoordError>> + Send + 'a {
         assert_eq!(dir, DIR);
         let c = self.c;
-        let r = self.client_step(Call::FindOwnNode, |core| {
+        // A search for an older attempt's id is its cleanup's (`attempts`).
+        let id = super::attempts::prefix_id(prefix);
+        let call = if self.sim.lock().attempts.is_older(c, id) {
+            Call::CleanupFind { uuid: id }
+        } else {
+            Call::FindOwnNode
+        };
+        let r = self.client_step(call, |core| {
             let (o, children) = core.search(c);
             if o == Outcome::SessionExpired {
                 return (o, expired());
@@ -494,7 +501,7 @@ impl Coordination for SimCoord {
     }
 
     fn new_protection_id(&self) -> String {
-        format!("c{}", self.c)
+        self.sim.lock().attempts.next_id(self.c)
     }
 
     fn now(&self) -> Instant {
