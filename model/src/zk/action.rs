@@ -15,7 +15,9 @@ use crate::zk::scenario::ClientId;
 /// `WatchPredecessor`, `wait_watch_event` returning → `ReceiveWatchEvent`, the session-event
 /// stream delivering `Expired` → `ReceiveSessionEvent`, `delete` → `DeleteLockNode`,
 /// `exists` on the own node → `CheckLockNode`, `multi` → `GuardedWrite`; the resource's read
-/// → `Read`, its claim → `Claim`, its write → `Write` or `FencedWrite`; a re-entrant acquire/release → `Reenter`/`ReleaseInner`. Feed
+/// → `Read`, its claim → `Claim`, its write → `Write` or `FencedWrite`; a re-entrant acquire/release → `Reenter`/`ReleaseInner`;
+/// the search and the delete of a dropped future's cleanup task → `CleanupFind`,
+/// `CleanupDelete` (a lost reply → `LoseCleanupReply`). Feed
 /// it to [`Scenario::step`](crate::zk::Scenario::step): `None` means the model does not allow the step there. Outcomes
 /// (`SessionExpired`, `NoNode`, granted or not) follow from the state and are read from the
 /// resulting client (`State::clients[c].pc`).

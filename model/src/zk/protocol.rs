@@ -18,6 +18,7 @@
 //! | `search-without-sync` | no `sync` before the protected search: a lagging server misses our create | lockwright before the fix |
 //! | `abandon-without-delete` | a listing that does not recognize our node starts over without deleting it | lockwright before the fix |
 //! | `drop-own-on-session-swap` | a mutex whose shared client renewed the session drops a node the new session owns, and stops a search that would find one | lockwright before the fix |
+//! | `protection-id-per-client` | one protection id for all of a client's attempts: a cleanup and the next attempt take each other's node | a model finding (the recipe's uuid is per `acquire`) |
 //!
 //! A hold's work is updates of the protected resource: read, compute, write (`Read`, then the
 //! write of the mode). Writes (`WriteMode`): `unfenced`, `check-then-write`, `fenced` (token =
@@ -35,7 +36,8 @@
 //! one), `RecreateParent` (the container, reaped when empty, is made again; suffixes restart),
 //! `Abandon(c)` (the caller drops c's acquire at any await point — after a lost create reply,
 //! with a create queued behind a dropped connection, waiting with a node — or its release
-//! after a lost delete reply; the cleanup task searches, then deletes), `Suspend(c)` (the connection drops while the session lives: a queued
+//! after a lost delete reply; what the future had goes to the client's cleanup slot, whose
+//! steps `CleanupFind`, `CleanupDelete` and `LoseCleanupReply` run beside its next acquire), `Suspend(c)` (the connection drops while the session lives: a queued
 //! create or delete may be applied later, `ApplySent`, until `Reconnect`), `LaggedSearch(c)`
 //! (a lagging server answers the search, only without `sync`: `search-without-sync`),
 //! `MisreadOwnNode(c)` (the listing shows c's node under a name c does not read as a lock
