@@ -242,7 +242,7 @@ fn zk_curator_under_suspension_and_dropped_futures_exits_0() {
         "  always    \"no orphan node\"               holds\n",
         "  always    \"no lost update\"               VIOLATED (as documented: a bare fence learns \
          of a new holder only at its first write (fenced-claim closes it))\n",
-        "85256 unique states",
+        "230236 unique states",
         "All verdicts as expected.",
     ] {
         assert!(out.contains(line), "missing {line:?} in\n{out}");

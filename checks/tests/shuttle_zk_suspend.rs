@@ -138,7 +138,7 @@ const SUSPEND_AT_LEAST: [usize; 4] = [12, 74, 9, 430];
 /// connection is down. A request under a deadline is given up once the deadline passed and
 /// the connection is down (`session_event()` says `Suspended`): the attempt's create is
 /// queued, its outcome unknown, and the give-up hands the search for it to a cleanup (the
-/// model's `Abandon` at `Idle`, suspended, its create queued: `CleanupSearch`), whose requests
+/// model's `Abandon` at `Idle`, suspended, its create queued: the cleanup slot's search), whose requests
 /// wait for the connection. On every run: refinement, the end-of-run orphan check, and the
 /// clock's bound `waited <= TIMEOUT + GIVE_UP_WAIT + the time the scheduler held c1 back` (the
 /// wait for the connection is not held-back time: `workload::check_give_up_time`). Not

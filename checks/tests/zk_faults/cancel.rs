@@ -119,8 +119,8 @@ fn acquire_timeout_returns_within_its_timeout_plus_one_bounded_request() {
 /// The caller drops an `acquire` while its create's reply is awaited; the server has made the
 /// node (the model's `LoseReply(applied)`, the reply never read, then `Abandon` at
 /// `CreateLost`). The dropped attempt hands a search to a task of its own, which finds the node
-/// by its protection id in the session and deletes it (the model's `CleanupSearch`, then
-/// `DeleteLockNode`). Twin:
+/// by its protection id in the session and deletes it (the model's cleanup slot: `CleanupFind`, then
+/// `CleanupDelete`). Twin:
 /// `give_up_cancel_unsafe_leaves_the_node_of_a_create_whose_reply_was_awaited`.
 #[test]
 fn an_acquire_dropped_while_its_create_reply_is_awaited_still_deletes_the_node() {

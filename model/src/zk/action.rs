@@ -15,7 +15,9 @@ use crate::zk::scenario::ClientId;
 /// `WatchPredecessor`, `wait_watch_event` returning → `ReceiveWatchEvent`, the session-event
 /// stream delivering `Expired` → `ReceiveSessionEvent`, `delete` → `DeleteLockNode`,
 /// `exists` on the own node → `CheckLockNode`, `multi` → `GuardedWrite`; the resource's read
-/// → `Read`, its claim → `Claim`, its write → `Write` or `FencedWrite`; a re-entrant acquire/release → `Reenter`/`ReleaseInner`. Feed
+/// → `Read`, its claim → `Claim`, its write → `Write` or `FencedWrite`; a re-entrant acquire/release → `Reenter`/`ReleaseInner`;
+/// the search and the delete of a dropped future's cleanup task → `CleanupFind`,
+/// `CleanupDelete` (a lost reply → `LoseCleanupReply`). Feed
 /// it to [`Scenario::step`](crate::zk::Scenario::step): `None` means the model does not allow the step there. Outcomes
 /// (`SessionExpired`, `NoNode`, granted or not) follow from the state and are read from the
 /// resulting client (`State::clients[c].pc`).
@@ -68,8 +70,10 @@ pub enum Action {
     /// `abandon`): an acquire searching or pausing after a lost create reply (a drop while the
     /// reply is awaited is that reply lost, then this step), awaiting a create queued behind a
     /// dropped connection, or waiting with a node; a release after a lost delete reply. What the dropped future had
-    /// goes to a cleanup task (`CleanupSearch` or `Releasing`), or, in the cancel-unsafe
-    /// variants, to nobody.
+    /// goes to the client's cleanup task (`Client::cleanup`: a search, or a node to delete)
+    /// and the client is `Idle` at once, its next acquire free to run beside the cleanup; in
+    /// the cancel-unsafe variants it goes to nobody. Enabled only while the client has no
+    /// cleanup pending.
     Abandon(ClientId),
     /// `c`'s connection drops while its session lives on (fault, budget `suspend`): the
     /// client sees `Disconnected` (Curator's SUSPENDED) and makes no request until it is back.
@@ -92,6 +96,16 @@ pub enum Action {
     /// node not recognized (fault, budget `misread`). The recipe deletes that node by its name
     /// (`Releasing`), then starts over; `abandon-without-delete` starts over at once.
     MisreadOwnNode(ClientId),
+    /// `c`'s cleanup task (a dropped acquire's, `Client::cleanup`) searches for the dropped
+    /// attempt's node: `getChildren`, the dropped attempt's protection id in the session
+    /// (plain names: our session's node). Found: it deletes it next; none: done.
+    CleanupFind(ClientId),
+    /// `c`'s cleanup task deletes the dropped future's node (`delete(name, -1)`; ok or
+    /// `NoNode`: done).
+    CleanupDelete(ClientId),
+    /// The reply to `c`'s cleanup's request is lost (`ConnectionLoss`; fault, budget
+    /// `lose-reply`): a delete applied (`true`) or not, a search not; the task asks again.
+    LoseCleanupReply(ClientId, bool),
     /// `--shared-client`: mutex `c` sees, before its next step, that its client runs another
     /// session than the one it knew (the other mutex renewed it, or the client restarted),
     /// and applies the session-change rules. Until then its requests already run in the new
@@ -129,6 +143,9 @@ impl Action {
             | Reconnect(c)
             | LaggedSearch(c)
             | MisreadOwnNode(c)
+            | CleanupFind(c)
+            | CleanupDelete(c)
+            | LoseCleanupReply(c, _)
             | NoticeSessionChange(c) => Some(c),
             RecreateParent => None,
         }
@@ -165,6 +182,9 @@ impl Action {
             LaggedSearch(_) => "LaggedSearch",
             MisreadOwnNode(_) => "MisreadOwnNode",
             NoticeSessionChange(_) => "NoticeSessionChange",
+            CleanupFind(_) => "CleanupFind",
+            CleanupDelete(_) => "CleanupDelete",
+            LoseCleanupReply(..) => "LoseCleanupReply",
         }
     }
 
@@ -186,6 +206,9 @@ impl Action {
                 | GuardedWrite(_)
                 | LaggedSearch(_)
                 | MisreadOwnNode(_)
+                | CleanupFind(_)
+                | CleanupDelete(_)
+                | LoseCleanupReply(..)
         )
     }
 }
@@ -197,6 +220,11 @@ impl fmt::Display for Action {
             Action::LoseReply(c, applied) => write!(
                 f,
                 "LoseReply(c{c}, {})",
+                if applied { "applied" } else { "not applied" }
+            ),
+            Action::LoseCleanupReply(c, applied) => write!(
+                f,
+                "LoseCleanupReply(c{c}, {})",
                 if applied { "applied" } else { "not applied" }
             ),
             Action::RecreateParent => f.write_str("RecreateParent"),

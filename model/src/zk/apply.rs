@@ -3,8 +3,8 @@
 
 use crate::zk::action::Action;
 use crate::zk::scenario::{ClientId, Guard, Scenario, WriteMode};
-use crate::zk::server::ZkError;
-use crate::zk::state::{Client, Event, Own, Pc, Sent, State};
+use crate::zk::server::{Name, ZkError};
+use crate::zk::state::{Cleanup, Client, Event, Own, Pc, Sent, State, PREVIOUS_ATTEMPT};
 
 impl Scenario {
     /// The client is granted the lock: the grant gets the next number of the grant history
@@ -63,6 +63,7 @@ impl Scenario {
             process: cl.process,
             suspended: cl.suspended,
             queued: cl.queued,
+            cleanup: cl.cleanup,
             ..Client::NEW
         };
     }
@@ -130,6 +131,12 @@ impl Scenario {
         let rules = self.variant.rules();
         let current = s.session(c);
         let cl = s.clients[c as usize];
+        // The cleanup's search goes on (or stops) as an acquire's does; a delete goes on.
+        if cl.cleanup == Some(Cleanup::Search)
+            && !(rules.search_any_session || rules.keep_own_on_session_swap)
+        {
+            s.clients[c as usize].cleanup = None;
+        }
         let own_current = cl.own.is_some_and(|o| {
             s.server
                 .node(o.name)
@@ -137,8 +144,7 @@ impl Scenario {
         });
         match cl.pc {
             Pc::Idle | Pc::Releasing => {}
-            Pc::CreateLost | Pc::CleanupSearch
-                if rules.search_any_session || rules.keep_own_on_session_swap => {}
+            Pc::CreateLost if rules.search_any_session || rules.keep_own_on_session_swap => {}
             Pc::Created | Pc::MustWatch | Pc::Waiting
                 if own_current && rules.keep_own_on_session_swap =>
             {
@@ -147,9 +153,7 @@ impl Scenario {
                 cl.pc = Pc::Created;
                 cl.pred = None;
             }
-            Pc::CreateLost | Pc::CleanupSearch | Pc::Created | Pc::MustWatch | Pc::Waiting => {
-                Self::start_over(s, c)
-            }
+            Pc::CreateLost | Pc::Created | Pc::MustWatch | Pc::Waiting => Self::start_over(s, c),
             Pc::Granted | Pc::Holding | Pc::Updating | Pc::Checked => match self.guard {
                 Guard::Lockwright => Self::lock_lost(s, c),
                 Guard::Curator => {}
@@ -231,7 +235,7 @@ impl Scenario {
                         self.connection_lost(s, c);
                     }
                     // A read: asked again (the recipe pauses, then repeats the step).
-                    Pc::CreateLost | Pc::CleanupSearch | Pc::Created => {}
+                    Pc::CreateLost | Pc::Created => {}
                     Pc::MustWatch => {
                         // The watch may be set though the client does not know: it asks
                         // again (the same watch), and a stale one can only wake it early.
@@ -277,11 +281,7 @@ impl Scenario {
                                     czxid: z.czxid,
                                 };
                                 let cl = &mut s.clients[c as usize];
-                                // The acquire goes on with it; a dropped one's cleanup deletes it.
-                                cl.pc = match cl.pc {
-                                    Pc::CleanupSearch => Pc::Releasing,
-                                    _ => Pc::Created,
-                                };
+                                cl.pc = Pc::Created;
                                 cl.own = Some(own);
                             }
                             None => Self::start_over(s, c),
@@ -450,7 +450,7 @@ impl Scenario {
                 // (`Idle`) or a delete (`Releasing`) may still be applied. A read's answer is
                 // simply asked again after the reconnect; a holder makes no request.
                 let sent = match cl.pc {
-                    Pc::Idle => Some(Sent::Create),
+                    Pc::Idle => Some(Sent::Create(self.uuid(c))),
                     Pc::Releasing => cl.own.map(|o| Sent::Delete(o.name)),
                     _ => None,
                 };
@@ -459,9 +459,8 @@ impl Scenario {
             }
             ApplySent(c) => {
                 let session = s.session(c);
-                let uuid = self.uuid(c);
                 match s.clients[c as usize].queued.take() {
-                    Some(Sent::Create) => {
+                    Some(Sent::Create(uuid)) => {
                         s.server
                             .create_sequential(uuid, session)
                             .expect("applied only in a live session");
@@ -500,30 +499,86 @@ impl Scenario {
             }
             Abandon(c) => {
                 s.budget.abandon -= 1;
-                let cl = &mut s.clients[c as usize];
-                if matches!(cl.pc, Pc::Idle | Pc::CreateLost) {
+                let cl = s.clients[c as usize];
+                let leftover = match cl.pc {
                     // A dropped acquire whose create's outcome is unknown: after a lost reply,
                     // or (Idle) with the create queued behind a dropped connection, where it
                     // stays queued (`ApplySent` may still apply it; `Reconnect` drops it).
-                    cl.awaiting = false;
-                    if rules.cancel_safe_give_up {
-                        // The cleanup task searches in the session, then deletes what it finds.
-                        cl.pc = Pc::CleanupSearch;
-                    } else {
-                        Self::start_over(s, c);
+                    Pc::Idle | Pc::CreateLost if rules.cancel_safe_give_up => Some(Cleanup::Search),
+                    // A dropped release: the delete goes on in the cleanup task (cancel-safe),
+                    // or nobody deletes the node.
+                    Pc::Releasing if rules.cancel_safe_release => {
+                        cl.own.map(|o| Cleanup::Delete(o.name))
                     }
-                } else if cl.pc == Pc::Releasing {
-                    // A dropped release: the delete goes on in its task (cancel-safe), or
-                    // nobody deletes the node.
-                    if !rules.cancel_safe_release {
-                        Self::start_over(s, c);
+                    Pc::Releasing => None,
+                    // A dropped acquire with a node: the node goes to the cleanup's delete.
+                    _ if rules.cancel_safe_give_up => cl.own.map(|o| Cleanup::Delete(o.name)),
+                    _ => None,
+                };
+                // The dropped attempt's names keep its protection id; the next attempt takes
+                // a fresh one (the model's: the client's own, renamed out of the way).
+                if let Some(u) = self.uuid(c).filter(|_| rules.fresh_id_per_attempt) {
+                    let old = u + PREVIOUS_ATTEMPT;
+                    let fu = |x: u8| if x == u { old } else { x };
+                    let next = s.server.next_zxid();
+                    s.server.rename(|z| z, next, |q| q, |x| x, fu, false);
+                    let rename = |n: &mut Name| n.uuid = n.uuid.map(fu);
+                    for d in s.clients.iter_mut() {
+                        if let Some(o) = d.own.as_mut() {
+                            rename(&mut o.name);
+                        }
+                        if let Some(p) = d.pred.as_mut() {
+                            rename(p);
+                        }
+                        match d.queued.as_mut() {
+                            Some(Sent::Create(x)) => *x = x.map(fu),
+                            Some(Sent::Delete(n)) => rename(n),
+                            None => {}
+                        }
                     }
-                } else if rules.cancel_safe_give_up {
-                    // A dropped acquire: its node goes to a delete that goes on.
-                    cl.pc = Pc::Releasing;
-                    cl.pred = None;
-                } else {
-                    Self::start_over(s, c);
+                }
+                let leftover = leftover.map(|k| match k {
+                    Cleanup::Delete(n) => Cleanup::Delete(Name {
+                        uuid: self.previous_uuid(c).or(n.uuid),
+                        ..n
+                    }),
+                    k => k,
+                });
+                Self::start_over(s, c);
+                s.clients[c as usize].cleanup = leftover;
+            }
+            CleanupFind(c) => {
+                let session = s.session(c);
+                match s.server.get_children(session) {
+                    Ok(_) => {
+                        s.clients[c as usize].cleanup =
+                            self.cleanup_search(s, c).map(|z| Cleanup::Delete(z.name));
+                    }
+                    Err(_) => self.new_session(s, c),
+                }
+            }
+            CleanupDelete(c) => {
+                let session = s.session(c);
+                let Some(Cleanup::Delete(name)) = s.clients[c as usize].cleanup else {
+                    unreachable!("enabled only with a node to delete")
+                };
+                match s.server.delete(name, session) {
+                    Ok(_) | Err(ZkError::NoNode) => s.clients[c as usize].cleanup = None,
+                    // It goes on in the new session (NoNode there is fine).
+                    Err(_) => self.new_session(s, c),
+                }
+            }
+            LoseCleanupReply(c, applied) => {
+                s.budget.lose_reply -= 1;
+                if let Some(Cleanup::Delete(name)) = s.clients[c as usize].cleanup {
+                    if applied {
+                        let session = s.session(c);
+                        let _ = s.server.delete(name, session);
+                    }
+                    // `release-forgets`: the cleanup's delete forgets the node too.
+                    if !rules.retry_lost_delete {
+                        s.clients[c as usize].cleanup = None;
+                    }
                 }
             }
         }

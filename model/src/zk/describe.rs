@@ -119,7 +119,7 @@ impl Scenario {
                             _ => "it forgets the hold",
                         },
                     ),
-                    Pc::CreateLost | Pc::CleanupSearch => (
+                    Pc::CreateLost => (
                         format!("search (getChildren /locks) for uuid c{c}"),
                         "it will search again",
                     ),
@@ -143,7 +143,7 @@ impl Scenario {
                         "it will check again",
                     ),
                 };
-                let read = matches!(cl.pc, Pc::CreateLost | Pc::CleanupSearch | Pc::Created)
+                let read = matches!(cl.pc, Pc::CreateLost | Pc::Created)
                     || (cl.pc == Pc::Updating && self.writes == WriteMode::CheckThenWrite);
                 let applied = if read {
                     "answered".to_string()
@@ -179,7 +179,6 @@ impl Scenario {
                 if expired(c) {
                     return format!("{head} → {}", se(c));
                 }
-                let cleanup = before.clients[c as usize].pc == Pc::CleanupSearch;
                 match own_a(c) {
                     Some(o) => {
                         let z = before.server.node(o.name).expect("found");
@@ -188,14 +187,8 @@ impl Scenario {
                         } else {
                             format!("owned by the OLD session {}: adopted", z.owner)
                         };
-                        let next = if cleanup {
-                            "; the dropped acquire's cleanup deletes it next"
-                        } else {
-                            ""
-                        };
-                        format!("{head} → {} (czxid {}), {whose}{next}", o.name, o.czxid)
+                        format!("{head} → {} (czxid {}), {whose}", o.name, o.czxid)
                     }
-                    None if cleanup => format!("{head} → none: nothing to clean up"),
                     None => format!("{head} → none: create again"),
                 }
             }
@@ -408,7 +401,7 @@ impl Scenario {
             Suspend(c) => {
                 let cl = after.clients[c as usize];
                 let sent = match cl.queued {
-                    Some(Sent::Create) => format!(
+                    Some(Sent::Create(_)) => format!(
                         "its create {} is queued at the server, its answer lost",
                         self.prefix(c)
                     ),
@@ -424,7 +417,7 @@ impl Scenario {
                 )
             }
             ApplySent(c) => match before.clients[c as usize].queued {
-                Some(Sent::Create) => {
+                Some(Sent::Create(_)) => {
                     let z = after.server.children().last().expect("created");
                     format!(
                         "server ApplySent: applies c{c}'s queued create → {} (czxid {}, {}); no answer reaches c{c}",
@@ -520,27 +513,9 @@ impl Scenario {
                     node(own_b(c))
                 )
             }
-            Abandon(c) => {
-                let cl = before.clients[c as usize];
-                let what = if cl.pc == Pc::Releasing { "release" } else { "acquire" };
-                let a = after.clients[c as usize].pc;
-                let next = match (cl.pc, a) {
-                    (Pc::Idle | Pc::CreateLost, _) => {
-                        let awaited = if cl.pc == Pc::CreateLost {
-                            " after its create's reply was lost"
-                        } else {
-                            " while its create is queued behind the dropped connection"
-                        };
-                        if a == Pc::CleanupSearch {
-                            format!("{awaited}; a task of its own searches for the node and deletes it")
-                        } else {
-                            format!("{awaited}; nobody searches for the node it may have made")
-                        }
-                    }
-                    (_, Pc::Releasing) => format!("; its node {} is still deleted (a task of its own)", node(own_b(c))),
-                    _ => format!("; nobody deletes its node {} any more", node(own_b(c))),
-                };
-                format!("c{c} Abandon: the caller drops the {what} future{next}")
+            Abandon(c) => self.describe_abandon(before, after, c),
+            CleanupFind(c) | CleanupDelete(c) | LoseCleanupReply(c, _) => {
+                self.describe_cleanup(before, after, action, c)
             }
         }
     }

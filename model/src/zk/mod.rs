@@ -16,15 +16,17 @@
 mod action;
 mod apply;
 mod describe;
+mod describe_cleanup;
 mod describe_path;
 mod family;
 pub mod protocol;
 pub mod scenario;
 pub mod server;
 pub mod state;
+mod state_debug;
 mod symmetry;
 
 pub use protocol::{Action, ALWAYS, SOMETIMES};
 pub use scenario::{ClientId, Faults, Guard, Rules, Scenario, Variant, WriteMode};
 pub use server::{Name, Seq, Server, SessionId, Uuid, ZkError, Znode, Zxid};
-pub use state::{Client, Event, Own, Pc, Resource, Sent, State};
+pub use state::{Cleanup, Client, Event, Own, Pc, Resource, Sent, State, PREVIOUS_ATTEMPT};

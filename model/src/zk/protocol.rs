@@ -18,6 +18,7 @@
 //! | `search-without-sync` | no `sync` before the protected search: a lagging server misses our create | lockwright before the fix |
 //! | `abandon-without-delete` | a listing that does not recognize our node starts over without deleting it | lockwright before the fix |
 //! | `drop-own-on-session-swap` | a mutex whose shared client renewed the session drops a node the new session owns, and stops a search that would find one | lockwright before the fix |
+//! | `protection-id-per-client` | one protection id for all of a client's attempts: a cleanup and the next attempt take each other's node | a model finding (the recipe's uuid is per `acquire`) |
 //!
 //! A hold's work is updates of the protected resource: read, compute, write (`Read`, then the
 //! write of the mode). Writes (`WriteMode`): `unfenced`, `check-then-write`, `fenced` (token =
@@ -35,7 +36,8 @@
 //! one), `RecreateParent` (the container, reaped when empty, is made again; suffixes restart),
 //! `Abandon(c)` (the caller drops c's acquire at any await point — after a lost create reply,
 //! with a create queued behind a dropped connection, waiting with a node — or its release
-//! after a lost delete reply; the cleanup task searches, then deletes), `Suspend(c)` (the connection drops while the session lives: a queued
+//! after a lost delete reply; what the future had goes to the client's cleanup slot, whose
+//! steps `CleanupFind`, `CleanupDelete` and `LoseCleanupReply` run beside its next acquire), `Suspend(c)` (the connection drops while the session lives: a queued
 //! create or delete may be applied later, `ApplySent`, until `Reconnect`), `LaggedSearch(c)`
 //! (a lagging server answers the search, only without `sync`: `search-without-sync`),
 //! `MisreadOwnNode(c)` (the listing shows c's node under a name c does not read as a lock
@@ -54,7 +56,7 @@ use crate::checker::Checkable;
 pub use crate::zk::action::Action;
 use crate::zk::scenario::{ClientId, Scenario, WriteMode};
 use crate::zk::server::{SessionId, Uuid};
-use crate::zk::state::{Client, Event, Pc, Resource, State};
+use crate::zk::state::{Cleanup, Client, Event, Pc, Resource, State, PREVIOUS_ATTEMPT};
 
 // ---------------------------------------------------------------------------------------------
 // Properties (names used verbatim in tests, CLI output and docs).
@@ -98,21 +100,37 @@ pub const SOMETIMES: [&str; 7] = [
 impl Scenario {
     /// "no orphan node": every node of a session some client still uses is a node that client
     /// holds, waits with, is deleting, or may have created with a lost reply it will search
-    /// for. Any other node blocks everyone behind it for as long as the client keeps its
+    /// for — in its acquire or in the cleanup task of a dropped one (a node its cleanup will
+    /// delete, or one with the dropped attempt's protection id while that cleanup searches). Any other node blocks everyone behind it for as long as the client keeps its
     /// session alive (liveness stated as safety). Nodes of abandoned sessions are not
     /// orphans: the server times those sessions out.
     ///
     /// With a shared client, the node is accounted for if either mutex of the client does (a
     /// search looks for its own uuid only).
     pub fn no_orphan_node(&self, s: &State) -> bool {
-        s.server.children().iter().all(|z| {
-            (0..self.clients)
+        self.orphans(s).next().is_none()
+    }
+
+    /// The nodes "no orphan node" finds unaccounted for (see [`Scenario::no_orphan_node`]).
+    pub fn orphans<'a>(
+        &'a self,
+        s: &'a State,
+    ) -> impl Iterator<Item = &'a crate::zk::server::Znode> + 'a {
+        s.server.children().iter().filter(move |z| {
+            !(0..self.clients)
                 .filter(|&c| self.process(c) == z.owner.client)
                 .any(|c| {
                     let cl = &s.clients[c as usize];
                     z.owner.epoch != cl.session
-                        || (matches!(cl.pc, Pc::CreateLost | Pc::CleanupSearch)
+                        || (cl.pc == Pc::CreateLost
                             && self.uuid(c).is_none_or(|u| z.name.uuid == Some(u)))
+                        || match cl.cleanup {
+                            Some(Cleanup::Search) => {
+                                self.previous_uuid(c).is_none_or(|u| z.name.uuid == Some(u))
+                            }
+                            Some(Cleanup::Delete(n)) => n == z.name,
+                            None => false,
+                        }
                         || (cl.awaiting
                             && cl.pc == Pc::Idle
                             && self.variant.rules().search_after_lost_create)
@@ -147,8 +165,37 @@ impl Scenario {
 // ---------------------------------------------------------------------------------------------
 
 impl Scenario {
+    /// The protection id of `c`'s current attempt (`None`: plain names).
     pub(crate) fn uuid(&self, c: ClientId) -> Option<Uuid> {
         self.variant.rules().protected_names.then_some(c)
+    }
+
+    /// The protection id of `c`'s dropped attempt, which its cleanup searches for (the same
+    /// as the current one's in `protection-id-per-client`).
+    pub(crate) fn previous_uuid(&self, c: ClientId) -> Option<Uuid> {
+        let fresh = self.variant.rules().fresh_id_per_attempt;
+        self.uuid(c)
+            .map(|u| if fresh { u + PREVIOUS_ATTEMPT } else { u })
+    }
+
+    /// What `c`'s cleanup search finds: the dropped attempt's node in the session it runs in
+    /// (any session for `adopt-old-session`; plain names: the first child of our session,
+    /// which may be the next attempt's).
+    pub(crate) fn cleanup_search(
+        &self,
+        s: &State,
+        c: ClientId,
+    ) -> Option<crate::zk::server::Znode> {
+        let session = s.session(c);
+        let any = self.variant.rules().search_any_session;
+        s.server
+            .children()
+            .iter()
+            .copied()
+            .find(|z| match self.previous_uuid(c) {
+                Some(u) => z.name.uuid == Some(u) && (any || z.owner == session),
+                None => z.owner == session,
+            })
     }
 
     /// What the protected search finds on current data: the first child with our uuid owned
@@ -192,6 +239,31 @@ impl Scenario {
 
     /// Client `c`'s steps while its connection is up.
     fn connected_steps(&self, s: &State, c: ClientId, out: &mut Vec<Action>) {
+        self.acquire_steps(s, c, out);
+        self.cleanup_steps(s, c, out);
+    }
+
+    /// The steps of `c`'s cleanup task, beside its acquire: the request, or its lost reply.
+    fn cleanup_steps(&self, s: &State, c: ClientId, out: &mut Vec<Action>) {
+        use Action::*;
+        let Some(cleanup) = s.clients[c as usize].cleanup else {
+            return;
+        };
+        let lose = s.budget.lose_reply > 0 && s.server.is_alive(s.session(c));
+        match cleanup {
+            Cleanup::Search => out.push(CleanupFind(c)),
+            Cleanup::Delete(_) => out.push(CleanupDelete(c)),
+        }
+        if lose {
+            if matches!(cleanup, Cleanup::Delete(_)) {
+                out.push(LoseCleanupReply(c, true));
+            }
+            out.push(LoseCleanupReply(c, false));
+        }
+    }
+
+    /// The steps of `c`'s acquire, hold and release.
+    fn acquire_steps(&self, s: &State, c: ClientId, out: &mut Vec<Action>) {
         use Action::*;
         let cl = s.clients[c as usize];
         let alive = s.server.is_alive(s.session(c));
@@ -215,7 +287,7 @@ impl Scenario {
         let release = |out: &mut Vec<Action>| request(out, DeleteLockNode(c), true);
         match cl.pc {
             Pc::Idle => request(out, CreateLockNode(c), true),
-            Pc::CreateLost | Pc::CleanupSearch => {
+            Pc::CreateLost => {
                 request(out, FindOwnNode(c), false);
                 if alive
                     && s.budget.lag > 0
@@ -297,7 +369,15 @@ impl Scenario {
                     }
                     _ => false,
                 };
-                if at_await {
+                // One cleanup per client at a time (and no dropped attempt's node left from an
+                // earlier one: two dropped attempts would share the model's second id).
+                let fresh = self.variant.rules().fresh_id_per_attempt;
+                let free = cl.cleanup.is_none()
+                    && (!fresh
+                        || self.previous_uuid(c).is_none_or(|u| {
+                            s.server.children().iter().all(|z| z.name.uuid != Some(u))
+                        }));
+                if at_await && free {
                     out.push(Abandon(c));
                 }
             }

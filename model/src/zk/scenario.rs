@@ -47,6 +47,11 @@ pub enum Variant {
     /// after a lost create on a session change, though that create may have run in the renewed
     /// session (the same orphan, found by the model in the fixed recipe of the time).
     DropOwnOnSessionSwap,
+    /// One protection id per client instead of a fresh one per `acquire` (a model finding of
+    /// issue #20's overlap, not a recipe of record): a dropped acquire's cleanup search, running
+    /// beside the client's next acquire, takes the next attempt's node for the dropped one's
+    /// and deletes it under its holder.
+    ProtectionIdPerClient,
 }
 
 /// What a variant does where the variants differ: one row per variant in
@@ -75,10 +80,13 @@ pub struct Rules {
     /// session the client runs now, and a search after a lost create goes on in the new
     /// session (else: drops the node as the old session's, and stops the search).
     pub keep_own_on_session_swap: bool,
+    /// Each attempt has a protection id of its own (the recipe's uuid per `acquire`), so a
+    /// cleanup's search finds only the dropped attempt's node (else: the client's one id).
+    pub fresh_id_per_attempt: bool,
 }
 
 impl Variant {
-    pub const ALL: [Variant; 10] = [
+    pub const ALL: [Variant; 11] = [
         Variant::Curator,
         Variant::NoProtection,
         Variant::ReleaseForgets,
@@ -89,6 +97,7 @@ impl Variant {
         Variant::SearchWithoutSync,
         Variant::AbandonWithoutDelete,
         Variant::DropOwnOnSessionSwap,
+        Variant::ProtectionIdPerClient,
     ];
 
     /// The command-line / docs name.
@@ -104,6 +113,7 @@ impl Variant {
             Variant::SearchWithoutSync => "search-without-sync",
             Variant::AbandonWithoutDelete => "abandon-without-delete",
             Variant::DropOwnOnSessionSwap => "drop-own-on-session-swap",
+            Variant::ProtectionIdPerClient => "protection-id-per-client",
         }
     }
 
@@ -124,6 +134,7 @@ impl Variant {
             sync_before_search: true,
             delete_unrecognized_own: true,
             keep_own_on_session_swap: true,
+            fresh_id_per_attempt: true,
         };
         match self {
             Variant::Curator => CURATOR,
@@ -162,6 +173,10 @@ impl Variant {
             },
             Variant::DropOwnOnSessionSwap => Rules {
                 keep_own_on_session_swap: false,
+                ..CURATOR
+            },
+            Variant::ProtectionIdPerClient => Rules {
+                fresh_id_per_attempt: false,
                 ..CURATOR
             },
         }

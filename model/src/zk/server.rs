@@ -67,9 +67,12 @@ pub struct Name {
 }
 
 impl fmt::Display for Name {
-    /// `_c_c1-lock-3` or `lock-3` (the real suffix has ten digits).
+    /// `_c_c1-lock-3`, `_c_c1p-lock-3` (c1's dropped attempt) or `lock-3` (the real suffix
+    /// has ten digits).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.uuid {
+            // A dropped attempt's id (`state::PREVIOUS_ATTEMPT`): `_c_c1p-lock-3`.
+            Some(u) if (8..16).contains(&u) => write!(f, "_c_c{}p-lock-{}", u - 8, self.seq),
             Some(u) => write!(f, "_c_c{u}-lock-{}", self.seq),
             None => write!(f, "lock-{}", self.seq),
         }

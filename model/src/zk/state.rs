@@ -2,8 +2,6 @@
 //! protected resource, fault budgets left. Plus the renumbering that keeps the space finite
 //! and the permutation used for symmetry reduction.
 
-use std::fmt;
-
 use crate::zk::scenario::{ClientId, Faults};
 use crate::zk::server::{Name, Seq, Server, SessionId, Zxid};
 
@@ -33,11 +31,24 @@ pub enum Pc {
     Checked,
     /// Releasing or lock lost: next `DeleteLockNode` (retried until it succeeds).
     Releasing,
-    /// The caller dropped the acquire while its create's outcome was unknown (the reply
-    /// awaited, or lost): the cleanup task searches next (`FindOwnNode`), then deletes what it
-    /// finds (`Releasing`; nothing found: `Idle`).
-    CleanupSearch,
 }
+
+/// What a client's cleanup task still has to do: the work a cancel-safe `Abandon` took out of
+/// the dropped future. It runs beside the client's next acquire (`Client::cleanup`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Cleanup {
+    /// The dropped acquire's create had an unknown outcome: search for the dropped attempt's
+    /// protection id in the session (`CleanupFind`), then delete what it finds.
+    Search,
+    /// Delete this node (`CleanupDelete`, retried after a lost reply or a session change).
+    Delete(Name),
+}
+
+/// The protection id of a client's dropped attempt is its own id plus this: the recipe takes a
+/// fresh uuid for each `acquire`, so a cleanup's search never adopts the next attempt's node.
+/// The model needs two per client (the current attempt's, `c`, and the dropped one's,
+/// `c + PREVIOUS_ATTEMPT`): `Abandon` renames the client's names to the dropped attempt's id.
+pub const PREVIOUS_ATTEMPT: u8 = 8;
 
 impl Pc {
     /// Whether the client believes it holds the lock ("at most one holder").
@@ -78,15 +89,16 @@ pub struct Own {
 /// applied yet (`Action::Suspend`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Sent {
-    /// `create("/locks/_c_<uuid>-lock-", EPHEMERAL_SEQUENTIAL)` in the client's session.
-    Create,
+    /// `create("/locks/_c_<uuid>-lock-", EPHEMERAL_SEQUENTIAL)` in the client's session, with
+    /// the protection id of the attempt that sent it.
+    Create(Option<crate::zk::server::Uuid>),
     /// `delete(name, -1)`.
     Delete(Name),
 }
 
 /// [`Client::symmetry_key`]: pc, count, session, held-in, grant, overwritten, own (czxid,
 /// suffix), predecessor's suffix, the connection (suspended, awaiting, the queued request's
-/// kind and suffix).
+/// kind and suffix), the cleanup (none, search, the node's suffix).
 pub(crate) type SymmetryKey = (
     Pc,
     u8,
@@ -98,6 +110,7 @@ pub(crate) type SymmetryKey = (
     Option<(Zxid, Seq)>,
     Option<Seq>,
     (bool, bool, Option<Option<Seq>>),
+    Option<Option<Seq>>,
 );
 
 /// One client's view: everything it knows, nothing it could not know.
@@ -133,6 +146,9 @@ pub struct Client {
     /// `Disconnected` and makes no request until `Reconnect` (or it learns the session
     /// expired).
     pub suspended: bool,
+    /// The cleanup task of a dropped acquire or release (at most one; `Abandon` is enabled
+    /// only without one): its steps interleave with the client's next acquire.
+    pub cleanup: Option<Cleanup>,
     /// A create (`Idle`) or delete (`Releasing`) was in flight when the connection dropped:
     /// the client awaits its answer, which will be `ConnectionLoss`.
     pub awaiting: bool,
@@ -160,10 +176,14 @@ impl Client {
                 self.suspended,
                 self.awaiting,
                 self.queued.map(|q| match q {
-                    Sent::Create => None,
+                    Sent::Create(_) => None,
                     Sent::Delete(n) => Some(n.seq),
                 }),
             ),
+            self.cleanup.map(|k| match k {
+                Cleanup::Search => None,
+                Cleanup::Delete(n) => Some(n.seq),
+            }),
         )
     }
 
@@ -180,6 +200,7 @@ impl Client {
         overwritten: false,
         suspended: false,
         awaiting: false,
+        cleanup: None,
         queued: None,
     };
 }
@@ -312,6 +333,9 @@ impl State {
             if let Some(Sent::Delete(n)) = c.queued {
                 sm |= 1 << n.seq;
             }
+            if let Some(Cleanup::Delete(n)) = c.cleanup {
+                sm |= 1 << n.seq;
+            }
         }
         if let Some(s) = self.resource.max_seq {
             sm |= 1 << s;
@@ -380,6 +404,9 @@ impl State {
             if let Some(Sent::Delete(n)) = cl.queued.as_mut() {
                 n.seq = fs(n.seq);
             }
+            if let Some(Cleanup::Delete(n)) = cl.cleanup.as_mut() {
+                n.seq = fs(n.seq);
+            }
         }
         if let Some(z) = self.resource.max_czxid.as_mut() {
             *z = fz(*z);
@@ -396,6 +423,14 @@ impl State {
     pub(crate) fn permuted(&self, perm: &[u8]) -> State {
         let mut out = self.clone();
         let p = |c: u8| perm[c as usize];
+        // Protection ids: a client's current attempt's and its dropped one's.
+        let pu = |u: u8| {
+            if u >= PREVIOUS_ATTEMPT {
+                p(u - PREVIOUS_ATTEMPT) + PREVIOUS_ATTEMPT
+            } else {
+                p(u)
+            }
+        };
         out.server.rename(
             |z| z,
             self.server.next_zxid(),
@@ -404,7 +439,7 @@ impl State {
                 client: p(s.client),
                 epoch: s.epoch,
             },
-            p,
+            pu,
             true,
         );
         for (c, cl) in self.clients.iter().enumerate() {
@@ -412,7 +447,7 @@ impl State {
             cl.process = p(cl.process);
             let rename = |n: Name| Name {
                 seq: n.seq,
-                uuid: n.uuid.map(p),
+                uuid: n.uuid.map(pu),
             };
             if let Some(o) = cl.own.as_mut() {
                 o.name = rename(o.name);
@@ -420,138 +455,16 @@ impl State {
             if let Some(n) = cl.pred.as_mut() {
                 *n = rename(*n);
             }
-            if let Some(Sent::Delete(n)) = cl.queued.as_mut() {
+            match cl.queued.as_mut() {
+                Some(Sent::Delete(n)) => *n = rename(*n),
+                Some(Sent::Create(u)) => *u = u.map(pu),
+                None => {}
+            }
+            if let Some(Cleanup::Delete(n)) = cl.cleanup.as_mut() {
                 *n = rename(*n);
             }
             out.clients[p(c as u8) as usize] = cl;
         }
         out
-    }
-}
-
-impl fmt::Debug for State {
-    /// ```text
-    /// /locks: _c_c0-lock-0 (czxid 2, c0.s0), _c_c1-lock-1 (czxid 3, c1.s0); next seq 2
-    /// sessions alive: c0.s0, c1.s0, c2.s0; watches: _c_c0-lock-0 by c1.s0; fired: -
-    /// c0 Updating [_c_c0-lock-0 czxid 2] session s0, grant 0 in s0, count 1
-    /// c1 Waiting [_c_c1-lock-1 czxid 3] session s0
-    /// resource: max czxid 2, max seq token -, latest grant written 0; faults left: expire=1; last step: contention
-    /// ```
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let list = |v: Vec<String>| {
-            if v.is_empty() {
-                "-".to_string()
-            } else {
-                v.join(", ")
-            }
-        };
-        let children = self
-            .server
-            .children()
-            .iter()
-            .map(|z| format!("{} (czxid {}, {})", z.name, z.czxid, z.owner))
-            .collect();
-        writeln!(
-            f,
-            "/locks: {}; next seq {}",
-            list(children),
-            self.server.next_seq()
-        )?;
-        let sessions = self
-            .server
-            .sessions()
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        let watches = self
-            .server
-            .watches()
-            .iter()
-            .map(|(n, s)| format!("{n} by {s}"))
-            .collect();
-        let fired = (0..self.clients.len() as u8)
-            .flat_map(|c| {
-                let server = &self.server;
-                server
-                    .sessions()
-                    .iter()
-                    .filter(move |s| s.client == c && server.has_watch_event(**s))
-                    .map(|s| s.to_string())
-            })
-            .collect();
-        writeln!(
-            f,
-            "sessions alive: {}; watches: {}; fired: {}",
-            list(sessions),
-            list(watches),
-            list(fired)
-        )?;
-        for (c, cl) in self.clients.iter().enumerate() {
-            write!(f, "c{c} {:?}", cl.pc)?;
-            if let Some(o) = cl.own {
-                write!(f, " [{} czxid {}]", o.name, o.czxid)?;
-            }
-            if let Some(p) = cl.pred {
-                write!(f, " pred {p}")?;
-            }
-            write!(f, " session s{}", cl.session)?;
-            if cl.known != cl.session {
-                write!(f, " (knows s{})", cl.known)?;
-            }
-            if cl.process != c as u8 {
-                write!(f, " of c{}'s client", cl.process)?;
-            }
-            if cl.pc.believes() {
-                write!(
-                    f,
-                    ", grant {} in s{}, count {}",
-                    cl.grant, cl.held_in, cl.count
-                )?;
-            }
-            if cl.overwritten {
-                write!(f, ", its read OVERWRITTEN")?;
-            }
-            if cl.suspended {
-                write!(f, ", SUSPENDED")?;
-            }
-            if cl.awaiting {
-                write!(f, ", awaiting a lost answer")?;
-            }
-            match cl.queued {
-                Some(Sent::Create) => write!(f, ", create queued")?,
-                Some(Sent::Delete(n)) => write!(f, ", delete {n} queued")?,
-                None => {}
-            }
-            writeln!(f)?;
-        }
-        let opt = |o: Option<u8>| o.map_or("-".to_string(), |v| v.to_string());
-        let last = match self.last {
-            Event::None => "",
-            Event::Contention => "; last step: contention",
-            Event::WokenByWatch => "; last step: waiter woken by watch",
-            Event::HandoffAfterExpiry => "; last step: granted after a holder's session expired",
-            Event::LockLost => "; last step: lock lost reported",
-            Event::Accepted {
-                stale, lost_update, ..
-            } => match (stale, lost_update) {
-                (false, false) => "; last step: write accepted",
-                (true, false) => "; last step: STALE WRITE ACCEPTED",
-                (false, true) => "; last step: LOST UPDATE",
-                (true, true) => "; last step: STALE WRITE ACCEPTED, LOST UPDATE",
-            },
-        };
-        write!(
-            f,
-            "resource: max czxid {}, max seq token {}, latest grant written {}; faults left: {}{}{last}",
-            opt(self.resource.max_czxid),
-            opt(self.resource.max_seq),
-            opt(self.resource.max_grant),
-            self.budget,
-            if self.expired_holder {
-                "; a holder's session expired"
-            } else {
-                ""
-            }
-        )
     }
 }

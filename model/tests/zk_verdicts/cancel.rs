@@ -8,7 +8,7 @@
 //! are plain `fenced`'s, as in `curator_fenced_loses_an_update_under_expiry`).
 
 use super::*;
-use lockwright_model::zk::{Action, Pc};
+use lockwright_model::zk::{Action, Cleanup, PREVIOUS_ATTEMPT};
 
 const FAULTS: &str = "expire=1,lose-reply=1,abandon=1";
 
@@ -70,12 +70,11 @@ fn curator_survives_a_dropped_acquire_or_release() {
     let searching = |found: bool| {
         move |s: &lockwright_model::zk::State| {
             s.clients.iter().enumerate().any(|(c, cl)| {
-                cl.pc == Pc::CleanupSearch
-                    && s.server
-                        .children()
-                        .iter()
-                        .any(|z| z.name.uuid == Some(c as u8) && z.owner == s.session(c as u8))
-                        == found
+                cl.cleanup == Some(Cleanup::Search)
+                    && s.server.children().iter().any(|z| {
+                        z.name.uuid == Some(c as u8 + PREVIOUS_ATTEMPT)
+                            && z.owner == s.session(c as u8)
+                    }) == found
             })
         }
     };
@@ -83,7 +82,7 @@ fn curator_survives_a_dropped_acquire_or_release() {
     assert!(reachable(&scenario, searching(false)));
     expect(Expected {
         scenario,
-        unique_states: 17734,
+        unique_states: 47918,
         verdicts: verdicts("holds"),
         counterexamples: &EXPIRY,
     });
@@ -95,7 +94,7 @@ fn curator_survives_a_dropped_acquire_or_release() {
 fn release_cancel_unsafe_orphans_the_node() {
     expect(Expected {
         scenario: sc(ReleaseCancelUnsafe, Fenced, FAULTS),
-        unique_states: 18878,
+        unique_states: 48279,
         verdicts: verdicts("VIOLATED"),
         counterexamples: &[
             EXPIRY[0],
@@ -138,7 +137,7 @@ fn give_up_cancel_unsafe_orphans_the_node() {
     }
     expect(Expected {
         scenario: sc(GiveUpCancelUnsafe, Fenced, FAULTS),
-        unique_states: 26238,
+        unique_states: 28495,
         verdicts: verdicts("VIOLATED"),
         counterexamples: &[
             EXPIRY[0],

@@ -85,5 +85,6 @@ mod defects;
 mod fencing;
 mod lag;
 mod misread;
+mod overlap;
 mod shared;
 mod suspend;

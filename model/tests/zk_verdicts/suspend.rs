@@ -8,7 +8,7 @@
 
 use super::*;
 
-use lockwright_model::zk::{Pc, Sent};
+use lockwright_model::zk::{Cleanup, Pc, Sent};
 
 /// The "Done" row: `curator × fenced`, 2 clients, faults
 /// `abandon=1,suspend=1,lose-reply=1,expire=1`. "no orphan node" and "at most one live holder"
@@ -39,11 +39,11 @@ fn curator_survives_suspension_dropped_futures_lost_replies_and_expiry() {
         .clients
         .iter()
         .any(|cl| cl.suspended
-            && cl.pc == Pc::CleanupSearch
-            && cl.queued == Some(Sent::Create))));
+            && cl.cleanup == Some(Cleanup::Search)
+            && matches!(cl.queued, Some(Sent::Create(_))))));
     expect(Expected {
         scenario,
-        unique_states: 85256,
+        unique_states: 230236,
         verdicts: super::cancel::verdicts("holds"),
         counterexamples: &super::cancel::EXPIRY,
     });

@@ -8,7 +8,7 @@ use lockwright_model::zk::protocol::{
     GRANTS_IN_REQUEST_ORDER, NO_LOST_UPDATE, NO_ORPHAN_NODE,
 };
 use lockwright_model::zk::WriteMode::{self, *};
-use lockwright_model::zk::{Action, Faults, Guard, Pc, Scenario, SessionId, State, Variant};
+use lockwright_model::zk::{Action, Faults, Guard, Scenario, SessionId, State, Variant};
 
 use super::{clients_list, faults_slug, Presenter};
 use crate::trace::Words;
@@ -73,7 +73,8 @@ impl Presenter for Scenario {
     /// `docs/zookeeper.md` §6, rows 1–32 (the standard scenario, then 2 clients; rows 17–19:
     /// claim-at-acquire; rows 20–22: a dropped acquire or release; rows 23–24: a suspension;
     /// rows 25–26: a lagging server answers the search; rows 27–28: a listing that does not
-    /// recognize the own node; rows 29–32: two mutexes share one client).
+    /// recognize the own node; rows 29–32: two mutexes share one client; row 33: one protection id
+    /// per client, with a dropped acquire's cleanup beside the next acquire).
     fn rows() -> Vec<Scenario> {
         use Variant::*;
         vec![
@@ -109,6 +110,7 @@ impl Presenter for Scenario {
             sc(DropOwnOnSessionSwap, Fenced, SHARED).with_shared_client(true),
             sc(Curator, Fenced, SHARED_LOST).with_shared_client(true),
             sc(DropOwnOnSessionSwap, Fenced, SHARED_LOST).with_shared_client(true),
+            sc(ProtectionIdPerClient, Fenced, ELA),
         ]
     }
 
@@ -187,6 +189,7 @@ impl Presenter for Scenario {
         matches!(
             action,
             Action::LoseReply(..)
+                | Action::LoseCleanupReply(..)
                 | Action::Abandon(_)
                 | Action::Suspend(_)
                 | Action::LaggedSearch(_)
@@ -275,16 +278,8 @@ impl Presenter for Scenario {
                  that no longer held (a lost update)"
                 .to_string(),
             NO_ORPHAN_NODE => {
-                let orphans: Vec<String> = s
-                    .server
-                    .children()
-                    .iter()
-                    .filter(|z| {
-                        let cl = &s.clients[z.owner.client as usize];
-                        z.owner.epoch == cl.session
-                            && !matches!(cl.pc, Pc::CreateLost | Pc::CleanupSearch)
-                            && !(cl.pc.has_node() && cl.own.is_some_and(|o| o.name == z.name))
-                    })
+                let orphans: Vec<String> = self
+                    .orphans(s)
                     .map(|z| {
                         format!(
                             "{} belongs to {}, the session c{} still uses, but c{} does not \

@@ -7,7 +7,7 @@
 //! recording alone rebuilds the server's state at every step, and every recorded answer is
 //! checked to be the one the semantics give.
 
-use lockwright_model::zk::{ClientId, Name, Server, SessionId, ZkError, Znode};
+use lockwright_model::zk::{ClientId, Name, Server, SessionId, ZkError, Znode, PREVIOUS_ATTEMPT};
 
 use super::record::{Call, Outcome, Step};
 use super::suspend::Conn;
@@ -209,7 +209,8 @@ impl Core {
             return (o, children);
         }
         let session = self.session(c);
-        let mine = |z: &Znode| z.owner == session && z.name.uuid == Some(c);
+        let mine =
+            |z: &Znode| z.owner == session && z.name.uuid.map(|u| u % PREVIOUS_ATTEMPT) == Some(c);
         if !children.iter().any(mine) {
             return (o, children);
         }
@@ -427,7 +428,7 @@ impl Core {
         let cl = || c.expect("a client step");
         Some(match &step.call {
             Call::Create { uuid } => self.create(cl(), *uuid).0,
-            Call::FindOwnNode => self.search(cl()).0,
+            Call::FindOwnNode | Call::CleanupFind { .. } => self.search(cl()).0,
             Call::Sync => self.sync(cl()),
             Call::Abandon => self.abandon(cl()),
             Call::DropAcquire | Call::GiveUp | Call::Drop { .. } => return None,

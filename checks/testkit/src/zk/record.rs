@@ -11,8 +11,12 @@ pub enum Call {
     // ---- coordination calls of the real recipe (one model action each) ----
     /// `create_lock_node` (`CreateLockNode`, or `LoseReply` when the reply was lost).
     Create { uuid: Option<u8> },
-    /// `find_own_node` (`FindOwnNode`; answered `Lagged`: `LaggedSearch`).
+    /// `find_own_node` (`FindOwnNode`; answered `Lagged`: `LaggedSearch`; while the model's
+    /// client has only a cleanup search to make: `CleanupFind`).
     FindOwnNode,
+    /// `find_own_node` for an older attempt's protection id `uuid` (with fresh ids per
+    /// attempt): a dropped acquire's cleanup searching beside the next attempt (`CleanupFind`).
+    CleanupFind { uuid: Option<u8> },
     /// `sync` of the lock directory (no model action: the model's `sync_before_search` rule;
     /// the client's next search reads current data).
     Sync,
@@ -174,4 +178,30 @@ pub fn format_trace(steps: &[Step]) -> String {
         s.push_str(&format!("  #{i:<3} {step}\n"));
     }
     s
+}
+
+/// How many requests of `trace` a dropped future's cleanup made after its client's next
+/// acquire began, read from the recording alone (with fresh protection ids per attempt): a
+/// search for an id older than the client's latest (`CleanupFind`), or a delete of a node
+/// whose id is not the one of the client's latest create.
+pub fn cleanup_beside_next_acquire(trace: &[Step]) -> usize {
+    let mut latest: Vec<Option<Option<u8>>> = Vec::new();
+    let mut n = 0;
+    for step in trace {
+        let Some(c) = step.client.map(usize::from) else {
+            continue;
+        };
+        if latest.len() <= c {
+            latest.resize(c + 1, None);
+        }
+        match &step.call {
+            Call::Create { uuid } => latest[c] = Some(*uuid),
+            Call::CleanupFind { .. } => n += 1,
+            Call::Delete { name } if latest[c].is_some_and(|u| u.is_some() && u != name.uuid) => {
+                n += 1
+            }
+            _ => {}
+        }
+    }
+    n
 }

@@ -42,10 +42,14 @@
 //!
 //! The first failure is a [`Divergence`] naming the step.
 
-use lockwright_model::zk::{Action, ClientId, Pc, Scenario, Sent, Server, SessionId};
+use lockwright_model::zk::{
+    Action, ClientId, Pc, Scenario, Sent, Server, SessionId, PREVIOUS_ATTEMPT,
+};
 
 use crate::refine::Cursor;
 pub use crate::refine::{Divergence, Summary};
+
+mod cleanup;
 
 use super::core::Core;
 use super::record::{format_trace, Call, Outcome, Queued, Step};
@@ -100,7 +104,9 @@ fn shape(server: &Server, current: impl Fn(ClientId) -> SessionId, clients: u8) 
             .iter()
             .map(|z| {
                 (
-                    z.name.uuid,
+                    // A dropped attempt's id is the model's `c + PREVIOUS_ATTEMPT`; the
+                    // simulation names both attempts after the client.
+                    z.name.uuid.map(|u| u % PREVIOUS_ATTEMPT),
                     z.owner.client,
                     z.owner == current(z.owner.client),
                 )
@@ -131,6 +137,8 @@ pub(crate) struct Replay {
     /// The client restarted since its last listing (a grant it is told of afterwards was
     /// already lost in the model).
     restarted: Vec<bool>,
+    /// The protection id of each client's latest create (`cleanup`).
+    attempt_uuid: Vec<Option<u8>>,
 }
 
 impl Replay {
@@ -138,6 +146,7 @@ impl Replay {
         Replay {
             shadow: Core::new(model.clients, model.shared_client),
             restarted: vec![false; usize::from(model.clients)],
+            attempt_uuid: vec![None; usize::from(model.clients)],
             cur: Cursor::new(model, enforce),
         }
     }
@@ -177,6 +186,8 @@ impl Replay {
         }
         // 2. The model action, and where the answer sends the client.
         use Action::*;
+        let cleanup = step.client.and_then(|c| self.cleanup_action(c, step));
+        self.note_attempt(step);
         let (action, expect): (Option<Action>, Option<&[Pc]>) = match (step.client, &step.call) {
             (None, _) if step.outcome == Outcome::Skipped => (None, None),
             (
@@ -197,6 +208,8 @@ impl Replay {
             (None, Call::ExpireOld(c)) => (Some(ExpireOldSession(*c)), None),
             (None, Call::RecreateParent) => (Some(RecreateParent), None),
             (None, call) => return Err(fail(format!("not an environment step: {call:?}"))),
+            // The requests of the client's cleanup task (`cleanup`).
+            (Some(_), _) if cleanup.is_some() => (cleanup, None),
             (Some(c), call) => match (call, step.outcome) {
                 (Call::Create { .. } | Call::Delete { .. }, Outcome::ReplyLost { applied }) => {
                     (Some(LoseReply(c, applied)), None)
@@ -207,6 +220,7 @@ impl Replay {
                 (Call::Create { .. }, _) => (Some(CreateLockNode(c)), None),
                 (Call::FindOwnNode, Outcome::Lagged) => (Some(LaggedSearch(c)), None),
                 (Call::FindOwnNode, _) => (Some(FindOwnNode(c)), None),
+                (Call::CleanupFind { .. }, _) => (Some(CleanupFind(c)), None),
                 (Call::Sync, _) => (None, None),
                 (Call::Suspend { .. }, _) => (Some(Suspend(c)), None),
                 (Call::Abandon, _) => (Some(Abandon(c)), None),
@@ -319,7 +333,7 @@ impl Replay {
             let same = matches!(
                 (queued, model),
                 (None, None)
-                    | (Some(Queued::Create { .. }), Some(Sent::Create))
+                    | (Some(Queued::Create { .. }), Some(Sent::Create(_)))
                     | (Some(Queued::Delete { .. }), Some(Sent::Delete(_)))
             );
             if !same {

@@ -75,6 +75,10 @@ pub struct Coverage {
     pub give_up_handoffs: AtomicUsize,
     /// The longest simulated time a give-up took, in milliseconds.
     pub max_give_up_ms: AtomicUsize,
+    /// Requests of a dropped future's cleanup made after its client's next acquire began
+    /// (`record::cleanup_beside_next_acquire`), and the executions with any.
+    pub cleanup_overlaps: AtomicUsize,
+    pub runs_with_overlap: AtomicUsize,
     /// Futures dropped at random `Pending` polls, by the model's place at the drop.
     pub drops: std::sync::Mutex<std::collections::BTreeMap<String, usize>>,
     /// Suspended connections (`Suspend`), by what the server kept queued and what became of
@@ -98,6 +102,9 @@ impl Coverage {
         };
         let ok = |s: &Step| s.outcome == Outcome::Ok;
         add(&self.executions, 1);
+        let overlaps = super::record::cleanup_beside_next_acquire(trace);
+        add(&self.cleanup_overlaps, overlaps);
+        add(&self.runs_with_overlap, usize::from(overlaps > 0));
         add(&self.steps, trace.len());
         add(&self.acquisitions, n(&|s| s.call == Call::Acquired));
         add(
@@ -193,7 +200,7 @@ impl Coverage {
              restarts {} (old sessions expired {}), parents re-created {}, locks lost {}, \
              fenced writes refused {}, claims refused {}, updates {}, re-entries {}, clock ticks {}, \
              gave up {} (handed a node to a cleanup {}, longest {} ms), random drops {:?}, \
-             suspensions {:?}",
+             suspensions {:?}, cleanup requests beside the next acquire {} (in {} executions)",
             g(&self.executions),
             g(&self.steps),
             g(&self.acquisitions),
@@ -223,6 +230,8 @@ impl Coverage {
             g(&self.max_give_up_ms),
             self.drops.lock().unwrap_or_else(|p| p.into_inner()),
             self.suspensions.lock().unwrap_or_else(|p| p.into_inner()),
+            g(&self.cleanup_overlaps),
+            g(&self.runs_with_overlap),
         )
     }
 }

@@ -20,14 +20,15 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use lockwright::zk::{
-    Claimed, HoldState, LostReason, ZkDefect, ZkGuard, ZkLockError, ZkMutex, GIVE_UP_WAIT,
-};
+use lockwright::zk::{Claimed, HoldState, LostReason, ZkDefect, ZkGuard, ZkLockError, ZkMutex};
 use lockwright_model::zk::{ClientId, Faults, Scenario, Variant, WriteMode};
 
 use super::record::{Call, Step};
 use super::refine::Refinement;
 use super::world::{SimCoord, SimResource, SimZk, DIR};
+
+mod give_up_time;
+use give_up_time::check_give_up_time;
 
 /// How a holder writes (the guard API the workload exercises).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -134,6 +135,13 @@ pub struct Workload {
     /// oracle that asks neither the recipe nor the model). On for the correct recipe; a
     /// broken variant's twin stops at its property first.
     pub end_check: bool,
+    /// A dropped or given-up future's cleanup runs beside the client's next acquire (the
+    /// model's cleanup actions), each attempt with a protection id of its own; otherwise the
+    /// client waits for its cleanups first.
+    pub overlap: bool,
+    /// With `overlap`: the simulated client hands out one protection id per client instead
+    /// of one per attempt (a broken uuid source; the model's `protection-id-per-client`).
+    pub one_id_per_client: bool,
 }
 
 impl Workload {
@@ -155,7 +163,23 @@ impl Workload {
             random_drops: 0,
             hide_disconnects: false,
             end_check: true,
+            overlap: false,
+            one_id_per_client: false,
         }
+    }
+
+    /// [`Workload::overlap`] on.
+    pub fn with_overlap(mut self) -> Workload {
+        self.overlap = true;
+        self
+    }
+
+    /// Overlap with one protection id per client ([`Workload::one_id_per_client`]).
+    pub fn with_one_id_per_client(mut self) -> Workload {
+        self.overlap = true;
+        self.one_id_per_client = true;
+        self.end_check = false;
+        self
     }
 
     pub fn with_faults(mut self, faults: Vec<Fault>) -> Workload {
@@ -222,6 +246,7 @@ impl Workload {
             Some(ZkDefect::SearchWithoutSync) => Variant::SearchWithoutSync,
             Some(ZkDefect::ReleaseCancelUnsafe) => Variant::ReleaseCancelUnsafe,
             Some(ZkDefect::GiveUpCancelUnsafe) => Variant::GiveUpCancelUnsafe,
+            _ if self.one_id_per_client => Variant::ProtectionIdPerClient,
             _ => Variant::Curator,
         }
     }
@@ -370,12 +395,12 @@ async fn client(w: Arc<Workload>, coord: SimCoord) {
                         );
                     }
                     coord.gave_up(waited);
-                    coord.quiesce().await;
+                    settle_cleanup(&w, &coord).await;
                 }
                 (Some(Err(e)), _) => panic!("c{c}: acquire failed: {e}"),
-                // Dropped (while it waited, or at random): its cleanup first, then a new
-                // acquire.
-                (None, _) => coord.quiesce().await,
+                // Dropped (while it waited, or at random): its cleanup (first, or beside it),
+                // then a new acquire.
+                (None, _) => settle_cleanup(&w, &coord).await,
             }
         };
         coord.note(Call::Acquired);
@@ -417,38 +442,24 @@ async fn client(w: Arc<Workload>, coord: SimCoord) {
                 break;
             }
         }
-        if let Err(e) = release(&w, &coord, guard, &mut dropped).await {
-            panic!("c{c}: release failed: {e}");
+        match release(&w, &coord, guard, &mut dropped).await {
+            Ok(true) => settle_cleanup(&w, &coord).await,
+            Ok(false) => coord.quiesce().await,
+            Err(e) => panic!("c{c}: release failed: {e}"),
         }
+    }
+    // The last cleanups finish before the end-of-run check.
+    if w.overlap {
         coord.quiesce().await;
     }
 }
 
-/// The time oracle of a give-up, read on the simulated clock (not the recipe's own report):
-/// `acquire_timeout(t)` returns within `t` plus one bounded request ([`GIVE_UP_WAIT`], the
-/// documented wait for the cleanup's answer), plus the simulated time the scheduler held the
-/// client back (a request's reply in flight, a spawn): the documented bound excludes "the last
-/// request", and in the simulation the clock may move while a ready client is not scheduled;
-/// the oracle cannot tell the last request from the others, so it allows all of that time.
-/// `try_acquire` has no documented time bound (it retries lost replies with pauses until a
-/// listing shows a node ahead), so only its wait is recorded.
-fn check_give_up_time(
-    how: GiveUp,
-    waited: Duration,
-    in_requests: Duration,
-    e: &ZkLockError,
-) -> Result<(), String> {
-    let GiveUp::Timeout(t) = how else {
-        return Ok(());
-    };
-    let bound = t + GIVE_UP_WAIT + in_requests;
-    if waited <= bound {
-        return Ok(());
+/// After a dropped or given-up future: wait for its cleanup, unless the workload lets the
+/// cleanup run beside the next acquire ([`Workload::overlap`]).
+async fn settle_cleanup(w: &Workload, coord: &SimCoord) {
+    if !w.overlap {
+        coord.quiesce().await;
     }
-    Err(format!(
-        "{how:?} returned after {waited:?} of simulated time, past its bound {bound:?} \
-         (the timeout, one bounded request, and {in_requests:?} held back by the scheduler): {e}"
-    ))
 }
 
 /// `fut` (an acquire or a release); with random drops in the workload, at each `Pending` poll
@@ -499,16 +510,20 @@ async fn acquire(
 }
 
 /// `guard.release()`; for the workload's `drop_release` client, the first release whose
-/// delete loses its reply is dropped there (a timeout around `release()`).
+/// delete loses its reply is dropped there (a timeout around `release()`). `Ok(true)`: the
+/// caller dropped it.
 async fn release(
     w: &Workload,
     coord: &SimCoord,
     guard: ZkGuard<SimCoord>,
     dropped: &mut bool,
-) -> Result<(), ZkLockError> {
+) -> Result<bool, ZkLockError> {
     if *dropped || w.drop_release != Some(coord.id()) {
         // A release dropped at random: its delete goes on (or not) as the recipe says.
-        return droppable(w, coord, guard.release()).await.unwrap_or(Ok(()));
+        return match droppable(w, coord, guard.release()).await {
+            Some(r) => r.map(|()| false),
+            None => Ok(true),
+        };
     }
     let mut fut = std::pin::pin!(guard.release());
     let out = std::future::poll_fn(|cx| {
@@ -522,10 +537,10 @@ async fn release(
     })
     .await;
     match out {
-        Some(r) => r,
+        Some(r) => r.map(|()| false),
         None => {
             *dropped = true;
-            Ok(())
+            Ok(true)
         }
     }
 }
@@ -536,6 +551,9 @@ pub fn run(w: &Workload, refinement: Option<&Refinement>) -> Vec<Step> {
     let sim = SimZk::sharing(w.name, w.clients, w.shared_client, refinement);
     sim.allow_drops(w.random_drops);
     sim.hide_disconnects(w.hide_disconnects);
+    if w.overlap && !w.one_id_per_client {
+        sim.fresh_ids();
+    }
     let w = Arc::new(w.clone());
     let mut handles = Vec::new();
     for c in 0..w.clients {

@@ -52,6 +52,7 @@
 //! Here: the server, its recording and faults; `coordination`: [`SimCoord`]; `wire`: the
 //! model's names, sessions and stats as `Coordination` returns them.
 
+mod attempts;
 mod clock;
 mod coordination;
 mod drops;
@@ -119,6 +120,8 @@ pub(crate) struct World {
     hide_disconnects: bool,
     start: Instant,
     clock: clock::Clock,
+    /// Protection ids per attempt (`attempts`).
+    attempts: attempts::Attempts,
 }
 
 impl World {
@@ -189,9 +192,17 @@ impl SimZk {
                 hide_disconnects: false,
                 start: Instant::now(),
                 clock: clock::Clock::default(),
+                attempts: attempts::Attempts::new(clients),
             })),
             name: name.into(),
         }
+    }
+
+    /// Gives each attempt a protection id of its own, as the real recipe's uuid per
+    /// `acquire` (`attempts`): a cleanup's requests are then told apart from the next
+    /// attempt's.
+    pub fn fresh_ids(&self) {
+        self.lock().attempts.set_fresh(true);
     }
 
     /// Lets the run's callers drop up to `n` futures at random `Pending` polls

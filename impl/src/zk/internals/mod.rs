@@ -32,8 +32,8 @@
 //! the attempt goes to `Releasing` with its node and hands it to a cleanup task before anything
 //! is awaited (so a dropped future loses nothing), then waits for that task's answer at most
 //! [`GIVE_UP_WAIT`]. From `CreateLost`, or with a create's reply still awaited, the task first
-//! runs the protected search (the model's `CleanupSearch`: `find_own_node`; ours → `Releasing`;
-//! none → done; `SessionExpired` → learn, search on, as the session-change rules say), then
+//! runs the protected search (the model's cleanup slot, `CleanupFind`: `find_own_node`; ours →
+//! delete it, `CleanupDelete`; none → done; `SessionExpired` → learn, search on, as the session-change rules say), then
 //! deletes what it found. `release()` hands its delete to a task the same way. A dropped
 //! acquire or release is the model's `Abandon` (at `CreateLost` — a drop while the create's
 //! reply is awaited is that reply lost, then the drop — `Created`, `MustWatch`, `Waiting`,

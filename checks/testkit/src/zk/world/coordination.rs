@@ -10,7 +10,7 @@ use lockwright::zk::coord::{
     SessionEvent, SessionId as WireSession, WatchOutcome,
 };
 use lockwright::zk::FencingToken;
-use lockwright_model::zk::{ClientId, SessionId};
+use lockwright_model::zk::{ClientId, SessionId, PREVIOUS_ATTEMPT};
 
 use super::super::core::{Core, Wait};
 use super::super::record::{Call, Outcome, Step};
@@ -212,7 +212,7 @@ impl Coordination for SimCoord {
         assert!(rest.is_empty(), "not a lock prefix: {prefix}");
         let c = self.c;
         assert!(
-            uuid.is_none_or(|u| u == c),
+            uuid.is_none_or(|u| u % PREVIOUS_ATTEMPT == c),
             "client c{c} creates with another client's protection id: {prefix}"
         );
         let f = move |core: &mut Core| {
@@ -238,6 +238,13 @@ impl Coordination for SimCoord {
     ) -> impl Future<Output = Result<Search, CoordError>> + Send + 'a {
         assert_eq!(dir, DIR);
         let c = self.c;
+        // A search for an older attempt's id is its cleanup's (`attempts`).
+        let id = super::attempts::prefix_id(prefix);
+        let call = if self.sim.lock().attempts.is_older(c, id) {
+            Call::CleanupFind { uuid: id }
+        } else {
+            Call::FindOwnNode
+        };
         let f = move |core: &mut Core| {
             let (o, children) = core.search(c);
             if o == Outcome::SessionExpired {
@@ -257,7 +264,7 @@ impl Coordination for SimCoord {
                 }),
             )
         };
-        self.request(Request::Read, Call::FindOwnNode, true, f, Err)
+        self.request(Request::Read, call, true, f, Err)
     }
 
     fn list_children<'a>(
@@ -522,7 +529,7 @@ impl Coordination for SimCoord {
     }
 
     fn new_protection_id(&self) -> String {
-        format!("c{}", self.c)
+        self.sim.lock().attempts.next_id(self.c)
     }
 
     fn now(&self) -> Instant {
