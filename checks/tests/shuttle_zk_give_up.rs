@@ -20,40 +20,14 @@ use std::time::Duration;
 
 use lockwright::zk::ZkDefect;
 use lockwright_model::zk::protocol::NO_ORPHAN_NODE;
-use lockwright_model::zk::ALWAYS;
-use lockwright_testkit::budget::deep;
 use lockwright_testkit::schedules::{search, serial, Scheduler};
-use lockwright_testkit::zk::suite::{explore, find, model_violations, Coverage, Twin};
+use lockwright_testkit::zk::suite::{explore, find, iterations, proved, Coverage, Twin, PCT_DEPTH};
 use lockwright_testkit::zk::workload::run;
 use lockwright_testkit::zk::{Fault, GiveUp, Workload, Writes};
 
-/// Executions per scheduler (random, then PCT) in plain `cargo test`: as the mutex suite's.
-const STANDARD: usize = 3_000;
-/// With `LOCKWRIGHT_DEEP=1`.
-const DEEP: usize = 100_000;
-/// PCT depth, as the mutex suite's (a timeout between a listing and its watch, a drop after it).
-const PCT_DEPTH: usize = 3;
 /// The timeout of the `acquire_timeout` client: ten retry pauses' worth (the first pause is
 /// 10 ms), so a timeout can fire while waiting, while pausing, or not at all.
 const TIMEOUT: Duration = Duration::from_millis(100);
-
-fn iterations() -> usize {
-    if deep() {
-        DEEP
-    } else {
-        STANDARD
-    }
-}
-
-fn proved(w: &Workload, expected: &[&str]) -> Vec<&'static str> {
-    let violated = model_violations(w);
-    assert_eq!(violated, expected, "the model's verdict for {}", w.name);
-    ALWAYS
-        .iter()
-        .copied()
-        .filter(|p| !violated.contains(p))
-        .collect()
-}
 
 fn assert_seen(what: &[(&str, usize)]) {
     for (name, n) in what {

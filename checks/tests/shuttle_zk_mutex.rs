@@ -17,8 +17,8 @@
 //! lands between the check and the write) and so loses updates ("no lost update") — the model
 //! says so, and so the replay does not enforce those there.
 //!
-//! Budgets: `STANDARD` executions per scheduler in plain `cargo test`; `LOCKWRIGHT_DEEP=1`
-//! raises them to `DEEP`:
+//! Budgets: `STANDARD_ITERATIONS` (3,000) executions per scheduler in plain `cargo test`; `LOCKWRIGHT_DEEP=1`
+//! raises them to `DEEP_ITERATIONS` (100,000; both in `lockwright_testkit::zk::suite`):
 //!
 //! ```text
 //! LOCKWRIGHT_DEEP=1 cargo test -p lockwright-checks --test shuttle_zk_mutex -- --nocapture
@@ -30,39 +30,8 @@ use lockwright_model::zk::protocol::{
     AT_MOST_ONE_HOLDER, AT_MOST_ONE_LIVE_HOLDER, FENCED_WRITES_ARE_EXCLUSIVE,
     GRANTS_IN_REQUEST_ORDER, NO_LOST_UPDATE, NO_ORPHAN_NODE,
 };
-use lockwright_model::zk::ALWAYS;
-use lockwright_testkit::budget::deep;
-use lockwright_testkit::zk::suite::{explore, model_violations, Coverage};
+use lockwright_testkit::zk::suite::{explore, iterations, proved, Coverage, PCT_DEPTH};
 use lockwright_testkit::zk::{Fault, Workload, Writes};
-
-/// Executions per scheduler (random, then PCT) in plain `cargo test`.
-const STANDARD: usize = 3_000;
-/// With `LOCKWRIGHT_DEEP=1`.
-const DEEP: usize = 100_000;
-/// PCT depth: the interleavings that matter need two or three ordering constraints (an
-/// expiry between a grant and a write, a waiter's listing after it; a lost reply's retry after
-/// another client's create).
-const PCT_DEPTH: usize = 3;
-
-fn iterations() -> usize {
-    if deep() {
-        DEEP
-    } else {
-        STANDARD
-    }
-}
-
-/// The `always` properties the model proves for `w` (and asserts it violates exactly
-/// `expected`).
-fn proved(w: &Workload, expected: &[&str]) -> Vec<&'static str> {
-    let violated = model_violations(w);
-    assert_eq!(violated, expected, "the model's verdict for {}", w.name);
-    ALWAYS
-        .iter()
-        .copied()
-        .filter(|p| !violated.contains(p))
-        .collect()
-}
 
 /// Two clients (c0 re-entrant), two rounds of two writes each; c1's session expires, each
 /// client loses one reply (c0's applied, c1's not), c0 restarts and its abandoned session is

@@ -20,37 +20,11 @@ use std::time::Duration;
 
 use lockwright::zk::ZkDefect;
 use lockwright_model::zk::protocol::{AT_MOST_ONE_HOLDER, AT_MOST_ONE_LIVE_HOLDER, NO_ORPHAN_NODE};
-use lockwright_model::zk::ALWAYS;
-use lockwright_testkit::budget::deep;
-use lockwright_testkit::zk::suite::{explore, find, model_violations, Coverage, Twin};
+use lockwright_testkit::zk::suite::{explore, find, iterations, proved, Coverage, Twin, PCT_DEPTH};
 use lockwright_testkit::zk::{Fault, GiveUp, Workload, Writes};
 
-/// Executions per scheduler (random, then PCT) in plain `cargo test`: as the give-up suite's.
-const STANDARD: usize = 3_000;
-/// With `LOCKWRIGHT_DEEP=1`.
-const DEEP: usize = 100_000;
-/// PCT depth, as the give-up suite's.
-const PCT_DEPTH: usize = 3;
 /// c1's `acquire_timeout`: ten retry pauses' worth, as the give-up suite's.
 const TIMEOUT: Duration = Duration::from_millis(100);
-
-fn iterations() -> usize {
-    if deep() {
-        DEEP
-    } else {
-        STANDARD
-    }
-}
-
-fn proved(w: &Workload, expected: &[&str]) -> Vec<&'static str> {
-    let violated = model_violations(w);
-    assert_eq!(violated, expected, "the model's verdict for {}", w.name);
-    ALWAYS
-        .iter()
-        .copied()
-        .filter(|p| !violated.contains(p))
-        .collect()
-}
 
 /// Callers drop one future a run at random (an `acquire()`, an `acquire_timeout()` or a
 /// `release()`, wherever the model's `Abandon` is enabled), c1 may time out once, c0's create

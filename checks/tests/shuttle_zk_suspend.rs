@@ -26,42 +26,16 @@ use std::time::Duration;
 
 use lockwright::zk::ZkDefect;
 use lockwright_model::zk::protocol::{AT_MOST_ONE_HOLDER, NO_ORPHAN_NODE};
-use lockwright_model::zk::ALWAYS;
-use lockwright_testkit::budget::deep;
 use lockwright_testkit::schedules::{search, serial, Scheduler};
 use lockwright_testkit::zk::suite::{
-    explore, find, model_violations, replay_pinned, Coverage, Twin,
+    explore, find, iterations, proved, replay_pinned, Coverage, Twin, PCT_DEPTH,
 };
 use lockwright_testkit::zk::suspend::Tally;
 use lockwright_testkit::zk::workload::run;
 use lockwright_testkit::zk::{Fault, GiveUp, Workload, Writes};
 
-/// Executions per scheduler (random, then PCT) in plain `cargo test`: as the other zk suites'.
-const STANDARD: usize = 3_000;
-/// With `LOCKWRIGHT_DEEP=1`.
-const DEEP: usize = 100_000;
-/// PCT depth, as the mutex suite's.
-const PCT_DEPTH: usize = 3;
 /// The `acquire_timeout` client's timeout, as in `shuttle_zk_give_up.rs`.
 const TIMEOUT: Duration = Duration::from_millis(100);
-
-fn iterations() -> usize {
-    if deep() {
-        DEEP
-    } else {
-        STANDARD
-    }
-}
-
-fn proved(w: &Workload, expected: &[&str]) -> Vec<&'static str> {
-    let violated = model_violations(w);
-    assert_eq!(violated, expected, "the model's verdict for {}", w.name);
-    ALWAYS
-        .iter()
-        .copied()
-        .filter(|p| !violated.contains(p))
-        .collect()
-}
 
 /// Explores `w` with every `always` property the model proves for it enforced; its
 /// suspensions, and the longest give-up.

@@ -30,6 +30,35 @@ pub fn model_violations(w: &Workload) -> Vec<&'static str> {
     report.violated()
 }
 
+/// Executions per scheduler (random, then PCT) of a zk shuttle test in plain `cargo test`.
+pub const STANDARD_ITERATIONS: usize = 3_000;
+/// The same with `LOCKWRIGHT_DEEP=1`.
+pub const DEEP_ITERATIONS: usize = 100_000;
+/// The PCT depth of the zk shuttle suites: a fault between a listing and its watch, and one
+/// after it.
+pub const PCT_DEPTH: usize = 3;
+
+/// [`STANDARD_ITERATIONS`], or [`DEEP_ITERATIONS`] with `LOCKWRIGHT_DEEP=1`.
+pub fn iterations() -> usize {
+    if crate::budget::deep() {
+        DEEP_ITERATIONS
+    } else {
+        STANDARD_ITERATIONS
+    }
+}
+
+/// The `always` properties the model proves for `w`, after asserting that it violates exactly
+/// `expected`: the properties a shuttle run of `w` may enforce.
+pub fn proved(w: &Workload, expected: &[&str]) -> Vec<&'static str> {
+    let violated = model_violations(w);
+    assert_eq!(violated, expected, "the model's verdict for {}", w.name);
+    lockwright_model::zk::ALWAYS
+        .iter()
+        .copied()
+        .filter(|p| !violated.contains(p))
+        .collect()
+}
+
 /// What the executions exercised, counted from the recordings.
 #[derive(Debug, Default)]
 pub struct Coverage {
