@@ -1,8 +1,8 @@
 //! A suspended connection in the simulated server's state (the model's `suspend`:
 //! `Suspend(c)`, `ApplySent(c)`, `Reconnect(c)`, `docs/zookeeper.md` §3).
 //!
-//! The environment arms a suspension for a client ([`Core::arm_suspend`]); it fires at that
-//! client's next request that can carry it, in a live session ([`Core::fires`]): the
+//! The environment arms a suspension for a client (`Core::arm_suspend`); it fires at that
+//! client's next request that can carry it, in a live session (`Core::fires`): the
 //! connection drops as the request is sent. What stays queued at the server is what the
 //! model queues: a create (the model's client is `Idle`) or a delete retried after a lost
 //! reply (`Releasing`); a read (the search, the listing, the watch's `getData`, `exists`, the
@@ -10,7 +10,7 @@
 //! delete does not fire it: the model's holder (`Holding`) queues nothing there while a
 //! client at `Releasing` queues its delete, and the server cannot tell the two apart. While
 //! the connection is down every request of the client waits for it; the server may apply the
-//! queued request ([`Core::apply_sent`]) until the client reconnects ([`Core::reconnect`]:
+//! queued request (`Core::apply_sent`) until the client reconnects (`Core::reconnect`:
 //! the queued request is dropped) or learns that its session expired (a new session is a new
 //! connection).
 
