@@ -205,3 +205,43 @@ pub fn cleanup_beside_next_acquire(trace: &[Step]) -> usize {
     }
     n
 }
+
+/// Whether `trace` (two mutexes sharing one client) holds the case of the fix in
+/// docs/zookeeper.md §9, read from the recording alone: a mutex's create is applied with its
+/// reply lost after the OTHER mutex renewed the expired session (it learned the expiry: a
+/// session event, or a request answered `SessionExpired`) and before this mutex noticed the
+/// renewal; it notices afterwards, and a search of its own then finds a node.
+pub fn search_after_lost_create_in_renewed_session(trace: &[Step]) -> bool {
+    (0..2u8).any(|me| {
+        let other = 1 - me;
+        let (mut renewed, mut lost_create, mut noticed_after) = (false, false, false);
+        for s in trace {
+            match (s.client, &s.call, s.outcome) {
+                (None, Call::Expire(_), Outcome::Ok) => {
+                    (renewed, lost_create, noticed_after) = (false, false, false);
+                }
+                (Some(c), Call::SessionEvent, _) if c == other => renewed = true,
+                (Some(c), _, Outcome::SessionExpired) if c == other => renewed = true,
+                (Some(c), Call::NoticeSessionChange, _) if c == me => {
+                    if lost_create {
+                        noticed_after = true;
+                    } else {
+                        renewed = false;
+                    }
+                }
+                (Some(c), Call::Create { .. }, Outcome::ReplyLost { applied: true })
+                    if c == me && renewed =>
+                {
+                    lost_create = true;
+                }
+                (Some(c), Call::FindOwnNode, Outcome::Ok)
+                    if c == me && lost_create && noticed_after =>
+                {
+                    return true;
+                }
+                _ => {}
+            }
+        }
+        false
+    })
+}

@@ -108,6 +108,10 @@ pub struct Coverage {
     /// (`record::cleanup_beside_next_acquire`), and the executions with any.
     pub cleanup_overlaps: AtomicUsize,
     pub runs_with_overlap: AtomicUsize,
+    /// Executions where a mutex of a shared client searched, after it noticed the renewal, for
+    /// a create whose reply was lost in the session the other mutex renewed
+    /// (`record::search_after_lost_create_in_renewed_session`).
+    pub renewed_lost_create_searches: AtomicUsize,
     /// Futures dropped at random `Pending` polls, by the model's place at the drop.
     pub drops: std::sync::Mutex<std::collections::BTreeMap<String, usize>>,
     /// Suspended connections (`Suspend`), by what the server kept queued and what became of
@@ -134,6 +138,12 @@ impl Coverage {
         let overlaps = super::record::cleanup_beside_next_acquire(trace);
         add(&self.cleanup_overlaps, overlaps);
         add(&self.runs_with_overlap, usize::from(overlaps > 0));
+        add(
+            &self.renewed_lost_create_searches,
+            usize::from(super::record::search_after_lost_create_in_renewed_session(
+                trace,
+            )),
+        );
         add(&self.steps, trace.len());
         add(&self.acquisitions, n(&|s| s.call == Call::Acquired));
         add(
@@ -229,7 +239,8 @@ impl Coverage {
              restarts {} (old sessions expired {}), parents re-created {}, locks lost {}, \
              fenced writes refused {}, claims refused {}, updates {}, re-entries {}, clock ticks {}, \
              gave up {} (handed a node to a cleanup {}, longest {} ms), random drops {:?}, \
-             suspensions {:?}, cleanup requests beside the next acquire {} (in {} executions)",
+             suspensions {:?}, cleanup requests beside the next acquire {} (in {} executions), \
+             searches after a lost create in the renewed session {}",
             g(&self.executions),
             g(&self.steps),
             g(&self.acquisitions),
@@ -261,6 +272,7 @@ impl Coverage {
             self.suspensions.lock().unwrap_or_else(|p| p.into_inner()),
             g(&self.cleanup_overlaps),
             g(&self.runs_with_overlap),
+            g(&self.renewed_lost_create_searches),
         )
     }
 }
