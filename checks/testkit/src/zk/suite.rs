@@ -355,6 +355,8 @@ pub struct Caught {
     pub steps: usize,
     /// Shuttle's encoded schedule (replays with [`replay_pinned`]).
     pub schedule: String,
+    /// The recording up to the violation (its last step is the violating one).
+    pub trace: Vec<Step>,
 }
 
 /// Runs the random scheduler, then PCT at `pct_depth`, `n` executions each, on one twin. On a
@@ -421,6 +423,7 @@ pub fn find(t: &Twin, seed: u64, n: usize, pct_depth: usize) -> Option<Caught> {
         executions: found.executions,
         steps: err.step + 1,
         schedule,
+        trace: failure.trace[..=err.step].to_vec(),
     })
 }
 
