@@ -62,7 +62,7 @@ fn standard_scenarios_pass_as_documented() {
             "zk",
             Some(
                 "  always    \"at most one holder\"           VIOLATED (as documented: a holder \
-                 whose session expired still believes it holds)",
+                 whose session ended still believes it holds)",
             ),
         ),
         (

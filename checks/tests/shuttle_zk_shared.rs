@@ -12,10 +12,11 @@
 //! a session change) orphans the node; shuttle finds it and its schedule is pinned.
 //!
 //! A restart of the shared handle (`RestartClient`) with a lost create refines too, every
-//! property the model proves enforced. The model also finds that a mutex which has not noticed
-//! the restart is granted on its node of the abandoned session (two live holders once that
-//! session times out), and the real recipe does the same: that check is an ignored test (a
-//! recipe bug, zookeeper.md §9).
+//! property the model proves enforced. This suite found that a mutex which had not noticed the
+//! restart was granted on its node of the abandoned session (two live holders once that
+//! session timed out), in the model and in the recipe; both now learn of the swap from the
+//! listing's session instead, and the twin (`drop-own-on-session-swap`, the rule as it was)
+//! is caught.
 //!
 //! Budgets: `STANDARD_ITERATIONS` (3,000) executions per scheduler in plain `cargo test`,
 //! `LOCKWRIGHT_DEEP=1` raises them to `DEEP_ITERATIONS` (100,000; both in
@@ -178,26 +179,30 @@ fn restart_and_lost_create(name: &'static str) -> Workload {
         ])
 }
 
-/// The model's verdict for [`restart_and_lost_create`] (`curator`, `restart=1,lose-reply=1`,
-/// shared client: 24,634 unique states with symmetry): a mutex that has not noticed the
-/// restart lists the children and is granted on its node of the abandoned session; when that
-/// session times out, the other mutex is granted too (two live holders) and the grant order
-/// breaks. The recipe does the same (see the ignored test below).
-const RESTART_VERDICT: [&str; 3] = [
-    AT_MOST_ONE_HOLDER,
-    AT_MOST_ONE_LIVE_HOLDER,
-    GRANTS_IN_REQUEST_ORDER,
-];
+/// The model's verdict for [`restart_and_lost_create`] on the recipe (`curator`,
+/// `restart=1,lose-reply=1`, shared client): only the holder that has not heard of the
+/// restart yet believes on after its old session timed out. A mutex that has not noticed the
+/// restart and lists the children learns of it from that listing's session instead of being
+/// granted on its node of the abandoned session (the fix; before it, "at most one live holder"
+/// and "grants in request order" failed too, which the twin below shows).
+const RESTART_VERDICT: [&str; 1] = [AT_MOST_ONE_HOLDER];
 
 /// A restart of the shared handle with a lost create: refined with 0 divergences, every
-/// property the model proves enforced ("no orphan node", "no lost update", "fenced writes are
-/// exclusive" among them), no orphan at the end of any run.
+/// property the model proves enforced ("at most one live holder", "grants in request order",
+/// "no orphan node", "no lost update" among them), no orphan at the end of any run.
 #[test]
 fn curator_shared_client_refines_across_a_restart_of_the_shared_handle() {
     let w =
         restart_and_lost_create("curator × fenced-claim, shared client, restart and a lost create");
     let enforce = proved(&w, &RESTART_VERDICT);
-    assert!(enforce.contains(&NO_ORPHAN_NODE) && enforce.contains(&NO_LOST_UPDATE));
+    for p in [
+        AT_MOST_ONE_LIVE_HOLDER,
+        GRANTS_IN_REQUEST_ORDER,
+        NO_ORPHAN_NODE,
+        NO_LOST_UPDATE,
+    ] {
+        assert!(enforce.contains(&p), "{p} is enforced");
+    }
     let cov = explore(
         &w,
         w.refinement().enforcing(&enforce),
@@ -216,22 +221,49 @@ fn curator_shared_client_refines_across_a_restart_of_the_shared_handle() {
     }
 }
 
-/// The recipe bug the model finds with a restarted shared handle, reproduced by the real
-/// recipe: enforcing "at most one live holder" and "grants in request order" fails (found by
-/// `suite::find`, seed 1, after 49 random executions, 7 steps: c0 and c1 create, the handle restarts, c0 lists
-/// without having noticed the restart and is granted on its node of the abandoned session, c1
-/// notices, the abandoned session times out and deletes the node c0 holds on).
+/// The twin: the rule as it was (`drop-own-on-session-swap`, which also reads a listing
+/// answered in the session the restart opened, and can be granted on its node of the
+/// abandoned session: two live holders once that session times out — the model's
+/// `drop_own_on_session_swap_is_granted_on_a_node_of_the_abandoned_session`). Under shuttle
+/// the same rule's orphan is met first (it drops a node of the renewed session), so this twin
+/// is caught by "no orphan node"; the grant itself was found by this workload on the recipe
+/// before the fix (seed 1, 49 random executions, 7 steps: c0 and c1 create, the handle
+/// restarts, c0 lists without having noticed and is granted, c1 notices, the old session
+/// times out and c1 is granted too).
+fn restart_twin() -> Twin {
+    Twin {
+        incident:
+            "a mutex of a restarted shared client granted on its node of the abandoned session",
+        workload: restart_and_lost_create(
+            "twin drop-own-on-session-swap, restart of the shared handle",
+        )
+        .with_defect(ZkDefect::DropOwnOnSessionSwap),
+        // "no orphan node" too: the same rule also drops a node of the renewed session and
+        // waits behind it, which would otherwise end a run in a deadlock before the grant.
+        properties: vec![
+            AT_MOST_ONE_LIVE_HOLDER,
+            GRANTS_IN_REQUEST_ORDER,
+            NO_ORPHAN_NODE,
+        ],
+    }
+}
+
 #[test]
-#[ignore = "recipe bug: a mutex of a restarted shared client is granted on its node of the abandoned session (two live holders once it times out); run with --ignored"]
-fn curator_shared_client_restart_keeps_one_live_holder() {
-    let w = restart_and_lost_create("curator × fenced-claim, shared client, restart: live holders");
-    let mut enforce = proved(&w, &RESTART_VERDICT);
-    enforce.extend([AT_MOST_ONE_LIVE_HOLDER, GRANTS_IN_REQUEST_ORDER]);
-    explore(
-        &w,
-        w.refinement().enforcing(&enforce),
-        1,
-        iterations(),
-        PCT_DEPTH,
+fn shuttle_catches_the_old_session_swap_rule_across_a_restart() {
+    let caught = find(&restart_twin(), 1, TWIN_ITERATIONS, TWIN_PCT_DEPTH)
+        .expect("shuttle must catch the old session-swap rule across a restart");
+    assert!(
+        [
+            AT_MOST_ONE_LIVE_HOLDER,
+            GRANTS_IN_REQUEST_ORDER,
+            NO_ORPHAN_NODE
+        ]
+        .contains(&caught.property),
+        "{}",
+        caught.property
+    );
+    println!(
+        "caught {} with schedule {}",
+        caught.property, caught.schedule
     );
 }

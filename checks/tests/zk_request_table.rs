@@ -23,8 +23,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use lockwright::zk::{
-    block_on, CoordError, Coordination, GuardedOp, LockNode, LostReason, MultiError, NodeStat,
-    OpResult, Search, SessionEvent, SessionId, WatchOutcome, ZkClient, ZkLockError, ZkMutex,
+    block_on, CoordError, Coordination, GuardedOp, Listing, LockNode, LostReason, MultiError,
+    NodeStat, OpResult, Search, SessionEvent, SessionId, WatchOutcome, ZkClient, ZkLockError,
+    ZkMutex,
 };
 use zk_support::{children, client, dir, server};
 
@@ -139,7 +140,7 @@ impl Coordination for Scripted {
         self.answer(a, self.c.find_own_node(dir, prefix)).await
     }
 
-    async fn list_children(&self, dir: &str) -> Result<Vec<String>, CoordError> {
+    async fn list_children(&self, dir: &str) -> Result<Listing, CoordError> {
         let a = self.take(Req::List);
         self.answer(a, self.c.list_children(dir)).await
     }

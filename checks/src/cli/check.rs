@@ -26,7 +26,7 @@ violation; the result does not depend on --workers.
 Exit status:
   0  every verdict is as expected: by default every `always` property holds and every
      `sometimes` property has an example, except the verdicts the scenario documents (printed
-     as e.g. `VIOLATED (as documented: a holder whose session expired still believes it
+     as e.g. `VIOLATED (as documented: a holder whose session ended still believes it
      holds)`: the zk and docstore standard scenarios have one each); `--expect-violated NAME`
      expects that `always` property to be violated instead, `--expect-not-found NAME` that
      `sometimes` property to have no example
@@ -480,7 +480,7 @@ mod tests {
         );
         assert_eq!(
             first.documented,
-            Some("a holder whose session expired still believes it holds")
+            Some("a holder whose session ended still believes it holds")
         );
         assert!(wrong[1..]
             .iter()

@@ -43,6 +43,12 @@ pub enum Fault {
     /// `LoseReply(applied)` after another mutex renewed the session, then
     /// `NoticeSessionChange`).
     SwapThenCreateLost,
+    /// Right before the next listing, the client switches to its second session (another
+    /// mutex sharing the client restarted the handle; the first session lives on), so the
+    /// listing runs in the new session while the attempt's node is the old session's (the
+    /// model's `RestartClient` of a shared client, then `ListChildren` before
+    /// `NoticeSessionChange`).
+    SwapThenList,
     /// The next create makes a node whose name the recipe does not read as a lock node: the
     /// wrapper puts an `x` before the server's suffix (`…-lock-x0000000007`), as a suffix past
     /// 2^31 (`-2147483648`) was unreadable before the parser read signed suffixes (the model's
@@ -107,7 +113,12 @@ impl Coordination for Faulty {
     type Watch = <ZkClient as Coordination>::Watch;
 
     async fn create_lock_node(&self, prefix: &str, data: &[u8]) -> Result<LockNode, CoordError> {
-        match self.next_if(|f| !matches!(f, Fault::Delete { .. } | Fault::StallDelete { .. })) {
+        match self.next_if(|f| {
+            !matches!(
+                f,
+                Fault::Delete { .. } | Fault::StallDelete { .. } | Fault::SwapThenList
+            )
+        }) {
             Some(fault @ Fault::Create { applied }) => {
                 if applied {
                     self.applied(fault, self.c().create_lock_node(prefix, data).await)?;
@@ -158,7 +169,10 @@ impl Coordination for Faulty {
     fn list_children<'a>(
         &'a self,
         dir: &'a str,
-    ) -> impl Future<Output = Result<Vec<String>, CoordError>> + Send + 'a {
+    ) -> impl Future<Output = Result<lockwright::zk::Listing, CoordError>> + Send + 'a {
+        if self.next_if(|f| matches!(f, Fault::SwapThenList)).is_some() {
+            self.restarted.store(true, Ordering::SeqCst);
+        }
         self.c().list_children(dir)
     }
 

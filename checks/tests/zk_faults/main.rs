@@ -379,3 +379,56 @@ fn abandon_without_delete_leaves_the_node_whose_name_it_did_not_read() {
     assert!(left[0].contains("-lock-x"), "{left:?}");
     block_on(g.release()).unwrap();
 }
+
+/// Two mutexes share one client; the handle is restarted (the old session lives on) between
+/// the attempt's look at the session and its listing, so the listing runs in the new session
+/// and shows the attempt's node of the old session lowest. The attempt sets that listing
+/// aside (it ran in another session than the one it knew), drops the old session's node as
+/// not its own, creates again in the new session and waits behind the old node: a try is
+/// `Held`. Before the fix the listing was read as one of the old session: the try was granted
+/// on the old session's node (this test then fails), and once that session timed out another
+/// client would be granted beside it.
+#[test]
+fn a_listing_in_a_session_restarted_under_the_attempt_grants_nothing() {
+    let (f, obs, _server) = faulty(&[Fault::SwapThenList]);
+    let d = dir("swap-then-list");
+    block_on(obs.ensure_dir(&d)).unwrap();
+    let m = ZkMutex::with_shared(Arc::clone(&f), &d).unwrap();
+    let e = block_on(m.try_acquire()).expect_err("held by the old session's node");
+    assert!(matches!(e, lockwright::zk::ZkLockError::Held { .. }), "{e}");
+    // The try's own node (new session) is deleted as it gives up; the old session's stays,
+    // that session's to time out.
+    assert!(
+        eventually(Duration::from_secs(10), || children(&obs, &d).len() == 1),
+        "{:?}",
+        children(&obs, &d)
+    );
+    let left = format!("{d}/{}", children(&obs, &d)[0]);
+    let stat = block_on(obs.check_node(&left))
+        .unwrap()
+        .expect("still there");
+    assert_eq!(
+        stat.ephemeral_owner,
+        f.old.session(),
+        "the old session's node"
+    );
+}
+
+/// The twin: the rule as it was (`drop-own-on-session-swap`) reads the listing anyway and is
+/// granted on its node of the abandoned session.
+#[test]
+fn drop_own_on_session_swap_is_granted_on_a_node_of_the_abandoned_session() {
+    let (f, obs, _server) = faulty(&[Fault::SwapThenList]);
+    let d = dir("swap-then-list-defect");
+    block_on(obs.ensure_dir(&d)).unwrap();
+    let m = ZkMutex::with_shared(Arc::clone(&f), &d)
+        .unwrap()
+        .with_defect(ZkDefect::DropOwnOnSessionSwap);
+    let g = block_on(m.try_acquire()).expect("granted on the listing of the new session");
+    assert_eq!(
+        g.session(),
+        f.old.session(),
+        "granted through the old session's node"
+    );
+    assert_ne!(g.session(), f.new.session());
+}

@@ -41,7 +41,9 @@ pub fn dir(name: &str) -> String {
 
 /// The lock directory's children, sorted (empty if it does not exist).
 pub fn children(zk: &ZkClient, dir: &str) -> Vec<String> {
-    let mut c = block_on(zk.list_children(dir)).unwrap_or_default();
+    let mut c = block_on(zk.list_children(dir))
+        .map(|l| l.children)
+        .unwrap_or_default();
     c.sort();
     c
 }

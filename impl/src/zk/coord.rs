@@ -88,6 +88,18 @@ pub struct Search {
     pub candidates: Vec<(String, NodeStat)>,
 }
 
+/// What a listing answered: the session it ran in and the children's names, in the server's
+/// order. With a shared client another mutex may have renewed the session since the caller
+/// last looked; the recipe then sets the listing aside (it says nothing about a node of the
+/// session the caller knew).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Listing {
+    /// The session the `getChildren` ran in.
+    pub session: SessionId,
+    /// The children's names, in the order the server listed them.
+    pub children: Vec<String>,
+}
+
 /// How a wait for a watch ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WatchOutcome {
@@ -321,7 +333,8 @@ pub trait Coordination: Send + Sync + 'static {
         prefix: Option<&'a str>,
     ) -> impl Future<Output = Result<Search, CoordError>> + Send + 'a;
 
-    /// `ListChildren`: `getChildren(dir)`, names only, in the server's order.
+    /// `ListChildren`: `getChildren(dir)`, names only, in the server's order, with the session
+    /// it ran in.
     ///
     /// # Errors
     /// `NoNode` if `dir` is missing (the recipe reads it as "no children"), `SessionExpired`,
@@ -329,7 +342,7 @@ pub trait Coordination: Send + Sync + 'static {
     fn list_children<'a>(
         &'a self,
         dir: &'a str,
-    ) -> impl Future<Output = Result<Vec<String>, CoordError>> + Send + 'a;
+    ) -> impl Future<Output = Result<Listing, CoordError>> + Send + 'a;
 
     /// `WatchPredecessor`: `getData(path, watch = true)`. On a missing node it answers
     /// `NoNode` and leaves no watch behind (why Curator uses `getData`, not `exists`).

@@ -47,8 +47,8 @@ pub mod names;
 
 pub use client::{ClientStats, ZkAcl, ZkClient, ZkClientBuilder};
 pub use coord::{
-    CoordError, Coordination, GuardedOp, LockNode, MultiError, NodeKind, NodeStat, OpResult,
-    Search, SessionEvent, SessionId, WatchOutcome,
+    CoordError, Coordination, GuardedOp, Listing, LockNode, MultiError, NodeKind, NodeStat,
+    OpResult, Search, SessionEvent, SessionId, WatchOutcome,
 };
 /// The re-created incidents and the model's recipe rules: test-only, behind `defects`.
 #[cfg(feature = "defects")]

@@ -134,7 +134,7 @@ impl<C: Coordination> ZkMutex<C> {
     /// [`ZkLockError::Zk`] when the listing fails.
     pub async fn participants(&self) -> Result<Vec<String>, ZkLockError> {
         let children = match self.coord.list_children(&self.spec.dir).await {
-            Ok(c) => c,
+            Ok(l) => l.children,
             Err(CoordError::NoNode) => Vec::new(),
             Err(e) => {
                 return Err(ZkLockError::from_coord(

@@ -290,6 +290,15 @@ impl Scenario {
                     Err(_) => self.new_session(s, c),
                 }
             }
+            // The answer comes in the client's current session. If another mutex of a shared
+            // client renewed it since this one last looked, the listing says nothing about a
+            // node of the session this one knew: the recipe sets it aside and looks at the
+            // session (its next step is `NoticeSessionChange`, whose rules keep the node if
+            // the new session owns it, else start over). `drop-own-on-session-swap` reads the
+            // listing anyway, and can be granted on a node of the abandoned session.
+            ListChildren(c)
+                if rules.keep_own_on_session_swap
+                    && s.clients[c as usize].known != s.clients[c as usize].session => {}
             ListChildren(c) => {
                 let session = s.session(c);
                 let own = s.clients[c as usize]

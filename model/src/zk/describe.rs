@@ -194,6 +194,14 @@ impl Scenario {
             }
             ListChildren(c) => {
                 let head = format!("c{c} ListChildren: getChildren /locks");
+                let b = before.clients[c as usize];
+                if b.known != b.session && self.variant.rules().keep_own_on_session_swap {
+                    return format!(
+                        "{head} → answered in {}, not the session c{c} knew: the listing is set \
+                         aside, the session looked at next",
+                        session(c)
+                    );
+                }
                 if expired(c) {
                     return format!("{head} → {}", se(c));
                 }

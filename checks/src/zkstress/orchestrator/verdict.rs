@@ -116,7 +116,8 @@ pub(super) fn conclude(
         let end = Instant::now() + cfg.session_timeout * 2 + Duration::from_secs(3);
         loop {
             let left: Vec<String> = match zk.list_children(&cfg.lock_path).await {
-                Ok(c) => c
+                Ok(l) => l
+                    .children
                     .into_iter()
                     .filter(|n| lockwright::zk::names::sequence_of(n).is_some())
                     .map(|n| format!("{}/{n}", cfg.lock_path))

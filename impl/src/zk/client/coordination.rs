@@ -12,8 +12,8 @@ use zookeeper_client::{
 use super::executor::spawn_task;
 use super::{bump, open, ZkClient};
 use crate::zk::coord::{
-    CoordError, Coordination, GuardedOp, LockNode, MultiError, NodeKind, NodeStat, OpResult,
-    Search, SessionEvent, SessionId, WatchOutcome,
+    CoordError, Coordination, GuardedOp, Listing, LockNode, MultiError, NodeKind, NodeStat,
+    OpResult, Search, SessionEvent, SessionId, WatchOutcome,
 };
 use crate::zk::names::{sequence_of, LOCK_MARKER};
 
@@ -109,10 +109,12 @@ impl Coordination for ZkClient {
         })
     }
 
-    async fn list_children(&self, dir: &str) -> Result<Vec<String>, CoordError> {
+    async fn list_children(&self, dir: &str) -> Result<Listing, CoordError> {
         let c = self.client();
+        let session = sid(&c);
         bump(&self.inner.stats.lists);
-        c.list_children(dir).await.map_err(map_err)
+        let children = c.list_children(dir).await.map_err(map_err)?;
+        Ok(Listing { session, children })
     }
 
     async fn watch_node(&self, path: &str) -> Result<OneshotWatcher, CoordError> {

@@ -193,7 +193,18 @@ impl<C: Coordination> Attempt<C> {
                     else {
                         return Err(Stop::TimedOut);
                     };
-                    if let Some(g) = self.listed(r, patience).await? {
+                    // A listing that ran in another session than the one we knew (a shared
+                    // client renewed between our look and the request) says nothing about a
+                    // node of our session: set it aside, and the loop's top applies the
+                    // session-change rules (the model's `ListChildren` of a client that has
+                    // not noticed the swap). `drop-own-on-session-swap` reads it anyway, and
+                    // can be granted on a node of the abandoned session.
+                    if matches!(&r, Ok(l) if l.session != self.known)
+                        && rules.keep_own_on_session_swap
+                    {
+                        continue;
+                    }
+                    if let Some(g) = self.listed(r.map(|l| l.children), patience).await? {
                         return Ok(g);
                     }
                     // Listed again without news, or our node is missing (it starts over):

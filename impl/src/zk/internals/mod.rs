@@ -9,7 +9,7 @@
 //! |---|---|---|
 //! | `Idle` | `create_lock_node` | ok → `Created`; lost reply → `CreateLost` (**no-protection**: `Idle`); `SessionExpired` → learn; `NoNode` → make the directory (not a step), `Idle` |
 //! | `CreateLost` | `find_own_node` | ours → `Created`; none → `Idle`. Ours = our protection id AND owned by the session the search ran in (**adopt-old-session**: any session; **plain names**: any child of our session) |
-//! | `Created` | `list_children` | own node missing → `Idle`; own node listed under a name we do not read as a lock node → `Releasing` (**abandon-without-delete**: `Idle`, node left); lowest → granted (`Holding`); else → `MustWatch(predecessor)` (a try gives up) |
+//! | `Created` | `list_children` | answered in another session than the one we knew (a shared client renewed) → set aside, session-change rules (**drop-own-on-session-swap**: read anyway); own node missing → `Idle`; own node listed under a name we do not read as a lock node → `Releasing` (**abandon-without-delete**: `Idle`, node left); lowest → granted (`Holding`); else → `MustWatch(predecessor)` (a try gives up) |
 //! | `MustWatch` | `watch_node(predecessor)` | ok → `Waiting`; `NoNode` → `Created` |
 //! | `Waiting` | `wait_watch_event` | fired → `Created`; session expired → learn |
 //! | `Holding` | (the guard: `check_node`, `guarded_write`, re-enter, release) | — |

@@ -6,7 +6,7 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use lockwright::zk::coord::{
-    CoordError, Coordination, GuardedOp, LockNode, MultiError, NodeStat, OpResult, Search,
+    CoordError, Coordination, GuardedOp, Listing, LockNode, MultiError, NodeStat, OpResult, Search,
     SessionEvent, SessionId as WireSession, WatchOutcome,
 };
 use lockwright::zk::FencingToken;
@@ -270,7 +270,7 @@ impl Coordination for SimCoord {
     fn list_children<'a>(
         &'a self,
         dir: &'a str,
-    ) -> impl Future<Output = Result<Vec<String>, CoordError>> + Send + 'a {
+    ) -> impl Future<Output = Result<Listing, CoordError>> + Send + 'a {
         assert_eq!(dir, DIR);
         let c = self.c;
         let f = move |core: &mut Core| {
@@ -282,7 +282,14 @@ impl Coordination for SimCoord {
                 .iter()
                 .map(|z| view_name(core, c, z.name))
                 .collect();
-            (o, Ok(names))
+            let session = wire(core.session(c));
+            (
+                o,
+                Ok(Listing {
+                    session,
+                    children: names,
+                }),
+            )
         };
         self.request(Request::Read, Call::ListChildren, false, f, Err)
     }
