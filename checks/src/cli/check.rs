@@ -497,7 +497,7 @@ mod tests {
         let text = to_text(&report, false, &wrong);
         assert!(text.contains(
             "\"at most one holder\": expected VIOLATED (documented: a holder whose session \
-             expired still believes it holds), got holds"
+             ended still believes it holds), got holds"
         ));
     }
 }
