@@ -19,6 +19,24 @@ use faulty::{faulty, Fault};
 use lockwright::zk::{block_on, Coordination, GuardedOp, LostReason, ZkDefect, ZkMutex};
 use zk_support::{children, dir, eventually};
 
+/// Waits (up to 10 s) until the lock directory `d` holds exactly one node, and returns its path
+/// and its Stat as the observer reads them.
+fn the_only_node_left(
+    obs: &lockwright::zk::ZkClient,
+    d: &str,
+) -> (String, lockwright::zk::NodeStat) {
+    assert!(
+        eventually(Duration::from_secs(10), || children(obs, d).len() == 1),
+        "{:?}",
+        children(obs, d)
+    );
+    let left = format!("{d}/{}", children(obs, d)[0]);
+    let stat = block_on(obs.check_node(&left))
+        .unwrap()
+        .expect("still there");
+    (left, stat)
+}
+
 #[test]
 fn a_create_whose_reply_was_lost_is_found_by_the_protected_search() {
     let (f, obs, _server) = faulty(&[Fault::Create { applied: true }]);
@@ -91,15 +109,7 @@ fn drop_own_on_session_swap_waits_behind_its_own_node() {
     let e = block_on(m.try_acquire()).expect_err("held by its own first node");
     assert!(matches!(e, lockwright::zk::ZkLockError::Held { .. }), "{e}");
     // The try's second node is deleted as it gives up; the dropped one stays.
-    assert!(
-        eventually(Duration::from_secs(10), || children(&obs, &d).len() == 1),
-        "{:?}",
-        children(&obs, &d)
-    );
-    let left = format!("{d}/{}", children(&obs, &d)[0]);
-    let stat = block_on(obs.check_node(&left))
-        .unwrap()
-        .expect("still there");
+    let (_, stat) = the_only_node_left(&obs, &d);
     assert_eq!(
         stat.ephemeral_owner,
         f.new.session(),
@@ -149,15 +159,7 @@ fn drop_own_on_session_swap_drops_the_search_and_orphans_the_lost_create() {
     let other = ZkMutex::with_shared(Arc::clone(&f), &d).unwrap();
     let e = block_on(first.try_acquire()).expect_err("held by its own first node");
     assert!(matches!(e, lockwright::zk::ZkLockError::Held { .. }), "{e}");
-    assert!(
-        eventually(Duration::from_secs(10), || children(&obs, &d).len() == 1),
-        "{:?}",
-        children(&obs, &d)
-    );
-    let left = format!("{d}/{}", children(&obs, &d)[0]);
-    let stat = block_on(obs.check_node(&left))
-        .unwrap()
-        .expect("still there");
+    let (left, stat) = the_only_node_left(&obs, &d);
     assert_eq!(
         stat.ephemeral_owner,
         f.new.session(),
@@ -398,15 +400,7 @@ fn a_listing_in_a_session_restarted_under_the_attempt_grants_nothing() {
     assert!(matches!(e, lockwright::zk::ZkLockError::Held { .. }), "{e}");
     // The try's own node (new session) is deleted as it gives up; the old session's stays,
     // that session's to time out.
-    assert!(
-        eventually(Duration::from_secs(10), || children(&obs, &d).len() == 1),
-        "{:?}",
-        children(&obs, &d)
-    );
-    let left = format!("{d}/{}", children(&obs, &d)[0]);
-    let stat = block_on(obs.check_node(&left))
-        .unwrap()
-        .expect("still there");
+    let (_, stat) = the_only_node_left(&obs, &d);
     assert_eq!(
         stat.ephemeral_owner,
         f.old.session(),
