@@ -26,7 +26,7 @@
 //!
 //! # Waiting for the holder, and errors
 //!
-//! The same example as the README's (`checks/tests/readme_example.rs` keeps the two equal):
+//! The same example as the README's (`checks/tests/cli/readme_example.rs` keeps the two equal):
 //!
 //! ```rust
 //! use std::time::Duration;

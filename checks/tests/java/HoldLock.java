@@ -1,5 +1,5 @@
 // Holds `FileChannel.tryLock()` on a file (what Lucene's NativeFSLockFactory does: a
-// whole-file POSIX F_SETLK) until stdin closes. Used by tests/holders/mod.rs (the Java interop tests).
+// whole-file POSIX F_SETLK) until stdin closes. Used by tests/file_peers/holders/mod.rs (the Java interop tests).
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;

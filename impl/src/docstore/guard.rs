@@ -156,7 +156,7 @@ impl<S: DocStore> LeaseGuard<'_, S> {
     /// server measures the new lease with `ctx._now`). The renewal is a write, so the token
     /// becomes the renewal's (higher: documents fenced with the old one accept the new one);
     /// the deadline counts from this send. Not a step of the model (a renewal there is a new
-    /// acquire); tested over HTTP (`checks/tests/docstore_clock.rs`).
+    /// acquire); tested over HTTP (`checks/tests/docstore/clock.rs`).
     ///
     /// # Errors
     /// [`DocLockError::LeaseExpired`] if the local deadline has passed (nothing sent: a lapsed

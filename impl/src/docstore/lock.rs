@@ -355,7 +355,7 @@ impl<S: DocStore> LeaseLock<S> {
     /// does not answer), for at most `timeout` on [`DocStore::now`]'s clock. Tries at least
     /// once, so `Duration::ZERO` means "try once". A try starts only before the timeout has
     /// passed, so with the default attempts the call returns at most one request timeout after
-    /// `timeout` (`checks/tests/docstore_bounded.rs` measures it against a slow store).
+    /// `timeout` (`checks/tests/docstore/bounded.rs` measures it against a slow store).
     ///
     /// # Errors
     /// [`DocLockError::TimedOut`] carrying the last attempt's error, or the first error that

@@ -66,7 +66,7 @@
 //!   by the server (`ctx._now` in `lease-acquire`; the request carries only the lease's
 //!   length), and the holder's own deadline by [`DocStore::now`] (monotonic in [`HttpStore`]):
 //!   first send + lease, which ends no later than the server's lease. Clients whose wall clocks
-//!   disagree agree on who holds (`checks/tests/docstore_clock.rs`). A server clock stepped
+//!   disagree agree on who holds (`checks/tests/docstore/clock.rs`). A server clock stepped
 //!   (or a clock rate far off) still moves leases. Pauses longer than the lease (GC, VM) make
 //!   two holders believe they hold the lock: only the fenced writes stay exclusive, and only
 //!   claimed sessions lose no update (without [`LeaseGuard::claim`], an older holder's late

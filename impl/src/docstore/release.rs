@@ -70,7 +70,7 @@ impl<S: DocStore> LeaseGuard<'_, S> {
                 // 409/404: the document is not ours (or gone); 400 only from the test-only
                 // `rw-unlock` script (the `_update` release), as the blog reads it. A `DELETE`
                 // runs no script: its 400 (and any 401, 403, 429) says nothing about the owner
-                // and is a store error (found by `checks/tests/docstore_error_table.rs`).
+                // and is a store error (found by `checks/tests/docstore/error_table.rs`).
                 Err(e)
                     if matches!(e.status(), Some(404 | 409))
                         || (step == Step::UpdateUnlock && e.status() == Some(400)) =>

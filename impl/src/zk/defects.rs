@@ -77,7 +77,7 @@ impl ZkDefect {
 /// retry_lost_delete, delete_unrecognized_own, keep_own_on_session_swap, sync_before_search,
 /// cancel_safe_release, cancel_safe_give_up]` — the model's `Rules`, field for field. The rules table is written in
 /// the recipe and in the model (the production crate does not depend on the model); a test in
-/// `checks/tests/shuttle_zk_defects.rs` asserts the two agree for every variant.
+/// `checks/tests/zk_sim/shuttle_defects.rs` asserts the two agree for every variant.
 #[doc(hidden)]
 pub fn recipe_rules(defect: Option<ZkDefect>) -> [bool; 9] {
     let r = defect.map_or(Variant::Curator, ZkDefect::variant).rules();

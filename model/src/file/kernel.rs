@@ -3,7 +3,7 @@
 //! The Stateright model (`crate::file::protocol`) and the simulated OS that the checks crate runs the
 //! real `lockwright` code on (loom, shuttle) both call this module, so the model and the
 //! simulation cannot drift. Everything here was verified on Linux (see
-//! `checks/tests/os_conformance.rs`, which replays random call sequences against the
+//! `checks/tests/file_peers/os_conformance.rs`, which replays random call sequences against the
 //! real kernel):
 //!
 //! | | `flock` | POSIX `F_SETLK` | OFD `F_OFD_SETLK` |

@@ -18,7 +18,7 @@
 //! `to_string`), and every write and read carries the document's `_version`. Faults for the client's timeout handling:
 //! [`LoopbackServer::lose_next_reply`] (applied, answered too late) and
 //! [`LoopbackServer::lose_next_request`] (not applied, answered too late). Scripted answers
-//! for the client's error classification (`checks/tests/docstore_error_table.rs`):
+//! for the client's error classification (`checks/tests/docstore/error_table.rs`):
 //! [`LoopbackServer::answer_next`] (any status and body, not applied) and
 //! [`LoopbackServer::truncate_next`] (a head that promises more body than comes).
 
@@ -258,7 +258,7 @@ fn write_answer(
 /// primary term [T]. current document has seqNo [S'] and primary term [T']`, or `... but no
 /// document was found` — and the index and shard in the error and its root cause, as its
 /// `ElasticsearchException` renders them (`index_uuid` is a fixed placeholder here).
-/// `checks/tests/docstore_http.rs` pins them.
+/// `checks/tests/docstore/http.rs` pins them.
 pub fn document_error_body(
     index: &str,
     id: &str,
@@ -316,7 +316,7 @@ pub fn document_error_body(
 /// `illegal_argument_exception` ("failed to execute script") caused by a `script_exception`
 /// ("runtime error"; an explained value in `to_string`) caused by a `painless_explain_error`
 /// (reason `null`) — or, for a null dereference, by a `null_pointer_exception`.
-/// `checks/tests/docstore_http.rs` pins the bodies.
+/// `checks/tests/docstore/http.rs` pins the bodies.
 pub fn script_error_body(e: ScriptError) -> Value {
     let mut script = json!({
         "type": "script_exception",

@@ -182,7 +182,7 @@ impl<S: System> LockHandle for NativeFsLock<S> {
         // a passing ensure_valid is equivalent to the model's atomic EnsureValid at that
         // moment. Probing last let a lock dropped by a foreign close and an unlink, followed
         // by the new holder's crash, pass every check at a different moment (found by
-        // shuttle's refinement replay in `checks/tests/shuttle_three_processes.rs`; the
+        // shuttle's refinement replay in `checks/tests/file_sim/shuttle_three_processes.rs`; the
         // `ProbeLast` defect and the model variant `native-probe-last` keep that order).
         self.check_probe(file)?;
         self.check_held()?;

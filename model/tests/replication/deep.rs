@@ -1,0 +1,75 @@
+//! The standard scenario (runs in every `cargo test`) and the deep scenarios (more readers,
+//! rounds, files and crashes; ignored by default: about 10 s in release, a minute or two in the
+//! test profile).
+//!
+//! `cargo test --release -p lockwright-model --test replication deep:: -- --ignored --nocapture`
+
+use lockwright_model::check;
+use lockwright_model::replication::{
+    Faults, Pace, ReaderKind, Scenario, Variant, NO_IN_USE_DELETED, NO_MISSING_FILE,
+};
+
+#[test]
+fn standard_scenario_holds_exhaustively() {
+    let sc = Scenario::standard();
+    assert_eq!(
+        sc.label(),
+        "lockwright × open-handles × keep-up, 3 rounds of 3-file commits (1 shared), 2 readers, \
+         faults crash=1"
+    );
+    let report = check(&sc);
+    assert!(report.violated().is_empty(), "{:?}", report.verdicts);
+    assert_eq!(report.unique_states, 1473);
+}
+
+/// `(scenario, unique states, violated always properties)`.
+fn deep_rows() -> Vec<(Scenario, usize, Vec<&'static str>)> {
+    vec![
+        (Scenario::deep(), 574_529, vec![]),
+        (
+            Scenario::new(Variant::Lucene5Handler, ReaderKind::OpenHandles)
+                .with_readers(4)
+                .with_rounds(5)
+                .with_data_files(3)
+                .with_faults(Faults { crash: 2 }),
+            830_720,
+            vec![NO_IN_USE_DELETED],
+        ),
+        (
+            Scenario::new(Variant::Lockwright, ReaderKind::OpenHandles)
+                .with_pace(Pace::Unbounded)
+                .with_readers(2)
+                .with_rounds(4)
+                .with_data_files(3)
+                .with_faults(Faults { crash: 1 }),
+            289_896,
+            vec![NO_MISSING_FILE, NO_IN_USE_DELETED],
+        ),
+    ]
+}
+
+#[test]
+#[ignore = "slow; run with cargo test --release -p lockwright-model --test replication deep:: -- --ignored"]
+fn deep_scenarios() {
+    let mut wrong = Vec::new();
+    for (sc, states, violated) in deep_rows() {
+        let report = check(&sc);
+        eprintln!(
+            "{}: {} states in {:.1?} ({:.0} states/s), violated {:?}",
+            sc.label(),
+            report.unique_states,
+            report.elapsed,
+            report.states_per_second(),
+            report.violated()
+        );
+        if report.violated() != violated || report.unique_states != states {
+            wrong.push(format!(
+                "{}: {} states, violated {:?} (pinned: {states}, {violated:?})",
+                sc.label(),
+                report.unique_states,
+                report.violated()
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
