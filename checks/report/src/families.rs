@@ -8,15 +8,17 @@
 //! request to the service, the service's view after it, who believes they hold the lock, and
 //! why the last state violates the property. Everything else — running the rows, the tables,
 //! the trace pages and diagrams, the reproduce commands, the JSON — is here, generic. A new
-//! family is one module under `families/` and one line in [`run_all`].
+//! family is one module under `families/` and one line in [`run_all`] and in [`NAMES`].
 //!
-//! Output, for family `F` (`Family::NAME`): `results-F.md`, `results-F.json` and
-//! `traces/F/<id>.md|svg`.
+//! Output, for family `F` (`Family::NAME`): `results-F.md`, `results-F.json` (each violated
+//! property with its counterexample's `path`) and, for the counterexamples a hand-written page
+//! cites, `traces/F/<id>.md|svg` (all of them on demand: `lockwright-report --traces <dir>`).
 
 pub mod docstore;
 pub mod replication;
 pub mod zk;
 
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::time::Instant;
 
@@ -24,7 +26,7 @@ use lockwright_model::checker::{self, Checkable};
 use lockwright_model::{check, Family};
 use stateright::Expectation;
 
-use super::render::{group_thousands, verdict_cell, HEADER};
+use super::render::{counterexamples_table, group_thousands, verdict_cell, HEADER};
 use super::trace::{md_esc, Actor, LaneId, Lanes, Step, Trace, Words};
 use super::{Finding, PropertyResult, MODEL_VERSION};
 
@@ -162,7 +164,16 @@ impl FamilyReport {
     }
 }
 
-/// Runs every family's rows. A new family: one line here.
+/// The families [`run_all`] runs, by `Family::NAME`: the owners of `results-<name>.*` and
+/// `traces/<name>/` ([`compare::owner`](crate::compare::owner)). A new family: one line here
+/// and one in [`run_all`].
+pub const NAMES: [&str; 3] = [
+    <lockwright_model::zk::Scenario as Family>::NAME,
+    <lockwright_model::docstore::Scenario as Family>::NAME,
+    <lockwright_model::replication::Scenario as Family>::NAME,
+];
+
+/// Runs every family's rows. A new family: one line here (and one in [`NAMES`]).
 ///
 /// # Errors
 /// A counterexample that does not replay (a model bug).
@@ -330,6 +341,8 @@ pub fn run<P: Presenter>() -> anyhow::Result<FamilyReport> {
                 verdict,
                 trace,
                 path_len: v.path.as_ref().map(Vec::len),
+                path: (verdict == Finding::Violated)
+                    .then(|| v.path.iter().flatten().map(ToString::to_string).collect()),
             });
         }
         runs.push(FamilyRun {
@@ -370,8 +383,9 @@ pub fn run<P: Presenter>() -> anyhow::Result<FamilyReport> {
     })
 }
 
-/// `results-<family>.md`.
-pub fn results_md(f: &FamilyReport) -> String {
+/// `results-<family>.md`; `pages`: the counterexamples whose pages are committed under
+/// `traces/<family>/`.
+pub fn results_md(f: &FamilyReport, pages: &BTreeSet<String>) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "# Model-checking results: {}\n", f.title);
     let _ = writeln!(s, "{}\n", HEADER);
@@ -380,7 +394,7 @@ pub fn results_md(f: &FamilyReport) -> String {
         "Every verdict, state count and counterexample on this page comes from one run of \
          `{REGENERATE}` on **lockwright model v{}** ({}). `checks/report/tests/report_fresh.rs` \
          regenerates it into a temporary folder and fails if this page, `{}` (ignoring \
-         times) or any file under `traces/{}/` differs.\n",
+         times) or any committed file under `traces/{}/` differs.\n",
         f.model_version,
         f.checker,
         f.json_name(),
@@ -398,7 +412,8 @@ pub fn results_md(f: &FamilyReport) -> String {
         s,
         "How to read the table: ✅ is the outcome the property asks for (an `always` property \
          holds in every reachable state; a `sometimes` property is reached in at least one). \
-         ❌ links to the shortest counterexample (numbered steps and a sequence diagram). \
+         ❌ links to the shortest counterexample (its path in the section *Counterexamples*, \
+         or its numbered steps and sequence diagram where a hand-written page cites it). \
          ⚠️ means a `sometimes` property was never reached although the scenario could \
          exercise it, so the row's `always` verdicts may hold only vacuously, or the row shows \
          that the situation never arises; [{}]({}) says which. – means the scenario cannot \
@@ -439,7 +454,11 @@ pub fn results_md(f: &FamilyReport) -> String {
             let _ = write!(s, " {c} |");
         }
         for p in &f.properties {
-            let _ = write!(s, " {} |", verdict_cell(r.property(p.name), "– (n/a)"));
+            let _ = write!(
+                s,
+                " {} |",
+                verdict_cell(r.property(p.name), "– (n/a)", pages)
+            );
         }
         let _ = writeln!(
             s,
@@ -463,29 +482,31 @@ pub fn results_md(f: &FamilyReport) -> String {
     if f.traces.is_empty() {
         let _ = writeln!(s, "None.\n");
     } else {
-        let _ = writeln!(s, "| rows | property | steps | numbered steps | diagram |");
-        let _ = writeln!(s, "|---|---|---:|---|---|");
-        for t in &f.traces {
-            let rows: Vec<String> = f
-                .runs
-                .iter()
-                .filter(|r| {
-                    r.properties
-                        .iter()
-                        .any(|p| p.trace.as_deref() == Some(t.id.as_str()))
-                })
-                .map(|r| r.row.to_string())
-                .collect();
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | [{id}.md](traces/{id}.md) | [svg](traces/{id}.svg) |",
-                rows.join(", "),
-                t.property,
-                t.steps.len(),
-                id = t.id
-            );
-        }
-        let _ = writeln!(s);
+        let rows = f
+            .traces
+            .iter()
+            .map(|t| {
+                let rows: Vec<String> = f
+                    .runs
+                    .iter()
+                    .filter(|r| {
+                        r.properties
+                            .iter()
+                            .any(|p| p.trace.as_deref() == Some(t.id.as_str()))
+                    })
+                    .map(|r| r.row.to_string())
+                    .collect();
+                (rows.join(", "), t)
+            })
+            .collect();
+        counterexamples_table(
+            &mut s,
+            &f.json_name(),
+            &format!("traces/{}/", f.family),
+            "rows",
+            rows,
+            pages,
+        );
     }
     let total: usize = f.runs.iter().map(|r| r.unique_states).sum();
     let _ = writeln!(
@@ -499,77 +520,11 @@ pub fn results_md(f: &FamilyReport) -> String {
     s
 }
 
-/// `results-<family>.json`: the rows and every counterexample, step by step.
+/// `results-<family>.json`: the rows, each violated property with its counterexample's
+/// `path` (the action labels, step by step).
 ///
 /// # Errors
 /// Serialization errors (none expected).
 pub fn results_json(f: &FamilyReport) -> anyhow::Result<String> {
-    #[derive(serde::Serialize)]
-    struct StepJson<'a> {
-        step: usize,
-        actor: &'a Actor,
-        action: &'a str,
-        /// A request to the service (or, for the environment, a step at the service).
-        request: bool,
-        fault: bool,
-        /// The step as `Checkable::describe_path` prints it, without its number.
-        description: &'a str,
-        /// What happened, without who acted and the step's name.
-        effect: &'a str,
-        /// The service's view after the step.
-        server: &'a str,
-        holders: Vec<String>,
-    }
-    #[derive(serde::Serialize)]
-    struct TraceJson<'a> {
-        id: &'a str,
-        config: &'a str,
-        property: &'a str,
-        clients: &'a [(u8, String)],
-        steps: Vec<StepJson<'a>>,
-        verdict: &'a str,
-        also: &'a [String],
-        reproduce: &'a str,
-    }
-    #[derive(serde::Serialize)]
-    struct Json<'a> {
-        #[serde(flatten)]
-        report: &'a FamilyReport,
-        traces: Vec<TraceJson<'a>>,
-    }
-    let traces = f
-        .traces
-        .iter()
-        .map(|t| TraceJson {
-            id: &t.id,
-            config: &t.config,
-            property: &t.property,
-            clients: match &t.lanes {
-                Lanes::Clients { clients } => clients,
-                Lanes::Processes { .. } => &[],
-            },
-            steps: t
-                .steps
-                .iter()
-                .enumerate()
-                .map(|(i, st)| StepJson {
-                    step: i + 1,
-                    actor: &st.actor,
-                    action: &st.action,
-                    request: st.os_call,
-                    fault: st.fault,
-                    description: &st.description,
-                    effect: &st.effect,
-                    server: &st.kernel,
-                    holders: st.holders.iter().map(|h| h.name()).collect(),
-                })
-                .collect(),
-            verdict: &t.verdict,
-            also: &t.also,
-            reproduce: &t.reproduce,
-        })
-        .collect();
-    let mut text = serde_json::to_string_pretty(&Json { report: f, traces })?;
-    text.push('\n');
-    Ok(text)
+    super::render::to_json(f)
 }

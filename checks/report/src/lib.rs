@@ -5,26 +5,36 @@
 //! every counterexample is deterministic) and writes, under the docs folder:
 //!
 //! - `results.md`: the verdict of every named property for every configuration, unique states,
-//!   maximum depth, and links to the counterexamples;
-//! - `results.json`: the same data, plus wall-clock times (`time_ms`, the only
+//!   maximum depth, and every counterexample's path of actions;
+//! - `results.json`: the same data, with each violated property's counterexample path
+//!   (`path`: the action labels, step by step), plus wall-clock times (`time_ms`, the only
 //!   non-deterministic values, which the staleness check ignores);
 //! - `citing.md`: the model version, the stable property names, and the citation sentence for
 //!   the standard scenario, filled in from the run;
-//! - `traces/<id>.md` and `traces/<id>.svg`: each counterexample as numbered steps and as a
-//!   sequence diagram.
+//! - `traces/<id>.md` and `traces/<id>.svg`, for each counterexample a hand-written page
+//!   cites ([`cited`]): its numbered steps and a sequence diagram.
 //!
 //! The other families ([`families`]: ZooKeeper, document store, replication) contribute
 //! their curated rows (the scenarios their `model/tests/<family>_verdicts/` pins), the same
-//! way: `results-<family>.md`, `results-<family>.json` and `traces/<family>/<id>.md|svg`.
+//! way: `results-<family>.md`, `results-<family>.json` and the cited `traces/<family>/<id>.md|svg`.
+//!
+//! Every other counterexample's page and diagram is written on demand, into a folder the
+//! user names, by [`all_traces`] and [`write_traces`]:
+//!
+//! ```sh
+//! cargo run -p lockwright-report -- --traces target/traces   # every counterexample, all families
+//! ```
 //!
 //! It also runs the REAL lock factories under shuttle for a small fixed set of correct
 //! configurations, with fixed seeds, replaying every execution through the model
 //! ([`shuttle_runs`]); `results.md` and `results.json` get a section "The real implementation
 //! under shuttle" with the counts.
 //!
-//! [`compare::differences`] is the staleness check used by `lockwright-report --check` and by
-//! `checks/report/tests/report_fresh.rs`.
+//! [`compare::differences`] is the staleness check used by `lockwright-report --check`;
+//! `checks/report/tests/report_fresh.rs` makes the same check one family at a time
+//! ([`compare::differences_where`]).
 
+pub mod cited;
 mod citing;
 pub mod compare;
 pub mod families;
@@ -33,9 +43,12 @@ mod runs;
 pub mod shuttle_runs;
 pub mod trace;
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
 
 pub use runs::{run_all, sizes, FileRuns, GRID, MODEL_VERSION};
 
@@ -84,10 +97,17 @@ pub struct PropertyResult {
     /// `always` or `sometimes`.
     pub expectation: String,
     pub verdict: Finding,
-    /// The counterexample's id under `traces/` (violations only).
+    /// The counterexample's id: its page is `traces/<id>.md` (violations only; the page is
+    /// committed when a hand-written page cites it, and written on demand otherwise).
     pub trace: Option<String>,
     /// Number of steps of the counterexample or example path.
     pub path_len: Option<usize>,
+    /// The counterexample's actions, in order, as the model names them and as its trace's
+    /// steps do (`["CreateLockNode(c0)", "ListChildren(c0)", …]`; violations only). The
+    /// results JSON carries it so that the committed JSON pins every step of every
+    /// counterexample. Absent from the JSON for the other verdicts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<Vec<String>>,
 }
 
 /// One model-checking run.
@@ -163,6 +183,13 @@ impl Report {
     pub fn family(&self, name: &str) -> Option<&families::FamilyReport> {
         self.families.iter().find(|f| f.family == name)
     }
+
+    /// Every counterexample: the file family's, then each other family's.
+    pub fn all_traces(&self) -> impl Iterator<Item = &trace::Trace> {
+        self.traces
+            .iter()
+            .chain(self.families.iter().flat_map(|f| &f.traces))
+    }
 }
 
 /// How every run is checked, in words.
@@ -180,15 +207,32 @@ pub fn build() -> anyhow::Result<Report> {
     // Every run is still single-threaded and deterministic; only `time_ms` can change.
     let (file, families) = std::thread::scope(|scope| {
         let families = scope.spawn(families::run_all);
-        (run_all(), families.join())
+        (build_file(), families.join())
+    });
+    let mut report = file?;
+    report.families = families.map_err(|_| anyhow::anyhow!("a family's run panicked"))??;
+    Ok(report)
+}
+
+/// The file family alone: its verdict grid, the 3 × 2 rows, their counterexamples and the
+/// shuttle runs of the real factories, with no other family (`families` is empty).
+///
+/// # Errors
+/// See [`build`].
+pub fn build_file() -> anyhow::Result<Report> {
+    // The shuttle runs on a second thread: they do not depend on the model runs (only the
+    // state counts they are shown next to, filled in below), and each is deterministic on
+    // its own thread (fixed seeds, shuttle's own scheduler).
+    let (file, shuttle) = std::thread::scope(|scope| {
+        let shuttle = scope.spawn(shuttle_runs::run_all);
+        (run_all(), shuttle.join())
     });
     let runs::FileRuns {
         runs,
         three_processes,
         traces,
     } = file?;
-    let families = families.map_err(|_| anyhow::anyhow!("a family's run panicked"))??;
-    let mut shuttle = shuttle_runs::run_all();
+    let mut shuttle = shuttle.map_err(|_| anyhow::anyhow!("a shuttle run panicked"))?;
     for s in &mut shuttle {
         s.model_unique_states = runs
             .iter()
@@ -204,39 +248,79 @@ pub fn build() -> anyhow::Result<Report> {
         three_processes,
         shuttle,
         traces,
-        families,
+        families: Vec::new(),
     })
 }
 
-/// Writes `report` into `out` (created if needed). Files under `out/traces/` (and its family
-/// folders) that this report does not produce are deleted; nothing else in `out` is touched.
+/// Every counterexample of every family, from the model runs alone (no shuttle runs, no
+/// files): what `lockwright-report --traces <dir>` writes.
+///
+/// # Errors
+/// See [`build`].
+pub fn all_traces() -> anyhow::Result<Vec<trace::Trace>> {
+    let (file, families) = std::thread::scope(|scope| {
+        let families = scope.spawn(families::run_all);
+        (run_all(), families.join())
+    });
+    let mut traces = file?.traces;
+    let families = families.map_err(|_| anyhow::anyhow!("a family's run panicked"))??;
+    traces.extend(families.into_iter().flat_map(|f| f.traces));
+    Ok(traces)
+}
+
+/// A trace's page and diagram: `(path under traces/, text)` twice. Trace ids are paths under
+/// `traces/` (`zk/<stem>` for a family's); the diagram sits next to its page.
+fn trace_pages(t: &trace::Trace) -> [(String, String); 2] {
+    let stem = t.id.rsplit('/').next().unwrap_or(&t.id);
+    let svg = format!("{stem}.svg");
+    [
+        (format!("{}.md", t.id), t.to_markdown(&svg)),
+        (format!("{}.svg", t.id), t.to_svg()),
+    ]
+}
+
+/// Writes `report` into `out` (created if needed), with a page and a diagram under
+/// `out/traces/` for each counterexample that a hand-written page in `out` cites
+/// ([`cited::cited_ids`]). Files under `out/traces/` (and its family folders) that it does
+/// not write are deleted, and so are the family folders this leaves empty; nothing else in
+/// `out` is touched.
 ///
 /// # Errors
 /// I/O errors, with the path.
 pub fn write(report: &Report, out: &Path) -> anyhow::Result<()> {
-    use anyhow::Context as _;
+    let cited = cited::cited_ids(out)
+        .with_context(|| format!("reading the hand-written pages in {}", out.display()))?;
+    write_to(report, out, &cited)
+}
+
+/// [`write`](fn@write), with the traces to commit given: a page and a diagram under
+/// `out/traces/` for each counterexample whose id is in `cited` (ids that no counterexample
+/// has are skipped: the staleness check names them). The generated pages link to those pages
+/// and show every other counterexample's path inline.
+///
+/// # Errors
+/// I/O errors, with the path.
+pub fn write_to(report: &Report, out: &Path, cited: &BTreeSet<String>) -> anyhow::Result<()> {
+    let committed: BTreeSet<String> = report
+        .all_traces()
+        .filter(|t| cited.contains(&t.id))
+        .map(|t| t.id.clone())
+        .collect();
     let traces_dir = out.join("traces");
     let mut files: Vec<(PathBuf, String)> = vec![
-        (out.join("results.md"), render::results_md(report)),
+        (
+            out.join("results.md"),
+            render::results_md(report, &committed),
+        ),
         (out.join("results.json"), render::results_json(report)?),
         (out.join("citing.md"), citing::citing_md(report)),
     ];
-    let mut traces: Vec<&trace::Trace> = report.traces.iter().collect();
     for f in &report.families {
-        files.push((out.join(f.page_name()), families::results_md(f)));
-        files.push((out.join(f.json_name()), families::results_json(f)?));
-        traces.extend(&f.traces);
+        files.extend(family_files(f, out, &committed)?);
     }
-    // Trace ids are paths under `traces/` (`zk/<stem>` for a family's); the diagram sits next
-    // to its page.
-    let mut keep = std::collections::BTreeSet::new();
-    for t in traces {
-        let stem = t.id.rsplit('/').next().unwrap_or(&t.id);
-        let svg = format!("{stem}.svg");
-        for (name, text) in [
-            (format!("{}.md", t.id), t.to_markdown(&svg)),
-            (format!("{}.svg", t.id), t.to_svg()),
-        ] {
+    let mut keep = BTreeSet::new();
+    for t in report.all_traces().filter(|t| committed.contains(&t.id)) {
+        for (name, text) in trace_pages(t) {
             files.push((traces_dir.join(&name), text));
             keep.insert(name);
         }
@@ -245,8 +329,80 @@ pub fn write(report: &Report, out: &Path) -> anyhow::Result<()> {
         if !keep.contains(&name) {
             let p = traces_dir.join(&name);
             fs::remove_file(&p).with_context(|| format!("removing stale {}", p.display()))?;
+            // The family folder, once its last trace is gone (a folder of `traces/` that
+            // holds something else stays).
+            if let Some(dir) = p.parent().filter(|d| *d != traces_dir) {
+                if fs::read_dir(dir).is_ok_and(|mut rd| rd.next().is_none()) {
+                    fs::remove_dir(dir)
+                        .with_context(|| format!("removing empty {}", dir.display()))?;
+                }
+            }
         }
     }
+    put(files)
+}
+
+/// One family's files alone, into `out`: `results-<family>.md` and `.json` and the pages and
+/// diagrams of its counterexamples whose ids are in `cited`. Deletes nothing. (The staleness
+/// test checks each family on its own with it.)
+///
+/// # Errors
+/// I/O errors, with the path.
+pub fn write_family(
+    f: &families::FamilyReport,
+    out: &Path,
+    cited: &BTreeSet<String>,
+) -> anyhow::Result<()> {
+    let committed: BTreeSet<String> = f
+        .traces
+        .iter()
+        .filter(|t| cited.contains(&t.id))
+        .map(|t| t.id.clone())
+        .collect();
+    let mut files = family_files(f, out, &committed)?;
+    for t in f.traces.iter().filter(|t| committed.contains(&t.id)) {
+        for (name, text) in trace_pages(t) {
+            files.push((out.join("traces").join(name), text));
+        }
+    }
+    put(files)
+}
+
+/// `results-<family>.md` and `.json`; `committed`: the ids whose pages are committed.
+fn family_files(
+    f: &families::FamilyReport,
+    out: &Path,
+    committed: &BTreeSet<String>,
+) -> anyhow::Result<Vec<(PathBuf, String)>> {
+    Ok(vec![
+        (out.join(f.page_name()), families::results_md(f, committed)),
+        (out.join(f.json_name()), families::results_json(f)?),
+    ])
+}
+
+/// Writes every trace in `traces` into `dir` (created if needed): `<id>.md` and `<id>.svg`,
+/// the other families' in `dir/<family>/`, as under `docs/traces/`. Nothing in `dir` is
+/// deleted. Returns the number of traces written.
+///
+/// # Errors
+/// I/O errors, with the path.
+pub fn write_traces<'a>(
+    traces: impl IntoIterator<Item = &'a trace::Trace>,
+    dir: &Path,
+) -> anyhow::Result<usize> {
+    let mut files = Vec::new();
+    let mut n = 0;
+    for t in traces {
+        n += 1;
+        for (name, text) in trace_pages(t) {
+            files.push((dir.join(name), text));
+        }
+    }
+    put(files)?;
+    Ok(n)
+}
+
+fn put(files: Vec<(PathBuf, String)>) -> anyhow::Result<()> {
     for (path, text) in files {
         if let Some(dir) = path.parent() {
             fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -263,7 +419,7 @@ fn write_if_changed(path: &Path, text: &str) -> io::Result<()> {
     }
 }
 
-/// Runs everything and writes the docs into `out`.
+/// Runs everything and writes the docs into `out` ([`build`], then [`write`](fn@write)).
 ///
 /// # Errors
 /// See [`build`] and [`write`](fn@write).
@@ -271,6 +427,20 @@ pub fn generate(out: &Path) -> anyhow::Result<Report> {
     let report = build()?;
     write(&report, out)?;
     Ok(report)
+}
+
+/// The staleness check: writes `report` into a temporary folder with the traces the
+/// hand-written pages in `committed` cite, and returns how the committed docs differ from it
+/// ([`compare::differences`]), one line each; empty if they are fresh.
+///
+/// # Errors
+/// I/O errors, with the path.
+pub fn stale(report: &Report, committed: &Path) -> anyhow::Result<Vec<String>> {
+    let cited = cited::cited_ids(committed)
+        .with_context(|| format!("reading the hand-written pages in {}", committed.display()))?;
+    let tmp = tempfile::tempdir().context("creating a temporary folder")?;
+    write_to(report, tmp.path(), &cited)?;
+    Ok(compare::differences(tmp.path(), committed)?)
 }
 
 /// The workspace's `docs/` folder (the default output of `lockwright report`).

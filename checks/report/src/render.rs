@@ -1,10 +1,11 @@
 //! Markdown and JSON for `results.md`, `results.json` and `citing.md`. Deterministic: no
 //! times, no dates, no absolute paths.
 
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use super::runs::NATIVE;
-use super::trace::md_esc;
+use super::trace::{md_esc, Trace};
 use super::{Finding, PropertyResult, Report, RunResult, REGENERATE};
 
 /// The first line of every generated page; it names [`REGENERATE`] (a test keeps the two
@@ -28,7 +29,7 @@ pub(super) fn property_names(report: &Report) -> Vec<(String, String)> {
     names
 }
 
-fn cell(run: &RunResult, name: &str) -> String {
+fn cell(run: &RunResult, name: &str, pages: &BTreeSet<String>) -> String {
     let not_applicable = if name == lockwright_model::file::BLOCKING_OBTAIN_REOPENS {
         if run.variant == lockwright_model::file::Variant::NativeBlocking.name() {
             "– (the file never changes)"
@@ -38,7 +39,7 @@ fn cell(run: &RunResult, name: &str) -> String {
     } else {
         "– (no crash)"
     };
-    verdict_cell(run.property(name), not_applicable)
+    verdict_cell(run.property(name), not_applicable, pages)
 }
 
 /// The properties `runs` have, in report order: a variant's table shows only its own (the
@@ -51,7 +52,14 @@ fn columns<'a>(props: &'a [(String, String)], runs: &[&RunResult]) -> Vec<&'a (S
 }
 
 /// A verdict as a table cell; `not_applicable` is the text for [`Finding::NotApplicable`].
-pub(super) fn verdict_cell(p: Option<&PropertyResult>, not_applicable: &str) -> String {
+/// A violation links to its counterexample: to its page under `traces/` if the id is in
+/// `pages` (the committed ones), else to its path in the page's own section
+/// "Counterexamples" ([`anchor`]).
+pub(super) fn verdict_cell(
+    p: Option<&PropertyResult>,
+    not_applicable: &str,
+    pages: &BTreeSet<String>,
+) -> String {
     let Some(p) = p else {
         return "n/a".to_string();
     };
@@ -60,9 +68,98 @@ pub(super) fn verdict_cell(p: Option<&PropertyResult>, not_applicable: &str) -> 
         (Finding::Reached, _) => "✅ reached".to_string(),
         (Finding::NotReached, _) => "⚠️ not reached".to_string(),
         (Finding::NotApplicable, _) => not_applicable.to_string(),
-        (Finding::Violated, Some(id)) => format!("❌ [violated](traces/{id}.md)"),
+        (Finding::Violated, Some(id)) if pages.contains(id) => {
+            format!("❌ [violated](traces/{id}.md)")
+        }
+        (Finding::Violated, Some(id)) => format!("❌ [violated](#{})", anchor(id)),
         (Finding::Violated, None) => "❌ violated".to_string(),
     }
+}
+
+/// The anchor of a counterexample's row in its page's section "Counterexamples": the id
+/// without a family's folder (`zk/curator.fenced.2c.expire1.at-most-one-holder` →
+/// `curator.fenced.2c.expire1.at-most-one-holder`).
+fn anchor(id: &str) -> &str {
+    id.rsplit('/').next().unwrap_or(id)
+}
+
+/// A counterexample's path of actions, inline: `` `A` → `B` → `C` ``.
+fn path_inline(t: &Trace) -> String {
+    let actions: Vec<String> = t
+        .steps
+        .iter()
+        .map(|st| format!("`{}`", md_esc(&st.action)))
+        .collect();
+    actions.join(" → ")
+}
+
+/// The body of a section "Counterexamples": a paragraph on where the full traces are, then
+/// one row per counterexample, `rows` giving each one's first cell (headed `first`): the
+/// anchor the verdict cells link to, the property, the number of steps, the path inline and,
+/// if any of them is committed (`pages`), a last column linking to its page and diagram.
+/// `json` and `folder` are the page's JSON file and traces folder.
+pub(super) fn counterexamples_table(
+    s: &mut String,
+    json: &str,
+    folder: &str,
+    first: &str,
+    rows: Vec<(String, &Trace)>,
+    pages: &BTreeSet<String>,
+) {
+    let committed = rows.iter().filter(|(_, t)| pages.contains(&t.id)).count();
+    let _ = writeln!(s, "{}", counterexamples_intro(json, committed, folder));
+    let (last_header, last_rule) = if committed > 0 {
+        (" numbered steps and diagram |", "---|")
+    } else {
+        ("", "")
+    };
+    let _ = writeln!(s, "| {first} | property | steps | path |{last_header}");
+    let _ = writeln!(s, "|---|---|---:|---|{last_rule}");
+    for (cell, t) in rows {
+        let last = match (committed, pages.contains(&t.id)) {
+            (0, _) => String::new(),
+            (_, true) => format!(
+                " [steps](traces/{id}.md), [diagram](traces/{id}.svg) |",
+                id = t.id
+            ),
+            (_, false) => " — |".to_string(),
+        };
+        let _ = writeln!(
+            s,
+            "| <a id=\"{}\"></a>{cell} | {} | {} | {} |{last}",
+            anchor(&t.id),
+            t.property,
+            t.steps.len(),
+            path_inline(t),
+        );
+    }
+    let _ = writeln!(s);
+}
+
+/// The paragraph above a section "Counterexamples": where the full traces are.
+fn counterexamples_intro(json: &str, committed: usize, folder: &str) -> String {
+    let cited = match committed {
+        0 => format!(
+            "No hand-written page cites one of them, so none has its numbered steps and \
+             diagram committed under `{folder}`."
+        ),
+        1 => format!(
+            "The hand-written pages cite one of them, which has its numbered steps and a \
+             sequence diagram committed under `{folder}`, linked in the last column."
+        ),
+        n => format!(
+            "The hand-written pages cite {n} of them, which have their numbered steps and a \
+             sequence diagram committed under `{folder}`, linked in the last column."
+        ),
+    };
+    format!(
+        "Each violation's shortest counterexample as its path of actions: the model's action \
+         labels in order, the same path that `{json}` pins under the property's `path`. \
+         {cited} Every counterexample's numbered steps (each step's effect, the state after \
+         it, who believes they hold the lock) and diagram, cited or not, are written on \
+         demand by `{REGENERATE} --traces <dir>`, into `<dir>` laid out as `traces/`; the \
+         row's `lockwright check` command prints the numbered steps too.\n"
+    )
 }
 
 /// Variants in the order of first appearance.
@@ -88,7 +185,8 @@ pub(super) fn group_thousands(n: usize) -> String {
     out
 }
 
-pub(super) fn results_md(report: &Report) -> String {
+/// `results.md`; `pages`: the counterexamples whose pages are committed under `traces/`.
+pub(super) fn results_md(report: &Report, pages: &BTreeSet<String>) -> String {
     let props = property_names(report);
     let mut s = String::new();
     let _ = writeln!(s, "# Model-checking results\n");
@@ -98,7 +196,7 @@ pub(super) fn results_md(report: &Report) -> String {
         "Every verdict, state count and counterexample on this page comes from one run of \
          `{REGENERATE}` on **lockwright model v{}** ({}). `checks/report/tests/report_fresh.rs` \
          regenerates it into a temporary folder and fails if this page, `results.json` \
-         (ignoring times), `citing.md` or any file under `traces/` differs.\n",
+         (ignoring times), `citing.md` or any committed file under `traces/` differs.\n",
         report.model_version, report.checker
     );
     let _ = writeln!(
@@ -114,7 +212,8 @@ pub(super) fn results_md(report: &Report) -> String {
         s,
         "How to read the tables: ✅ is the outcome the property asks for (an `always` property \
          holds in every reachable state; a `sometimes` property is reached in at least one). \
-         ❌ links to the shortest counterexample (numbered steps and a sequence diagram). \
+         ❌ links to the shortest counterexample (its path in the section *Counterexamples*, \
+         or its numbered steps and sequence diagram where a hand-written page cites it). \
          ⚠️ means a `sometimes` property was never reached, so the `always` properties of that \
          row may hold only vacuously. – means the fault set cannot produce the situation \
          (“writer after crash” without crashes; “a blocking obtain re-opens a replaced file” \
@@ -158,7 +257,8 @@ pub(super) fn results_md(report: &Report) -> String {
          (budgets from the table above; `--os` is ignored by the variants without an OS lock \
          and by `mixed`; without `--processes`, `--threads` and `--symmetry`, `lockwright \
          check` takes the standard scenario's 3 processes × 2 threads with symmetry \
-         reduction). Each counterexample page gives its exact command.\n",
+         reduction). `results.json` gives each row's exact command (`command`), and so does \
+         each counterexample's page.\n",
         super::GRID.0,
         super::GRID.1
     );
@@ -231,7 +331,7 @@ pub(super) fn results_md(report: &Report) -> String {
         for r in rows {
             let _ = write!(s, "| `{}` | `{}` |", r.kind, r.faults);
             for (name, _) in &cols {
-                let _ = write!(s, " {} |", cell(r, name));
+                let _ = write!(s, " {} |", cell(r, name, pages));
             }
             let _ = writeln!(
                 s,
@@ -242,27 +342,24 @@ pub(super) fn results_md(report: &Report) -> String {
         }
         let _ = writeln!(s);
     }
-    three_processes_section(&mut s, report, &props);
+    three_processes_section(&mut s, report, &props, pages);
     let _ = writeln!(s, "## Counterexamples\n");
     if report.traces.is_empty() {
         let _ = writeln!(s, "None.\n");
     } else {
-        let _ = writeln!(
-            s,
-            "| configuration | property | steps | numbered steps | diagram |"
+        let rows = report
+            .traces
+            .iter()
+            .map(|t| (t.config.clone(), t))
+            .collect();
+        counterexamples_table(
+            &mut s,
+            "results.json",
+            "traces/",
+            "configuration",
+            rows,
+            pages,
         );
-        let _ = writeln!(s, "|---|---|---:|---|---|");
-        for t in &report.traces {
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | [{id}.md](traces/{id}.md) | [svg](traces/{id}.svg) |",
-                t.config,
-                t.property,
-                t.steps.len(),
-                id = t.id
-            );
-        }
-        let _ = writeln!(s);
     }
     shuttle_section(&mut s, report);
     let total: usize = report
@@ -286,7 +383,12 @@ pub(super) fn results_md(report: &Report) -> String {
 
 /// "3 processes × 2 threads": the standard scenario (reduced and full) and every fault
 /// together per lock kind.
-fn three_processes_section(s: &mut String, report: &Report, props: &[(String, String)]) {
+fn three_processes_section(
+    s: &mut String,
+    report: &Report,
+    props: &[(String, String)],
+    pages: &BTreeSet<String>,
+) {
     if report.three_processes.is_empty() {
         return;
     }
@@ -328,7 +430,7 @@ fn three_processes_section(s: &mut String, report: &Report, props: &[(String, St
             super::runs::size_words(r)
         );
         for (name, _) in &cols {
-            let _ = write!(s, " {} |", cell(r, name));
+            let _ = write!(s, " {} |", cell(r, name, pages));
         }
         let _ = writeln!(
             s,
@@ -470,19 +572,40 @@ fn shuttle_section(s: &mut String, report: &Report) {
     );
 }
 
+/// `results.json`: the report's rows, each violated property with its counterexample's
+/// `path`.
 pub(super) fn results_json(report: &Report) -> anyhow::Result<String> {
-    #[derive(serde::Serialize)]
-    struct Json<'a> {
-        #[serde(flatten)]
-        report: &'a Report,
-        traces: Vec<&'a super::trace::Trace>,
+    to_json(report)
+}
+
+/// `serde_json`'s pretty printing, with a newline at the end and each `path` (a
+/// counterexample's action labels) on one line, `"path": ["A", "B"]`, so that a changed step
+/// shows in a diff as its counterexample's line. Only whitespace between tokens moves
+/// (`serde_json` never breaks a string across lines), so the text parses to the same value.
+pub(super) fn to_json<T: serde::Serialize>(value: &T) -> anyhow::Result<String> {
+    let pretty = serde_json::to_string_pretty(value)?;
+    let mut out = String::with_capacity(pretty.len() + 1);
+    let mut lines = pretty.lines();
+    while let Some(line) = lines.next() {
+        out.push_str(line);
+        if line.trim_start() == "\"path\": [" {
+            let mut first = true;
+            for item in lines.by_ref() {
+                let item = item.trim();
+                if item.starts_with(']') {
+                    out.push_str(item);
+                    break;
+                }
+                if !first {
+                    out.push(' ');
+                }
+                out.push_str(item);
+                first = false;
+            }
+        }
+        out.push('\n');
     }
-    let mut text = serde_json::to_string_pretty(&Json {
-        report,
-        traces: report.traces.iter().collect(),
-    })?;
-    text.push('\n');
-    Ok(text)
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -496,5 +619,37 @@ mod tests {
         // The generator is its own (unpublished) package, not a subcommand of the installed
         // binary.
         assert!(REGENERATE.starts_with("cargo run -p lockwright-report"));
+    }
+
+    /// A counterexample's path is one line of the JSON; everything else is `serde_json`'s
+    /// pretty printing, and the text parses to the same value.
+    #[test]
+    fn json_paths_are_one_line_each() {
+        let p = |path: Option<Vec<&str>>| PropertyResult {
+            name: "at most one writer".into(),
+            expectation: "always".into(),
+            verdict: if path.is_some() {
+                Finding::Violated
+            } else {
+                Finding::Holds
+            },
+            trace: path.as_ref().map(|_| "x".into()),
+            path_len: path.as_ref().map(Vec::len),
+            path: path.map(|p| p.into_iter().map(String::from).collect()),
+        };
+        let value = vec![p(Some(vec!["Open(p0, t0)", "TryLock(p0, t0)"])), p(None)];
+        let text = to_json(&value).unwrap();
+        assert!(
+            text.contains("\n    \"path\": [\"Open(p0, t0)\", \"TryLock(p0, t0)\"]\n  },\n"),
+            "{text}"
+        );
+        assert_eq!(
+            text.matches("\"path\"").count(),
+            1,
+            "no path without a violation"
+        );
+        assert!(text.ends_with("}\n]\n"));
+        let parsed: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(parsed, serde_json::to_value(&value).unwrap());
     }
 }

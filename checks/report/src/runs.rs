@@ -543,6 +543,8 @@ fn run_one(
             verdict,
             trace,
             path_len: v.path.as_ref().map(Vec::len),
+            path: (verdict == Finding::Violated)
+                .then(|| v.path.iter().flatten().map(ToString::to_string).collect()),
         });
     }
     Ok(RunResult {

@@ -1,24 +1,47 @@
 //! The committed design-review docs are what `lockwright report` generates from the model
-//! today.
+//! today, one family per test.
 //!
-//! Regenerates everything into a temporary folder and compares it with `docs/`:
-//! `results.md`, `citing.md`, each other family's `results-<family>.md` (ZooKeeper, document
-//! store, replication) and every file under `docs/traces/` and its family folders byte for
-//! byte (and no missing or left-over files); `results.json` and `results-<family>.json` as
-//! parsed JSON with the wall-clock `time_ms` members removed. Any change to the model that
-//! moves a state count, a verdict or a counterexample step therefore fails here until the docs
-//! are regenerated. The shuttle
-//! section (the real factories, fixed seeds) is compared the same way, so the same seeds must
-//! give the same counts, and every one of its executions must refine.
+//! Each test regenerates one family into a temporary folder and compares it with `docs/`:
+//! the file family (`file_family_docs_are_fresh`: `results.md`, `results.json`, `citing.md`,
+//! `traces/<id>.*`, the shuttle section), then `zk`, `docstore` and `replication`
+//! (`results-<family>.md`, `results-<family>.json`, `traces/<family>/`). Each family's models
+//! run once, in its own test, so the four run side by side. Compared: the pages and every
+//! committed trace page and diagram byte for byte; the set of trace files against the traces
+//! the hand-written pages cite (none missing, none left over, no link to a counterexample the
+//! report does not find); the JSON files as parsed JSON with the wall-clock `time_ms` members
+//! removed. Each violated property's `path` in the JSON lists its counterexample's actions,
+//! so any change to the model that moves a state count, a verdict or a counterexample step
+//! fails here until the docs are regenerated, whether or not the trace's page is committed.
+//! The shuttle section (the real factories, fixed seeds) is compared the same way, so the
+//! same seeds must give the same counts, and every one of its executions must refine.
 
 use std::path::Path;
 
 use lockwright_report as report;
+use report::compare::owner;
+use report::families::{self, Presenter, NAMES};
+
+/// Compares the fresh files in `fresh` that `in_scope` accepts with the committed docs.
+fn assert_fresh(fresh: &Path, in_scope: impl Fn(&str) -> bool) {
+    let committed = report::default_docs_dir();
+    let diffs =
+        report::compare::differences_where(fresh, &committed, in_scope).expect("docs readable");
+    assert!(
+        diffs.is_empty(),
+        "docs are stale: run `{}`\n  {}",
+        report::REGENERATE,
+        diffs.join("\n  ")
+    );
+}
+
+/// The traces the committed hand-written pages cite (the ones `docs/traces/` keeps).
+fn cited() -> std::collections::BTreeSet<String> {
+    report::cited::cited_ids(&report::default_docs_dir()).expect("hand-written pages readable")
+}
 
 #[test]
-fn committed_docs_are_fresh() {
-    let tmp = tempfile::tempdir().expect("temporary folder");
-    let rep = report::generate(tmp.path()).expect("report generates");
+fn file_family_docs_are_fresh() {
+    let rep = report::build_file().expect("report builds");
     // The real factories under shuttle (section "The real implementation under shuttle"):
     // only correct configurations are run, so every execution must refine with all four
     // `always` properties. Checked here, on the run the freshness check makes anyway, so that
@@ -36,26 +59,44 @@ fn committed_docs_are_fresh() {
             r.kind
         );
     }
-    // Every family contributes its rows and, where something is violated, its traces.
-    for name in ["zk", "docstore", "replication"] {
-        let f = rep
-            .family(name)
-            .unwrap_or_else(|| panic!("no {name} family"));
-        assert!(
-            !f.runs.is_empty() && !f.traces.is_empty(),
-            "{name}: {} rows, {} traces",
-            f.runs.len(),
-            f.traces.len()
-        );
-    }
-    let committed = report::default_docs_dir();
-    let diffs = report::compare::differences(tmp.path(), &committed).expect("docs readable");
+    let tmp = tempfile::tempdir().expect("temporary folder");
+    report::write_to(&rep, tmp.path(), &cited()).expect("report writes");
+    assert_fresh(tmp.path(), |name| owner(name, &NAMES).is_none());
+}
+
+/// One other family: its rows run, it has counterexamples, and its files are fresh.
+fn family_docs_are_fresh<P: Presenter>() {
+    let f = families::run::<P>().expect("rows run");
     assert!(
-        diffs.is_empty(),
-        "docs are stale: run `{}`\n  {}",
-        report::REGENERATE,
-        diffs.join("\n  ")
+        NAMES.contains(&f.family),
+        "{} is not in families::NAMES",
+        f.family
     );
+    assert!(
+        !f.runs.is_empty() && !f.traces.is_empty(),
+        "{}: {} rows, {} traces",
+        f.family,
+        f.runs.len(),
+        f.traces.len()
+    );
+    let tmp = tempfile::tempdir().expect("temporary folder");
+    report::write_family(&f, tmp.path(), &cited()).expect("report writes");
+    assert_fresh(tmp.path(), |name| owner(name, &NAMES) == Some(f.family));
+}
+
+#[test]
+fn zk_docs_are_fresh() {
+    family_docs_are_fresh::<lockwright_model::zk::Scenario>();
+}
+
+#[test]
+fn docstore_docs_are_fresh() {
+    family_docs_are_fresh::<lockwright_model::docstore::Scenario>();
+}
+
+#[test]
+fn replication_docs_are_fresh() {
+    family_docs_are_fresh::<lockwright_model::replication::Scenario>();
 }
 
 /// Every relative link in the hand-written pages that points into `traces/` or at a generated
@@ -75,7 +116,7 @@ fn hand_written_pages_link_to_existing_files() {
         let Ok(text) = std::fs::read_to_string(&path) else {
             panic!("{} is missing", path.display());
         };
-        for target in links(&text) {
+        for target in report::cited::links(&text) {
             if target.starts_with("http") || target.starts_with('#') {
                 continue;
             }
@@ -111,18 +152,4 @@ fn family_pages_link_to_their_generated_tables() {
             "README.md does not link {generated}"
         );
     }
-}
-
-/// Targets of Markdown links `[text](target)`.
-fn links(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut rest = text;
-    while let Some(i) = rest.find("](") {
-        rest = &rest[i + 2..];
-        if let Some(j) = rest.find(')') {
-            out.push(rest[..j].to_string());
-            rest = &rest[j..];
-        }
-    }
-    out
 }

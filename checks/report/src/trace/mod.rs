@@ -14,8 +14,7 @@
 use std::fmt::Write as _;
 
 /// Who performs a step.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Actor {
     /// A thread of a process.
     Thread { pid: u8, tid: u8 },
@@ -32,10 +31,9 @@ pub enum Actor {
 }
 
 /// A lane: a thread (file family) or a client.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(untagged)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LaneId {
-    /// Thread `tid` of process `pid` (`[pid, tid]` in JSON).
+    /// Thread `tid` of process `pid`.
     Thread(u8, u8),
     /// Client `c`.
     Client(u8),
@@ -52,7 +50,7 @@ impl LaneId {
 }
 
 /// One step of a counterexample.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Step {
     pub actor: Actor,
     /// The model's action, as the model names it.
@@ -63,7 +61,6 @@ pub struct Step {
     /// Whether the step is a fault (a crash, a pause, a lost reply, a session expiry): a
     /// client's is drawn in red (the environment's always are). Not used by the file family,
     /// whose faults are the process's and the filesystem's steps.
-    #[serde(skip_serializing_if = "is_false")]
     pub fault: bool,
     /// The visible effect of the step (what changed), in words; may be empty.
     pub effect: String,
@@ -76,17 +73,11 @@ pub struct Step {
     /// The whole step as the model's `Checkable::describe_path` prints it, without its
     /// number (`c1 ListChildren: getChildren /locks → …`); empty for the file family, whose
     /// effect column is built from `describe_step` instead.
-    #[serde(skip_serializing_if = "String::is_empty")]
     pub description: String,
 }
 
-fn is_false(b: &bool) -> bool {
-    !*b
-}
-
 /// The lanes of a trace, in drawing order.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Lanes {
     /// Threads per process: `(pid, [tid, ...])`.
     Processes { processes: Vec<(u8, Vec<u8>)> },
@@ -178,7 +169,11 @@ pub const FILE_WORDS: Words = Words {
 };
 
 /// A counterexample path for one property of one configuration.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+///
+/// Not part of the results JSON, which pins each counterexample by its `path` of action
+/// labels (the `action` of each step here); the page and the diagram are written for the
+/// traces the hand-written pages cite, and for all of them on demand.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Trace {
     /// File stem under `docs/traces/` (`<variant>.<kind>.<faults>.<property>`; other families
     /// prefix their folder: `zk/<...>`).
@@ -187,7 +182,6 @@ pub struct Trace {
     pub config: String,
     /// The violated property's name.
     pub property: String,
-    #[serde(flatten)]
     pub lanes: Lanes,
     pub steps: Vec<Step>,
     /// Why the last state violates the property, in words.
@@ -198,7 +192,6 @@ pub struct Trace {
     /// The `lockwright check` command that prints this counterexample.
     pub reproduce: String,
     /// The family's words.
-    #[serde(skip)]
     pub words: &'static Words,
 }
 
@@ -511,11 +504,6 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("results-x.md):") && md.ends_with("[back](../../results-x.md)\n"));
-        let json = serde_json::to_value(&t).unwrap();
-        assert_eq!(json["clients"][0][1], "reentrant");
-        assert_eq!(json["steps"][0]["fault"], true);
-        assert_eq!(json["steps"][1]["actor"]["who"], "server");
-        assert_eq!(json["steps"][1]["holders"], serde_json::json!([0, 1]));
     }
 
     #[test]
@@ -527,25 +515,5 @@ mod tests {
             "POST files-lock/_update/1… → 201 created; acquired"
         );
         assert_eq!(fit_answer(s, 30).chars().count(), 30);
-    }
-
-    /// The file family's JSON shape is unchanged: `processes`, `[pid, tid]` holders, no
-    /// `fault` member.
-    #[test]
-    fn file_json_shape() {
-        let json = serde_json::to_value(sample()).unwrap();
-        assert_eq!(
-            json["processes"],
-            serde_json::json!([[0, [0, 1]], [1, [0]]])
-        );
-        assert_eq!(
-            json["steps"][2]["holders"],
-            serde_json::json!([[0, 0], [1, 0]])
-        );
-        assert!(json["steps"][0].get("fault").is_none());
-        assert_eq!(
-            json["steps"][0]["actor"],
-            serde_json::json!({"kind": "thread", "pid": 0, "tid": 0})
-        );
     }
 }
