@@ -3,7 +3,7 @@
 //!
 //! A family takes part by implementing [`Presenter`] on its model's `Scenario` (which already
 //! implements [`Family`]): which rows to run (the scenarios pinned in
-//! `model/tests/<family>_verdicts/`, so the numbers match the tests), what its traces call
+//! `model/tests/<family>/verdicts/`, so the numbers match the tests), what its traces call
 //! things ([`Words`]), and, for each step of a counterexample, who acts, whether it is a
 //! request to the service, the service's view after it, who believes they hold the lock, and
 //! why the last state violates the property. Everything else — running the rows, the tables,
@@ -46,7 +46,7 @@ pub trait Presenter: Family {
     fn words() -> &'static Words;
 
     /// The curated rows, in the order of the family page's verdict table: exactly the
-    /// scenarios pinned in `model/tests/<family>_verdicts/`.
+    /// scenarios pinned in `model/tests/<family>/verdicts/`.
     fn rows() -> Vec<Self>;
 
     /// The cells under [`Presenter::ROW_HEADERS`] for this scenario (Markdown).
@@ -402,7 +402,7 @@ pub fn results_md(f: &FamilyReport, pages: &BTreeSet<String>) -> String {
     );
     let _ = writeln!(
         s,
-        "The rows are the scenarios pinned in `model/tests/{}_verdicts/`, numbered as in the \
+        "The rows are the scenarios pinned in `model/tests/{}/verdicts/`, numbered as in the \
          verdict table of [{page}]({page}), which describes the recipes, the faults and what \
          each property means; the counts here are the ones that test pins.\n",
         f.family,

@@ -15,7 +15,7 @@
 //!   cites ([`cited`]): its numbered steps and a sequence diagram.
 //!
 //! The other families ([`families`]: ZooKeeper, document store, replication) contribute
-//! their curated rows (the scenarios their `model/tests/<family>_verdicts/` pins), the same
+//! their curated rows (the scenarios their `model/tests/<family>/verdicts/` pins), the same
 //! way: `results-<family>.md`, `results-<family>.json` and the cited `traces/<family>/<id>.md|svg`.
 //!
 //! Every other counterexample's page and diagram is written on demand, into a folder the
@@ -167,7 +167,7 @@ pub struct Report {
     /// The verdict grid: every variant × lock kind × fault set at [`runs::GRID`] sizes.
     pub runs: Vec<RunResult>,
     /// The standard scenario and every fault together per lock kind, at 3 processes × 2
-    /// threads with symmetry reduction (`model/tests/three_processes.rs`).
+    /// threads with symmetry reduction (`model/tests/file/three_processes.rs`).
     pub three_processes: Vec<RunResult>,
     /// The real factories under shuttle, replayed through the model ([`shuttle_runs`]).
     pub shuttle: Vec<shuttle_runs::ShuttleResult>,

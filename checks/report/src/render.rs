@@ -202,7 +202,7 @@ pub(super) fn results_md(report: &Report, pages: &BTreeSet<String>) -> String {
     let _ = writeln!(
         s,
         "Scenario of every run in the verdict tables: {}. These are the sizes of \
-         `model/tests/verdicts/`, which pins the same counts and counterexamples. The \
+         `model/tests/file/verdicts/`, which pins the same counts and counterexamples. The \
          standard scenario itself (3 processes × 2 threads, what `lockwright check` runs \
          without arguments and what [citing.md](citing.md) cites) and every fault together \
          at that size are in the section *3 processes × 2 threads* below.\n",
@@ -397,12 +397,12 @@ fn three_processes_section(
         s,
         "The standard scenario (`Scenario::standard()`: what `lockwright check` runs without \
          arguments, and what [citing.md](citing.md) cites) and every fault together for each \
-         OS lock kind (`Scenario::all_faults(kind)`), as `model/tests/three_processes.rs` pins \
+         OS lock kind (`Scenario::all_faults(kind)`), as `model/tests/file/three_processes.rs` pins \
          them. *Symmetry-reduced*: processes are interchangeable, and so are the threads \
          inside a process, so the checker keeps one state per class of states that differ \
          only by such a renaming, and *unique states* counts those classes; every verdict \
          and counterexample length is the same as in the full space \
-         (`model/tests/file_symmetry.rs`), which the second row shows for the standard \
+         (`model/tests/file/symmetry.rs`), which the second row shows for the standard \
          scenario. Unlinking or replacing the lock file gives two writers by design, with \
          every lock kind (only `ensure_valid` can tell, see [protocol.md](protocol.md)); \
          `nfs-flock` also gives two *valid* writers, by a foreign open-close as in the \

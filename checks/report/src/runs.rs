@@ -22,7 +22,7 @@ pub use lockwright_model::MODEL_VERSION;
 pub const NATIVE: &str = "native";
 
 /// Processes and threads of every row of the verdict grid: the sizes of the rows of
-/// `model/tests/verdicts/`, explored without symmetry reduction, so that the counts and
+/// `model/tests/file/verdicts/`, explored without symmetry reduction, so that the counts and
 /// the counterexamples are the ones that test pins (those of the full state space).
 pub const GRID: (u8, u8) = (2, 2);
 
@@ -162,7 +162,7 @@ pub fn configurations() -> Vec<(Scenario, &'static str, &'static str)> {
     out
 }
 
-/// The rows of the section "3 processes × 2 threads", as `model/tests/three_processes.rs`
+/// The rows of the section "3 processes × 2 threads", as `model/tests/file/three_processes.rs`
 /// pins them: the standard scenario ([`Scenario::standard`], what `lockwright check` runs
 /// without arguments and what a design review cites), symmetry-reduced and then its full
 /// state space, and every fault together for each OS lock kind ([`Scenario::all_faults`]),

@@ -117,7 +117,7 @@ impl Presenter for Scenario {
         &WORDS
     }
 
-    /// `docs/replication.md` §5, rows 1–21, as `model/tests/replication_verdicts/` pins
+    /// `docs/replication.md` §5, rows 1–21, as `model/tests/replication/verdicts/` pins
     /// them (2 readers, 3 rounds of 3-file commits).
     fn rows() -> Vec<Scenario> {
         use ReaderKind::*;

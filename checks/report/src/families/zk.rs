@@ -53,7 +53,7 @@ const SHARED: &str = "expire=1";
 /// Two mutexes sharing one client, with a lost reply: `expire=1,lose-reply=1`.
 const SHARED_LOST: &str = "expire=1,lose-reply=1";
 
-/// `variant` × `writes`, 2 clients (c0 reentrant), as `model/tests/zk_verdicts/` builds its
+/// `variant` × `writes`, 2 clients (c0 reentrant), as `model/tests/zk/verdicts/` builds its
 /// rows.
 fn sc(variant: Variant, writes: WriteMode, faults: &str) -> Scenario {
     Scenario::new(variant, writes)
