@@ -36,11 +36,15 @@ pub fn shuttle_explore(
     body: impl Fn() + Send + Sync + Clone + 'static,
 ) {
     use shuttle::scheduler::{PctScheduler, RandomScheduler};
-    use shuttle::{Config, Runner};
-    Runner::new(RandomScheduler::new_from_seed(seed, n), Config::new()).run(body.clone());
+    use shuttle::Runner;
+    Runner::new(
+        RandomScheduler::new_from_seed(seed, n),
+        crate::schedules::persisting(),
+    )
+    .run(body.clone());
     Runner::new(
         PctScheduler::new_from_seed(seed, pct_depth, n),
-        Config::new(),
+        crate::schedules::persisting(),
     )
     .run(body);
 }

@@ -3,10 +3,12 @@
 //! and replaying a schedule ([`replay`]).
 //!
 //! Shuttle installs its panic hook once per process, with the [`Config`] of the first run, and
-//! that hook is what writes a failing schedule. So every shuttle run in a test binary that
-//! searches should use [`persisting`]: all runs then write into one directory, and [`search`]
-//! and [`replay`], which run only under the [`serial`] lock, know that a file that appeared
-//! during their run is theirs. A suite holds that lock across a whole find (search, then the
+//! that hook is what writes a failing schedule. So EVERY shuttle run in a test binary must use
+//! [`persisting`] (a run with another config that happens to start first would send every
+//! later failure's schedule elsewhere: in a binary with several suites, whichever test the
+//! harness starts first): all runs then write into one directory, and [`search`] and
+//! [`replay`], which run only under the [`serial`] lock, know that a file that appeared during
+//! their run is theirs. A suite holds that lock across a whole find (search, then the
 //! checks of the recording, then the replay), so that no other test's run of the same broken
 //! variant records a failure in between.
 
@@ -41,7 +43,9 @@ pub fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn schedule_files() -> BTreeSet<PathBuf> {
+/// The schedule files in this process's schedule directory (for a suite that runs its own
+/// search under [`serial`] and compares the set before and after).
+pub fn schedule_files() -> BTreeSet<PathBuf> {
     std::fs::read_dir(&*SCHEDULE_DIR)
         .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
         .unwrap_or_default()

@@ -17,11 +17,10 @@
 //! must find an execution that violates "a blocking obtain returns a lock on the current lock
 //! file", which the correct model does not accept either.
 
-use std::collections::BTreeSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, Mutex};
 
 use lockwright::file::defects::Defect;
 use lockwright::file::sys::OsLockKind;
@@ -31,10 +30,10 @@ use lockwright_model::file::{
 };
 use lockwright_testkit::file::record::{format_trace, Actor, Call, Step};
 use lockwright_testkit::file::workload::{self, Checker, MakeFactory, Op, ThreadPlan, Workload};
-use lockwright_testkit::schedules::panic_message;
+use lockwright_testkit::schedules::{self, panic_message, persisting, schedule_files};
 use lockwright_testkit::{budget, Shuttle};
 use shuttle::scheduler::{PctScheduler, RandomScheduler, ReplayScheduler};
-use shuttle::{Config, FailurePersistence, Runner};
+use shuttle::Runner;
 
 /// The properties the model proves for this scenario (`model/tests/verdicts`, row
 /// `native_blocking_rechecks_a_replaced_file`).
@@ -140,32 +139,9 @@ fn blocking_obtain_retries_on_a_replaced_file_and_refines_the_model() {
 
 // ---- the twin: the old behaviour is caught, and its failing schedule is pinned ----
 
-static SCHEDULE_DIR: LazyLock<PathBuf> = LazyLock::new(|| {
-    let dir = std::env::temp_dir().join(format!(
-        "lockwright-shuttle-blocking-recheck-{}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).expect("schedule dir");
-    dir
-});
-
-/// The finder and the replay share the schedule folder: one at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
 /// The recording of the execution the checker rejected.
 static CAUGHT: Mutex<Option<Vec<Step>>> = Mutex::new(None);
 static EXECUTIONS: AtomicUsize = AtomicUsize::new(0);
-
-fn persisting() -> Config {
-    let mut c = Config::new();
-    c.failure_persistence = FailurePersistence::File(Some(SCHEDULE_DIR.clone()));
-    c
-}
-
-fn schedule_files() -> BTreeSet<PathBuf> {
-    std::fs::read_dir(&*SCHEDULE_DIR)
-        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default()
-}
 
 /// One execution of the scenario on the factory with `Defect::BlockingNoRecheck`, replayed
 /// through `native-blocking-no-recheck` with [`ENFORCED`]; a rejected recording is kept.
@@ -196,7 +172,7 @@ fn old_behaviour() -> impl Fn() + Send + Sync + 'static {
 /// failing schedule is pinned ([`PINNED`]).
 #[test]
 fn blocking_obtain_without_the_recheck_is_caught() {
-    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let _serial = schedules::serial();
     let before = schedule_files();
     EXECUTIONS.store(0, Ordering::Relaxed);
     let found = catch_unwind(AssertUnwindSafe(|| {
@@ -251,7 +227,7 @@ fn blocking_obtain_without_the_recheck_is_caught() {
 /// The pinned schedule (printed by the finder above): the same failure, byte for byte.
 #[test]
 fn replay_blocking_obtain_without_the_recheck() {
-    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let _serial = schedules::serial();
     let before = schedule_files();
     let replayed = catch_unwind(AssertUnwindSafe(|| {
         Runner::new(ReplayScheduler::new_from_encoded(PINNED), persisting()).run(old_behaviour())

@@ -28,7 +28,7 @@ use lockwright_testkit::file::workload::{self, MakeFactory, Op, ThreadPlan, Work
 use lockwright_testkit::schedules::panic_message;
 use lockwright_testkit::{budget, Shuttle};
 use shuttle::scheduler::RandomScheduler;
-use shuttle::{Config, Runner};
+use shuttle::Runner;
 
 /// Executions per scheduler: 2,000 random + 2,000 PCT, about 0.3 ms each (1-2 s).
 /// `LOCKWRIGHT_DEEP=1`: 50,000 each.
@@ -110,6 +110,9 @@ fn lost_lock_and_written_file_ofd_keep_one_valid_writer() {
 /// Measured: found after 25 executions.
 #[test]
 fn lost_flock_lock_gives_two_valid_writers() {
+    // A failing shuttle run persists its schedule into the binary's one schedule
+    // directory: one at a time with the searches that read it (`schedules::serial`).
+    let _serial = lockwright_testkit::schedules::serial();
     let sc = scenario("shuttle lost lock flock", OsLockKind::Flock);
     let check = refine::checker(
         sc.refinement(Variant::Native)
@@ -124,7 +127,11 @@ fn lost_flock_lock_gives_two_valid_writers() {
         }
     };
     let found = catch_unwind(AssertUnwindSafe(|| {
-        Runner::new(RandomScheduler::new_from_seed(SEED, 20_000), Config::new()).run(body)
+        Runner::new(
+            RandomScheduler::new_from_seed(SEED, 20_000),
+            lockwright_testkit::schedules::persisting(),
+        )
+        .run(body)
     }));
     let panic = found.expect_err("shuttle must find two valid writers");
     let msg = panic_message(&*panic);
@@ -141,6 +148,9 @@ fn lost_flock_lock_gives_two_valid_writers() {
 /// and the replay through `native` must reject exactly that pass.
 #[test]
 fn written_file_catches_skip_inode_check_ofd() {
+    // A failing shuttle run persists its schedule into the binary's one schedule
+    // directory: one at a time with the searches that read it (`schedules::serial`).
+    let _serial = lockwright_testkit::schedules::serial();
     let sc = scenario("shuttle written file skip inode check", OsLockKind::Ofd);
     let make: MakeFactory<Shuttle> = Arc::new(|sys, kind| {
         NativeFsLockFactory::with_system(sys, kind).with_defect(Defect::SkipInodeCheck)
@@ -155,7 +165,11 @@ fn written_file_catches_skip_inode_check_ofd() {
         }
     };
     let found = catch_unwind(AssertUnwindSafe(|| {
-        Runner::new(RandomScheduler::new_from_seed(SEED, 2_000), Config::new()).run(body)
+        Runner::new(
+            RandomScheduler::new_from_seed(SEED, 2_000),
+            lockwright_testkit::schedules::persisting(),
+        )
+        .run(body)
     }));
     let panic = found.expect_err("the replay must reject a pass on a written file");
     let msg = panic_message(&*panic);

@@ -35,7 +35,7 @@ use lockwright_testkit::file::workload::{self, Checker, MakeFactory, Op, ThreadP
 use lockwright_testkit::schedules::panic_message;
 use lockwright_testkit::{budget, Shuttle};
 use shuttle::scheduler::RandomScheduler;
-use shuttle::{Config, Runner};
+use shuttle::Runner;
 
 /// Executions per scheduler. Measured about 0.3 ms per execution of these 6-thread scenarios
 /// (each replayed twice through the model): 2,000 random + 2,000 PCT ≈ 1-2 s per test.
@@ -175,6 +175,9 @@ fn os_errors_blocking_obtain_posix() {
 /// that ends in the same violation.
 #[test]
 fn os_errors_catch_carry_on_after_lock_error() {
+    // A failing shuttle run persists its schedule into the binary's one schedule
+    // directory: one at a time with the searches that read it (`schedules::serial`).
+    let _serial = lockwright_testkit::schedules::serial();
     let sc = scenario("shuttle os errors carry on", OsLockKind::Posix, Op::Round);
     let make: MakeFactory<Shuttle> = Arc::new(|sys, kind| {
         NativeFsLockFactory::with_system(sys, kind).with_defect(Defect::CarryOnAfterLockError)
@@ -199,7 +202,11 @@ fn os_errors_catch_carry_on_after_lock_error() {
         }
     };
     let found = catch_unwind(AssertUnwindSafe(|| {
-        Runner::new(RandomScheduler::new_from_seed(SEED, 2_000), Config::new()).run(body)
+        Runner::new(
+            RandomScheduler::new_from_seed(SEED, 2_000),
+            lockwright_testkit::schedules::persisting(),
+        )
+        .run(body)
     }));
     let n = runs.load(Ordering::Relaxed);
     let panic = found.expect_err("shuttle must find two writers with CarryOnAfterLockError");

@@ -19,8 +19,8 @@ use lockwright_testkit::file::refine;
 use lockwright_testkit::file::workload::{self, Op, ThreadPlan, Workload};
 use lockwright_testkit::schedules::panic_message;
 use lockwright_testkit::Shuttle;
-use shuttle::scheduler::RandomScheduler;
-use shuttle::{Config, Runner};
+use shuttle::scheduler::{RandomScheduler, ReplayScheduler};
+use shuttle::Runner;
 
 fn body() -> impl Fn() + Send + Sync + 'static {
     let sc = Workload::new(
@@ -53,9 +53,12 @@ fn body() -> impl Fn() + Send + Sync + 'static {
 /// priority scheme makes unlikely and uniform random choices do not.
 #[test]
 fn shuttle_finds_two_valid_writers_after_two_foreign_closes_posix() {
+    // A failing shuttle run persists its schedule into the binary's one schedule
+    // directory: one at a time with the searches that read it (`schedules::serial`).
+    let _serial = lockwright_testkit::schedules::serial();
     let runner = Runner::new(
         RandomScheduler::new_from_seed(0x0650_7f0c, 20_000),
-        Config::new(),
+        lockwright_testkit::schedules::persisting(),
     );
     let found = catch_unwind(AssertUnwindSafe(|| runner.run(body())));
     let panic = found.expect_err("shuttle must find two valid writers");
@@ -67,7 +70,16 @@ fn shuttle_finds_two_valid_writers_after_two_foreign_closes_posix() {
 #[test]
 #[should_panic(expected = "at most one valid writer")]
 fn replay_two_valid_writers_after_two_foreign_closes_posix() {
-    shuttle::replay(body(), PINNED);
+    // A failing shuttle run persists its schedule into the binary's one schedule
+    // directory: one at a time with the searches that read it (`schedules::serial`).
+    let _serial = lockwright_testkit::schedules::serial();
+    // Not `shuttle::replay`: its default config would be the one shuttle's panic hook keeps if
+    // this test ran first in the binary (see `lockwright_testkit::schedules`).
+    Runner::new(
+        ReplayScheduler::new_from_encoded(PINNED),
+        lockwright_testkit::schedules::persisting(),
+    )
+    .run(body());
 }
 
 const PINNED: &str = "9102a201bdd0ffd489a0e5fc1a800450266951a4248aa2284aa22c99a64d4a142551244552a4\n244992289124458a122552a24491a2449192249294249212254a24454a22254992240000";

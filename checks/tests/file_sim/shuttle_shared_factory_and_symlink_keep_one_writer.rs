@@ -36,7 +36,7 @@ use lockwright_testkit::file::workload::{self, MakeFactory, Op, ThreadPlan, Work
 use lockwright_testkit::schedules::panic_message;
 use lockwright_testkit::{budget, Shuttle};
 use shuttle::scheduler::RandomScheduler;
-use shuttle::{Config, Runner};
+use shuttle::Runner;
 
 /// Executions per scheduler: 2,000 random + 2,000 PCT (about a second per test on the 2-core
 /// box). `LOCKWRIGHT_DEEP=1`: 50,000 each.
@@ -147,6 +147,9 @@ fn shared_factory_and_symlink_posix_replaced_file_keeps_one_valid_writer() {
 /// thread opens its own descriptor and POSIX grants its lock at once.
 #[test]
 fn shared_factory_and_symlink_catch_no_held_set_posix() {
+    // A failing shuttle run persists its schedule into the binary's one schedule
+    // directory: one at a time with the searches that read it (`schedules::serial`).
+    let _serial = lockwright_testkit::schedules::serial();
     let sc = scenario("shuttle shared factory no held set", Vec::new());
     let make: MakeFactory<Shuttle> = Arc::new(|sys, kind| {
         NativeFsLockFactory::with_system(sys, kind).with_defect(Defect::NoHeldSet)
@@ -161,7 +164,11 @@ fn shared_factory_and_symlink_catch_no_held_set_posix() {
         }
     };
     let found = catch_unwind(AssertUnwindSafe(|| {
-        Runner::new(RandomScheduler::new_from_seed(SEED, 2_000), Config::new()).run(body)
+        Runner::new(
+            RandomScheduler::new_from_seed(SEED, 2_000),
+            lockwright_testkit::schedules::persisting(),
+        )
+        .run(body)
     }));
     let panic = found.expect_err("shuttle must find two writers without a held set");
     let msg = panic_message(&*panic);

@@ -36,7 +36,7 @@ use lockwright_testkit::file::workload::{self, Op, ThreadPlan, Workload};
 use lockwright_testkit::file::{Actor, Call, Outcome, Step};
 use lockwright_testkit::Shuttle;
 use shuttle::scheduler::{PctScheduler, RandomScheduler};
-use shuttle::{Config, Runner};
+use shuttle::Runner;
 
 /// Executions per scheduler (random, then PCT) per test: `default` in the default run,
 /// 100,000 with `LOCKWRIGHT_DEEP=1`. Each test states why its default is what it is; together
@@ -59,10 +59,14 @@ const PCT_DEPTH: usize = 3;
 /// Runs `body` under the random scheduler, then PCT, `n` executions each, fixed seed.
 fn explore(name: &str, seed: u64, n: usize, body: impl Fn() + Send + Sync + Clone + 'static) {
     let t = Instant::now();
-    Runner::new(RandomScheduler::new_from_seed(seed, n), Config::new()).run(body.clone());
+    Runner::new(
+        RandomScheduler::new_from_seed(seed, n),
+        lockwright_testkit::schedules::persisting(),
+    )
+    .run(body.clone());
     Runner::new(
         PctScheduler::new_from_seed(seed, PCT_DEPTH, n),
-        Config::new(),
+        lockwright_testkit::schedules::persisting(),
     )
     .run(body);
     println!(

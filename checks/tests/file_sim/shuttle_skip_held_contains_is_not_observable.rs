@@ -28,7 +28,7 @@ use lockwright_testkit::file::workload::{self, MakeFactory, Op, ThreadPlan, Work
 use lockwright_testkit::schedules::panic_message;
 use lockwright_testkit::{budget, Shuttle};
 use shuttle::scheduler::RandomScheduler;
-use shuttle::{Config, Runner};
+use shuttle::Runner;
 
 /// Executions per scheduler: 2,000 random + 2,000 PCT (1-2 s). `LOCKWRIGHT_DEEP=1`: 50,000.
 fn iterations() -> usize {
@@ -108,6 +108,9 @@ fn skip_held_contains_refines_the_correct_model_posix() {
 /// model rejects.
 #[test]
 fn same_check_rejects_skip_inode_check_posix() {
+    // A failing shuttle run persists its schedule into the binary's one schedule
+    // directory: one at a time with the searches that read it (`schedules::serial`).
+    let _serial = lockwright_testkit::schedules::serial();
     let sc = scenario("shuttle skip held contains twin");
     let check = refine::checker(
         sc.refinement(Variant::Native)
@@ -123,7 +126,11 @@ fn same_check_rejects_skip_inode_check_posix() {
         }
     };
     let found = catch_unwind(AssertUnwindSafe(|| {
-        Runner::new(RandomScheduler::new_from_seed(SEED, 2_000), Config::new()).run(body)
+        Runner::new(
+            RandomScheduler::new_from_seed(SEED, 2_000),
+            lockwright_testkit::schedules::persisting(),
+        )
+        .run(body)
     }));
     let panic = found.expect_err("the correct model must reject SkipInodeCheck's pass");
     let msg = panic_message(&*panic);

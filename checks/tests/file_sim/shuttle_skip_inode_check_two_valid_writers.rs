@@ -18,11 +18,10 @@
 //! not have ("returned Ok, but the model says the lock was invalid in every state during the
 //! call").
 
-use std::collections::BTreeSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, Mutex};
 
 use lockwright::file::defects::Defect;
 use lockwright::file::sys::OsLockKind;
@@ -30,9 +29,10 @@ use lockwright::NativeFsLockFactory;
 use lockwright_model::file::{Variant, AT_MOST_ONE_VALID_WRITER};
 use lockwright_testkit::file::record::{format_trace, Step};
 use lockwright_testkit::file::workload::{self, Checker, MakeFactory, Op, ThreadPlan, Workload};
+use lockwright_testkit::schedules::{self, persisting, schedule_files};
 use lockwright_testkit::Shuttle;
 use shuttle::scheduler::{PctScheduler, ReplayScheduler};
-use shuttle::{Config, FailurePersistence, Runner};
+use shuttle::Runner;
 
 fn scenario() -> Workload {
     Workload::new(
@@ -60,31 +60,9 @@ const DEPTH: usize = 3;
 /// at about a second.
 const ITERATIONS: usize = 2_000;
 
-static SCHEDULE_DIR: LazyLock<PathBuf> = LazyLock::new(|| {
-    let dir = std::env::temp_dir().join(format!(
-        "lockwright-shuttle-skip-inode-{}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).expect("schedule dir");
-    dir
-});
-
-static SERIAL: Mutex<()> = Mutex::new(());
 /// The recording of the execution the checker rejected.
 static CAUGHT: Mutex<Option<Vec<Step>>> = Mutex::new(None);
 static EXECUTIONS: AtomicUsize = AtomicUsize::new(0);
-
-fn config() -> Config {
-    let mut c = Config::new();
-    c.failure_persistence = FailurePersistence::File(Some(SCHEDULE_DIR.clone()));
-    c
-}
-
-fn schedule_files() -> BTreeSet<PathBuf> {
-    std::fs::read_dir(&*SCHEDULE_DIR)
-        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default()
-}
 
 fn broken() -> MakeFactory<Shuttle> {
     Arc::new(|sys, kind| {
@@ -132,12 +110,12 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 
 #[test]
 fn shuttle_finds_two_valid_writers_when_ensure_valid_skips_the_inode_checks() {
-    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let _serial = schedules::serial();
     let before = schedule_files();
     EXECUTIONS.store(0, Ordering::Relaxed);
     let runner = Runner::new(
         PctScheduler::new_from_seed(SEED, DEPTH, ITERATIONS),
-        config(),
+        persisting(),
     );
     let found = catch_unwind(AssertUnwindSafe(|| runner.run(body())));
     let n = EXECUTIONS.load(Ordering::Relaxed);
@@ -191,10 +169,10 @@ fn shuttle_finds_two_valid_writers_when_ensure_valid_skips_the_inode_checks() {
 /// The pinned schedule (printed by the finder above): the same failure, byte for byte.
 #[test]
 fn replay_skip_inode_check_two_valid_writers() {
-    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let _serial = schedules::serial();
     let before = schedule_files();
     let replayed = catch_unwind(AssertUnwindSafe(|| {
-        Runner::new(ReplayScheduler::new_from_encoded(PINNED), config()).run(body())
+        Runner::new(ReplayScheduler::new_from_encoded(PINNED), persisting()).run(body())
     }));
     for f in schedule_files().difference(&before) {
         let _ = std::fs::remove_file(f);
