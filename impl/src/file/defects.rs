@@ -4,7 +4,7 @@
 //! never on by default (the crate's own tests and the test kit enable it). Never enable it in
 //! production.
 //!
-//! Each defect is a step table ([`Defect::steps`]) that differs from the production one
+//! Each defect is a step table (`Defect::steps`) that differs from the production one
 //! (`native::steps::NATIVE`) by a step: a step skipped, reordered or added. The production
 //! code interprets whichever table its factory was built with and has no other switch, so a
 //! twin test drives the very code users run.
