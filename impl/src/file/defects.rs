@@ -1,8 +1,15 @@
 //! Deliberately broken variants of [`crate::NativeFsLockFactory`], re-creating known
-//! incidents so the checks can prove they catch them. Test-only: this module, the factory's
-//! defect field and `NativeFsLockFactory::with_defect` exist only with the `defects` cargo
-//! feature, which is never on by default (the crate's own tests and the test kit enable it).
-//! Never enable it in production.
+//! incidents so the checks can prove they catch them. Test-only: this module and
+//! `NativeFsLockFactory::with_defect` exist only with the `defects` cargo feature, which is
+//! never on by default (the crate's own tests and the test kit enable it). Never enable it in
+//! production.
+//!
+//! Each defect is a step table (`Defect::steps`) that differs from the production one
+//! (`native::steps::NATIVE`) by a step: a step skipped, reordered or added. The production
+//! code interprets whichever table its factory was built with and has no other switch, so a
+//! twin test drives the very code users run.
+
+use super::native::steps::{Check, Release, Steps, NATIVE};
 
 /// A deliberate bug in [`crate::NativeFsLockFactory`]'s protocol, named after the incident it
 /// re-creates.
@@ -50,4 +57,58 @@ pub enum Defect {
     /// inode, which only its next `ensure_valid` reports. Model variant
     /// `native-blocking-no-recheck`.
     BlockingNoRecheck,
+}
+
+impl Defect {
+    /// The step table that re-creates this incident: [`NATIVE`] with one step changed.
+    pub(crate) fn steps(self) -> &'static Steps {
+        match self {
+            Defect::DeleteOnRelease => &Steps {
+                name: "DeleteOnRelease",
+                release: &[
+                    Release::Unlock,
+                    Release::Close,
+                    Release::HeldRemove,
+                    Release::Unlink,
+                ],
+                ..NATIVE
+            },
+            Defect::NoHeldSet => &Steps {
+                name: "NoHeldSet",
+                held_set: false,
+                ..NATIVE
+            },
+            Defect::RemoveBeforeClose => &Steps {
+                name: "RemoveBeforeClose",
+                release: &[Release::Unlock, Release::HeldRemove, Release::Close],
+                abandon: &[Release::HeldRemove, Release::Close],
+                ..NATIVE
+            },
+            Defect::ProbeLast => &Steps {
+                name: "ProbeLast",
+                checks: &[Check::Held, Check::Inode, Check::Probe],
+                ..NATIVE
+            },
+            Defect::SkipInodeCheck => &Steps {
+                name: "SkipInodeCheck",
+                checks: &[Check::Probe, Check::Held],
+                ..NATIVE
+            },
+            Defect::SkipHeldContains => &Steps {
+                name: "SkipHeldContains",
+                checks: &[Check::Probe, Check::Inode],
+                ..NATIVE
+            },
+            Defect::CarryOnAfterLockError => &Steps {
+                name: "CarryOnAfterLockError",
+                carry_on_after_lock_error: true,
+                ..NATIVE
+            },
+            Defect::BlockingNoRecheck => &Steps {
+                name: "BlockingNoRecheck",
+                blocking_recheck: false,
+                ..NATIVE
+            },
+        }
+    }
 }

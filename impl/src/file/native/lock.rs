@@ -6,11 +6,11 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-#[cfg(feature = "defects")]
-use crate::file::defects::Defect;
 use crate::file::error::{InvalidReason, LockError};
 use crate::file::sys::{EntryKind, FileId, OsLockKind, Probe, RealSystem, System};
 use crate::file::LockHandle;
+
+use super::steps::{give_up, Check, Steps};
 
 #[cfg(doc)]
 use {super::NativeFsLockFactory, crate::file::Lock};
@@ -21,8 +21,8 @@ use {super::NativeFsLockFactory, crate::file::Lock};
 pub struct NativeFsLock<S: System = RealSystem> {
     pub(super) sys: Arc<S>,
     pub(super) kind: OsLockKind,
-    #[cfg(feature = "defects")]
-    pub(super) defect: Option<Defect>,
+    /// The factory's step table: always `NATIVE` outside the incident twins.
+    pub(super) steps: &'static Steps,
     pub(super) path: PathBuf,
     pub(super) id: FileId,
     /// `None` once closed.
@@ -71,14 +71,6 @@ impl<S: System> NativeFsLock<S> {
         LockHandle::close(&mut self)
     }
 
-    fn uses_held_set(&self) -> bool {
-        #[cfg(feature = "defects")]
-        if self.defect == Some(Defect::NoHeldSet) {
-            return false;
-        }
-        true
-    }
-
     fn invalid(&self, reason: InvalidReason) -> LockError {
         LockError::Invalidated {
             path: self.path.clone(),
@@ -105,7 +97,7 @@ impl<S: System> NativeFsLock<S> {
 
     /// `held_contains`: the path is still in this process's held set.
     fn check_held(&self) -> Result<(), LockError> {
-        if self.uses_held_set() && !self.sys.held_contains(&self.path) {
+        if self.steps.held_set && !self.sys.held_contains(&self.path) {
             return Err(self.invalid(InvalidReason::NotInHeldSet));
         }
         Ok(())
@@ -133,34 +125,6 @@ impl<S: System> NativeFsLock<S> {
             Some(_) => Ok(()),
         }
     }
-
-    /// The injected `ensure_valid` defects: the broken check order or a skipped check.
-    #[cfg(feature = "defects")]
-    fn ensure_valid_defect(&self, file: &S::File) -> Option<Result<(), LockError>> {
-        let checks = || -> Result<(), LockError> {
-            match self.defect {
-                Some(Defect::ProbeLast) => {
-                    self.check_held()?;
-                    self.check_inode(file)?;
-                    self.check_probe(file)
-                }
-                Some(Defect::SkipInodeCheck) => {
-                    self.check_probe(file)?;
-                    self.check_held()
-                }
-                Some(Defect::SkipHeldContains) => {
-                    self.check_probe(file)?;
-                    self.check_inode(file)
-                }
-                _ => unreachable!("not an ensure_valid defect"),
-            }
-        };
-        matches!(
-            self.defect,
-            Some(Defect::ProbeLast | Defect::SkipInodeCheck | Defect::SkipHeldContains)
-        )
-        .then(checks)
-    }
 }
 
 impl<S: System> LockHandle for NativeFsLock<S> {
@@ -170,10 +134,6 @@ impl<S: System> LockHandle for NativeFsLock<S> {
                 path: self.path.clone(),
             });
         };
-        #[cfg(feature = "defects")]
-        if let Some(result) = self.ensure_valid_defect(file) {
-            return result;
-        }
         // Order matters: the checks are separate system calls, so a fault can land between
         // them. "No other owner holds a conflicting lock" is the one condition that can turn
         // from false back to true (the other holder crashes or releases), so it is checked
@@ -183,39 +143,32 @@ impl<S: System> LockHandle for NativeFsLock<S> {
         // moment. Probing last let a lock dropped by a foreign close and an unlink, followed
         // by the new holder's crash, pass every check at a different moment (found by
         // shuttle's refinement replay in `checks/tests/file_sim/shuttle_three_processes.rs`; the
-        // `ProbeLast` defect and the model variant `native-probe-last` keep that order).
-        self.check_probe(file)?;
-        self.check_held()?;
-        self.check_inode(file)
+        // `ProbeLast` defect's table and the model variant `native-probe-last` keep that order).
+        // The order is the step table's: `Probe, Held, Inode` in production.
+        for check in self.steps.checks {
+            match check {
+                Check::Probe => self.check_probe(file)?,
+                Check::Held => self.check_held()?,
+                Check::Inode => self.check_inode(file)?,
+            }
+        }
+        Ok(())
     }
 
     fn close(&mut self) -> Result<(), LockError> {
         let Some(file) = self.file.take() else {
             return Ok(());
         };
-        let sys = &*self.sys;
-        let mut first: Option<io::Error> = None;
-        let mut keep = |r: io::Result<()>| {
-            if let Err(e) = r {
-                first.get_or_insert(e);
-            }
-        };
-        keep(sys.unlock(&file, self.kind));
-        #[cfg(feature = "defects")]
-        if self.defect == Some(Defect::RemoveBeforeClose) {
-            sys.held_remove(&self.path);
-            keep(sys.close(file));
-            return finish(first, &self.path);
-        }
-        keep(sys.close(file));
-        // (marked closed: `self.file` is None)
-        if self.uses_held_set() {
-            sys.held_remove(&self.path);
-        }
-        #[cfg(feature = "defects")]
-        if self.defect == Some(Defect::DeleteOnRelease) {
-            keep(sys.unlink(&self.path));
-        }
+        // `unlock` → `close` → (marked closed: `self.file` is None) → `held_remove`, as the
+        // table says; the lock file is never deleted (LUCENE-5612).
+        let first = give_up(
+            &*self.sys,
+            self.steps.release,
+            self.steps.held_set,
+            file,
+            self.kind,
+            &self.path,
+        );
         finish(first, &self.path)
     }
 

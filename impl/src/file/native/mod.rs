@@ -56,10 +56,16 @@
 //! **close** (idempotent; dropping the [`Lock`] closes): `unlock(file, kind)` → `close(file)` →
 //! mark closed → `held_remove(path)`. Every step runs even if an earlier one failed; the first
 //! error is returned. The lock file is NEVER deleted (LUCENE-5612).
+//!
+//! Where the incident variants differ from these steps (the `ensure_valid` checks and their
+//! order, the release and failure orders, the held set, the lock-error and re-check branches)
+//! the code follows a step table, [`steps::NATIVE`] in production; the incident tables are
+//! test-only data in `file::defects`.
 
 mod lock;
 mod obtain;
 mod os_errors;
+pub(super) mod steps;
 
 pub use lock::NativeFsLock;
 pub(crate) use os_errors::{dir_error, open_error};
@@ -69,11 +75,10 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-#[cfg(feature = "defects")]
-use super::defects::Defect;
 use super::error::LockError;
 use super::sys::{FileId, OsLockKind, RealSystem, System};
 use super::{Lock, LockFactory, DEFAULT_LOCK_FILE_MODE};
+use steps::{Steps, NATIVE};
 
 /// Lucene's `NativeFSLockFactory`: a per-process held set plus an OS advisory lock of an
 /// explicitly chosen [`OsLockKind`] on a lock file that is never deleted.
@@ -145,8 +150,8 @@ pub struct NativeFsLockFactory<S: System = RealSystem> {
     sys: Arc<S>,
     kind: OsLockKind,
     mode: u32,
-    #[cfg(feature = "defects")]
-    defect: Option<Defect>,
+    /// Always [`NATIVE`] outside the incident twins (`with_defect`).
+    steps: &'static Steps,
     resolved: Resolved,
 }
 
@@ -229,8 +234,7 @@ impl<S: System + 'static> NativeFsLockFactory<S> {
             sys,
             kind,
             mode: DEFAULT_LOCK_FILE_MODE,
-            #[cfg(feature = "defects")]
-            defect: None,
+            steps: &NATIVE,
             resolved: Resolved::default(),
         }
     }
@@ -266,56 +270,19 @@ impl<S: System + 'static> NativeFsLockFactory<S> {
         self
     }
 
-    /// Re-creates a known incident. Test-only: needs the `defects` feature; see
-    /// [`crate::file::defects::Defect`].
+    /// Re-creates a known incident: runs the defect's step table instead of the protocol's.
+    /// Test-only: needs the `defects` feature; see [`crate::file::defects::Defect`].
     #[cfg(feature = "defects")]
     #[cfg_attr(docsrs, doc(cfg(feature = "defects")))]
     #[must_use]
-    pub fn with_defect(mut self, defect: Defect) -> Self {
-        self.defect = Some(defect);
+    pub fn with_defect(mut self, defect: super::defects::Defect) -> Self {
+        self.steps = defect.steps();
         self
     }
 
     /// The lock kind this factory takes.
     pub fn kind(&self) -> OsLockKind {
         self.kind
-    }
-
-    #[cfg(feature = "defects")]
-    fn defect(&self) -> Option<Defect> {
-        self.defect
-    }
-
-    fn uses_held_set(&self) -> bool {
-        #[cfg(feature = "defects")]
-        if self.defect == Some(Defect::NoHeldSet) {
-            return false;
-        }
-        true
-    }
-
-    fn carries_on_after_lock_error(&self) -> bool {
-        #[cfg(feature = "defects")]
-        if self.defect == Some(Defect::CarryOnAfterLockError) {
-            return true;
-        }
-        false
-    }
-
-    fn skips_blocking_recheck(&self) -> bool {
-        #[cfg(feature = "defects")]
-        if self.defect == Some(Defect::BlockingNoRecheck) {
-            return true;
-        }
-        false
-    }
-
-    fn removes_before_close(&self) -> bool {
-        #[cfg(feature = "defects")]
-        if self.defect == Some(Defect::RemoveBeforeClose) {
-            return true;
-        }
-        false
     }
 }
 
@@ -338,9 +305,8 @@ impl<S: System> fmt::Debug for NativeFsLockFactory<S> {
         let mut d = f.debug_struct("NativeFsLockFactory");
         d.field("kind", &self.kind);
         d.field("mode", &format_args!("{:#o}", self.mode));
-        #[cfg(feature = "defects")]
-        if let Some(defect) = self.defect {
-            d.field("defect", &defect);
+        if self.steps.name != NATIVE.name {
+            d.field("defect", &format_args!("{}", self.steps.name));
         }
         d.finish_non_exhaustive()
     }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::os_errors::{check_lock_path, dir_error, lock_error, open_error};
+use super::steps::give_up;
 use super::{NativeFsLock, NativeFsLockFactory, Remember};
 use crate::file::error::LockError;
 use crate::file::sys::{EntryKind, FileMeta, Probe, System, TryLock};
@@ -16,27 +17,28 @@ use crate::file::LockFactory;
 
 impl<S: System + 'static> NativeFsLockFactory<S> {
     fn held_insert(&self, path: &Path) -> bool {
-        !self.uses_held_set() || self.sys.held_insert(path)
+        !self.steps.held_set || self.sys.held_insert(path)
     }
 
     fn held_remove(&self, path: &Path) {
-        if self.uses_held_set() {
+        if self.steps.held_set {
             self.sys.held_remove(path);
         }
     }
 
-    /// Failure path after the file was opened: close FIRST, then leave the held set
-    /// (LUCENE-6507), unless the `RemoveBeforeClose` defect is injected.
+    /// Failure path after the file was opened: the table's `abandon` steps, in production
+    /// close FIRST, then leave the held set (LUCENE-6507).
     fn abandon(&self, file: S::File, path: &Path) {
         // A failing close cannot be acted on here: the descriptor is gone either way and the
         // caller reports the error that made us abandon the attempt.
-        if self.removes_before_close() {
-            self.held_remove(path);
-            let _ = self.sys.close(file);
-        } else {
-            let _ = self.sys.close(file);
-            self.held_remove(path);
-        }
+        let _ = give_up(
+            &*self.sys,
+            self.steps.abandon,
+            self.steps.held_set,
+            file,
+            self.kind,
+            path,
+        );
     }
 
     /// The setup steps of obtain (none is a model step): the canonical lock path, after an
@@ -117,8 +119,7 @@ impl<S: System + 'static> NativeFsLockFactory<S> {
         NativeFsLock {
             sys: Arc::clone(&self.sys),
             kind: self.kind,
-            #[cfg(feature = "defects")]
-            defect: self.defect(),
+            steps: self.steps,
             path,
             id: meta.id,
             file: Some(file),
@@ -160,7 +161,7 @@ impl<S: System + 'static> NativeFsLockFactory<S> {
                     holder: None,
                 })
             }
-            Err(_) if self.carries_on_after_lock_error() => Ok(self.held(path, meta, file)),
+            Err(_) if self.steps.carry_on_after_lock_error => Ok(self.held(path, meta, file)),
             Err(source) => {
                 self.abandon(file, &path);
                 Err(lock_error(path, self.kind, source))
@@ -199,7 +200,7 @@ impl<S: System + 'static> NativeFsLockFactory<S> {
         validate_name(name)?;
         let sys = &*self.sys;
         let (path, remember) = self.lock_path(dir, name)?;
-        if self.uses_held_set() {
+        if self.steps.held_set {
             sys.held_insert_wait(&path)
                 .map_err(|source| LockError::Io {
                     path: path.clone(),
@@ -210,7 +211,7 @@ impl<S: System + 'static> NativeFsLockFactory<S> {
             let (file, meta) = self.open_held(&path, remember)?;
             match sys.lock_blocking(&file, self.kind) {
                 Ok(()) => {}
-                Err(_) if self.carries_on_after_lock_error() => {
+                Err(_) if self.steps.carry_on_after_lock_error => {
                     return Ok(self.held(path, meta, file))
                 }
                 Err(source) => {
@@ -218,7 +219,7 @@ impl<S: System + 'static> NativeFsLockFactory<S> {
                     return Err(lock_error(path, self.kind, source));
                 }
             }
-            if self.skips_blocking_recheck() {
+            if !self.steps.blocking_recheck {
                 return Ok(self.held(path, meta, file));
             }
             // The descriptor's identity is the `fstat` of the open (`meta.id`); an inode
