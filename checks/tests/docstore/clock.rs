@@ -13,10 +13,9 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use lockwright::docstore::{
-    Defect, Doc, DocLockError, DocStore, HttpStore, LeaseLock, StoreError, StoredScript, Token,
-    Written,
+    Doc, DocLockError, DocStore, HttpStore, LeaseLock, StoreError, StoredScript, Token, Written,
 };
-use lockwright_testkit::docstore::LoopbackServer;
+use lockwright_testkit::docstore::{Defect, LoopbackServer, WithDefect};
 use serde_json::Value;
 
 /// `HttpStore` with a wall clock `skew_ms` off (negative: behind).

@@ -46,9 +46,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use lockwright::docstore::testing::Pc;
 use lockwright::docstore::{
-    Doc, DocLockError, DocStore, HttpStore, LeaseLock, Pc, StoreError, StoredScript, Token,
-    Written, DEFAULT_ATTEMPTS,
+    Doc, DocLockError, DocStore, HttpStore, LeaseLock, StoreError, StoredScript, Token, Written,
+    DEFAULT_ATTEMPTS,
 };
 use lockwright_testkit::docstore::LoopbackServer;
 use serde_json::json;

@@ -7,9 +7,9 @@
 
 use std::time::Duration;
 
-use lockwright::docstore::{Defect, DocLockError, DocStore, HttpStore, LeaseLock};
+use lockwright::docstore::{DocLockError, DocStore, HttpStore, LeaseLock};
 use lockwright_model::docstore::store::Source;
-use lockwright_testkit::docstore::LoopbackServer;
+use lockwright_testkit::docstore::{Defect, LoopbackServer, WithDefect};
 
 const LOCKS: &str = "files-lock";
 

@@ -13,9 +13,9 @@ use crate::docstore_bodies;
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
-use lockwright::docstore::{Defect, DocLockError, DocStore, HttpStore, LeaseLock, WriteResult};
+use lockwright::docstore::{DocLockError, DocStore, HttpStore, LeaseLock, WriteResult};
 use lockwright_model::docstore::store::Source;
-use lockwright_testkit::docstore::LoopbackServer;
+use lockwright_testkit::docstore::{Defect, LoopbackServer, WithDefect};
 use serde_json::{json, Value};
 
 const LOCKS: &str = "files-lock";

@@ -11,7 +11,7 @@
 
 use serde_json::Value;
 
-use super::recipe::{claim_request, step_where, Pc, Role, Step};
+use super::recipe::{claim_request, Pc, Role, Step};
 use super::scripts::STALE_TOKEN;
 use super::store::{Doc, DocStore, Token, Written};
 use super::{DocLockError, LeaseGuard};
@@ -57,10 +57,9 @@ impl<'a, S: DocStore> LeaseGuard<'a, S> {
                         and only on a writer lock",
             });
         }
-        step_where(lock.recipe(), lock.role(), Pc::Claiming, |s| {
-            s == Step::ClaimData
-        })
-        .expect("the step table claims at Claiming");
+        (lock.rules)
+            .step_where(lock.role(), Pc::Claiming, |s| s == Step::ClaimData)
+            .expect("the step table claims at Claiming");
         self.accessed = true;
         self.pc = Pc::Claiming;
         let request = claim_request(index, id, self.token());

@@ -7,7 +7,7 @@ use std::ops::Deref;
 use std::sync::Arc;
 
 use super::lock::LeaseLock;
-use super::recipe::{keeps_token, step_where, Pc, Recipe, Step};
+use super::recipe::{Pc, Step};
 use super::store::{DocStore, StoredScript, Token};
 use super::DocLockError;
 
@@ -108,14 +108,6 @@ impl<S: DocStore> LeaseGuard<'_, S> {
         self.deadline
     }
 
-    /// Where the guard is in the recipe's loop (the model's program counter). Test-only,
-    /// behind `defects`.
-    #[cfg(feature = "defects")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "defects")))]
-    pub fn pc(&self) -> Pc {
-        self.pc
-    }
-
     /// Checks the lease: one clock read; valid while now < the deadline. Call it right before
     /// every write that carries the token ([`LeaseGuard::fenced_write`] does).
     ///
@@ -127,10 +119,9 @@ impl<S: DocStore> LeaseGuard<'_, S> {
         let lock = self.lock.clone();
         self.usable()?;
         // The as-written recipes have no lease and nothing to check.
-        if step_where(lock.recipe, lock.role, Pc::Computing, |s| {
-            s == Step::CheckLease
-        })
-        .is_none()
+        if (lock.rules)
+            .step_where(lock.role, Pc::Computing, |s| s == Step::CheckLease)
+            .is_none()
         {
             return Ok(());
         }
@@ -168,7 +159,7 @@ impl<S: DocStore> LeaseGuard<'_, S> {
     pub fn renew(&mut self) -> Result<(), DocLockError> {
         let lock = self.lock.clone();
         self.usable()?;
-        if lock.recipe != Recipe::Leased {
+        if !lock.rules.fixed {
             return Err(DocLockError::NotHolding {
                 lock: lock.lock_name(),
                 state: "only the leased recipe renews",
@@ -229,6 +220,6 @@ impl<S: DocStore> LeaseGuard<'_, S> {
 
     /// Whether the recipe keeps this token as its fencing token (the model's `keeps_token`).
     pub fn keeps_token(&self) -> bool {
-        keeps_token(self.lock.recipe, self.lock.writes, self.lock.role)
+        self.lock.rules.keeps_token(self.lock.role)
     }
 }

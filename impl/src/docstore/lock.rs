@@ -1,7 +1,7 @@
 //! [`LeaseLock`]: the public API, the installation and the acquire loop. A held lock,
 //! [`LeaseGuard`], is in `guard.rs` (its session in `session.rs`, its claim in `claim.rs`,
 //! its release in `release.rs`). Every request goes
-//! through the step table ([`super::recipe::next`]) and one [`DocStore`] call.
+//! through the recipe's table ([`super::recipe::Rules`]) and one [`DocStore`] call.
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -9,10 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::guard::{LeaseGuard, LockRef};
-#[cfg(feature = "defects")]
-use super::recipe::Defect;
-use super::recipe::{acquire_request, scripts_of, step_where, Pc, Recipe, Role, Step, Writes};
-use super::scripts::LEASE_HELD;
+use super::recipe::{Pc, Recipe, Role, Rules, Step, Writes};
 use super::store::{DocStore, StoreError};
 use super::DocLockError;
 
@@ -54,12 +51,10 @@ pub struct LeaseLock<S: DocStore> {
     pub(super) owner: String,
     pub(super) lease_ms: u64,
     pub(super) attempts: u32,
-    pub(super) recipe: Recipe,
-    pub(super) writes: Writes,
+    /// The recipe's table: [`Recipe::Leased`]'s, or (test-only `testing::with_rules`) a
+    /// broken one of the test kit.
+    pub(super) rules: &'static Rules,
     pub(super) role: Role,
-    /// Test-only: the piece of the fix this client leaves out (`Defect::LeasedFix*`).
-    #[cfg(feature = "defects")]
-    pub(super) omitted: Option<Defect>,
 }
 
 impl<S: DocStore> fmt::Debug for LeaseLock<S> {
@@ -68,7 +63,7 @@ impl<S: DocStore> fmt::Debug for LeaseLock<S> {
             .field("lock", &self.lock_name())
             .field("owner", &self.owner)
             .field("lease_ms", &self.lease_ms)
-            .field("recipe", &self.recipe)
+            .field("recipe", &self.rules.name)
             .finish_non_exhaustive()
     }
 }
@@ -84,11 +79,8 @@ impl<S: DocStore> LeaseLock<S> {
             owner: default_owner(),
             lease_ms: u64::try_from(lease.as_millis()).unwrap_or(u64::MAX).max(1),
             attempts: DEFAULT_ATTEMPTS,
-            recipe: Recipe::Leased,
-            writes: Writes::Fenced,
+            rules: Recipe::Leased.rules(),
             role: Role::Writer,
-            #[cfg(feature = "defects")]
-            omitted: None,
         }
     }
 
@@ -105,30 +97,6 @@ impl<S: DocStore> LeaseLock<S> {
     /// a guard still sends its release once.
     pub fn with_attempts(mut self, attempts: u32) -> Self {
         self.attempts = attempts.max(1);
-        self
-    }
-
-    /// A deliberately broken client (test-only `defects` feature): see [`Defect`].
-    #[cfg(feature = "defects")]
-    #[doc(hidden)]
-    pub fn with_defect(mut self, defect: Defect) -> Self {
-        let (recipe, writes, role) = match defect {
-            Defect::Global => (Recipe::Global, Writes::Unfenced, Role::Writer),
-            Defect::Document => (Recipe::Document, Writes::Unfenced, Role::Writer),
-            Defect::ReadWrite(role) => (Recipe::ReadWrite, Writes::Unfenced, role),
-            Defect::LeasedNoop => (Recipe::LeasedNoop, Writes::Fenced, Role::Writer),
-            Defect::UnfencedWrites => (Recipe::LeasedUpsert, Writes::Unfenced, Role::Writer),
-            Defect::LeasedUpsert => (Recipe::LeasedUpsert, Writes::Fenced, Role::Writer),
-            Defect::LeasedFixUnverified
-            | Defect::LeasedFixUnconditional
-            | Defect::LeasedFixUnchecked => {
-                self.omitted = Some(defect);
-                (Recipe::Leased, self.writes, Role::Writer)
-            }
-        };
-        self.recipe = recipe;
-        self.writes = writes;
-        self.role = role;
         self
     }
 
@@ -152,14 +120,14 @@ impl<S: DocStore> LeaseLock<S> {
         &self.store
     }
 
-    /// The recipe (always [`Recipe::Leased`] without the test-only `defects` feature).
+    /// The recipe: [`Recipe::Leased`], the one production recipe.
     pub fn recipe(&self) -> Recipe {
-        self.recipe
+        Recipe::Leased
     }
 
-    /// The write mode (always [`Writes::Fenced`] without the test-only `defects` feature).
+    /// The write mode: [`Writes::Fenced`] (a caller claims with [`LeaseGuard::claim`]).
     pub fn writes(&self) -> Writes {
-        self.writes
+        Writes::Fenced
     }
 
     /// The role ([`Role::Writer`] except for the test-only read/write recipe's readers).
@@ -187,12 +155,12 @@ impl<S: DocStore> LeaseLock<S> {
     /// # Errors
     /// [`DocLockError::Store`] with the store's answer.
     pub fn install_scripts(&self) -> Result<(), DocLockError> {
-        for (id, source) in scripts_of(self.recipe, self.writes) {
+        for (id, source) in self.rules.scripts_to_install() {
             self.store
                 .put_script(id, source)
                 .map_err(|e| self.store_error(e))?;
         }
-        if self.recipe.fixed() {
+        if self.rules.fixed {
             self.install_lock()?;
         }
         Ok(())
@@ -265,12 +233,13 @@ impl<S: DocStore> LeaseLock<S> {
     /// The one acquire request of [`LeaseLock::try_acquire`], its guard holding `lock` (this
     /// lock, borrowed or shared).
     fn try_acquire_as<'a>(&self, lock: LockRef<'a, S>) -> Result<LeaseGuard<'a, S>, DocLockError> {
-        let leased = self.recipe.leased();
+        let leased = self.rules.leased;
         let mut pc = Pc::Idle;
         let mut deadline = None;
         let mut sends = 0;
         loop {
-            let step = step_where(self.recipe, self.role, pc, Step::acquires)
+            let step = (self.rules)
+                .step_where(self.role, pc, Step::acquires)
                 .expect("the step table acquires from Idle and Retrying");
             // The local clock read starts the deadline at the first send. The corrected
             // recipe sends only the lease's length (the server measures it with `ctx._now`);
@@ -280,15 +249,8 @@ impl<S: DocStore> LeaseLock<S> {
             if leased && pc == Pc::Idle {
                 deadline = Some(expires);
             }
-            let request = acquire_request(
-                self.recipe,
-                self.role,
-                &self.index,
-                &self.id,
-                &self.owner,
-                now,
-                expires,
-            );
+            let request =
+                (self.rules.acquire)(self.role, &self.index, &self.id, &self.owner, now, expires);
             sends += 1;
             match request.send(&self.store) {
                 Ok(w) => {
@@ -319,7 +281,7 @@ impl<S: DocStore> LeaseLock<S> {
                 // 409 from `_create`; the acquire script's own refusal: held (model: refused).
                 // Any other answer — a 400 for a compile error, stored scripts disabled, a
                 // mapping error — is an error naming the request and quoting the body.
-                Err(e) if self.refused(step, &e) => {
+                Err(e) if self.rules.refused(step, &e) => {
                     return Err(DocLockError::Held {
                         lock: self.lock_name(),
                         answer: e,
@@ -327,27 +289,6 @@ impl<S: DocStore> LeaseLock<S> {
                 }
                 Err(e) => return Err(self.store_error(e)),
             }
-        }
-    }
-
-    /// Whether the store's answer to the acquire `step` says "held": 409 from `_create`, or
-    /// the acquire script's `Debug.explain` with the script's own message (Elasticsearch's
-    /// 400 `painless_explain_error` shape, [`StoreError::explains`]). The blog's as-written
-    /// recipes (test-only) read any 400 as refused, as their authors did.
-    fn refused(&self, step: Step, e: &StoreError) -> bool {
-        match (step, e.status()) {
-            (Step::CreateLock, Some(409)) => true,
-            (Step::UpdateLock, Some(400)) => e.explains(LEASE_HELD),
-            (Step::UpsertLock, Some(400)) => match self.recipe {
-                Recipe::Leased => e.explains(LEASE_HELD),
-                #[cfg(feature = "defects")]
-                Recipe::LeasedUpsert => e.explains(LEASE_HELD),
-                #[cfg(feature = "defects")]
-                Recipe::LeasedNoop => e.explains(LEASE_HELD),
-                #[cfg(feature = "defects")]
-                _ => true,
-            },
-            _ => false,
         }
     }
 

@@ -52,7 +52,11 @@
 //!
 //! - [`store`]: the interface, one method per request ([`DocStore`]), its answers and errors;
 //!   the checks implement it with a simulated store built on the model's document semantics.
-//! - [`recipe`]: the step table and what each step sends — the recipe as data.
+//! - `recipe`: the recipe as data — one table (`Rules`: the step table, the scripts, the
+//!   acquire request) that the client code interprets, and what each step sends. Production
+//!   has one table, [`Recipe::Leased`]'s; the broken recipes' tables are the test kit's
+//!   (`lockwright_testkit::docstore::recipes`), run through `testing` (feature `defects`, the
+//!   family's only `cfg` switch).
 //! - [`HttpStore`]: the production interface: HTTP/JSON to an Elasticsearch-compatible REST
 //!   endpoint with `ureq` (blocking, no async runtime).
 //! - [`LeaseLock`], [`LeaseGuard`]: the public API; [`DocLockError`]: its one error type.
@@ -81,27 +85,20 @@ mod error;
 mod guard;
 mod http;
 mod lock;
-/// The recipe as steps and requests, shared with the model (`Pc`, `Step`, `Request`): for the
-/// test kit that replays runs through the model. Test-only, behind `defects`.
-#[cfg(feature = "defects")]
-#[cfg_attr(docsrs, doc(cfg(feature = "defects")))]
-pub mod recipe;
-#[cfg(not(feature = "defects"))]
 mod recipe;
 mod release;
 pub mod scripts;
 mod session;
 pub mod store;
+// The one test hook of this family: the recipe's vocabulary and a client on another table.
+#[cfg(feature = "defects")]
+#[cfg_attr(docsrs, doc(cfg(feature = "defects")))]
+pub mod testing;
 
 pub use claim::Claimed;
 pub use error::DocLockError;
 pub use guard::LeaseGuard;
 pub use http::{HttpStore, DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT};
 pub use lock::{default_owner, LeaseLock, DEFAULT_ATTEMPTS};
-#[cfg(feature = "defects")]
-pub use recipe::Defect;
-#[cfg(feature = "defects")]
-#[cfg_attr(docsrs, doc(cfg(feature = "defects")))]
-pub use recipe::{Pc, Step};
 pub use recipe::{Recipe, Role, Writes};
 pub use store::{Doc, DocStore, Refusal, StoreError, StoredScript, Token, WriteResult, Written};

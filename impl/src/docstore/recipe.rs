@@ -1,22 +1,26 @@
-//! The recipe as data: the step table (which request comes next at each program counter) and
-//! what each step sends. The same table as the model's (`lockwright_model::docstore::next`;
-//! the checks compare the two cell by cell), so the client and the model cannot disagree about
-//! the order of the requests.
+//! The recipe as data: the step table (which request comes next at each program counter), the
+//! stored scripts and the acquire request, in one [`Rules`] table that the client code
+//! interprets. The same table as the model's (`lockwright_model::docstore::next`; the checks
+//! compare the two cell by cell), so the client and the model cannot disagree about the order
+//! of the requests.
 //!
-//! Production has one recipe, [`Recipe::Leased`] (the model's fixed `leased`), with
-//! [`Writes::Fenced`] writes, claimed at acquire ([`Writes::FencedClaim`], through
-//! [`crate::docstore::LeaseGuard::claim`]). The recipes of the blog as written (`global`,
-//! `document`, `read-write`), the broken first draft of the corrected one (`leased-noop`), the
-//! corrected one before its fix against the store's own faults (`leased-upsert`) and unfenced
-//! writes exist only with the test-only `defects` feature (`Defect`), so that the checks can
-//! show they catch each of them.
+//! Production has one recipe, [`Recipe::Leased`] (the model's fixed `leased`, the table
+//! [`LEASED`]), with [`Writes::Fenced`] writes, claimed at acquire ([`Writes::FencedClaim`],
+//! through [`crate::docstore::LeaseGuard::claim`]). The recipes of the blog as written
+//! (`global`, `document`, `read-write`), the broken first draft of the corrected one
+//! (`leased-noop`), the corrected one before its fix against the store's own faults
+//! (`leased-upsert`), unfenced writes and the fix with one piece left out are other tables of
+//! the same shape, in the test kit (`lockwright_testkit::docstore::recipes`), so that the
+//! checks can show they catch each of them: a client runs one through the test-only
+//! `crate::docstore::testing` (feature `defects`), which is the only test hook here.
 
 use serde_json::{json, Value};
 
-use super::scripts;
+use super::scripts::{self, LEASE_HELD};
 use super::store::{DocStore, StoreError, StoredScript, Token, Written};
 
-/// A lock recipe (the model's `Variant`).
+/// A lock recipe (the model's `Variant`). Production has one; the broken ones of
+/// `docs/docstore.md` are test tables (`Rules`) in the test kit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Recipe {
@@ -28,66 +32,31 @@ pub enum Recipe {
     /// and goes on only if it still carries its token; a session's read checks the fence is
     /// the holder's own token; each data write is conditioned on the session's read.
     Leased,
-    /// The corrected recipe before that fix: `lease-acquire` with an `upsert` (a missing lock
-    /// document is created: a grant), release by compare-and-delete. Test-only.
-    #[cfg(feature = "defects")]
-    #[doc(hidden)]
-    LeasedUpsert,
-    /// As written: `PUT <index>/_create/global {}`; release `DELETE`. Test-only.
-    #[cfg(feature = "defects")]
-    #[doc(hidden)]
-    Global,
-    /// As written: `_update` with `upsert {process_id}` and `document-lock`; release
-    /// `DELETE`. Test-only.
-    #[cfg(feature = "defects")]
-    #[doc(hidden)]
-    Document,
-    /// As written: readers upsert `{shared, 1}` or run `rw-lock` and release with
-    /// `rw-unlock`; the writer `_create`s `{exclusive}` and releases with `DELETE`. Test-only.
-    #[cfg(feature = "defects")]
-    #[doc(hidden)]
-    ReadWrite,
-    /// The broken first draft of `leased`: `lease-acquire-noop`, a `noop` for the current
-    /// owner even after its lease passed. Test-only.
-    #[cfg(feature = "defects")]
-    #[doc(hidden)]
-    LeasedNoop,
 }
 
 impl Recipe {
-    /// The model's name (`leased`, `global`, ...).
+    /// The model's name (`leased`).
     pub fn name(self) -> &'static str {
-        match self {
-            Recipe::Leased => "leased",
-            #[cfg(feature = "defects")]
-            Recipe::LeasedUpsert => "leased-upsert",
-            #[cfg(feature = "defects")]
-            Recipe::Global => "global",
-            #[cfg(feature = "defects")]
-            Recipe::Document => "document",
-            #[cfg(feature = "defects")]
-            Recipe::ReadWrite => "read-write",
-            #[cfg(feature = "defects")]
-            Recipe::LeasedNoop => "leased-noop",
-        }
+        self.rules().name
     }
 
     /// Whether the recipe is a lease (a clock read before each write).
     pub fn leased(self) -> bool {
-        match self {
-            Recipe::Leased => true,
-            #[cfg(feature = "defects")]
-            Recipe::LeasedUpsert | Recipe::LeasedNoop => true,
-            #[cfg(feature = "defects")]
-            _ => false,
-        }
+        self.rules().leased
     }
 
     /// Whether the recipe is the fix of `docs/docstore.md` §6 (the model's
     /// `installs_lock_once`, `verifies_grant`, `conditions_writes`, `checks_fence_on_read`:
     /// the client has all four pieces or none).
     pub fn fixed(self) -> bool {
-        self == Recipe::Leased
+        self.rules().fixed
+    }
+
+    /// The recipe's table.
+    pub(crate) fn rules(self) -> &'static Rules {
+        match self {
+            Recipe::Leased => &LEASED,
+        }
     }
 }
 
@@ -104,14 +73,10 @@ pub enum Writes {
     /// document with its token (the `fence-claim` script with an `upsert`): from then on the
     /// document refuses every older token. [`crate::docstore::LeaseGuard::claim`].
     FencedClaim,
-    /// `{"doc": {"name": ..}}`, accepted whatever the token (the blog's). Test-only.
-    #[cfg(feature = "defects")]
-    #[doc(hidden)]
-    Unfenced,
 }
 
 impl Writes {
-    /// Whether writes carry the holder's token (`Fenced`, `FencedClaim`).
+    /// Whether writes carry the holder's token (`Fenced`, `FencedClaim`: always).
     pub fn fenced(self) -> bool {
         matches!(self, Writes::Fenced | Writes::FencedClaim)
     }
@@ -126,34 +91,51 @@ pub enum Role {
     Reader,
 }
 
-/// A deliberately broken variant of the client, one per recipe the model shows broken
-/// (`docs/docstore.md`, section 5): [`crate::docstore::LeaseLock::with_defect`]. Test-only;
-/// never enable the `defects` feature in production.
-#[cfg(feature = "defects")]
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Defect {
-    /// The blog's global lock, with its unfenced writes (model `global × unfenced`).
-    Global,
-    /// The blog's document lock, with its unfenced writes (model `document × unfenced`).
-    Document,
-    /// The blog's read/write lock in this role (model `read-write × unfenced`).
-    ReadWrite(Role),
-    /// The broken first draft of the lease script (model `leased-noop × fenced`).
-    LeasedNoop,
-    /// The corrected recipe with the blog's unfenced writes (model `leased × unfenced`).
-    UnfencedWrites,
-    /// The corrected recipe before the fix against the store's own faults (model
-    /// `leased-upsert`, with the workload's writes).
-    LeasedUpsert,
-    /// The fix without the read-back of the grant (model `leased-fix-unverified`).
-    LeasedFixUnverified,
-    /// The fix with data writes not conditioned on the session's read (model
-    /// `leased-fix-unconditional`).
-    LeasedFixUnconditional,
-    /// The fix without the fence check at each session's read (model
-    /// `leased-fix-unchecked`).
-    LeasedFixUnchecked,
+/// One row of the step table: the steps a client may take at each [`Pc`], in the order
+/// `Idle`, `Retrying`, `Claiming`, `Holding`, `Computing`, `Writing`, `Releasing`,
+/// `Verifying`.
+pub type Row = [&'static [Step]; 8];
+
+/// The acquire request of a recipe: `(role, index, id, owner, now, expires)` — `owner` the
+/// caller's owner id, `now` the clock read just before sending (leased), `expires` = `now` +
+/// lease.
+pub type AcquireFn = for<'a> fn(Role, &'a str, &'a str, &str, u64, u64) -> Request<'a>;
+
+/// A recipe as data: everything the client code asks of its recipe. The production table is
+/// [`LEASED`]; the test kit holds the broken ones (same shape) and hands one to a client through
+/// the test-only `testing::with_rules`.
+// Read only through the interpreter in this crate; fields public for the test kit's tables.
+#[allow(dead_code)]
+#[derive(Debug)]
+pub struct Rules {
+    /// The model's name (`leased`, `global`, ...).
+    pub name: &'static str,
+    /// A lease: a clock read at the acquire (the deadline) and before each write.
+    pub leased: bool,
+    /// The step table of a writer ([`Row`]): the model's `docstore::next`, cell for cell.
+    pub writer: Row,
+    /// The step table of a reader (only `read-write` has readers; elsewhere the writer's).
+    pub reader: Row,
+    /// The stored scripts of the acquire and release (`(id, painless source)`); the write
+    /// scripts come with `fenced_writes`.
+    pub scripts: &'static [(&'static str, &'static str)],
+    /// The acquire request.
+    pub acquire: AcquireFn,
+    /// An acquire answered 400 reads as "held" whatever it says (the blog's as-written
+    /// recipes read any 400 so); otherwise only the `lease-acquire` script's own refusal
+    /// ([`LEASE_HELD`]) does.
+    pub any_400_is_held: bool,
+    /// Writes carry the token (`fenced-write`, `fence-claim`); else the blog's `{"doc": ..}`.
+    pub fenced_writes: bool,
+    /// The fix of `docs/docstore.md` §6 (the model's `installs_lock_once`): the lock document
+    /// is installed by `install_scripts`, and the lease can be renewed.
+    pub fixed: bool,
+    /// The fix's read-back of the grant (the model's `verifies_grant`).
+    pub verifies_grant: bool,
+    /// The fix's data writes conditioned on the session's read (`conditions_writes`).
+    pub conditions_writes: bool,
+    /// The fix's fence check at each session read (`checks_fence_on_read`).
+    pub checks_fence_on_read: bool,
 }
 
 /// Where a client is in its loop (the model's `Pc`).
@@ -181,8 +163,9 @@ pub enum Pc {
 }
 
 /// A client step: one request (or, `CheckLease`, one clock read). Names as in the model.
-// The as-written recipes' steps are made only with `defects` (those recipes are test-only).
-#[cfg_attr(not(feature = "defects"), allow(dead_code))]
+// The whole vocabulary, so that the test kit's tables of the broken recipes run through this
+// interpreter; the production table (`LEASED`) names only some of the steps.
+#[allow(dead_code)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Step {
     /// `PUT <index>/_create/<id>`.
@@ -227,98 +210,120 @@ impl Step {
     }
 }
 
-/// The step table: which steps a client of `role` may take at `pc`. The model's
-/// `docstore::next`, cell for cell. A writer is at `Claiming` only when it claims.
+/// The production table: the fixed `leased` recipe (`docs/docstore.md` §6). The model's
+/// `docstore::next` for `leased`, cell for cell:
 ///
-/// | recipe / role | `Idle`, `Retrying` | `Claiming` | `Holding` | `Computing` | `Writing` | `Releasing` |
+/// | `Idle`, `Retrying` | `Claiming` | `Holding` | `Computing` | `Writing` | `Releasing` | `Verifying` |
 /// |---|---|---|---|---|---|---|
-/// | `global` | `CreateLock` | `ClaimData` | `ReadData`, `DeleteLock` | `WriteData` | — | `DeleteLock` |
-/// | `document` | `UpsertLock` | `ClaimData` | `ReadData`, `DeleteLock` | `WriteData` | — | `DeleteLock` |
-/// | `read-write`, reader | `UpsertLock` | — | `UpdateUnlock` | — | — | `UpdateUnlock` |
-/// | `read-write`, writer | `CreateLock` | `ClaimData` | `ReadData`, `DeleteLock` | `WriteData` | — | `DeleteLock` |
-/// | `leased` | `UpdateLock` | `ClaimData` | `ReadData`, `ReleaseLease` | `CheckLease` | `WriteData` | `ReleaseLease` |
-/// | `leased-upsert`, `leased-noop` | `UpsertLock` | `ClaimData` | `ReadData`, `CompareAndDelete` | `CheckLease` | `WriteData` | `CompareAndDelete` |
+/// | `UpdateLock` | `ClaimData` | `ReadData`, `ReleaseLease` | `CheckLease` | `WriteData` | `ReleaseLease` | `VerifyLock` |
 ///
-/// A last column, `Verifying`, is `VerifyLock` for `leased` and empty elsewhere.
-pub fn next(recipe: Recipe, role: Role, pc: Pc) -> &'static [Step] {
+/// A writer is at `Claiming` only when it claims.
+pub static LEASED: Rules = Rules {
+    name: "leased",
+    leased: true,
+    writer: LEASED_ROW,
+    reader: LEASED_ROW,
+    scripts: &[
+        ("lease-acquire", scripts::LEASE_ACQUIRE),
+        ("lease-release", scripts::LEASE_RELEASE),
+    ],
+    acquire: leased_acquire,
+    any_400_is_held: false,
+    fenced_writes: true,
+    fixed: true,
+    verifies_grant: true,
+    conditions_writes: true,
+    checks_fence_on_read: true,
+};
+
+const LEASED_ROW: Row = {
     use Step::*;
-    // Columns: Idle, Retrying, Claiming, Holding, Computing, Writing, Releasing, Verifying.
-    let row: [&'static [Step]; 8] = match (recipe, role) {
-        (Recipe::Leased, _) => [
-            &[UpdateLock],
-            &[UpdateLock],
-            &[ClaimData],
-            &[ReadData, ReleaseLease],
-            &[CheckLease],
-            &[WriteData],
-            &[ReleaseLease],
-            &[VerifyLock],
-        ],
-        #[cfg(feature = "defects")]
-        (Recipe::LeasedUpsert | Recipe::LeasedNoop, _) => [
-            &[UpsertLock],
-            &[UpsertLock],
-            &[ClaimData],
-            &[ReadData, CompareAndDelete],
-            &[CheckLease],
-            &[WriteData],
-            &[CompareAndDelete],
-            &[],
-        ],
-        #[cfg(feature = "defects")]
-        (Recipe::Global, _) | (Recipe::ReadWrite, Role::Writer) => [
-            &[CreateLock],
-            &[CreateLock],
-            &[ClaimData],
-            &[ReadData, DeleteLock],
-            &[WriteData],
-            &[],
-            &[DeleteLock],
-            &[],
-        ],
-        #[cfg(feature = "defects")]
-        (Recipe::Document, _) => [
-            &[UpsertLock],
-            &[UpsertLock],
-            &[ClaimData],
-            &[ReadData, DeleteLock],
-            &[WriteData],
-            &[],
-            &[DeleteLock],
-            &[],
-        ],
-        #[cfg(feature = "defects")]
-        (Recipe::ReadWrite, Role::Reader) => [
-            &[UpsertLock],
-            &[UpsertLock],
-            &[],
-            &[UpdateUnlock],
-            &[],
-            &[],
-            &[UpdateUnlock],
-            &[],
-        ],
-    };
-    row[pc as usize]
+    [
+        &[UpdateLock],
+        &[UpdateLock],
+        &[ClaimData],
+        &[ReadData, ReleaseLease],
+        &[CheckLease],
+        &[WriteData],
+        &[ReleaseLease],
+        &[VerifyLock],
+    ]
+};
+
+/// The fixed recipe's acquire: `lease-acquire` with the lease's length (the server measures it
+/// with `ctx._now`) and no `upsert`: a missing lock document is a 404, never a grant.
+fn leased_acquire<'a>(
+    _role: Role,
+    index: &'a str,
+    id: &'a str,
+    owner: &str,
+    now: u64,
+    expires: u64,
+) -> Request<'a> {
+    Request::Update {
+        index,
+        id,
+        script: StoredScript {
+            id: "lease-acquire",
+            params: json!({"owner": owner, "lease": expires.saturating_sub(now)}),
+            scripted_upsert: false,
+        },
+    }
 }
 
-/// The one step of `next(recipe, role, pc)` that `wanted` accepts, if any.
-pub fn step_where(
-    recipe: Recipe,
-    role: Role,
-    pc: Pc,
-    wanted: impl Fn(Step) -> bool,
-) -> Option<Step> {
-    next(recipe, role, pc).iter().copied().find(|&s| wanted(s))
+impl Rules {
+    /// The steps a client of `role` may take at `pc` (the model's `docstore::next`).
+    pub fn next(&self, role: Role, pc: Pc) -> &'static [Step] {
+        let row = match role {
+            Role::Writer => &self.writer,
+            Role::Reader => &self.reader,
+        };
+        row[pc as usize]
+    }
+
+    /// The one step of [`Rules::next`] that `wanted` accepts, if any.
+    pub fn step_where(&self, role: Role, pc: Pc, wanted: impl Fn(Step) -> bool) -> Option<Step> {
+        self.next(role, pc).iter().copied().find(|&s| wanted(s))
+    }
+
+    /// The stored scripts the recipe needs (`(id, painless source)`), installed once with
+    /// `put_script` before any client runs.
+    pub fn scripts_to_install(&self) -> Vec<(&'static str, &'static str)> {
+        let mut v = self.scripts.to_vec();
+        if self.fenced_writes {
+            v.push(("fenced-write", scripts::FENCED_WRITE));
+            v.push(("fence-claim", scripts::FENCE_CLAIM));
+        }
+        v
+    }
+
+    /// Whether the store's answer `e` to the acquire `step` says "held": 409 from `_create`,
+    /// or (`_update`) a 400 with the acquire script's `Debug.explain` and its own message
+    /// (Elasticsearch's `painless_explain_error` shape, [`StoreError::explains`]), or any 400
+    /// for the recipes that read it so ([`Rules::any_400_is_held`]).
+    pub fn refused(&self, step: Step, e: &StoreError) -> bool {
+        match (step, e.status()) {
+            (Step::CreateLock, Some(409)) => true,
+            (Step::UpdateLock | Step::UpsertLock, Some(400)) => {
+                self.any_400_is_held || e.explains(LEASE_HELD)
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether a client of `role` keeps its acquiring write's token (the model's
+    /// `keeps_token`): as its fencing token and (leased) its compare-and-delete guard.
+    pub fn keeps_token(&self, role: Role) -> bool {
+        self.leased || (self.fenced_writes && role == Role::Writer)
+    }
 }
 
 /// One request, as a client sends it: each variant is one [`DocStore`] method, its fields that
 /// method's arguments (`index`, `id` of the document; the body's parts).
 #[derive(Clone, Debug, PartialEq)]
-// The fields are the DocStore methods' arguments, named alike; `Create` is the test-only
-// as-written global lock's, made only with `defects`.
-#[allow(missing_docs)]
-#[cfg_attr(not(feature = "defects"), allow(dead_code))]
+// The fields are the DocStore methods' arguments, named alike. `Create` is made only by the
+// test kit's as-written tables (`global`, `read-write`).
+#[allow(missing_docs, dead_code)]
 pub enum Request<'a> {
     Create {
         index: &'a str,
@@ -388,36 +393,6 @@ impl Request<'_> {
     }
 }
 
-/// The stored scripts a recipe needs (`(id, painless source)`), installed once with
-/// `put_script` before any client runs.
-pub fn scripts_of(recipe: Recipe, writes: Writes) -> Vec<(&'static str, &'static str)> {
-    let mut v = Vec::new();
-    match recipe {
-        Recipe::Leased => {
-            v.push(("lease-acquire", scripts::LEASE_ACQUIRE));
-            v.push(("lease-release", scripts::LEASE_RELEASE));
-        }
-        #[cfg(feature = "defects")]
-        Recipe::LeasedUpsert => v.push(("lease-acquire", scripts::LEASE_ACQUIRE)),
-        #[cfg(feature = "defects")]
-        Recipe::LeasedNoop => v.push(("lease-acquire-noop", scripts::LEASE_ACQUIRE_NOOP)),
-        #[cfg(feature = "defects")]
-        Recipe::Document => v.push(("document-lock", scripts::DOCUMENT_LOCK)),
-        #[cfg(feature = "defects")]
-        Recipe::ReadWrite => {
-            v.push(("rw-lock", scripts::RW_LOCK));
-            v.push(("rw-unlock", scripts::RW_UNLOCK));
-        }
-        #[cfg(feature = "defects")]
-        Recipe::Global => {}
-    }
-    if writes.fenced() {
-        v.push(("fenced-write", scripts::FENCED_WRITE));
-        v.push(("fence-claim", scripts::FENCE_CLAIM));
-    }
-    v
-}
-
 /// The claim of claim-at-acquire: `fence-claim` with `token`, and an `upsert` holding the
 /// fence, so that a missing data document is created already fenced (deleting and
 /// re-creating the document cannot erase the fence).
@@ -432,91 +407,6 @@ pub fn claim_request<'a>(index: &'a str, id: &'a str, token: Token) -> Request<'
             scripted_upsert: false,
         },
         upsert: json!({ "fence": fence }),
-    }
-}
-
-/// The acquire request of `recipe` for `role`: `owner` is the caller's owner id, `now` the
-/// clock read just before sending (leased), `expires` = `now` + lease.
-pub fn acquire_request<'a>(
-    recipe: Recipe,
-    role: Role,
-    index: &'a str,
-    id: &'a str,
-    owner: &str,
-    now: u64,
-    expires: u64,
-) -> Request<'a> {
-    let _ = role;
-    match recipe {
-        // The fix: no `upsert`: a missing lock document is a 404, never a grant.
-        Recipe::Leased => Request::Update {
-            index,
-            id,
-            script: StoredScript {
-                id: "lease-acquire",
-                params: json!({"owner": owner, "lease": expires.saturating_sub(now)}),
-                scripted_upsert: false,
-            },
-        },
-        #[cfg(feature = "defects")]
-        Recipe::LeasedUpsert => Request::Upsert {
-            index,
-            id,
-            // The server's clock decides (`ctx._now` in the script, also for the upsert):
-            // only the lease's length goes in the request, never the client's time.
-            script: StoredScript {
-                id: "lease-acquire",
-                params: json!({"owner": owner, "lease": expires.saturating_sub(now)}),
-                scripted_upsert: true,
-            },
-            upsert: json!({}),
-        },
-        #[cfg(feature = "defects")]
-        Recipe::LeasedNoop => Request::Upsert {
-            index,
-            id,
-            script: StoredScript {
-                id: "lease-acquire-noop",
-                params: json!({"owner": owner, "now": now, "expires": expires}),
-                scripted_upsert: false,
-            },
-            upsert: json!({"owner": owner, "expires": expires}),
-        },
-        #[cfg(feature = "defects")]
-        Recipe::Global => Request::Create {
-            index,
-            id,
-            source: json!({}),
-        },
-        #[cfg(feature = "defects")]
-        Recipe::Document => Request::Upsert {
-            index,
-            id,
-            script: StoredScript {
-                id: "document-lock",
-                params: json!({"process_id": owner}),
-                scripted_upsert: false,
-            },
-            upsert: json!({"process_id": owner}),
-        },
-        #[cfg(feature = "defects")]
-        Recipe::ReadWrite => match role {
-            Role::Reader => Request::Upsert {
-                index,
-                id,
-                script: StoredScript {
-                    id: "rw-lock",
-                    params: json!({}),
-                    scripted_upsert: false,
-                },
-                upsert: json!({"lock_type": "shared", "lock_count": 1}),
-            },
-            Role::Writer => Request::Create {
-                index,
-                id,
-                source: json!({"lock_type": "exclusive"}),
-            },
-        },
     }
 }
 
@@ -552,20 +442,19 @@ pub fn release_request<'a>(
     }
 }
 
-/// The data write of `patch` (a JSON object): fenced with `token`, or (defect) the blog's
-/// partial-document update of it; the
-/// fixed `leased` conditions it on `read`, the `_seq_no`/`_primary_term` the session's read
-/// returned (`if_seq_no`/`if_primary_term`).
+/// The data write of `patch` (a JSON object): fenced with `token` if `fenced` (else the blog's
+/// partial-document update of it, a test table's); the fixed `leased` conditions it on `read`,
+/// the `_seq_no`/`_primary_term` the session's read returned (`if_seq_no`/`if_primary_term`).
 pub fn write_request<'a>(
-    writes: Writes,
+    fenced: bool,
     index: &'a str,
     id: &'a str,
     token: Option<Token>,
     read: Option<Token>,
     patch: &Value,
 ) -> Request<'a> {
-    match (writes, token) {
-        (Writes::Fenced | Writes::FencedClaim, Some(t)) => {
+    match (fenced, token) {
+        (true, Some(t)) => {
             let script = StoredScript {
                 id: "fenced-write",
                 params: json!({
@@ -591,10 +480,4 @@ pub fn write_request<'a>(
             doc: patch.clone(),
         },
     }
-}
-
-/// Whether a client of `role` keeps its acquiring write's token (the model's `keeps_token`):
-/// as its fencing token and (leased) its compare-and-delete guard.
-pub fn keeps_token(recipe: Recipe, writes: Writes, role: Role) -> bool {
-    recipe.leased() || (writes.fenced() && role == Role::Writer)
 }

@@ -3,7 +3,7 @@
 //! the lock's attempts) or by dropping the guard (one send: a drop blocks for at most one
 //! bounded request).
 
-use super::recipe::{release_request, step_where, Pc, Step};
+use super::recipe::{release_request, Pc, Step};
 use super::store::{DocStore, Refusal, StoreError, WriteResult};
 use super::{DocLockError, LeaseGuard};
 
@@ -35,7 +35,8 @@ impl<S: DocStore> LeaseGuard<'_, S> {
             Pc::Claiming | Pc::Verifying | Pc::Computing | Pc::Writing => Pc::Holding,
             pc => pc,
         };
-        let step = step_where(lock.recipe(), lock.role(), pc, Step::releases)
+        let step = (lock.rules)
+            .step_where(lock.role(), pc, Step::releases)
             .expect("the step table releases from Holding and Releasing");
         let request = release_request(step, &lock.index, &lock.id, Some(self.token));
         let mut sends = 0;

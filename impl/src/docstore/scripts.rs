@@ -1,7 +1,8 @@
 //! The painless sources of the stored scripts the recipes install with `POST _scripts/<id>`.
 //! They must equal `lockwright_model::docstore::store::Script::painless` (the checks compare
 //! them): the simulated store and the loopback server run a script only if its stored source
-//! is the model's.
+//! is the model's. (The broken recipes' scripts — `lease-acquire-noop`, `document-lock`,
+//! `rw-lock`, `rw-unlock` — are the test kit's: `lockwright_testkit::docstore::recipes`.)
 
 /// What `lease-acquire` (and `lease-acquire-noop`) hand to `Debug.explain` when another
 /// owner's lease has not passed: the acquire reads "held" only for this exact value.
@@ -46,26 +47,3 @@ pub const FENCE_CLAIM: &str = "def f = ctx._source.fence; \
      (params.primary_term == f.primary_term && params.seq_no < f.seq_no))) { \
      Debug.explain('stale fencing token'); } \
      ctx._source.fence = ['primary_term': params.primary_term, 'seq_no': params.seq_no];";
-
-/// `lease-acquire-noop`: the broken first draft of `lease-acquire` (a `noop` for the current
-/// owner even when its lease has passed). Test-only defect.
-#[cfg(feature = "defects")]
-pub const LEASE_ACQUIRE_NOOP: &str = "if (ctx._source.owner == params.owner) { ctx.op = 'noop'; } \
-     else if (ctx._source.expires != null && ctx._source.expires > params.now) { \
-     Debug.explain('lease held by another owner'); } \
-     else { ctx._source.owner = params.owner; ctx._source.expires = params.expires; }";
-
-/// `document-lock`: the blog's document lock, as written. Test-only defect.
-#[cfg(feature = "defects")]
-pub const DOCUMENT_LOCK: &str = "if ( ctx._source.process_id != params.process_id ) { \
-     Debug.explain('already locked by other thread'); }  ctx.op = 'noop';";
-
-/// `rw-lock`: the blog's reader acquire, as written. Test-only defect.
-#[cfg(feature = "defects")]
-pub const RW_LOCK: &str =
-    "if (ctx._source.lock_type == 'exclusive') { Debug.explain('one thread is \
-     writing data, the lock is exclusive now'); } ctx._source.lock_count++";
-
-/// `rw-unlock`: the blog's reader release, as written. Test-only defect.
-#[cfg(feature = "defects")]
-pub const RW_UNLOCK: &str = "if ( --ctx._source.lock_count == 0) { ctx.op = 'delete' }";

@@ -5,9 +5,7 @@
 
 use serde_json::Value;
 
-#[cfg(feature = "defects")]
-use super::recipe::Defect;
-use super::recipe::{step_where, write_request, Pc, Role, Step};
+use super::recipe::{write_request, Pc, Role, Step};
 use super::scripts::STALE_TOKEN;
 use super::store::{Doc, DocStore, Token, Written};
 use super::{DocLockError, LeaseGuard, LeaseLock};
@@ -22,41 +20,23 @@ fn fence_of(source: &Value) -> Option<Token> {
 }
 
 /// The fix's pieces that a session decides with (`docs/docstore.md` §6): each is on for the
-/// fixed recipe, and off only in the test-only client that leaves it out (`Defect::LeasedFix*`,
-/// the model's `leased-fix-*` twins).
+/// fixed recipe, and off only in a test table that leaves it out (the test kit's
+/// `leased-fix-*` twins).
 impl<S: DocStore> LeaseLock<S> {
-    /// Whether this test-only client leaves out the piece of the fix that `defect` names.
-    #[cfg(feature = "defects")]
-    fn omits(&self, defect: Defect) -> bool {
-        self.omitted == Some(defect)
-    }
-
     /// The fix's read-back of the grant (the model's `verifies_grant`).
     pub(super) fn verifies_grant(&self) -> bool {
-        #[cfg(feature = "defects")]
-        if self.omits(Defect::LeasedFixUnverified) {
-            return false;
-        }
-        self.recipe().fixed()
+        self.rules.verifies_grant
     }
 
     /// The fix's data writes conditioned on the session's read (the model's
     /// `conditions_writes`).
     pub(super) fn conditions_writes(&self) -> bool {
-        #[cfg(feature = "defects")]
-        if self.omits(Defect::LeasedFixUnconditional) {
-            return false;
-        }
-        self.recipe().fixed()
+        self.rules.conditions_writes
     }
 
     /// The fix's fence check at each session read (the model's `checks_fence_on_read`).
     pub(super) fn checks_fence_on_read(&self) -> bool {
-        #[cfg(feature = "defects")]
-        if self.omits(Defect::LeasedFixUnchecked) {
-            return false;
-        }
-        self.recipe().fixed()
+        self.rules.checks_fence_on_read
     }
 }
 
@@ -84,7 +64,7 @@ impl<S: DocStore> LeaseGuard<'_, S> {
         if self.pc == Pc::Holding {
             self.pc = Pc::Computing;
         }
-        if lock.recipe().fixed() && lock.writes().fenced() {
+        if lock.rules.fixed && lock.rules.fenced_writes {
             self.read = doc.as_ref().map(|d| d.token);
             if self.claimed && lock.checks_fence_on_read() {
                 // The fence must still be this holder's token: a newer holder claimed, or the
@@ -110,10 +90,9 @@ impl<S: DocStore> LeaseGuard<'_, S> {
     /// newer holder, leaves another token or none).
     pub(super) fn verify_grant(&mut self) -> Result<(), DocLockError> {
         let lock = self.lock.clone();
-        step_where(lock.recipe(), lock.role(), Pc::Verifying, |s| {
-            s == Step::VerifyLock
-        })
-        .expect("the fixed recipe reads the lock document back at Verifying");
+        (lock.rules)
+            .step_where(lock.role(), Pc::Verifying, |s| s == Step::VerifyLock)
+            .expect("the fixed recipe reads the lock document back at Verifying");
         let doc = lock
             .store()
             .get(&lock.index, &lock.id)
@@ -175,16 +154,22 @@ impl<S: DocStore> LeaseGuard<'_, S> {
             self.read(index, id)?;
         }
         self.ensure_valid()?;
-        step_where(lock.recipe(), lock.role(), self.pc, |s| {
-            s == Step::WriteData
-        })
-        .expect("the step table writes after a passed check");
+        (lock.rules)
+            .step_where(lock.role(), self.pc, |s| s == Step::WriteData)
+            .expect("the step table writes after a passed check");
         let read = if lock.conditions_writes() {
             self.read.take()
         } else {
             None
         };
-        let request = write_request(lock.writes(), index, id, Some(self.token), read, patch);
+        let request = write_request(
+            lock.rules.fenced_writes,
+            index,
+            id,
+            Some(self.token),
+            read,
+            patch,
+        );
         self.accessed = true;
         match request.send(lock.store()) {
             Ok(w) => {

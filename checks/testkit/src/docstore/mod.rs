@@ -9,11 +9,14 @@
 //! - [`world`]: [`SimStore`], the store and a simulated clock behind one mutex; faults.
 //! - [`client`]: [`SimClient`], one simulated client's `lockwright::docstore::DocStore`.
 //! - [`workload`]: which simulated threads do what on the real `LeaseLock`.
+//! - [`recipes`]: the broken recipes as tables of the library's shape, and [`Defect`], the
+//!   switch that puts one in a real `LeaseLock` (they are not in the shipped library).
 //! - [`refine`]: replays a recording through the Stateright model step by step.
 //! - [`loopback`]: [`LoopbackServer`], the service over HTTP on 127.0.0.1.
 
 pub mod client;
 pub mod loopback;
+pub mod recipes;
 pub mod record;
 pub mod refine;
 pub mod service;
@@ -23,6 +26,7 @@ pub mod world;
 pub use client::SimClient;
 pub use lockwright_model::docstore::protocol::{DATA_ID, DATA_INDEX, LOCK_INDEX};
 pub use loopback::LoopbackServer;
+pub use recipes::{Defect, WithDefect};
 pub use record::{format_trace, Actor, Call, Outcome, Step};
 pub use workload::{Op, ThreadPlan, Workload};
 pub use world::SimStore;

@@ -11,12 +11,13 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use lockwright::docstore::{recipe::scripts_of, Defect, LeaseLock, Role as WireRole};
+use lockwright::docstore::{LeaseLock, Role as WireRole};
 use lockwright_model::docstore::protocol::{DATA_ID, DATA_INDEX, LOCK_INDEX};
 use lockwright_model::docstore::{ClientId, Delivery, Role, Scenario, Variant, Writes};
 use serde_json::json;
 
 use super::client::SimClient;
+use super::recipes::{Defect, WithDefect};
 use super::record::{format_trace, Step, TICK_MS};
 use super::refine::Refinement;
 use super::world::SimStore;
@@ -346,7 +347,7 @@ pub fn run<R: Runtime>(w: &Workload, check: Option<&Checker>) -> Vec<Step> {
     // Setup, before any client runs: the stored scripts of the recipe (as the client installs
     // them; the defect switch changes which).
     let setup = w.lock_for(store.client(0));
-    for (id, source) in scripts_of(setup.recipe(), setup.writes()) {
+    for (id, source) in setup.rules().scripts_to_install() {
         store.put_script(id, source);
     }
     let w2 = Arc::new(w.clone());
