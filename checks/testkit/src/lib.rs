@@ -13,6 +13,8 @@
 //! - [`file`](mod@file): file locks — the simulated OS, the workloads, the refinement replayer.
 //! - [`docstore`]: document-store locks — the simulated store, the workloads, the refinement
 //!   replayer, and a loopback HTTP server on the model's semantics.
+//! - [`replication`]: the replication copier's unsafe orders (Lucene's handlers', the seed's
+//!   rule, …) as step tables the real copier runs.
 //! - [`zk`]: the ZooKeeper mutex — a simulated ZooKeeper on the model's server semantics, the
 //!   workloads, the refinement replayer.
 
@@ -21,6 +23,7 @@ pub mod docstore;
 pub mod file;
 pub mod prims;
 pub mod refine;
+pub mod replication;
 pub mod schedules;
 pub mod zk;
 

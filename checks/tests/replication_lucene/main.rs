@@ -33,6 +33,7 @@ mod refinement;
 mod rounds;
 
 use lockwright::replication::Order;
+use lockwright_testkit::replication as orders;
 
 use rounds::{run, Gens, Plan, MODES};
 
@@ -107,13 +108,13 @@ fn lockwright_order_loses_a_commit_held_for_two_rounds_by_name() {
 #[test]
 fn no_retention_order_is_safe_only_with_open_handles() {
     let name = "lockwright-no-retention, hold 1 round";
-    let o = run(name, Order::LockwrightNoRetention, hold(1));
+    let o = run(name, orders::LOCKWRIGHT_NO_RETENTION, hold(1));
     assert!(o.fails("by-name") > 0, "{}", o.report(name));
     assert_eq!(o.fails("handles"), 0, "{}", o.report(name));
     let name = "lockwright-no-retention";
     let o = run(
         name,
-        Order::LockwrightNoRetention,
+        orders::LOCKWRIGHT_NO_RETENTION,
         Plan::rounds(6, Gens::Skip),
     );
     for m in MODES {
@@ -130,13 +131,13 @@ fn no_retention_order_is_safe_only_with_open_handles() {
 #[test]
 fn seed_rule_order_lets_readers_read_a_partial_segments_file() {
     let name = "seed-rule, every generation";
-    let o = run(name, Order::SeedRule, Plan::rounds(5, Gens::Next));
+    let o = run(name, orders::SEED_RULE, Plan::rounds(5, Gens::Next));
     for m in MODES {
         assert!(o.retries(m) > 0, "{}", o.report(name));
         assert_eq!(o.fails(m), 0, "{}", o.report(name));
     }
     let name = "seed-rule, skipping generations";
-    let o = run(name, Order::SeedRule, Plan::rounds(5, Gens::Skip));
+    let o = run(name, orders::SEED_RULE, Plan::rounds(5, Gens::Skip));
     for m in MODES {
         assert!(o.fails(m) > 0, "{}", o.report(name));
     }
@@ -154,7 +155,7 @@ fn seed_rule_order_lets_readers_read_a_partial_segments_file() {
 #[test]
 fn segments_first_order_sends_readers_after_missing_files() {
     let name = "segments-first, every generation";
-    let o = run(name, Order::SegmentsFirst, Plan::rounds(5, Gens::Next));
+    let o = run(name, orders::SEGMENTS_FIRST, Plan::rounds(5, Gens::Next));
     for m in MODES {
         assert!(o.retries(m) > 0, "{}", o.report(name));
         assert_eq!(o.fails(m), 0, "{}", o.report(name));
@@ -166,7 +167,7 @@ fn segments_first_order_sends_readers_after_missing_files() {
         .any(|r| r.contains("NoSuchFileException") || r.contains("FileNotFoundException"));
     assert!(missing, "{}", o.report(name));
     let name = "segments-first, skipping generations";
-    let o = run(name, Order::SegmentsFirst, Plan::rounds(5, Gens::Skip));
+    let o = run(name, orders::SEGMENTS_FIRST, Plan::rounds(5, Gens::Skip));
     for m in MODES {
         assert!(o.fails(m) > 0, "{}", o.report(name));
     }
@@ -178,7 +179,7 @@ fn segments_first_order_sends_readers_after_missing_files() {
 #[test]
 fn any_order_makes_readers_fail() {
     let name = "any-order";
-    let o = run(name, Order::AnyOrder, Plan::rounds(4, Gens::Next));
+    let o = run(name, orders::ANY_ORDER, Plan::rounds(4, Gens::Next));
     for m in MODES {
         assert!(o.fails(m) > 0, "{}", o.report(name));
     }

@@ -6,6 +6,7 @@ use lockwright::replication::{Commit, Copier, Order, ReplicaFs, ReplicationError
 use lockwright_model::replication::{
     Action, Faults, File, Name, Pace, ReaderKind, Scenario, State, Variant,
 };
+use lockwright_testkit::replication as orders;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use stateright::Model;
@@ -234,12 +235,12 @@ fn drive(order: Order, seed: u64) -> Vec<&'static str> {
 fn copier_calls_refine_the_model() {
     let orders = [
         Order::Lockwright,
-        Order::Lucene410Handler,
-        Order::Lucene5Handler,
-        Order::LockwrightNoRetention,
-        Order::SeedRule,
-        Order::SegmentsFirst,
-        Order::AnyOrder,
+        orders::LUCENE_410_HANDLER,
+        orders::LUCENE_5_HANDLER,
+        orders::LOCKWRIGHT_NO_RETENTION,
+        orders::SEED_RULE,
+        orders::SEGMENTS_FIRST,
+        orders::ANY_ORDER,
     ];
     for order in orders {
         let mut seen: Vec<&str> = Vec::new();

@@ -48,8 +48,34 @@
 //!
 //! [`NativeFsLockFactory`]: crate::NativeFsLockFactory
 
+// Without `defects` nothing builds a test table, so the in-place copy and the keep-only-the-new
+// deletes that only those tables use are never constructed.
+#[cfg_attr(not(feature = "defects"), allow(dead_code))]
 mod plan;
 mod std_fs;
+
+/// Test-only (cargo feature `defects`; never enable it in production): the vocabulary of
+/// [`Order`]'s step table, so that lockwright's test kit can build the orders the model finds
+/// unsafe (Lucene's replication handlers' orders, `seed-rule`, …:
+/// `lockwright_testkit::replication`) and run this copier in them against real readers.
+#[cfg(feature = "defects")]
+pub mod table {
+    pub use super::plan::{CopyMethod, Keep, Phase, Program};
+    use super::Order;
+
+    impl Order {
+        /// The order named `name` (the model's variant name, so that a test can find its row)
+        /// whose rounds run `program`.
+        pub const fn from_program(name: &'static str, program: Program) -> Order {
+            Order { name, program }
+        }
+
+        /// The step table this order's rounds run.
+        pub fn program(self) -> Program {
+            self.program
+        }
+    }
+}
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -427,7 +453,7 @@ impl<F: ReplicaFs> Copier<F> {
     }
 
     fn round(&mut self, commit: &Commit) -> Result<RoundReport, ReplicationError> {
-        let program = self.order.program();
+        let program = self.order.program;
         let mut listing: BTreeSet<String> = self
             .fs
             .list()?

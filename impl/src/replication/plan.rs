@@ -8,129 +8,45 @@ use std::fmt;
 /// start with `segments`, so it never looks at these.
 pub const TEMP_PREFIX: &str = "pending_";
 
-/// The order in which [`crate::replication::Copier`] replicates a commit.
+/// The order in which [`crate::replication::Copier`] replicates a commit: a step table (data)
+/// that the copier interprets.
 ///
-/// [`Order::Lockwright`] is the one to use. The others re-create the orders the model finds
-/// unsafe, so that tests can show real readers failing under them: test-only, they need the
-/// `defects` cargo feature.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Order {
+/// [`Order::Lockwright`] is the library's order. The orders the model finds unsafe (Lucene's
+/// replication handlers' orders, `seed-rule`, `segments-first`, …) are other tables of the same
+/// shape, kept in lockwright's test kit (`lockwright_testkit::replication`) so that tests can
+/// run this copier in them and show real readers failing; building one needs the test-only
+/// `defects` cargo feature (`lockwright::replication::table`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Order {
+    pub(super) name: &'static str,
+    pub(super) program: Program,
+}
+
+impl Order {
     /// Every new data file to a temporary name, `fsync`, `rename`; then `segments_N` the same
     /// way; `fsync` the directory; then delete every index file that belongs neither to the
     /// new commit nor to the commit of the previous round (the seed's rule: a generation's
     /// files go only at the sync after the next).
-    Lockwright,
-    /// `segments_N` first, then the data files, in place; then delete what the new commit does
-    /// not name.
-    #[cfg(feature = "defects")]
-    SegmentsFirst,
-    /// One interleaving of a naive sync: every delete first, then `segments_N`, then the data
-    /// files, in place (the model explores every interleaving; this is the one its shortest
-    /// counterexamples start with).
-    #[cfg(feature = "defects")]
-    AnyOrder,
-    /// The seed's rule as written: data files, then `segments_N`, plain in-place copies, then
-    /// delete what belongs to neither this commit nor the previous one.
-    #[cfg(feature = "defects")]
-    SeedRule,
-    /// Lucene 4.10's `IndexReplicationHandler`: the data files in place, then `segments_N` in
-    /// place, then delete every index file the new commit does not name.
-    #[cfg(feature = "defects")]
-    Lucene410Handler,
-    /// Lucene 5–9's `IndexReplicationHandler`: the data files in place, `segments_N` through a
-    /// temporary name and a `rename`, directory sync, then delete every index file the new
-    /// commit does not name.
-    #[cfg(feature = "defects")]
-    Lucene5Handler,
-    /// lockwright's own hybrid without retention: [`Order::Lockwright`]'s copies, then delete
-    /// the previous generation's files at once.
-    #[cfg(feature = "defects")]
-    LockwrightNoRetention,
-}
+    // Spelled as the enum variant it used to be, so that `Order::Lockwright` reads the same.
+    #[allow(non_upper_case_globals)]
+    pub const Lockwright: Order = Order {
+        name: "lockwright",
+        program: Program {
+            phases: &[
+                Phase::CopyData,
+                Phase::CopySegments,
+                Phase::SyncDir,
+                Phase::DeleteOld,
+            ],
+            data: CopyMethod::TempFsyncRename,
+            segments: CopyMethod::TempFsyncRename,
+            keep: Keep::NewAndPrevious,
+        },
+    };
 
-impl Order {
     /// The model's name of this order (`lockwright`, `seed-rule`, …).
     pub fn name(self) -> &'static str {
-        match self {
-            Order::Lockwright => "lockwright",
-            #[cfg(feature = "defects")]
-            Order::SegmentsFirst => "segments-first",
-            #[cfg(feature = "defects")]
-            Order::AnyOrder => "any-order",
-            #[cfg(feature = "defects")]
-            Order::SeedRule => "seed-rule",
-            #[cfg(feature = "defects")]
-            Order::Lucene410Handler => "lucene-4.10-handler",
-            #[cfg(feature = "defects")]
-            Order::Lucene5Handler => "lucene-5-handler",
-            #[cfg(feature = "defects")]
-            Order::LockwrightNoRetention => "lockwright-no-retention",
-        }
-    }
-
-    /// The step table.
-    pub(crate) fn program(self) -> Program {
-        #[cfg(feature = "defects")]
-        use CopyMethod::InPlace;
-        use CopyMethod::TempFsyncRename;
-        use Phase::*;
-        let (phases, data, segments, keep): (&'static [Phase], _, _, _) = match self {
-            Order::Lockwright => (
-                &[CopyData, CopySegments, SyncDir, DeleteOld],
-                TempFsyncRename,
-                TempFsyncRename,
-                Keep::NewAndPrevious,
-            ),
-            #[cfg(feature = "defects")]
-            Order::SegmentsFirst => (
-                &[CopySegments, CopyData, DeleteOld],
-                InPlace,
-                InPlace,
-                Keep::New,
-            ),
-            #[cfg(feature = "defects")]
-            Order::AnyOrder => (
-                &[DeleteOld, CopySegments, CopyData],
-                InPlace,
-                InPlace,
-                Keep::New,
-            ),
-            #[cfg(feature = "defects")]
-            Order::SeedRule => (
-                &[CopyData, CopySegments, DeleteOld],
-                InPlace,
-                InPlace,
-                Keep::NewAndPrevious,
-            ),
-            #[cfg(feature = "defects")]
-            Order::Lucene410Handler => (
-                &[CopyData, CopySegments, DeleteOld],
-                InPlace,
-                InPlace,
-                Keep::New,
-            ),
-            #[cfg(feature = "defects")]
-            Order::Lucene5Handler => (
-                &[CopyData, CopySegments, SyncDir, DeleteOld],
-                InPlace,
-                TempFsyncRename,
-                Keep::New,
-            ),
-            #[cfg(feature = "defects")]
-            Order::LockwrightNoRetention => (
-                &[CopyData, CopySegments, SyncDir, DeleteOld],
-                TempFsyncRename,
-                TempFsyncRename,
-                Keep::New,
-            ),
-        };
-        Program {
-            phases,
-            data,
-            segments,
-            keep,
-        }
+        self.name
     }
 }
 
@@ -140,38 +56,58 @@ impl fmt::Display for Order {
     }
 }
 
-/// What a round does.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Program {
+impl fmt::Debug for Order {
+    /// `Order(lockwright)`: the name says which table.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Order({})", self.name)
+    }
+}
+
+/// What a round does: the phases in order, how each kind of file is copied, what the deletes
+/// keep (the model's `lockwright_model::replication::Program`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Program {
+    /// The phases, in order.
     pub phases: &'static [Phase],
     /// How a data file is copied.
     pub data: CopyMethod,
     /// How `segments_N` is copied.
     pub segments: CopyMethod,
+    /// Which names survive the round's deletes.
     pub keep: Keep,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Phase {
+/// One phase of a round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Phase {
+    /// Copy each data file of the new commit that the last completed revision does not name.
     CopyData,
+    /// Copy `segments_N` of the new commit.
     CopySegments,
+    /// `fsync` the replica directory.
     SyncDir,
+    /// Delete every index file the round does not keep ([`Keep`]).
     DeleteOld,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum CopyMethod {
-    // Only the test-only orders copy in place.
-    #[cfg_attr(not(feature = "defects"), allow(dead_code))]
+/// How one file is copied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CopyMethod {
+    /// `create` (the name appears, empty), then `fill` (test tables only: the production
+    /// table never copies in place).
     InPlace,
+    /// `copy_to_temp` (under [`TEMP_PREFIX`]), `fsync`, `rename`.
     TempFsyncRename,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Keep {
-    // Only the test-only orders delete the previous commit at once.
-    #[cfg_attr(not(feature = "defects"), allow(dead_code))]
+/// Which names survive a round's deletes (temporary names never do).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Keep {
+    /// The new commit's files (test tables only: the production table keeps the previous
+    /// commit too).
     New,
+    /// The new commit's files and those of the copier's previous round; a copier that has
+    /// forgotten that round keeps every index file.
     NewAndPrevious,
 }
 
