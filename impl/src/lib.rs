@@ -183,8 +183,10 @@
 //! - `unstable-system`: lets other crates implement [`file::sys::System`] and give a factory
 //!   a held set of its own (`RealSystem::with_held_set`). No stability promise; a second held
 //!   set in one process re-opens LUCENE-5738 under POSIX locks.
-//! - `defects`: test-only switches that re-create known incidents (LUCENE-5612, LUCENE-5738,
-//!   LUCENE-6507), `file::defects`. Never enable it in production.
+//! - `test-util`: test utilities, never for production: the switches that re-create known
+//!   incidents (LUCENE-5612, LUCENE-5738, LUCENE-6507: `file::defects`; the ZooKeeper
+//!   recipe's `ZkDefect`s), the hooks the test kit runs its broken recipe and copy-order
+//!   tables through (`docstore::testing`, `replication::table`), and `ZkClient::kill_session`.
 //!
 //! On docs.rs every feature is documented; items that need one say so.
 

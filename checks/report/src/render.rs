@@ -565,7 +565,7 @@ fn shuttle_section(s: &mut String, report: &Report) {
          model's, above. The full suites (loom's exhaustive interleavings, 3 processes, unlink, \
          replace and foreign open-close faults, larger budgets) are described in \
          [checks.md](checks.md); the deliberately broken variants need lockwright's test-only \
-         `defects` feature, so they are not run here: [incidents.md](incidents.md) and \
+         `test-util` feature, so they are not run here: [incidents.md](incidents.md) and \
          [checks.md](checks.md) list the tests that catch each of them. Multi-process stress \
          runs against the real kernel are in [stress.md](stress.md) (hand-written, not \
          regenerated).\n"

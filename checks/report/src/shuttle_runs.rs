@@ -9,7 +9,7 @@
 //! but `time_ms` is deterministic and goes into `results.md`.
 //!
 //! Only correct configurations are run (the model proves all four `always` properties for
-//! each): the deliberately broken variants need lockwright's test-only `defects` feature and
+//! each): the deliberately broken variants need lockwright's test-only `test-util` feature and
 //! stay in the test suites.
 
 use std::collections::HashSet;

@@ -1,5 +1,5 @@
 //! Teeth, loom: for each deliberately broken variant of `NativeFsLockFactory` (lockwright's
-//! `defects` feature), loom's exhaustive exploration must find an execution with two writers.
+//! `test-util` feature), loom's exhaustive exploration must find an execution with two writers.
 //!
 //! Why loom here: the explorer is exhaustive up to the stated preemption bound, so "found" is
 //! deterministic — no seed, no luck. Each test asserts that the failure is "at most one

@@ -1,5 +1,5 @@
 //! Teeth, shuttle: shuttle's PCT scheduler must find two writers in each deliberately broken
-//! variant of `NativeFsLockFactory` (lockwright's `defects` feature) that breaks "at most one
+//! variant of `NativeFsLockFactory` (lockwright's `test-util` feature) that breaks "at most one
 //! writer" (the three Lucene incidents, and CarryOnAfterLockError with an injected `ENOLCK`),
 //! the failing schedule must replay to the same failure, and every schedule found is pinned
 //! below as a `replay` regression test naming its incident. (The defects that break "at most

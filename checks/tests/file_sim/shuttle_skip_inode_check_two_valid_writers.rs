@@ -1,6 +1,6 @@
 //! Teeth for `ensure_valid`'s inode checks, shuttle: the `SkipInodeCheck` defect (no `fstat`
 //! link-count and length check, no `stat` "the path still names our inode" check; lockwright's
-//! `defects` feature) must be caught breaking "at most one valid writer", the recording
+//! `test-util` feature) must be caught breaking "at most one valid writer", the recording
 //! replayed through the model of the same broken variant (`native-skip-inode-check`), and the
 //! failing schedule pinned as a regression.
 //!

@@ -55,7 +55,7 @@
 //! - `recipe`: the recipe as data — one table (`Rules`: the step table, the scripts, the
 //!   acquire request) that the client code interprets, and what each step sends. Production
 //!   has one table, [`Recipe::Leased`]'s; the broken recipes' tables are the test kit's
-//!   (`lockwright_testkit::docstore::recipes`), run through `testing` (feature `defects`, the
+//!   (`lockwright_testkit::docstore::recipes`), run through `testing` (feature `test-util`, the
 //!   family's only `cfg` switch).
 //! - [`HttpStore`]: the production interface: HTTP/JSON to an Elasticsearch-compatible REST
 //!   endpoint with `ureq` (blocking, no async runtime).
@@ -91,8 +91,8 @@ pub mod scripts;
 mod session;
 pub mod store;
 // The one test hook of this family: the recipe's vocabulary and a client on another table.
-#[cfg(feature = "defects")]
-#[cfg_attr(docsrs, doc(cfg(feature = "defects")))]
+#[cfg(feature = "test-util")]
+#[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
 pub mod testing;
 
 pub use claim::Claimed;

@@ -12,7 +12,7 @@
 //! (`leased-upsert`), unfenced writes and the fix with one piece left out are other tables of
 //! the same shape, in the test kit (`lockwright_testkit::docstore::recipes`), so that the
 //! checks can show they catch each of them: a client runs one through the test-only
-//! `crate::docstore::testing` (feature `defects`), which is the only test hook here.
+//! `crate::docstore::testing` (feature `test-util`), which is the only test hook here.
 
 use serde_json::{json, Value};
 

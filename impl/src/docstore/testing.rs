@@ -1,4 +1,4 @@
-//! Test-only (feature `defects`; never in production): the recipe's vocabulary, for the test
+//! Test-only (feature `test-util`; never in production): the recipe's vocabulary, for the test
 //! kit that replays runs through the model, and the one switch that lets a client run another
 //! recipe table than [`Recipe::Leased`](super::Recipe::Leased)'s — the broken recipes of `docs/docstore.md`, which
 //! live in the test kit (`lockwright_testkit::docstore::recipes`) as [`Rules`] tables of the

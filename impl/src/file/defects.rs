@@ -1,6 +1,6 @@
 //! Deliberately broken variants of [`crate::NativeFsLockFactory`], re-creating known
 //! incidents so the checks can prove they catch them. Test-only: this module and
-//! `NativeFsLockFactory::with_defect` exist only with the `defects` cargo feature, which is
+//! `NativeFsLockFactory::with_defect` exist only with the `test-util` cargo feature, which is
 //! never on by default (the crate's own tests and the test kit enable it). Never enable it in
 //! production.
 //!

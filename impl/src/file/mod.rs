@@ -33,8 +33,8 @@ pub mod sys;
 pub mod timeouts;
 pub mod verifying;
 
-#[cfg(feature = "defects")]
-#[cfg_attr(docsrs, doc(cfg(feature = "defects")))]
+#[cfg(feature = "test-util")]
+#[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
 pub mod defects;
 
 pub use error::{BadNameReason, InvalidReason, LockError};

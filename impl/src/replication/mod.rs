@@ -48,17 +48,17 @@
 //!
 //! [`NativeFsLockFactory`]: crate::NativeFsLockFactory
 
-// Without `defects` nothing builds a test table, so the in-place copy and the keep-only-the-new
+// Without `test-util` nothing builds a test table, so the in-place copy and the keep-only-the-new
 // deletes that only those tables use are never constructed.
-#[cfg_attr(not(feature = "defects"), allow(dead_code))]
+#[cfg_attr(not(feature = "test-util"), allow(dead_code))]
 mod plan;
 mod std_fs;
 
-/// Test-only (cargo feature `defects`; never enable it in production): the vocabulary of
+/// Test-only (cargo feature `test-util`; never enable it in production): the vocabulary of
 /// [`Order`]'s step table, so that lockwright's test kit can build the orders the model finds
 /// unsafe (Lucene's replication handlers' orders, `seed-rule`, …:
 /// `lockwright_testkit::replication`) and run this copier in them against real readers.
-#[cfg(feature = "defects")]
+#[cfg(feature = "test-util")]
 pub mod table {
     pub use super::plan::{CopyMethod, Keep, Phase, Program};
     use super::Order;

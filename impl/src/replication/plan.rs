@@ -15,7 +15,7 @@ pub const TEMP_PREFIX: &str = "pending_";
 /// replication handlers' orders, `seed-rule`, `segments-first`, …) are other tables of the same
 /// shape, kept in lockwright's test kit (`lockwright_testkit::replication`) so that tests can
 /// run this copier in them and show real readers failing; building one needs the test-only
-/// `defects` cargo feature (`lockwright::replication::table`).
+/// `test-util` cargo feature (`lockwright::replication::table`).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Order {
     pub(super) name: &'static str,

@@ -1,6 +1,6 @@
 //! Deliberately broken variants of the ZooKeeper mutex, re-creating known incidents so the
 //! checks can prove they catch them (the model's variants, `model/src/zk/scenario.rs`).
-//! Test-only: injecting one needs the `defects` cargo feature
+//! Test-only: injecting one needs the `test-util` cargo feature
 //! ([`crate::zk::ZkMutex::with_defect`]). Never enable it in production.
 
 use crate::zk::internals::Variant;

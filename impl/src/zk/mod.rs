@@ -37,7 +37,7 @@
 
 mod client;
 pub mod coord;
-#[cfg(feature = "defects")]
+#[cfg(feature = "test-util")]
 mod defects;
 mod error;
 pub mod fencing;
@@ -50,9 +50,9 @@ pub use coord::{
     CoordError, Coordination, GuardedOp, Listing, LockNode, MultiError, NodeKind, NodeStat,
     OpResult, Search, SessionEvent, SessionId, WatchOutcome,
 };
-/// The re-created incidents and the model's recipe rules: test-only, behind `defects`.
-#[cfg(feature = "defects")]
-#[cfg_attr(docsrs, doc(cfg(feature = "defects")))]
+/// The re-created incidents and the model's recipe rules: test-only, behind `test-util`.
+#[cfg(feature = "test-util")]
+#[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
 pub use defects::{recipe_rules, ZkDefect};
 pub use error::{BadPathReason, Cleanup, Holder, LostReason, ZkLockError};
 pub use fencing::{Claimed, FencedResource, FencingToken, HighWaterMark, StaleToken};

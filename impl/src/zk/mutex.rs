@@ -92,7 +92,7 @@ impl<C: Coordination> ZkMutex<C> {
     }
 
     /// Re-creates a known incident. Test-only; see [`crate::zk::ZkDefect`].
-    #[cfg(feature = "defects")]
+    #[cfg(feature = "test-util")]
     #[doc(hidden)]
     pub fn with_defect(mut self, defect: crate::zk::ZkDefect) -> Self {
         use crate::zk::ZkDefect;

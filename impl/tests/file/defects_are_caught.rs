@@ -2,7 +2,7 @@
 //! `Defect`, produces two writers in the very interleaving where the correct protocol
 //! produces one. The interleaving is forced with an instrumented `System` that runs a hook
 //! right before a chosen call. (Enabled for `cargo test -p lockwright` by the crate's
-//! dev-dependency on itself with the `defects` feature.)
+//! dev-dependency on itself with the `test-util` feature.)
 
 // Tests play the foreign code that opens, stats, writes and deletes lock files: the gate rule
 // (clippy.toml) is for the crate itself.

@@ -101,7 +101,7 @@ impl ThreadPlan {
 }
 
 /// Builds the factory a simulated thread uses (tests inject defects here:
-/// `NativeFsLockFactory::with_defect` needs lockwright's `defects` feature, which only the
+/// `NativeFsLockFactory::with_defect` needs lockwright's `test-util` feature, which only the
 /// checks crate's dev-dependency enables).
 pub type MakeFactory<R> =
     Arc<dyn Fn(SimSystem<R>, OsLockKind) -> NativeFsLockFactory<SimSystem<R>> + Send + Sync>;

@@ -3,7 +3,7 @@
 //! `lockwright::replication::Copier` runs so that tests can show real readers failing exactly
 //! where the model's counterexamples say (`checks/tests/replication_lucene/`). The library
 //! ships only [`Order::Lockwright`]; these tables are data of the same shape
-//! (`lockwright::replication::table`, behind the `defects` feature), interpreted by the same
+//! (`lockwright::replication::table`, behind the `test-util` feature), interpreted by the same
 //! copier.
 //!
 //! | order | phases | data file copied | `segments_N` copied | a round keeps |

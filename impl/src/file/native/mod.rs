@@ -271,9 +271,9 @@ impl<S: System + 'static> NativeFsLockFactory<S> {
     }
 
     /// Re-creates a known incident: runs the defect's step table instead of the protocol's.
-    /// Test-only: needs the `defects` feature; see [`crate::file::defects::Defect`].
-    #[cfg(feature = "defects")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "defects")))]
+    /// Test-only: needs the `test-util` feature; see [`crate::file::defects::Defect`].
+    #[cfg(feature = "test-util")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
     #[must_use]
     pub fn with_defect(mut self, defect: super::defects::Defect) -> Self {
         self.steps = defect.steps();

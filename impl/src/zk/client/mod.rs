@@ -23,18 +23,18 @@ mod coordination;
 mod error_table;
 mod executor;
 
-#[cfg(feature = "defects")]
+#[cfg(feature = "test-util")]
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-#[cfg(feature = "defects")]
+#[cfg(feature = "test-util")]
 use std::time::Instant;
 
 use zookeeper_client::Client;
 
 use self::executor::on_executor;
-#[cfg(feature = "defects")]
+#[cfg(feature = "test-util")]
 use self::executor::{spawn_task, task_thread};
 use crate::zk::coord::{CoordError, Coordination};
 use crate::zk::error::ZkLockError;
@@ -339,13 +339,13 @@ impl ZkClient {
     /// and each connection keeps stealing the session from the other before its handshake
     /// reply is flushed.
     ///
-    /// A test utility: behind the `defects` feature (never in production builds), because it
+    /// A test utility: behind the `test-util` feature (never in production builds), because it
     /// stalls every ZooKeeper client of the process for a moment.
     ///
     /// # Errors
     /// [`ZkLockError::Unreachable`] if the second connection cannot be made.
-    #[cfg(feature = "defects")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "defects")))]
+    #[cfg(feature = "test-util")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
     pub async fn kill_session(&self) -> Result<(), ZkLockError> {
         let c = self.client();
         let info = c.session().clone();
@@ -414,7 +414,7 @@ impl ZkClient {
 }
 
 /// `fut`, or `None` after `d`.
-#[cfg(feature = "defects")]
+#[cfg(feature = "test-util")]
 async fn with_timeout<F: Future>(fut: F, d: Duration) -> Option<F::Output> {
     use futures::future::{select, Either};
     let fut = std::pin::pin!(fut);

@@ -86,9 +86,9 @@ pub(crate) enum Pc {
 }
 
 /// The recipe variants: Curator's (the contract) and the model's broken ones (constructed only
-/// with the `defects` feature).
+/// with the `test-util` feature).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(not(feature = "defects"), allow(dead_code))]
+#[cfg_attr(not(feature = "test-util"), allow(dead_code))]
 pub(crate) enum Variant {
     Curator,
     NoProtection,
