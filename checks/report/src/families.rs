@@ -2,8 +2,8 @@
 //! table, its counterexamples and its JSON, from the same exhaustive checker.
 //!
 //! A family takes part by implementing [`Presenter`] on its model's `Scenario` (which already
-//! implements [`Family`]): which rows to run (the scenarios pinned in
-//! `model/tests/<family>/verdicts/`, so the numbers match the tests), what its traces call
+//! implements [`Family`]): which rows to run (the rows of the verdict table of its hand-written
+//! page; the results JSON they give is the one pin of the family's verdicts), what its traces call
 //! things ([`Words`]), and, for each step of a counterexample, who acts, whether it is a
 //! request to the service, the service's view after it, who believes they hold the lock, and
 //! why the last state violates the property. Everything else — running the rows, the tables,
@@ -45,8 +45,8 @@ pub trait Presenter: Family {
     /// What the family's traces call things.
     fn words() -> &'static Words;
 
-    /// The curated rows, in the order of the family page's verdict table: exactly the
-    /// scenarios pinned in `model/tests/<family>/verdicts/`.
+    /// The curated rows, in the order of the family page's verdict table: the scenarios
+    /// whose verdicts, counts and counterexamples `results-<family>.json` pins.
     fn rows() -> Vec<Self>;
 
     /// The cells under [`Presenter::ROW_HEADERS`] for this scenario (Markdown).
@@ -291,7 +291,18 @@ fn trace_for<P: Presenter>(
 /// # Errors
 /// A counterexample that does not replay (a model bug).
 pub fn run<P: Presenter>() -> anyhow::Result<FamilyReport> {
+    Ok(run_checked::<P>()?.0)
+}
+
+/// [`run`], with the checker's report of every row (in row order): the scenario and every
+/// discovery, for the golden test's checks beyond the JSON (`report_fresh.rs`).
+///
+/// # Errors
+/// See [`run`].
+pub fn run_checked<P: Presenter>(
+) -> anyhow::Result<(FamilyReport, Vec<lockwright_model::Report<P>>)> {
     let mut runs = Vec::new();
+    let mut checked = Vec::new();
     // Each trace with the recipe (`variant`) of the row that found it.
     let mut traces: Vec<(Option<serde_json::Value>, Trace)> = Vec::new();
     for (i, sc) in P::rows().into_iter().enumerate() {
@@ -358,8 +369,9 @@ pub fn run<P: Presenter>() -> anyhow::Result<FamilyReport> {
             time_ms,
             cells: sc.row_cells(),
         });
+        checked.push(rep);
     }
-    Ok(FamilyReport {
+    let report = FamilyReport {
         family: P::NAME,
         title: P::TITLE,
         page: P::PAGE,
@@ -380,7 +392,8 @@ pub fn run<P: Presenter>() -> anyhow::Result<FamilyReport> {
         runs,
         row_headers: P::ROW_HEADERS,
         traces: traces.into_iter().map(|(_, t)| t).collect(),
-    })
+    };
+    Ok((report, checked))
 }
 
 /// `results-<family>.md`; `pages`: the counterexamples whose pages are committed under
@@ -402,10 +415,12 @@ pub fn results_md(f: &FamilyReport, pages: &BTreeSet<String>) -> String {
     );
     let _ = writeln!(
         s,
-        "The rows are the scenarios pinned in `model/tests/{}/verdicts/`, numbered as in the \
-         verdict table of [{page}]({page}), which describes the recipes, the faults and what \
-         each property means; the counts here are the ones that test pins.\n",
-        f.family,
+        "The rows are numbered as in the verdict table of [{page}]({page}), which describes \
+         the recipes, the faults and what each property means. `{json}` is the one pin of \
+         these verdicts, counts and counterexamples: `report_fresh.rs` compares it with a \
+         fresh run and checks every row's discoveries replay and its properties are not \
+         vacuous.\n",
+        json = f.json_name(),
         page = f.page
     );
     let _ = writeln!(

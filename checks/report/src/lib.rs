@@ -15,8 +15,7 @@
 //!   cites ([`cited`]): its numbered steps and a sequence diagram.
 //!
 //! The other families ([`families`]: ZooKeeper, document store, replication) contribute
-//! their curated rows (the scenarios their `model/tests/<family>/verdicts/` pins), the same
-//! way: `results-<family>.md`, `results-<family>.json` and the cited `traces/<family>/<id>.md|svg`.
+//! their curated rows (the verdict tables of their hand-written pages), the same way: `results-<family>.md`, `results-<family>.json` and the cited `traces/<family>/<id>.md|svg`.
 //!
 //! Every other counterexample's page and diagram is written on demand, into a folder the
 //! user names, by [`all_traces`] and [`write_traces`]:
@@ -32,7 +31,9 @@
 //!
 //! [`compare::differences`] is the staleness check used by `lockwright-report --check`;
 //! `checks/report/tests/report_fresh.rs` makes the same check one family at a time
-//! ([`compare::differences_where`]).
+//! ([`compare::differences_where`]). The results JSON files are the one pin of every
+//! family's verdicts, state counts and counterexamples (there is no hand-written verdict test
+//! besides them): a model change shows up as their diff after [`REGENERATE`].
 
 pub mod cited;
 mod citing;
@@ -50,7 +51,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 
-pub use runs::{run_all, sizes, FileRuns, GRID, MODEL_VERSION};
+pub use runs::{pinned_configurations, run_all, sizes, FileRuns, GRID, MODEL_VERSION};
 
 /// What the checker concluded about one property in one configuration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -169,10 +170,17 @@ pub struct Report {
     /// The standard scenario and every fault together per lock kind, at 3 processes × 2
     /// threads with symmetry reduction (`model/tests/file/three_processes.rs`).
     pub three_processes: Vec<RunResult>,
+    /// Scenarios outside the grid that pin a particular behaviour (a second crash, a fault
+    /// mix, other sizes: [`runs::pinned_configurations`]), section "Other pinned scenarios".
+    pub pinned: Vec<RunResult>,
     /// The real factories under shuttle, replayed through the model ([`shuttle_runs`]).
     pub shuttle: Vec<shuttle_runs::ShuttleResult>,
     #[serde(skip)]
     pub traces: Vec<trace::Trace>,
+    /// The checker's report of every row (`runs`, then `three_processes`, then `pinned`):
+    /// the scenario and every discovery, for the golden test's checks beyond the JSON.
+    #[serde(skip)]
+    pub checked: Vec<lockwright_model::Report<lockwright_model::file::Scenario>>,
     /// The other families' rows and traces (written to their own files).
     #[serde(skip)]
     pub families: Vec<families::FamilyReport>,
@@ -230,7 +238,9 @@ pub fn build_file() -> anyhow::Result<Report> {
     let runs::FileRuns {
         runs,
         three_processes,
+        pinned,
         traces,
+        checked,
     } = file?;
     let mut shuttle = shuttle.map_err(|_| anyhow::anyhow!("a shuttle run panicked"))?;
     for s in &mut shuttle {
@@ -246,8 +256,10 @@ pub fn build_file() -> anyhow::Result<Report> {
         sizes: sizes(),
         runs,
         three_processes,
+        pinned,
         shuttle,
         traces,
+        checked,
         families: Vec::new(),
     })
 }

@@ -111,12 +111,13 @@ fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let executions: usize = rep.shuttle.iter().map(|r| r.executions).sum();
     let refined: usize = rep.shuttle.iter().map(|r| r.refined).sum();
     println!(
-        "wrote {}: {} runs (+ {} at 3 processes × 2 threads), {} counterexamples, model v{}; \
+        "wrote {}: {} runs (+ {} at 3 processes × 2 threads, {} other pinned), {} counterexamples, model v{}; \
          real factories under shuttle: {refined} of {executions} executions refined; {} \
          ({:.1} s); every counterexample's trace: `{} --traces <dir>`",
         out.display(),
         rep.runs.len(),
         rep.three_processes.len(),
+        rep.pinned.len(),
         violations,
         rep.model_version,
         families.join("; "),

@@ -201,9 +201,9 @@ pub(super) fn results_md(report: &Report, pages: &BTreeSet<String>) -> String {
     );
     let _ = writeln!(
         s,
-        "Scenario of every run in the verdict tables: {}. These are the sizes of \
-         `model/tests/file/verdicts/`, which pins the same counts and counterexamples. The \
-         standard scenario itself (3 processes × 2 threads, what `lockwright check` runs \
+        "Scenario of every run in the verdict tables: {}. `results.json` is the one pin \
+         of these counts and counterexamples (`report_fresh.rs` compares it with a fresh run). \
+         The standard scenario itself (3 processes × 2 threads, what `lockwright check` runs \
          without arguments and what [citing.md](citing.md) cites) and every fault together \
          at that size are in the section *3 processes × 2 threads* below.\n",
         md_esc(&report.sizes)
@@ -343,6 +343,7 @@ pub(super) fn results_md(report: &Report, pages: &BTreeSet<String>) -> String {
         let _ = writeln!(s);
     }
     three_processes_section(&mut s, report, &props, pages);
+    pinned_section(&mut s, report, &props, pages);
     let _ = writeln!(s, "## Counterexamples\n");
     if report.traces.is_empty() {
         let _ = writeln!(s, "None.\n");
@@ -366,16 +367,18 @@ pub(super) fn results_md(report: &Report, pages: &BTreeSet<String>) -> String {
         .runs
         .iter()
         .chain(&report.three_processes)
+        .chain(&report.pinned)
         .map(|r| r.unique_states)
         .sum();
     let _ = writeln!(
         s,
-        "## Totals\n\n{} runs ({} in the verdict tables, {} at 3 processes × 2 threads), {} \
-         unique states in all. Wall-clock times are in [results.json](results.json) \
-         (`time_ms`) only, so that this page is deterministic.",
-        report.runs.len() + report.three_processes.len(),
+        "## Totals\n\n{} runs ({} in the verdict tables, {} at 3 processes × 2 threads, {} \
+         other pinned scenarios), {} unique states in all. Wall-clock times are in \
+         [results.json](results.json) (`time_ms`) only, so that this page is deterministic.",
+        report.runs.len() + report.three_processes.len() + report.pinned.len(),
         report.runs.len(),
         report.three_processes.len(),
+        report.pinned.len(),
         group_thousands(total)
     );
     s
@@ -455,6 +458,60 @@ fn three_processes_section(
             r.command
         );
     }
+}
+
+/// "Other pinned scenarios": rows outside the grid's fault sets and sizes
+/// ([`super::runs::pinned_configurations`]), one line each.
+fn pinned_section(
+    s: &mut String,
+    report: &Report,
+    props: &[(String, String)],
+    pages: &BTreeSet<String>,
+) {
+    if report.pinned.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "## Other pinned scenarios\n");
+    let _ = writeln!(
+        s,
+        "Scenarios outside the verdict tables' fault sets and sizes, each pinning one \
+         behaviour (a second crash, an unlink together with a replace, a fault mix on the \
+         other factories, a single process), in the full state space \
+         (`lockwright_report::pinned_configurations`). Their commands are in \
+         [results.json](results.json) (`pinned[].command`).\n"
+    );
+    let rows: Vec<&RunResult> = report.pinned.iter().collect();
+    let cols = columns(props, &rows);
+    let _ = write!(s, "| variant | lock kind | faults | sizes |");
+    for (name, _) in &cols {
+        let _ = write!(s, " {name} |");
+    }
+    let _ = writeln!(s, " unique states | depth |");
+    let _ = write!(s, "|---|---|---|---|");
+    for _ in &cols {
+        let _ = write!(s, "---|");
+    }
+    let _ = writeln!(s, "---:|---:|");
+    for r in &report.pinned {
+        let _ = write!(
+            s,
+            "| `{}` | `{}` | `{}` | {} |",
+            r.variant,
+            r.kind,
+            r.budgets,
+            super::runs::size_words(r)
+        );
+        for (name, _) in &cols {
+            let _ = write!(s, " {} |", cell(r, name, pages));
+        }
+        let _ = writeln!(
+            s,
+            " {} | {} |",
+            group_thousands(r.unique_states),
+            r.max_depth
+        );
+    }
+    let _ = writeln!(s);
 }
 
 /// "The real implementation under shuttle": deterministic counts only (times are in

@@ -21,9 +21,8 @@ pub use lockwright_model::MODEL_VERSION;
 /// The variant of the protocol `docs/protocol.md` describes.
 pub const NATIVE: &str = "native";
 
-/// Processes and threads of every row of the verdict grid: the sizes of the rows of
-/// `model/tests/file/verdicts/`, explored without symmetry reduction, so that the counts and
-/// the counterexamples are the ones that test pins (those of the full state space).
+/// Processes and threads of every row of the verdict grid, explored without symmetry
+/// reduction, so that the counts and the counterexamples are those of the full state space.
 pub const GRID: (u8, u8) = (2, 2);
 
 /// The sizes every grid row uses ([`GRID`]), in words.
@@ -183,6 +182,65 @@ pub fn three_processes_configurations() -> Vec<(Scenario, &'static str, &'static
     }
     out
 }
+
+/// The lock kind's name as the report shows it: `flock+posix` for `mixed`, `none` for a
+/// variant without an OS lock ([`kinds`]).
+fn kind_name(sc: Scenario) -> &'static str {
+    if sc.variant == Variant::Mixed {
+        "flock+posix"
+    } else if sc.variant.uses_os_lock() {
+        sc.os.name()
+    } else {
+        "none"
+    }
+}
+
+/// The rows of the section "Other pinned scenarios": scenarios outside the verdict grid's
+/// fault sets and sizes that pin a particular behaviour (a second crash, an unlink with a
+/// replace, a fault mix on the non-native factories, a single process), once pinned by hand
+/// in the model crate's tests. Each is the full state space, no symmetry reduction.
+pub fn pinned_configurations() -> Vec<Scenario> {
+    PINNED
+        .iter()
+        .map(|&(variant, kind, processes, threads, faults)| {
+            Scenario::new(
+                Variant::from_name(variant).expect("a variant"),
+                LockKind::from_name(kind).expect("a lock kind"),
+            )
+            .with_parties(processes, threads)
+            .with_faults(Faults::parse(faults).expect("valid fault list"))
+            .with_symmetry(false)
+        })
+        .collect()
+}
+
+/// [`pinned_configurations`] as data: `(variant, lock kind, processes, threads, faults)`, in
+/// `lockwright check` syntax (the lock kind is ignored by the variants without an OS lock).
+#[rustfmt::skip]
+const PINNED: [(&str, &str, u8, u8, &str); 22] = [
+        ("native-blocking-no-recheck", "ofd", 2, 2, "unlink=1,replace=1"),
+        ("native-blocking", "ofd", 2, 2, "crash=1,restart=1,lock-error=1,unlock-error=1,close-error=1"),
+        ("native-blocking", "posix", 2, 2, "crash=2,restart=2"),
+        ("native-blocking", "ofd", 2, 2, "unlink=1,replace=1"),
+        ("native", "posix", 2, 2, "unlink=1,foreign=1"),
+        ("native-probe-last", "posix", 2, 2, "unlink=1,foreign=1"),
+        ("native-probe-last", "ofd", 2, 2, "unlink=1,replace=1"),
+        ("native", "flock", 2, 2, "crash=1,restart=1,unlink=1,foreign=1"),
+        ("native", "nfs-flock", 2, 2, "crash=1,restart=1,foreign=1"),
+        ("native", "ofd", 2, 2, "crash=1,restart=1,replace=1,foreign=1"),
+        ("native", "posix", 2, 2, "crash=1,restart=1,foreign=1"),
+        ("native", "ofd", 2, 2, "crash=1,restart=1,unlink=1,foreign=1"),
+        ("native", "posix", 2, 2, "crash=2,restart=2"),
+        ("native-carry-on-after-lock-error", "ofd", 2, 2, "lock-error=1"),
+        ("native", "ofd", 2, 2, "crash=1,restart=1,lose-lock=1"),
+        ("native", "ofd", 2, 2, "lose-lock=2"),
+        ("native", "ofd", 2, 2, "crash=1,restart=1,write=1"),
+        ("native-skip-inode-check", "ofd", 2, 2, "crash=1,restart=1,write=1"),
+        ("native", "posix", 2, 2, "crash=1,restart=1,lock-error=1,unlock-error=1,close-error=1"),
+        ("native-skip-inode-check", "ofd", 2, 2, "crash=1,restart=1,unlink=1,foreign=1"),
+        ("simple", "ofd", 2, 2, "crash=1,restart=1,unlink=1"),
+        ("single-instance", "ofd", 1, 2, "crash=1,restart=1"),
+];
 
 /// The row `citing.md` fills the sentence from: [`Scenario::standard`] (the first row of
 /// [`three_processes_configurations`]).
@@ -445,8 +503,13 @@ pub struct FileRuns {
     pub runs: Vec<RunResult>,
     /// The section "3 processes × 2 threads" (`three_processes_configurations`).
     pub three_processes: Vec<RunResult>,
-    /// The counterexamples of both.
+    /// The section "Other pinned scenarios" (`pinned_configurations`).
+    pub pinned: Vec<RunResult>,
+    /// The counterexamples of all three.
     pub traces: Vec<Trace>,
+    /// The checker's report of every row, in the order `runs`, `three_processes`, `pinned`:
+    /// what the golden test checks beyond the JSON (`report_fresh.rs`).
+    pub checked: Vec<lockwright_model::Report<Scenario>>,
 }
 
 /// Runs every configuration: the rows of `results.md` and the counterexamples.
@@ -455,18 +518,28 @@ pub struct FileRuns {
 /// A counterexample that does not replay (a model bug).
 pub fn run_all() -> anyhow::Result<FileRuns> {
     let mut traces = Vec::new();
+    let mut checked = Vec::new();
     let runs = configurations()
         .into_iter()
-        .map(|(sc, kind_name, fname)| run_one(sc, kind_name, fname, &mut traces))
+        .map(|(sc, kind_name, fname)| run_one(sc, kind_name, fname, &mut traces, &mut checked))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let three_processes = three_processes_configurations()
         .into_iter()
-        .map(|(sc, kind_name, fname)| run_one(sc, kind_name, fname, &mut traces))
+        .map(|(sc, kind_name, fname)| run_one(sc, kind_name, fname, &mut traces, &mut checked))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let pinned = pinned_configurations()
+        .into_iter()
+        .map(|sc| {
+            let fname = sc.faults.to_string();
+            run_one(sc, kind_name(sc), &fname, &mut traces, &mut checked)
+        })
         .collect::<anyhow::Result<Vec<_>>>()?;
     Ok(FileRuns {
         runs,
         three_processes,
+        pinned,
         traces,
+        checked,
     })
 }
 
@@ -477,6 +550,7 @@ fn run_one(
     kind_name: &str,
     fname: &str,
     traces: &mut Vec<Trace>,
+    checked: &mut Vec<lockwright_model::Report<Scenario>>,
 ) -> anyhow::Result<RunResult> {
     let grid = (sc.processes, sc.threads) == GRID && !sc.symmetry;
     // Rows outside the grid name their sizes (`native.ofd.all.3x2.<property>`).
@@ -547,8 +621,12 @@ fn run_one(
                 .then(|| v.path.iter().flatten().map(ToString::to_string).collect()),
         });
     }
+    let command = reproduce(&rep);
+    let (unique_states, transitions, max_depth) =
+        (rep.unique_states, rep.transitions, rep.max_depth);
+    checked.push(rep);
     Ok(RunResult {
-        command: reproduce(&rep),
+        command,
         variant: sc.variant.name().to_string(),
         kind: kind_name.to_string(),
         faults: fname.to_string(),
@@ -559,9 +637,9 @@ fn run_one(
         threads: sc.threads,
         symmetry: sc.symmetry,
         properties,
-        unique_states: rep.unique_states,
-        transitions: rep.transitions,
-        max_depth: rep.max_depth,
+        unique_states,
+        transitions,
+        max_depth,
         complete: true,
         time_ms,
     })

@@ -14,12 +14,27 @@
 //! fails here until the docs are regenerated, whether or not the trace's page is committed.
 //! The shuttle section (the real factories, fixed seeds) is compared the same way, so the
 //! same seeds must give the same counts, and every one of its executions must refine.
+//!
+//! The results JSON is the one pin of every family's verdicts (there are no hand-written
+//! verdict tables besides it): a model change that moves a count, a verdict or a step shows
+//! up as the diff of `cargo run -p lockwright-report --`. On the runs the comparison makes
+//! anyway, each test also checks, row by row, what a golden value cannot say: every
+//! discovery replays to the first state that violates its property, or to one where its
+//! example holds ([`assert_discoveries_replay`]), and the family's `always` properties are
+//! not vacuous (the file family: some thread writes, and each violation's end state is one
+//! the model names as violating it; zk: a later grant writes, and where a session can
+//! expire, an update is overtaken; docstore: a write is accepted; replication: the property
+//! order and the numbered steps of every counterexample).
 
 use std::path::Path;
 
+use lockwright_model::checker::describe_path;
+use lockwright_model::checker::pinned::{assert_discoveries_replay, reachable};
+use lockwright_model::{docstore, file, replication, zk, Report};
 use lockwright_report as report;
 use report::compare::owner;
 use report::families::{self, Presenter, NAMES};
+use stateright::Model;
 
 /// Compares the fresh files in `fresh` that `in_scope` accepts with the committed docs.
 fn assert_fresh(fresh: &Path, in_scope: impl Fn(&str) -> bool) {
@@ -59,14 +74,52 @@ fn file_family_docs_are_fresh() {
             r.kind
         );
     }
+    let rows = rep.runs.len() + rep.three_processes.len() + rep.pinned.len();
+    assert_eq!(rep.checked.len(), rows, "one checker report per row");
+    for r in &rep.checked {
+        file_row_checks(r);
+    }
     let tmp = tempfile::tempdir().expect("temporary folder");
     report::write_to(&rep, tmp.path(), &cited()).expect("report writes");
     assert_fresh(tmp.path(), |name| owner(name, &NAMES).is_none());
 }
 
-/// One other family: its rows run, it has counterexamples, and its files are fresh.
-fn family_docs_are_fresh<P: Presenter>() {
-    let f = families::run::<P>().expect("rows run");
+/// The file family's checks of one row beyond its golden values.
+fn file_row_checks(r: &Report<file::Scenario>) {
+    let sc = &r.model;
+    let label = sc.label();
+    assert_discoveries_replay(sc, &label, r);
+    // "writes are exclusive" and "at most one valid writer" are not vacuous: in every row
+    // some thread passes `EnsureValid` and is writing.
+    assert!(
+        reachable(sc, |s: &file::State| s
+            .live_threads()
+            .any(|(_, _, th)| th.pc == file::Pc::Writing)),
+        "{label}: no write ever begins"
+    );
+    // The file model's own name for what a state violates agrees with the property's
+    // condition, at the end of each counterexample replayed through `Scenario::step` (the
+    // replayer's API).
+    for v in r.verdicts.iter().filter(|v| !v.holds()) {
+        let Some(path) = &v.path else { continue };
+        let s = path.iter().fold(sc.init_states().remove(0), |s, a| {
+            sc.step(&s, *a)
+                .unwrap_or_else(|| panic!("{label}: {a} is enabled"))
+        });
+        assert!(sc.violated(&s).contains(&v.name), "{label}: {}", v.name);
+    }
+}
+
+/// One other family: its rows run, it has counterexamples, every row passes `row_checks`
+/// (after [`assert_discoveries_replay`]), and its files are fresh.
+fn family_docs_are_fresh<P: Presenter>(row_checks: impl Fn(&P, &str, &Report<P>)) {
+    let (f, checked) = families::run_checked::<P>().expect("rows run");
+    assert_eq!(checked.len(), f.runs.len(), "one checker report per row");
+    for r in &checked {
+        let label = r.model.label();
+        assert_discoveries_replay(&r.model, &label, r);
+        row_checks(&r.model, &label, r);
+    }
     assert!(
         NAMES.contains(&f.family),
         "{} is not in families::NAMES",
@@ -86,17 +139,70 @@ fn family_docs_are_fresh<P: Presenter>() {
 
 #[test]
 fn zk_docs_are_fresh() {
-    family_docs_are_fresh::<lockwright_model::zk::Scenario>();
+    family_docs_are_fresh(|sc: &zk::Scenario, label, r| {
+        // "fenced writes are exclusive" is not vacuous: in every row a holder granted after
+        // an accepted write's holder is about to write.
+        assert!(
+            reachable(sc, |s| s.holders().any(|c| {
+                let own = s.clients[c as usize].own.expect("a holder has a node");
+                s.resource.max_czxid.is_some_and(|m| m < own.czxid)
+            })),
+            "{label}: no later grant ever writes"
+        );
+        // Nor is "no lost update": wherever a session can expire, some holder is inside an
+        // update (read, not yet written) when a write made under another grant is accepted —
+        // the step a lost update needs. Where it holds, the write that would lose it is
+        // refused.
+        if sc.faults.expire > 0 {
+            assert!(
+                reachable(sc, |s| s.clients.iter().any(|c| c.overwritten)),
+                "{label}: no update is ever overtaken by another grant's write"
+            );
+        }
+        // Every discovery is also a path of the replayer's API (`Scenario::step`), and reads
+        // as numbered steps (what docs/zookeeper.md lists).
+        for v in &r.verdicts {
+            let Some(path) = &v.path else { continue };
+            let mut s = sc.init_states().remove(0);
+            for a in path {
+                s = sc
+                    .step(&s, *a)
+                    .unwrap_or_else(|| panic!("{label}: {a} is enabled"));
+            }
+            let lines = sc.describe_path(path).expect("describable");
+            assert_eq!(lines.len(), path.len(), "{label}: {}", v.name);
+        }
+    });
 }
 
 #[test]
 fn docstore_docs_are_fresh() {
-    family_docs_are_fresh::<lockwright_model::docstore::Scenario>();
+    family_docs_are_fresh(|sc: &docstore::Scenario, label, _| {
+        // Not vacuous: in every row the data document accepts some write.
+        assert!(
+            reachable(sc, |s| s.written.is_some()),
+            "{label}: no write is ever accepted"
+        );
+    });
 }
 
 #[test]
 fn replication_docs_are_fresh() {
-    family_docs_are_fresh::<lockwright_model::replication::Scenario>();
+    family_docs_are_fresh(|sc: &replication::Scenario, label, r| {
+        let names: Vec<&str> = r.verdicts.iter().map(|v| v.name).collect();
+        let want: Vec<&str> = replication::ALWAYS
+            .iter()
+            .chain(replication::SOMETIMES.iter())
+            .copied()
+            .collect();
+        assert_eq!(names, want, "property order of {label}");
+        // Every counterexample reads as numbered calls (what docs/replication.md lists).
+        for v in r.verdicts.iter().filter(|v| !v.holds()) {
+            if let Some(path) = &v.path {
+                assert_eq!(describe_path(sc, path).len(), path.len(), "{label}");
+            }
+        }
+    });
 }
 
 /// Every relative link in the hand-written pages that points into `traces/` or at a generated

@@ -1,6 +1,6 @@
 //! `lockwright check` and `lockwright explore` as a user runs them: verdict lines, state
 //! counts, numbered counterexamples, `--json`, exit codes, and the Explorer answering on
-//! loopback. The numbers are the ones `model/tests/file/verdicts/` pins.
+//! loopback. The numbers are the ones `docs/results.json` pins.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -217,7 +217,7 @@ fn docstore_store_faults_break_the_old_recipe_and_the_fix_survives_them() {
 /// reply and an expiry (`docs/zookeeper.md` §6, row 23): no node is left behind and at most one
 /// holder is live, so the check exits 0; the expiry's two violations are printed with the
 /// reasons the scenario documents. Its twin (the same suspension orphans a plain-named create)
-/// is row 24, pinned in `model/tests/zk/verdicts/suspend.rs`, and
+/// is row 24, pinned in `docs/results-zk.json`, and
 /// `a_verdict_other_than_documented_exits_1` shows an undeclared orphan exits 1.
 #[test]
 fn zk_curator_under_suspension_and_dropped_futures_exits_0() {

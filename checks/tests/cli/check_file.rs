@@ -1,5 +1,5 @@
 //! `lockwright check` on the file family's OS-level faults and blocking variants: the fault
-//! names select the scenarios `model/tests/file/verdicts/` pins, documented violations pass, and
+//! names select the scenarios `docs/results.json` pins, documented violations pass, and
 //! an undocumented one fails. (`cli/check.rs` holds the other families and the output
 //! formats.)
 
@@ -17,7 +17,7 @@ fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-/// The OS faults are selectable by name, give the state counts `model/tests/file/verdicts/`
+/// The OS faults are selectable by name, give the state counts `docs/results.json`
 /// pins for the same scenarios, and a property that needs a missing fault is n/a, not a
 /// failure. A lost lock breaks "at most one writer" as documented for `native` (the first
 /// holder fails its next `ensureValid`), so the check passes without being told; twin: on
@@ -99,8 +99,8 @@ fn os_fault_names_select_the_pinned_scenarios() {
 /// (with the re-check) keeps "a blocking obtain returns a lock on the current lock file" under
 /// unlink and replace and reaches its re-open; the old behaviour, `native-blocking-no-recheck`,
 /// violates it, which exits 1 until expected; its re-open cannot occur and prints n/a. The
-/// counts are those of `model/tests/verdicts` (rows `native_blocking_rechecks_a_replaced_file`
-/// and its twin).
+/// counts are those of `docs/results.json` (section "Other pinned scenarios": `native-blocking`
+/// and `native-blocking-no-recheck` × `ofd`, faults `unlink=1,replace=1`).
 #[test]
 fn blocking_variants_check_the_recheck() {
     let args = |variant: &'static str| {

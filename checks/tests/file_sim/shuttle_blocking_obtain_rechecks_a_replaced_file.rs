@@ -35,8 +35,8 @@ use lockwright_testkit::{budget, Shuttle};
 use shuttle::scheduler::{PctScheduler, RandomScheduler, ReplayScheduler};
 use shuttle::Runner;
 
-/// The properties the model proves for this scenario (`model/tests/verdicts`, row
-/// `native_blocking_rechecks_a_replaced_file`).
+/// The properties the model proves for this scenario (`docs/results.json`, section "Other
+/// pinned scenarios": `native-blocking × ofd`, faults `unlink=1,replace=1`).
 const ENFORCED: [&str; 3] = [
     AT_MOST_ONE_VALID_WRITER,
     NO_STALE_LOCK,

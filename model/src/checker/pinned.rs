@@ -59,6 +59,23 @@ where
         .collect();
     assert_eq!(got, want, "counterexamples of {label}");
 
+    assert_discoveries_replay(model, label, &report);
+    report
+}
+
+/// Asserts that every discovery of `report` (a run of [`check`] on `model`) replays from the
+/// initial state: a counterexample of an `always` property violates it at its last state and
+/// nowhere before; an example of a `sometimes` property satisfies it at its last state. What
+/// [`assert_pinned`] checks after comparing the pinned values; the report crate's golden tests
+/// (`checks/report/tests/report_fresh.rs`) call it on every row of the results JSON.
+///
+/// # Panics
+/// On the first discovery that does not, with `label` in the message.
+pub fn assert_discoveries_replay<M>(model: &M, label: &str, report: &Report<M>)
+where
+    M: Checkable,
+    M::Action: PartialEq,
+{
     let properties = model.properties();
     for v in &report.verdicts {
         let Some(path) = &v.path else { continue };
@@ -91,7 +108,6 @@ where
             ),
         }
     }
-    report
 }
 
 /// Whether some reachable state satisfies `pred`: a plain breadth-first search over the

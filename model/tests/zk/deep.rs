@@ -1,8 +1,8 @@
 //! The ZooKeeper family's deep scenarios: 3 clients with every fault and larger budgets, 4
 //! clients, and each broken variant with 3 clients. The broken variants write with plain
 //! `fenced` tokens (no claim), so each also loses an update ("no lost update", the write
-//! mode's flaw, `zk/verdicts/fencing.rs`); the corrected design (`fenced-claim`) does not. They take minutes, so they are ignored by
-//! plain `cargo test` (the standard scenario runs in `zk_verdicts/`):
+//! mode's flaw, pinned in `docs/results-zk.json`); the corrected design (`fenced-claim`) does not. They take minutes, so they are ignored by
+//! plain `cargo test` (the standard scenario is row 1 of `docs/results-zk.json`, run by `report_fresh.rs`):
 //!
 //! `LOCKWRIGHT_DEEP=1 cargo test --release -p lockwright-model --test zk deep:: -- --ignored --nocapture`
 

@@ -1,9 +1,11 @@
-//! The ZooKeeper model (`lockwright_model::zk`): its verdict table pinned (`verdicts/`), the
-//! deep scenarios, symmetry, Stateright's own checker agreeing, and the "n/a" rule for
-//! properties a fault list cannot reach. `cargo test -p lockwright-model --test zk`.
+//! The ZooKeeper model (`lockwright_model::zk`): the states its verdict rows rely on (`reach`;
+//! the verdicts, counts and counterexamples themselves are pinned once, in
+//! `docs/results-zk.json`, by `checks/report/tests/report_fresh.rs`), the deep scenarios,
+//! symmetry, Stateright's own checker agreeing, and the "n/a" rule for properties a fault list
+//! cannot reach. `cargo test -p lockwright-model --test zk`.
 
 mod applies;
 mod deep;
+mod reach;
 mod stateright_agrees;
 mod symmetry;
-mod verdicts;

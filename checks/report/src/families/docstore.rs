@@ -55,7 +55,7 @@ impl Presenter for Scenario {
         &WORDS
     }
 
-    /// `docs/docstore.md` §5, rows 1–44, as `model/tests/docstore/verdicts/` pins them.
+    /// `docs/docstore.md` §5, rows 1–44 (`results-docstore.json` pins them).
     fn rows() -> Vec<Scenario> {
         use Variant::*;
         use Writes::*;

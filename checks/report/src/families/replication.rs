@@ -117,8 +117,8 @@ impl Presenter for Scenario {
         &WORDS
     }
 
-    /// `docs/replication.md` §5, rows 1–21, as `model/tests/replication/verdicts/` pins
-    /// them (2 readers, 3 rounds of 3-file commits).
+    /// `docs/replication.md` §5, rows 1–21 (`results-replication.json` pins them; 2
+    /// readers, 3 rounds of 3-file commits).
     fn rows() -> Vec<Scenario> {
         use ReaderKind::*;
         use Variant::*;

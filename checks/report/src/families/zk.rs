@@ -53,8 +53,7 @@ const SHARED: &str = "expire=1";
 /// Two mutexes sharing one client, with a lost reply: `expire=1,lose-reply=1`.
 const SHARED_LOST: &str = "expire=1,lose-reply=1";
 
-/// `variant` × `writes`, 2 clients (c0 reentrant), as `model/tests/zk/verdicts/` builds its
-/// rows.
+/// `variant` × `writes`, 2 clients (c0 reentrant).
 fn sc(variant: Variant, writes: WriteMode, faults: &str) -> Scenario {
     Scenario::new(variant, writes)
         .with_clients(2)
@@ -74,7 +73,8 @@ impl Presenter for Scenario {
     /// claim-at-acquire; rows 20–22: a dropped acquire or release; rows 23–24: a suspension;
     /// rows 25–26: a lagging server answers the search; rows 27–28: a listing that does not
     /// recognize the own node; rows 29–32: two mutexes share one client; row 33: one protection id
-    /// per client, with a dropped acquire's cleanup beside the next acquire).
+    /// per client, with a dropped acquire's cleanup beside the next acquire; rows 34–36: a
+    /// restart under a shared client, and a suspension alone).
     fn rows() -> Vec<Scenario> {
         use Variant::*;
         vec![
@@ -111,6 +111,9 @@ impl Presenter for Scenario {
             sc(Curator, Fenced, SHARED_LOST).with_shared_client(true),
             sc(DropOwnOnSessionSwap, Fenced, SHARED_LOST).with_shared_client(true),
             sc(ProtectionIdPerClient, Fenced, ELA),
+            sc(Curator, Fenced, "restart=1").with_shared_client(true),
+            sc(DropOwnOnSessionSwap, Fenced, "restart=1").with_shared_client(true),
+            sc(Curator, Fenced, "suspend=1"),
         ]
     }
 
