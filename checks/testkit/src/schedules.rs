@@ -6,9 +6,11 @@
 //! that hook is what writes a failing schedule. So EVERY shuttle run in a test binary must use
 //! [`persisting`] (a run with another config that happens to start first would send every
 //! later failure's schedule elsewhere: in a binary with several suites, whichever test the
-//! harness starts first): all runs then write into one directory, and [`search`] and
-//! [`replay`], which run only under the [`serial`] lock, know that a file that appeared during
-//! their run is theirs. A suite holds that lock across a whole find (search, then the
+//! harness starts first): all runs then write into one directory. [`search`] and [`replay`]
+//! run only under the [`serial`] lock, which every run that is meant to fail takes; runs of
+//! correct code do not (they would serialize every suite), so if one of them fails during a
+//! search its schedule lands there too, and [`search`] keeps only a schedule that replays to
+//! its own failure. A suite holds that lock across a whole find (search, then the
 //! checks of the recording, then the replay), so that no other test's run of the same broken
 //! variant records a failure in between.
 
@@ -142,17 +144,35 @@ where
         });
         let Some(message) = message else { continue };
         // The panic hook persists the schedule when the task panics, and shuttle once more
-        // when the execution is torn down: the last new file has the complete schedule.
+        // when the execution is torn down: the newest of our files has the complete schedule.
+        // A run of another suite that failed meanwhile (a regression in code expected to pass:
+        // those runs do not take `serial`) may have written one too, so the schedule taken is
+        // the newest one that replays to this very failure.
         let new: Vec<PathBuf> = schedule_files().difference(&before).cloned().collect();
-        let last = new.last().expect("shuttle persisted no schedule");
-        let schedule = std::fs::read_to_string(last)
-            .expect("schedule file")
-            .trim()
-            .to_owned();
+        assert!(!new.is_empty(), "shuttle persisted no schedule");
+        let ran = executions.load(Ordering::Relaxed);
+        let schedule = new
+            .iter()
+            .rev()
+            .filter_map(|f| std::fs::read_to_string(f).ok())
+            .map(|s| s.trim().to_owned())
+            .find(|s| {
+                let replayed = failure_of(|| {
+                    Runner::new(ReplayScheduler::new_from_encoded(s), persisting())
+                        .run(counted.clone())
+                });
+                replayed.as_deref() == Some(message.as_str())
+            })
+            .unwrap_or_else(|| {
+                panic!(
+                    "none of the {} new schedules replays to: {message}",
+                    new.len()
+                )
+            });
         remove_new(&before);
         return Some(Failure {
             scheduler,
-            executions: executions.load(Ordering::Relaxed),
+            executions: ran,
             message,
             schedule,
         });

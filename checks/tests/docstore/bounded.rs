@@ -46,6 +46,7 @@ fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
 
 #[test]
 fn try_acquire_sends_one_request_and_returns_within_one_request_timeout() {
+    let _quiet = crate::timing();
     let server = LoopbackServer::start();
     let a = lock(&server, "owner-a");
     a.install_scripts().unwrap();
@@ -70,6 +71,7 @@ fn try_acquire_sends_one_request_and_returns_within_one_request_timeout() {
 
 #[test]
 fn acquire_never_passes_its_timeout_by_more_than_one_request() {
+    let _quiet = crate::timing();
     let timeout = Duration::from_millis(600);
     let poll = Duration::from_millis(100);
     let bound = timeout + REQUEST + SLACK;
@@ -93,6 +95,7 @@ fn acquire_never_passes_its_timeout_by_more_than_one_request() {
 
 #[test]
 fn dropping_a_guard_sends_one_release_and_returns_within_one_request_timeout() {
+    let _quiet = crate::timing();
     let server = LoopbackServer::start();
     // Three attempts: an explicit release may retry, a drop never does.
     let a = lock(&server, "owner-a").with_attempts(3);

@@ -18,11 +18,12 @@ fn write(path: &Path, text: &str) {
 /// `cargo metadata` on a program depending on `impl/` and on a copy 0.2.0 whose manifest has
 /// `links_line`: Ok, or Cargo's error text.
 ///
-/// Not `--offline`: resolving `impl/` for every platform needs the index entries of its
-/// Windows-only dependencies too (`windows-link` through `fs4`), which no Linux build ever
-/// fetched, so a fresh machine's cargo cache lacks them (the test failed there). The
+/// Not `--offline`: `cargo metadata` describes every package of the resolution, for every
+/// platform, so it needs the Windows-only ones too (`windows-link` through `fs4`), which a
+/// Linux build of the workspace never downloads: with `--offline` the test failed on a fresh
+/// cargo home ("attempting to make an HTTP request, but --offline was specified"). The
 /// workspace's `Cargo.lock` is copied in, so the resolution uses the locked versions and
-/// fetches at most those index entries from the registry.
+/// fetches at most those packages from the registry (CI reaches it).
 fn resolve_two_copies(links_line: &str) -> Result<(), String> {
     let tmp = tempfile::tempdir().unwrap();
     let copy = tmp.path().join("copy");

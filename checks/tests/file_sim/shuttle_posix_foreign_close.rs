@@ -66,7 +66,8 @@ fn shuttle_finds_two_valid_writers_after_two_foreign_closes_posix() {
     assert!(msg.contains(AT_MOST_ONE_VALID_WRITER), "{msg}");
 }
 
-/// The pinned schedule (printed by the finder above as `failing schedule`).
+/// The pinned schedule: the one the finder above fails with (shuttle writes it into the test
+/// kit's schedule directory, `lockwright_testkit::schedules`, and prints the file's path).
 #[test]
 #[should_panic(expected = "at most one valid writer")]
 fn replay_two_valid_writers_after_two_foreign_closes_posix() {

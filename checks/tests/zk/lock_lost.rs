@@ -129,6 +129,7 @@ fn a_guarded_write_right_after_the_expiry_is_refused_by_the_server() {
 
 #[test]
 fn a_waiter_whose_session_expires_starts_over_and_still_acquires() {
+    let _quiet = crate::timing();
     let s = server();
     let (a, b) = (client(&s), client(&s));
     let d = dir("expire-waiter");
@@ -165,6 +166,7 @@ fn frozen_server(container_check_ms: Option<u32>) -> ZkServer {
 
 #[test]
 fn a_suspended_connection_is_reported_and_clears_when_the_session_survives() {
+    let _quiet = crate::timing();
     let s = frozen_server(Some(100));
     // 4 s session: the client calls the connection lost after 1.6 s of silence and the session
     // expired after 5.6 s; the server expires it after 4 s. A 3 s freeze is in between.
@@ -190,6 +192,7 @@ fn a_suspended_connection_is_reported_and_clears_when_the_session_survives() {
 
 #[test]
 fn an_acquire_dropped_with_its_create_in_flight_leaves_no_node_behind() {
+    let _quiet = crate::timing();
     // CURATOR-79's setting: the caller gives up (drops the acquire future) while the create is
     // on its way; the node it makes must not be orphaned.
     // Containers are not reaped here, so the directory survives the freeze.

@@ -25,6 +25,7 @@ use zk_stress_support::{assert_the_oracles_catch_it, config, run, show, unfenced
 /// no log violation, no stale write, every overlap explained by an expired session.
 #[test]
 fn every_ensemble_fault_keeps_the_counter_and_the_log_clean() {
+    let _quiet = crate::heavy();
     let mut cfg = config("ensemble");
     cfg.servers = 3;
     cfg.faults = FaultKind::ENSEMBLE.to_vec();
@@ -63,6 +64,7 @@ fn every_ensemble_fault_keeps_the_counter_and_the_log_clean() {
 /// that accepts every write. The oracles catch it from the merged logs and the counter.
 #[test]
 fn without_the_fence_the_ensemble_run_loses_increments() {
+    let _quiet = crate::heavy();
     let mut cfg = unfenced_twin("ensemble-unfenced");
     cfg.servers = 3;
     let s = run(&cfg);
@@ -74,6 +76,7 @@ fn without_the_fence_the_ensemble_run_loses_increments() {
 #[test]
 #[ignore = "about half an hour; LOCKWRIGHT_DEEP=1 cargo test -p lockwright-checks --test zk stress_ensemble:: -- --ignored --nocapture"]
 fn deep_10k_critical_sections_on_three_servers() {
+    let _quiet = crate::heavy();
     assert!(
         lockwright_testkit::budget::deep(),
         "the 10,000-critical-section run: set LOCKWRIGHT_DEEP=1 (see the test's docs)"

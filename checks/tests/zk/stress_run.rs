@@ -27,6 +27,7 @@ use zk_stress_support::{assert_the_oracles_catch_it, config, run, show, unfenced
 /// the paused holder's late write refused.
 #[test]
 fn faults_on_a_real_server_never_let_a_stale_write_through() {
+    let _quiet = crate::heavy();
     let mut cfg = config("quick");
     cfg.clients = 2;
     cfg.curator_clients = 1;
@@ -104,6 +105,7 @@ fn faults_on_a_real_server_never_let_a_stale_write_through() {
 /// writes are accepted, and the run fails.
 #[test]
 fn without_the_fence_a_paused_holder_loses_increments_and_writes_stale_data() {
+    let _quiet = crate::heavy();
     let s = run(&unfenced_twin("unfenced"));
     assert!(s.ledger.stale_writes_accepted > 0, "{}", show(&s));
     assert!(
@@ -123,6 +125,7 @@ fn without_the_fence_a_paused_holder_loses_increments_and_writes_stale_data() {
 /// same pauses lose increments without a fence).
 #[test]
 fn a_claim_fenced_counter_in_the_resource_loses_no_increment() {
+    let _quiet = crate::heavy();
     let mut cfg = config("fenced-claim");
     cfg.resource = ResourceMode::FencedClaim;
     cfg.faults = vec![FaultKind::Pause, FaultKind::Kill];
@@ -149,6 +152,7 @@ fn a_claim_fenced_counter_in_the_resource_loses_no_increment() {
 #[test]
 #[ignore = "several minutes; LOCKWRIGHT_DEEP=1 cargo test -p lockwright-checks --test zk stress_run:: -- --ignored"]
 fn deep_10k_acquisitions_under_every_fault() {
+    let _quiet = crate::heavy();
     assert!(
         lockwright_testkit::budget::deep(),
         "the 10,000-acquisition run: set LOCKWRIGHT_DEEP=1 (see the test's docs)"

@@ -105,7 +105,7 @@ pub type AcquireFn = for<'a> fn(Role, &'a str, &'a str, &str, u64, u64) -> Reque
 /// [`LEASED`]; the test kit holds the broken ones (same shape) and hands one to a client through
 /// the test-only `testing::with_rules`.
 // Read only through the interpreter in this crate; fields public for the test kit's tables.
-#[allow(dead_code)]
+#[cfg_attr(not(feature = "test-util"), allow(dead_code))]
 #[derive(Debug)]
 pub struct Rules {
     /// The model's name (`leased`, `global`, ...).
@@ -165,7 +165,7 @@ pub enum Pc {
 /// A client step: one request (or, `CheckLease`, one clock read). Names as in the model.
 // The whole vocabulary, so that the test kit's tables of the broken recipes run through this
 // interpreter; the production table (`LEASED`) names only some of the steps.
-#[allow(dead_code)]
+#[cfg_attr(not(feature = "test-util"), allow(dead_code))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Step {
     /// `PUT <index>/_create/<id>`.

@@ -323,6 +323,7 @@ impl Coverage {
 /// Runs `w` under the random scheduler, then PCT, `n` executions each (seed fixed), every
 /// execution replayed through `refinement`; returns the coverage.
 pub fn explore(w: &Workload, refinement: Refinement, seed: u64, n: usize) -> Arc<Coverage> {
+    let _heavy = crate::heavy();
     let t = Instant::now();
     let cov = Arc::new(Coverage::default());
     let check = refine::checker(refinement);
@@ -409,6 +410,7 @@ pub fn find(t: &Twin) -> Option<String> {
 
 /// [`find`] with `iterations` executions per scheduler.
 pub fn find_within(t: &Twin, iterations: usize) -> Option<String> {
+    let _heavy = crate::heavy();
     let serial = serial();
     let passes = [Scheduler::Random, Scheduler::Pct(TWIN_PCT_DEPTH)];
     let name = t.workload.name;
@@ -475,6 +477,7 @@ pub fn find_within(t: &Twin, iterations: usize) -> Option<String> {
 
 /// Replays a pinned schedule of the twin named `name`: must fail with its property.
 pub fn replay_pinned(twins: Vec<Twin>, name: &str, schedule: &str) {
+    let _heavy = crate::heavy();
     let serial = serial();
     let t = twins
         .into_iter()

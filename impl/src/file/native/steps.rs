@@ -32,7 +32,8 @@ pub(crate) enum Release {
     /// `held_remove(path)` (skipped when the table uses no held set).
     HeldRemove,
     /// `unlink(path)`: only LUCENE-5612's table deletes the lock file.
-    #[allow(dead_code)] // constructed only by the test-only incident tables
+    // Constructed only by the test-only incident tables (LUCENE-5612).
+    #[cfg_attr(not(feature = "test-util"), allow(dead_code))]
     Unlink,
 }
 
