@@ -168,7 +168,7 @@ pub struct Report {
     /// The verdict grid: every variant × lock kind × fault set at [`runs::GRID`] sizes.
     pub runs: Vec<RunResult>,
     /// The standard scenario and every fault together per lock kind, at 3 processes × 2
-    /// threads with symmetry reduction (`model/tests/file/three_processes.rs`).
+    /// threads with symmetry reduction.
     pub three_processes: Vec<RunResult>,
     /// Scenarios outside the grid that pin a particular behaviour (a second crash, a fault
     /// mix, other sizes: [`runs::pinned_configurations`]), section "Other pinned scenarios".

@@ -400,8 +400,8 @@ fn three_processes_section(
         s,
         "The standard scenario (`Scenario::standard()`: what `lockwright check` runs without \
          arguments, and what [citing.md](citing.md) cites) and every fault together for each \
-         OS lock kind (`Scenario::all_faults(kind)`), as `model/tests/file/three_processes.rs` pins \
-         them. *Symmetry-reduced*: processes are interchangeable, and so are the threads \
+         OS lock kind (`Scenario::all_faults(kind)`), pinned here and in `results.json` (the \
+         golden file). *Symmetry-reduced*: processes are interchangeable, and so are the threads \
          inside a process, so the checker keeps one state per class of states that differ \
          only by such a renaming, and *unique states* counts those classes; every verdict \
          and counterexample length is the same as in the full space \

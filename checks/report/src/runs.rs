@@ -161,8 +161,7 @@ pub fn configurations() -> Vec<(Scenario, &'static str, &'static str)> {
     out
 }
 
-/// The rows of the section "3 processes × 2 threads", as `model/tests/file/three_processes.rs`
-/// pins them: the standard scenario ([`Scenario::standard`], what `lockwright check` runs
+/// The rows of the section "3 processes × 2 threads" (pinned only in `results.json`): the standard scenario ([`Scenario::standard`], what `lockwright check` runs
 /// without arguments and what a design review cites), symmetry-reduced and then its full
 /// state space, and every fault together for each OS lock kind ([`Scenario::all_faults`]),
 /// symmetry-reduced.

@@ -89,8 +89,8 @@ fn deep_scenarios() {
 }
 
 /// The unreduced all-faults scenario (3 × 2): our checker and Stateright's BFS count the
-/// same states and make the same discoveries; the reduced run (plain `cargo test`,
-/// `file/three_processes.rs`) gives the same verdicts.
+/// same states and make the same discoveries; the reduced run (plain `cargo test`, the
+/// "3 processes × 2 threads" section of `docs/results.json`) gives the same verdicts.
 #[test]
 #[ignore = "minutes; LOCKWRIGHT_DEEP=1 cargo test --release -p lockwright-model --test file deep:: -- --ignored"]
 fn full_all_faults_space_agrees_with_stateright() {
