@@ -49,6 +49,24 @@ fn assert_fresh(fresh: &Path, in_scope: impl Fn(&str) -> bool) {
     );
 }
 
+/// The `scenario` of every row in the committed golden file `name`'s arrays `sections`, in
+/// order.
+fn committed_scenarios(name: &str, sections: &[&str]) -> Vec<String> {
+    let path = report::default_docs_dir().join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let json: serde_json::Value = serde_json::from_str(&text).expect("golden file parses");
+    sections
+        .iter()
+        .flat_map(|s| json[*s].as_array().cloned().unwrap_or_default())
+        .map(|row| {
+            row["scenario"]
+                .as_str()
+                .expect("a row names its scenario")
+                .to_owned()
+        })
+        .collect()
+}
+
 /// The traces the committed hand-written pages cite (the ones `docs/traces/` keeps).
 fn cited() -> std::collections::BTreeSet<String> {
     report::cited::cited_ids(&report::default_docs_dir()).expect("hand-written pages readable")
@@ -74,8 +92,13 @@ fn file_family_docs_are_fresh() {
             r.kind
         );
     }
-    let rows = rep.runs.len() + rep.three_processes.len() + rep.pinned.len();
-    assert_eq!(rep.checked.len(), rows, "one checker report per row");
+    // The per-row checks ran on exactly the rows the committed golden file pins, in its order.
+    let labels: Vec<String> = rep.checked.iter().map(|r| r.model.label()).collect();
+    assert_eq!(
+        labels,
+        committed_scenarios("results.json", &["runs", "three_processes", "pinned"]),
+        "the checked rows are the golden file's"
+    );
     for r in &rep.checked {
         file_row_checks(r);
     }
@@ -114,9 +137,20 @@ fn file_row_checks(r: &Report<file::Scenario>) {
 /// (after [`assert_discoveries_replay`]), and its files are fresh.
 fn family_docs_are_fresh<P: Presenter>(row_checks: impl Fn(&P, &str, &Report<P>)) {
     let (f, checked) = families::run_checked::<P>().expect("rows run");
-    assert_eq!(checked.len(), f.runs.len(), "one checker report per row");
+    // The per-row checks run on exactly the rows the committed golden file pins, in its order.
+    let labels: Vec<String> = checked.iter().map(|r| r.model.label()).collect();
+    assert_eq!(
+        labels,
+        committed_scenarios(&format!("results-{}.json", P::NAME), &["runs"]),
+        "the checked rows are the golden file's"
+    );
+    let want: Vec<&str> = P::ALWAYS.iter().chain(P::SOMETIMES).copied().collect();
     for r in &checked {
         let label = r.model.label();
+        // The golden file lists the properties of `Family::ALWAYS` and `SOMETIMES`: they must
+        // be the model's own, in its order, or a property would go unpinned.
+        let names: Vec<&str> = r.verdicts.iter().map(|v| v.name).collect();
+        assert_eq!(names, want, "properties of {label}");
         assert_discoveries_replay(&r.model, &label, r);
         row_checks(&r.model, &label, r);
     }

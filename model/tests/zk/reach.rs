@@ -84,6 +84,24 @@ fn curator_syncs_before_the_search() {
     })));
 }
 
+/// The misread matters: a client deletes a node it never held while another client's node is
+/// ahead of it (no release does that here: nothing is abandoned or lost). Twin:
+/// `abandon-without-delete`'s row with the same faults (`docs/results-zk.json`).
+#[test]
+fn curator_deletes_a_node_its_listing_does_not_recognize() {
+    let scenario = sc(Curator, Fenced, "lose-reply=1,misread=1");
+    assert!(reachable(&scenario, |s| (0..2u8).any(|c| {
+        let cl = &s.clients[c as usize];
+        let first = s.server.children().first();
+        cl.pc == Pc::Releasing
+            && first.is_some_and(|z| cl.own.is_some_and(|o| o.name != z.name))
+            && s.server
+                .children()
+                .iter()
+                .any(|z| cl.own.is_some_and(|o| o.name == z.name))
+    })));
+}
+
 /// The overlap is not vacuous in the fixed recipe: a client holds (or waits with a node) while
 /// its cleanup still has a node to delete, or a search to run; and the cleanup's requests
 /// finish after the next attempt was granted. Every `always` property keeps its verdict of
