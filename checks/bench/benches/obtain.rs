@@ -10,7 +10,7 @@
 //! After criterion's report, a paired pass prints the same floor and native operations
 //! measured alternately (see [`paired`]): on a shared machine that ratio is the one to trust.
 //!
-//! `cargo bench -p lockwright --bench obtain` (warm-up 1 s, measurement 3 s per benchmark,
+//! `cargo bench -p lockwright-bench --bench obtain` (warm-up 1 s, measurement 3 s per benchmark,
 //! set below, so the whole run stays short on a shared machine).
 
 // The raw floor calls fcntl/flock directly, which the crate's clippy gate allows only in

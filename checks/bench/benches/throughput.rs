@@ -6,7 +6,7 @@
 //! whole exhaustive run, so criterion's `thrpt` is unique states per second; the reduced runs
 //! count their (fewer) reduced states, so compare their *time* with the full runs', not `thrpt`.
 //!
-//! `cargo bench -p lockwright-model --bench throughput` (all groups, about 10 minutes);
+//! `cargo bench -p lockwright-bench --bench throughput` (all groups, about 10 minutes);
 //! `... -- unreduced` for the second part only.
 //!
 //! Before the timings the bench prints each scenario's unique states, transitions and the
