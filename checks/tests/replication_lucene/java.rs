@@ -88,7 +88,7 @@ struct Tools87 {
     _classes: tempfile::TempDir,
 }
 
-/// Where `.ci/run` unpacks Debian's `liblucene8-java` (`apt-get download` + `dpkg -x`: the
+/// Where `.ci/prerequisites` unpacks Debian's `liblucene8-java` (`apt-get download` + `dpkg -x`: the
 /// package conflicts with `liblucene4.10-java`, so it is not installed).
 fn lucene8_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("LOCKWRIGHT_LUCENE8_DIR") {
@@ -114,9 +114,9 @@ pub(crate) fn classpath_87() -> &'static str {
             for jar in &jars {
                 assert!(
                     jar.is_file(),
-                    "{} is missing: unpack Debian's liblucene8-java there as .ci/run does \
-                     (mkdir -p {dir} && cd {dir} && apt-get download liblucene8-java && dpkg -x \
-                     liblucene8-java_*.deb .), or set LOCKWRIGHT_LUCENE8_DIR to such a directory",
+                    "{} is missing: run `bash .ci/prerequisites` (as root) from the repository, which \
+                     unpacks Debian's liblucene8-java into {dir}, or set LOCKWRIGHT_LUCENE8_DIR to \
+                     a directory where it is unpacked",
                     jar.display(),
                     dir = lucene8_dir().display()
                 );

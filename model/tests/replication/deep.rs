@@ -34,7 +34,11 @@ fn golden_row(file: &str, label: &str) -> serde_json::Value {
         .iter()
         .filter(|r| r["scenario"] == label)
         .collect();
-    assert_eq!(rows.len(), 1, "{path} must pin the standard scenario ({label}) once");
+    assert_eq!(
+        rows.len(),
+        1,
+        "{path} must pin the standard scenario ({label}) once"
+    );
     rows[0].clone()
 }
 
