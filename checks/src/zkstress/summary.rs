@@ -300,13 +300,14 @@ impl ZkRunSummary {
                 "transaction log".into(),
                 match (&self.verdict.log, &self.verdict.log_skipped) {
                     (Some(g), _) => format!(
-                        "{} txns, {} lock nodes ({} taken by a session close), {} counter writes, {} holds matched: log violations {}",
+                        "{} txns, {} lock nodes ({} taken by a session close), {} counter writes, {} holds matched: log violations {}, exact-counter disagreements {}",
                         g.transactions,
                         g.lock_nodes,
                         g.taken_by_session_close,
                         g.counter_writes,
                         g.holds_checked,
-                        self.log_violations
+                        self.log_violations,
+                        self.verdict.counter_log_violations.len()
                     ),
                     (None, Some(why)) => format!("not judged: {why}"),
                     (None, None) => "not judged".to_string(),

@@ -50,6 +50,11 @@ fn every_ensemble_fault_keeps_the_counter_and_the_log_clean() {
     assert_eq!(s.client_errors_unexplained, 0, "{}", show(&s));
     let log = s.verdict.log.as_ref().expect("the merged logs were judged");
     assert!(log.holds_checked >= 300, "{}", show(&s));
+    // The exact counter: one write in the log per increment, each value once.
+    assert!(s.verdict.counter_log_violations.is_empty(), "{}", show(&s));
+    let (initial, last) = (s.verdict.counter_initial, s.verdict.counter_final);
+    let rose = last.expect("final value") - initial.expect("initial value");
+    assert_eq!(log.counter_writes, rose, "{}", show(&s));
     assert!(
         log.counter_writes >= s.ledger.increments_acked,
         "{}",

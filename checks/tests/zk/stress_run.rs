@@ -75,6 +75,11 @@ fn faults_on_a_real_server_never_let_a_stale_write_through() {
         .as_ref()
         .expect("the transaction log was judged");
     assert!(log.holds_checked >= 300, "{}", show(&s));
+    // The exact counter: one write in the log per increment, each value once.
+    assert!(s.verdict.counter_log_violations.is_empty(), "{}", show(&s));
+    let (initial, last) = (s.verdict.counter_initial, s.verdict.counter_final);
+    let rose = last.expect("final value") - initial.expect("initial value");
+    assert_eq!(log.counter_writes, rose, "{}", show(&s));
     assert!(
         log.counter_writes >= s.ledger.increments_acked,
         "{}",

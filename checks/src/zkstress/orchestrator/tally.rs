@@ -193,7 +193,7 @@ fn failures(
 }
 
 /// What the oracles that do not trust the lock make fail.
-fn oracle_failures(v: &Verdict) -> Vec<String> {
+pub(super) fn oracle_failures(v: &Verdict) -> Vec<String> {
     let mut f = Vec::new();
     if v.lost_increments > 0 {
         f.push(format!(
@@ -205,6 +205,13 @@ fn oracle_failures(v: &Verdict) -> Vec<String> {
         f.push(format!(
             "{} increments in the counter that no client made",
             v.phantom_increments
+        ));
+    }
+    if !v.counter_log_violations.is_empty() {
+        f.push(format!(
+            "{} disagreements between the counter and its writes in the log, first: {}",
+            v.counter_log_violations.len(),
+            v.counter_log_violations[0]
         ));
     }
     if let Some(l) = &v.log {

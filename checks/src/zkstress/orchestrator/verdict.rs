@@ -38,6 +38,11 @@ pub struct Verdict {
     pub log: Option<LogVerdict>,
     /// Why the log was not judged, if it was not.
     pub log_skipped: Option<String>,
+    /// The exact counter from the log (`txnlog::judge_counter`): the log's counter writes,
+    /// in order, are the increments from the initial to the final value, each value once.
+    /// Empty when it holds, or when it was not judged (no log, or a counter kept in the
+    /// resource rather than in ZooKeeper). MUST be empty.
+    pub counter_log_violations: Vec<String>,
     /// Client errors no fault explains (the rule: `unexplained_errors` in this module).
     pub unexplained_errors: Vec<String>,
 }
@@ -148,9 +153,8 @@ pub(super) fn conclude(
     })?;
     let mut phantom = 0;
     if let (Some(i), Some(f)) = (initial, v.counter_final) {
-        let applied = f.saturating_sub(i);
-        v.lost_increments = ledger.increments_acked.saturating_sub(applied);
-        phantom = applied.saturating_sub(ledger.increments_acked + ledger.increments_unknown);
+        (v.lost_increments, phantom) =
+            increments(i, f, ledger.increments_acked, ledger.increments_unknown);
     }
     // Without a log (a server given with `--connect`): a killed writer explains at most one
     // unreported increment.
@@ -183,10 +187,26 @@ pub(super) fn conclude(
     // copy of each transaction.
     let txns = txnlog::parse(&text);
     let log = txnlog::judge(&txns, &cfg.lock_path, &counter, &history.holds);
+    if !cfg.resource.counter_in_resource() {
+        if let (Some(i), Some(f)) = (initial, v.counter_final) {
+            v.counter_log_violations = txnlog::judge_counter(&log, i, f);
+        }
+    }
     v.unreported_by_killed = unreported_by_killed(&log, history, killed_pids).min(phantom);
     v.phantom_increments = phantom - v.unreported_by_killed;
     v.log = Some(log);
     Ok(v)
+}
+
+/// `(lost, phantom)` from the counter before and after and what the clients reported: an
+/// acknowledged increment the counter does not show is lost; an increment the counter shows
+/// beyond the acknowledged and the unknown (lost reply) ones is a phantom.
+fn increments(initial: u64, final_value: u64, acked: u64, unknown: u64) -> (u64, u64) {
+    let applied = final_value.saturating_sub(initial);
+    (
+        acked.saturating_sub(applied),
+        applied.saturating_sub(acked + unknown),
+    )
 }
 
 /// Counter writes in the log whose lock node is a hold of a process the `kill` fault killed,
@@ -281,6 +301,43 @@ mod tests {
         assert_eq!(u, vec!["client 3: release: connection lost".to_string()]);
         // No fault at all: nothing is explained.
         assert_eq!(unexplained_errors(&history, &[], &cfg(), patience).len(), 3);
+    }
+
+    /// The counter's arithmetic at its edges: exactly one acknowledged increment missing is
+    /// one lost; exactly one increment beyond the acknowledged and unknown ones is one
+    /// phantom; an unknown (lost reply) increment that landed or not is neither. Each of the
+    /// first two fails the run.
+    #[test]
+    fn one_lost_increment_and_one_phantom_each_fail_the_run() {
+        use super::super::tally::oracle_failures;
+        assert_eq!(increments(10, 20, 10, 0), (0, 0));
+        assert_eq!(
+            increments(10, 19, 10, 0),
+            (1, 0),
+            "one acknowledged increment lost"
+        );
+        assert_eq!(
+            increments(10, 21, 10, 0),
+            (0, 1),
+            "one increment nobody made"
+        );
+        assert_eq!(increments(10, 21, 10, 1), (0, 0), "the unknown one landed");
+        assert_eq!(increments(10, 20, 10, 1), (0, 0), "the unknown one did not");
+        let fails = |lost, phantom| {
+            oracle_failures(&Verdict {
+                lost_increments: lost,
+                phantom_increments: phantom,
+                ..Verdict::default()
+            })
+        };
+        assert!(fails(0, 0).is_empty());
+        assert_eq!(fails(1, 0).len(), 1);
+        assert_eq!(fails(0, 1).len(), 1);
+        let exact = oracle_failures(&Verdict {
+            counter_log_violations: vec!["zxid 0x12: the counter set to 7 again".into()],
+            ..Verdict::default()
+        });
+        assert_eq!(exact.len(), 1, "{exact:?}");
     }
 
     /// A counter write the log shows, made under a hold of a process the kill fault killed

@@ -62,6 +62,10 @@ pub struct LogVerdict {
     /// (`None`: a node the log never created).
     #[serde(skip)]
     pub counter_writers: Vec<Option<i64>>,
+    /// Each counter write, in zxid order: its zxid and the value it set (`None`: data that
+    /// holds no number). For [`judge_counter`].
+    #[serde(skip)]
+    pub counter_values: Vec<(i64, Option<u64>)>,
 }
 
 #[derive(Clone, Debug)]
@@ -74,6 +78,51 @@ struct Node {
     deleted_at: Option<i64>,
     /// How it went: see [`LogVerdict::fates`].
     fate: Option<String>,
+}
+
+/// The exact counter, from the log alone: with the counter at `initial` before the clients
+/// started and at `final_value` after they stopped, its writes in zxid order must set
+/// `initial + 1`, `initial + 2`, …, `final_value`: one write per increment, none skipped, no
+/// value written twice. A value written twice is two writers that read the same value (a lost
+/// update), even when a lost reply or an unreported write makes the acknowledged count come out
+/// right; a write count other than `final_value - initial` is a write the final value does not
+/// show. Returns each disagreement (empty: exact).
+#[must_use]
+pub fn judge_counter(log: &LogVerdict, initial: u64, final_value: u64) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(applied) = final_value.checked_sub(initial) else {
+        out.push(format!(
+            "the counter went down: {initial} before the clients started, {final_value} after"
+        ));
+        return out;
+    };
+    if log.counter_writes != applied {
+        out.push(format!(
+            "the log has {} counter writes, the counter rose by {applied} ({initial} to {final_value})",
+            log.counter_writes
+        ));
+    }
+    let mut seen: HashMap<u64, i64> = HashMap::new();
+    let mut last = initial;
+    for &(zxid, value) in &log.counter_values {
+        let Some(value) = value else {
+            out.push(format!(
+                "zxid {zxid:#x}: a counter write that holds no number"
+            ));
+            continue;
+        };
+        if let Some(first) = seen.insert(value, zxid) {
+            out.push(format!(
+                "zxid {zxid:#x}: the counter set to {value} again (first at zxid {first:#x}): two writers read the same value, an increment is lost"
+            ));
+        } else if value != last + 1 {
+            out.push(format!(
+                "zxid {zxid:#x}: the counter set to {value} right after {last}: a write that did not read the value before it"
+            ));
+        }
+        last = last.max(value);
+    }
+    out
 }
 
 /// Rebuilds the lock directory `dir` from `txns` and judges the counter writes on `counter` and
@@ -151,6 +200,7 @@ pub fn judge(txns: &[Txn], dir: &str, counter: &str, holds: &[HoldRecord]) -> Lo
                     v.counter_writes += 1;
                     let mut words = data.split_whitespace();
                     v.counter_last = words.next().and_then(|x| x.parse().ok());
+                    v.counter_values.push((t.zxid, v.counter_last));
                     let writer = words.next().unwrap_or("");
                     v.counter_writers.push(nodes.get(writer).map(|n| n.czxid));
                     judge_write(&mut v, t, path, writer, checks, &nodes, &alive);

@@ -240,3 +240,72 @@ fn a_delete_that_ends_a_log_file_is_read_without_the_files_trailer() {
     assert!(v.violations.is_empty(), "{:#?}", v.violations);
     assert_eq!(v.counter_writes, 1);
 }
+
+/// A log whose only transactions are counter writes setting `values`, in order.
+fn writes(values: &[&str]) -> LogVerdict {
+    let mut t = b"ZooKeeper Transactional Log File with dbid 0 txnlog format version 2\n".to_vec();
+    for (i, v) in values.iter().enumerate() {
+        t.extend(
+            format!(
+                "11/25/26, 8:28:20 PM UTC session 0x100000 cxid 0x9 zxid {:#x} multi ",
+                0x10 + i
+            )
+            .into_bytes(),
+        );
+        t.extend(multi(None, &format!("{v} /d/lk/_c_x-lock-0000000000"), 1));
+        t.push(b'\n');
+    }
+    judge(&parse(&t), "/d/lk", "/d/ctr", &[])
+}
+
+/// The exact counter holds for one write per increment, each value once, and fails at each
+/// edge: one increment lost to two writers of the same value (even when the final value and
+/// the acknowledged count agree), one write more than the counter rose, one value skipped,
+/// a counter that went down.
+#[test]
+fn the_exact_counter_fails_on_a_value_written_twice_or_a_write_too_many() {
+    let exact = writes(&["6", "7", "8"]);
+    assert_eq!(exact.counter_values.len(), 3);
+    assert_eq!(judge_counter(&exact, 5, 8), Vec::<String>::new());
+
+    // Two holders read 6 and both wrote 7: three writes, the counter rose by two.
+    let twice = writes(&["6", "7", "7"]);
+    let v = judge_counter(&twice, 5, 7);
+    assert_eq!(v.len(), 2, "{v:#?}");
+    assert!(
+        v[0].contains("3 counter writes, the counter rose by 2"),
+        "{v:#?}"
+    );
+    assert!(
+        v[1].contains("zxid 0x12: the counter set to 7 again (first at zxid 0x11)"),
+        "{v:#?}"
+    );
+
+    // The same repeat with the count made to agree (the counter started one lower than the
+    // first write shows): the count passes, the repeat and the skip still fail it.
+    let v = judge_counter(&twice, 4, 7);
+    assert_eq!(v.len(), 2, "{v:#?}");
+    assert!(v[0].contains("set to 6 right after 4"), "{v:#?}");
+    assert!(v[1].contains("set to 7 again"), "{v:#?}");
+
+    // A skipped value.
+    let v = judge_counter(&writes(&["6", "8"]), 5, 8);
+    assert!(
+        v.iter().any(|m| m.contains("set to 8 right after 6")),
+        "{v:#?}"
+    );
+
+    // The count alone: one write, the counter rose by two.
+    let v = judge_counter(&writes(&["6"]), 5, 7);
+    assert_eq!(
+        v,
+        vec!["the log has 1 counter writes, the counter rose by 2 (5 to 7)".to_string()]
+    );
+
+    // Down.
+    assert!(judge_counter(&exact, 9, 8)[0].contains("went down"));
+
+    // Data that holds no number.
+    let v = judge_counter(&writes(&["x"]), 0, 1);
+    assert!(v[0].contains("holds no number"), "{v:#?}");
+}

@@ -57,6 +57,15 @@ pub fn assert_the_oracles_catch_it(s: &ZkRunSummary) {
         show(s)
     );
     assert!(s.log_violations > 0, "{}", show(s));
+    // Two holders that read the same value write it twice: the exact counter sees it too.
+    assert!(
+        s.verdict
+            .counter_log_violations
+            .iter()
+            .any(|v| v.contains("again")),
+        "{}",
+        show(s)
+    );
 }
 
 /// The unfenced twin's configuration: pauses only (at least 3, 2.5 s apart, so the others get
