@@ -11,7 +11,9 @@
 //! - **`write by a live lowest node`**: every counter write (a `multi` whose `setData` on the
 //!   counter carries `"<value> <writer node>"`) landed while its writer's node existed and no
 //!   lower node did: between the writer's creation and deletion, after the deletion of every
-//!   lower node. Two nodes both believed to hold while alive would show here.
+//!   lower node. Two nodes both believed to hold while alive would show here. "Lower" is
+//!   created earlier (a smaller `czxid`), the log's own order — not the sequence suffix the
+//!   recipe compares, which repeats or goes negative once the parent's counter reaches its top.
 //! - **`grant of a node that came first`**: every hold a client announced (its token is the
 //!   node's `czxid`, so the create with that zxid is its node) names a node created by the
 //!   session the client announced, and that node was at some zxid the lowest one alive. The
@@ -134,15 +136,18 @@ pub fn judge(txns: &[Txn], dir: &str, counter: &str, holds: &[HoldRecord]) -> Lo
         ..LogVerdict::default()
     };
     let mut nodes: HashMap<String, Node> = HashMap::new();
-    // Alive lock nodes by sequence.
+    // Alive lock nodes in the order the server created them (by `czxid`), not by the sequence
+    // suffix the recipe orders by: the log's own order, which the lock's code does not
+    // compute, and which stays creation order where the suffix does not (the parent's counter
+    // sticks at 2^31-1 and repeats, or wraps negative, DESIGN.md).
     let mut alive: BTreeMap<i64, String> = BTreeMap::new();
     let mut by_session: HashMap<i64, BTreeSet<String>> = HashMap::new();
     for t in txns {
         match &t.op {
             Op::Create { path, ephemeral } if path.starts_with(&prefix) => {
-                let Some(seq) = sequence_of(path) else {
+                if sequence_of(path).is_none() {
                     continue;
-                };
+                }
                 if !*ephemeral {
                     v.violations.push(format!(
                         "zxid {:#x}: lock node {path} created persistent",
@@ -161,7 +166,7 @@ pub fn judge(txns: &[Txn], dir: &str, counter: &str, holds: &[HoldRecord]) -> Lo
                         fate: None,
                     },
                 );
-                alive.insert(seq, path.clone());
+                alive.insert(t.zxid, path.clone());
                 by_session
                     .entry(t.session)
                     .or_default()
@@ -270,9 +275,7 @@ fn gone(
         if n.deleted_at.is_none() {
             n.deleted_at = Some(zxid);
             n.fate = Some(how.to_string());
-            if let Some(s) = sequence_of(path) {
-                alive.remove(&s);
-            }
+            alive.remove(&n.czxid);
         }
     }
 }
@@ -305,10 +308,7 @@ fn judge_write(
         ));
         return;
     }
-    let Some(seq) = sequence_of(writer) else {
-        return;
-    };
-    if let Some((_, lower)) = alive.range(..seq).next() {
+    if let Some((_, lower)) = alive.range(..n.czxid).next() {
         let l = &nodes[lower];
         v.violations.push(format!(
             "zxid {:#x}: {checked} write to {path} by {writer} while the lower node {lower} (session {:#x}, created {:#x}) was alive: two holders",

@@ -309,3 +309,51 @@ fn the_exact_counter_fails_on_a_value_written_twice_or_a_write_too_many() {
     let v = judge_counter(&writes(&["x"]), 0, 1);
     assert!(v[0].contains("holds no number"), "{v:#?}");
 }
+
+/// At the counter's top the suffix no longer tells creation order (ZooKeeper 3.8: creates one
+/// at a time repeat `2147483647`, creates in flight together wrap negative). The judge orders
+/// by `czxid`, so a write by a later node while an earlier one is alive is two holders, both
+/// for a repeated suffix (the later node's name sorts first) and for a negative one.
+#[test]
+fn at_the_counters_top_a_later_node_writing_beside_an_earlier_one_is_two_holders() {
+    let h = |sess: &str, zxid: &str, rest: &str| {
+        format!("11/25/26, 8:28:20 PM UTC session 0x10000{sess} cxid 0x9 zxid {zxid} {rest}")
+            .into_bytes()
+    };
+    let create = |sess, zxid, path: &str| {
+        h(
+            sess,
+            zxid,
+            &format!("create2 {path},,[31,s{{'world,'anyone}}\n],true,1\n"),
+        )
+    };
+    let write = |sess, zxid, value: u64, writer: &str| {
+        [
+            h(sess, zxid, "multi "),
+            multi(Some(writer), &format!("{value} {writer}"), 1),
+            b"\n".to_vec(),
+        ]
+        .concat()
+    };
+    let first = "/d/lk/_c_b-lock-2147483647";
+    for later in ["/d/lk/_c_a-lock-2147483647", "/d/lk/_c_c-lock--2147483648"] {
+        let mut t =
+            b"ZooKeeper Transactional Log File with dbid 0 txnlog format version 2\n".to_vec();
+        for part in [
+            create("0", "0x6", first),
+            create("1", "0x7", later),
+            write("0", "0x8", 1, first),
+            write("1", "0x9", 2, later),
+        ] {
+            t.extend(part);
+        }
+        let v = judge(&parse(&t), "/d/lk", "/d/ctr", &[]);
+        assert_eq!(v.lock_nodes, 2, "{later}");
+        assert_eq!(v.violations.len(), 1, "{later}: {:#?}", v.violations);
+        assert!(
+            v.violations[0].contains(&format!("by {later} while the lower node {first}")),
+            "{:#?}",
+            v.violations
+        );
+    }
+}
