@@ -1,7 +1,8 @@
 //! One module per subcommand of the `lockwright` binary.
 //!
 //! Every subcommand speaks one dialect: the same flag for the same concept (`--os`,
-//! `--faults`, `--quiet`/`-q`, `--json`), and one exit-status rule:
+//! `--faults`, `--quiet`/`-q`, and `--json` on every subcommand that reports a result, as one
+//! JSON object on the last line of stdout), and one exit-status rule:
 //!
 //! | status | meaning |
 //! |---|---|

@@ -29,6 +29,10 @@ pub struct VerifyServerArgs {
     /// Stop after this many seconds, whatever happens (exit 1: the run did not finish).
     #[arg(long, default_value_t = 600)]
     pub max_secs: u64,
+    /// After Lucene's "Listening on" line (which scripts read the port from), print the
+    /// result as one JSON object on the last line of stdout instead of the counters line.
+    #[arg(long)]
+    pub json: bool,
     /// No progress line on stderr (Lucene's own lines on stdout stay).
     #[arg(long, short)]
     pub quiet: bool,
@@ -66,6 +70,10 @@ pub struct StressArgs {
     /// Machine-readable progress every N tries, for `stress-run`.
     #[arg(long, hide = true)]
     pub report_every: Option<u64>,
+    /// Print the result as one JSON object on stdout (and no Lucene progress lines), also
+    /// when the run fails.
+    #[arg(long)]
+    pub json: bool,
     /// No progress line on stderr (Lucene's own lines on stdout stay).
     #[arg(long, short)]
     pub quiet: bool,
@@ -157,6 +165,31 @@ pub fn run_verify_server(a: VerifyServerArgs) -> anyhow::Result<ExitCode> {
         .run(Instant::now() + Duration::from_secs(a.max_secs), true)
         .map_err(|e| super::failed(e.into()))?;
     let s = &report.stats;
+    let passed = !report.timed_out && s.violations == 0 && s.protocol_errors == 0;
+    if a.json {
+        let out = serde_json::json!({
+            "command": "verify-server",
+            "passed": passed,
+            "timed_out": report.timed_out,
+            "stats": s,
+            "violation_messages": report.violation_messages,
+        });
+        println!("{out}");
+    } else {
+        print_counters(s);
+    }
+    if report.timed_out {
+        return Ok(super::timed_out("verify-server", a.max_secs));
+    }
+    Ok(if passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// The verify server's counters, one `key=value` line.
+fn print_counters(s: &crate::stress::server::ServerStats) {
     println!(
         "acquisitions={} releases={} violations={} crash_releases={} crash_handoffs={} stale_obtains={} connections={} late_joins={}",
         s.acquisitions,
@@ -168,14 +201,6 @@ pub fn run_verify_server(a: VerifyServerArgs) -> anyhow::Result<ExitCode> {
         s.connections,
         s.late_joins
     );
-    if report.timed_out {
-        return Ok(super::timed_out("verify-server", a.max_secs));
-    }
-    Ok(if s.violations > 0 || s.protocol_errors > 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
 }
 
 /// `lockwright stress`: one client process. Exit 0 when every try ran; a failed run (exit 1)
@@ -205,6 +230,33 @@ pub fn run_stress(a: StressArgs) -> anyhow::Result<ExitCode> {
             cfg.dir.join(&cfg.lock_name).display(),
             cfg.server
         );
+    }
+    if a.json {
+        // Lucene's progress lines would break the one object; the result replaces them.
+        let result = client::run_client(&cfg, &mut std::io::sink());
+        let out = match &result {
+            Ok(r) => serde_json::json!({
+                "command": "stress",
+                "passed": r.double_obtains == 0,
+                "client": cfg.id,
+                "tries": r.tries,
+                "acquired": r.acquired,
+                "contended": r.contended,
+                "double_obtains": r.double_obtains,
+            }),
+            Err(e) => serde_json::json!({
+                "command": "stress",
+                "passed": false,
+                "client": cfg.id,
+                "error": format!("{e:#}"),
+            }),
+        };
+        println!("{out}");
+        return match result {
+            Ok(r) if r.double_obtains == 0 => Ok(ExitCode::SUCCESS),
+            Ok(_) => Ok(ExitCode::from(1)),
+            Err(e) => Err(super::failed(e)),
+        };
     }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();

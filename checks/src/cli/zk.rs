@@ -36,6 +36,10 @@ pub struct ZkStressArgs {
     /// The session timeout to ask for.
     #[arg(long, default_value_t = 4000)]
     pub session_timeout_ms: u64,
+    /// Print the result as one JSON object on stdout instead of the progress lines, also when
+    /// the run fails.
+    #[arg(long)]
+    pub json: bool,
     /// No progress line on stderr.
     #[arg(long, short)]
     pub quiet: bool,
@@ -54,13 +58,37 @@ pub fn run_zk_stress(a: ZkStressArgs) -> anyhow::Result<ExitCode> {
             a.id, a.count, a.path, a.connect, a.server
         );
     }
-    zk_stress(a).map_err(|e| {
-        if e.downcast_ref::<BadPath>().is_some() {
-            e
-        } else {
-            super::failed(e)
-        }
-    })
+    let (json, id) = (a.json, a.id);
+    let result = zk_stress(a);
+    if json {
+        let out = match &result {
+            Ok(done) => serde_json::json!({
+                "command": "zk-stress",
+                "passed": true,
+                "client": id,
+                "acquisitions": done.acquisitions,
+                "secs": done.secs,
+            }),
+            Err(e) => serde_json::json!({
+                "command": "zk-stress",
+                "passed": false,
+                "client": id,
+                "error": format!("{e:#}"),
+            }),
+        };
+        println!("{out}");
+    }
+    match result {
+        Ok(_) => Ok(ExitCode::SUCCESS),
+        Err(e) if e.downcast_ref::<BadPath>().is_some() => Err(e),
+        Err(e) => Err(super::failed(e)),
+    }
+}
+
+/// What a finished `zk-stress` run did.
+struct ZkStressDone {
+    acquisitions: u64,
+    secs: f64,
 }
 
 /// The context of a `--path` the mutex refuses: bad arguments (exit 2), not a failed run.
@@ -73,7 +101,7 @@ impl std::fmt::Display for BadPath {
     }
 }
 
-fn zk_stress(a: ZkStressArgs) -> anyhow::Result<ExitCode> {
+fn zk_stress(a: ZkStressArgs) -> anyhow::Result<ZkStressDone> {
     block_on(async {
         let zk = ZkClient::builder()
             .session_timeout(Duration::from_millis(a.session_timeout_ms))
@@ -85,7 +113,7 @@ fn zk_stress(a: ZkStressArgs) -> anyhow::Result<ExitCode> {
         let start = Instant::now();
         for i in 0..a.count {
             let guard = mutex.acquire().await?;
-            if i == 0 {
+            if i == 0 && !a.json {
                 println!(
                     "lockwright {} acquired {} (token {})",
                     a.id,
@@ -100,13 +128,14 @@ fn zk_stress(a: ZkStressArgs) -> anyhow::Result<ExitCode> {
             conn.verify(RELEASING)?;
             guard.release().await?;
         }
-        println!(
-            "lockwright {} done {} in {:.3}s",
-            a.id,
-            a.count,
-            start.elapsed().as_secs_f64()
-        );
-        Ok(ExitCode::SUCCESS)
+        let secs = start.elapsed().as_secs_f64();
+        if !a.json {
+            println!("lockwright {} done {} in {secs:.3}s", a.id, a.count);
+        }
+        Ok(ZkStressDone {
+            acquisitions: a.count,
+            secs,
+        })
     })
 }
 

@@ -6,4 +6,5 @@ mod check;
 mod check_file;
 mod exit_codes;
 mod explorer_browser;
+mod json;
 mod readme_example;
