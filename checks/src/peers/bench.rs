@@ -166,73 +166,78 @@ pub fn run(cfg: &BenchConfig) -> anyhow::Result<BenchReport> {
         handoff: Vec::new(),
     };
 
-    say("warming up the server's JIT");
-    let warm = BenchConfig {
-        iterations: cfg.warmup.max(1000),
-        ..cfg.clone()
-    };
-    lockwright_uncontended(&server, &warm)?;
-    say("lockwright, uncontended");
-    report
-        .uncontended
-        .push(lockwright_uncontended(&server, cfg)?);
-    if let Some(p) = &curator {
-        say("Curator, uncontended");
-        let args = [
-            "bench".to_string(),
-            cs.clone(),
-            "/bench/curator".to_string(),
-            cfg.iterations.to_string(),
-            cfg.warmup.to_string(),
-            "500".to_string(),
-        ];
-        report.uncontended.push(peer_uncontended(
-            &server,
-            "Curator 5.4 InterProcessMutex",
-            p.command(args),
-        )?);
-    }
-    if let Some(p) = &kazoo {
-        say("kazoo, uncontended");
-        let args = [
-            "bench".to_string(),
-            cs.clone(),
-            "/bench/kazoo".to_string(),
-            cfg.iterations.to_string(),
-            cfg.warmup.to_string(),
-            "500".to_string(),
-        ];
-        report.uncontended.push(peer_uncontended(
-            &server,
-            "kazoo 2.8 Lock",
-            p.command(&[], args),
-        )?);
-    }
-    for &k in &cfg.contenders {
-        say(&format!("lockwright, hand-off, {k} contenders"));
+    // From here on the run is under way: a failure is a failed run (exit 1), not an error
+    // before the run could start (exit 2).
+    let measured = move || -> anyhow::Result<BenchReport> {
+        say("warming up the server's JIT");
+        let warm = BenchConfig {
+            iterations: cfg.warmup.max(1000),
+            ..cfg.clone()
+        };
+        lockwright_uncontended(&server, &warm)?;
+        say("lockwright, uncontended");
         report
-            .handoff
-            .push(lockwright_handoff(&server, k, cfg.rounds, cfg.hold)?);
+            .uncontended
+            .push(lockwright_uncontended(&server, cfg)?);
         if let Some(p) = &curator {
-            say(&format!("Curator, hand-off, {k} contenders"));
+            say("Curator, uncontended");
             let args = [
-                "handoff".to_string(),
+                "bench".to_string(),
                 cs.clone(),
-                format!("/bench/curator-handoff-{k}"),
-                k.to_string(),
-                cfg.rounds.to_string(),
-                cfg.hold.as_millis().to_string(),
+                "/bench/curator".to_string(),
+                cfg.iterations.to_string(),
+                cfg.warmup.to_string(),
+                "500".to_string(),
             ];
-            report.handoff.push(peer_handoff(
+            report.uncontended.push(peer_uncontended(
                 &server,
-                "Curator 5.4",
-                k,
-                cfg.rounds,
+                "Curator 5.4 InterProcessMutex",
                 p.command(args),
             )?);
         }
-    }
-    Ok(report)
+        if let Some(p) = &kazoo {
+            say("kazoo, uncontended");
+            let args = [
+                "bench".to_string(),
+                cs.clone(),
+                "/bench/kazoo".to_string(),
+                cfg.iterations.to_string(),
+                cfg.warmup.to_string(),
+                "500".to_string(),
+            ];
+            report.uncontended.push(peer_uncontended(
+                &server,
+                "kazoo 2.8 Lock",
+                p.command(&[], args),
+            )?);
+        }
+        for &k in &cfg.contenders {
+            say(&format!("lockwright, hand-off, {k} contenders"));
+            report
+                .handoff
+                .push(lockwright_handoff(&server, k, cfg.rounds, cfg.hold)?);
+            if let Some(p) = &curator {
+                say(&format!("Curator, hand-off, {k} contenders"));
+                let args = [
+                    "handoff".to_string(),
+                    cs.clone(),
+                    format!("/bench/curator-handoff-{k}"),
+                    k.to_string(),
+                    cfg.rounds.to_string(),
+                    cfg.hold.as_millis().to_string(),
+                ];
+                report.handoff.push(peer_handoff(
+                    &server,
+                    "Curator 5.4",
+                    k,
+                    cfg.rounds,
+                    p.command(args),
+                )?);
+            }
+        }
+        Ok(report)
+    };
+    measured().map_err(crate::cli::failed)
 }
 
 fn lockwright_uncontended(server: &ZkServer, cfg: &BenchConfig) -> anyhow::Result<Uncontended> {

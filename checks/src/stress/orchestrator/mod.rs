@@ -137,14 +137,16 @@ fn run_in(cfg: &RunConfig, dir: &Path) -> anyhow::Result<RunSummary> {
         dir: dir.to_path_buf(),
     };
     let slots = spawner.spawn_all()?;
+    // The clients run: from here a failure is a failed run (exit 1), not a set-up error.
     let mut run = Run::new(cfg, &handle, &spawner, slots, start, deadline);
-    run.kill_loop()?;
+    run.kill_loop().map_err(crate::cli::failed)?;
     let tally = run.stop_clients();
     handle.shutdown();
     let report: ServerReport = server_thread
         .join()
-        .map_err(|_| anyhow::anyhow!("verify server thread panicked"))?
-        .context("verify server")?;
+        .map_err(|_| anyhow::anyhow!("verify server thread panicked"))
+        .and_then(|r| r.context("verify server"))
+        .map_err(crate::cli::failed)?;
     Ok(tally.into_summary(cfg, dir, start, report))
 }
 

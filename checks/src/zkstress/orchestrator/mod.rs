@@ -331,7 +331,8 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<ZkRunSummary> {
         },
         clients,
     );
-    run.fault_loop()?;
+    // The clients run: from here a failure is a failed run (exit 1), not a set-up error.
+    run.fault_loop().map_err(crate::cli::failed)?;
     // Wind down: the last overlaps while the server still runs, then thaw, stop, collect.
     if run.tally.fatal.is_none() {
         run.settle_overlaps();
@@ -340,13 +341,14 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<ZkRunSummary> {
     handle.shutdown();
     let server_report = verify_thread
         .join()
-        .map_err(|_| anyhow::anyhow!("verify server thread panicked"))?
-        .context("verify server")?;
+        .map_err(|_| anyhow::anyhow!("verify server thread panicked"))
+        .and_then(|r| r.context("verify server"))
+        .map_err(crate::cli::failed)?;
     drop(proxy);
     let history = ledger.history();
     let ledger_report = ledger.finish();
     if let Some(e) = tally.fatal.take() {
-        return Err(e);
+        return Err(crate::cli::failed(e));
     }
     let mut overlaps = overlaps.conclude();
     let mut verdict = verdict::conclude(
@@ -356,7 +358,8 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<ZkRunSummary> {
         &ledger_report,
         &history,
         &tally.killed_pids,
-    )?;
+    )
+    .map_err(crate::cli::failed)?;
     if let Some(log) = &verdict.log {
         overlaps.add_log_fates(&log.fates);
     }
