@@ -11,7 +11,6 @@
 
 use lockwright_model::file::{Faults, LockKind, Scenario, Variant};
 use lockwright_model::{check, docstore, replication, zk, Report};
-use stateright::Expectation;
 
 const AMOW: &str = "at most one writer";
 const VALID: &str = "at most one valid writer";
@@ -96,17 +95,16 @@ fn native_protocol_claims() {
     }
     // model.md §5 and citing.md: the standard scenario (3 processes × 2 threads, symmetry
     // reduction) holds over 2,096 states; its fault set at 2 × 2 (model.md row 1) over 6,981.
-    let std = check(&Scenario::standard());
+    let sc = Scenario::standard();
+    assert_eq!((sc.processes, sc.threads, sc.symmetry), (3, 2, true));
+    let std = Golden::find("results.json", "three_processes", &sc.label());
     assert!(
-        std.all_hold(),
+        std.violated().is_empty(),
         "the standard scenario: {:?}",
         std.violated()
     );
-    assert_eq!(
-        (std.model.processes, std.model.threads, std.model.symmetry),
-        (3, 2, true)
-    );
-    assert_eq!(std.unique_states, 2_096, "the standard scenario");
+    assert_page_states("model.md", std.states());
+    assert_page_states("citing.md", std.states());
     let r = run(
         Variant::Native,
         LockKind::Ofd,
@@ -260,6 +258,101 @@ fn other_incident_claims() {
 }
 
 // -------------------------------------------------------------------------------------------
+// The golden files: a claim about a row they pin is read from them, not computed again (the
+// row is pinned once; `report_fresh` replays it against the model).
+// -------------------------------------------------------------------------------------------
+
+/// A row of a committed golden file (`docs/<file>`), found by its scenario label in `section`
+/// (`runs`, or `three_processes` of `results.json`).
+struct Golden(serde_json::Value);
+
+impl Golden {
+    fn find(file: &str, section: &str, label: &str) -> Golden {
+        let path = format!("{}/../../docs/{file}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let golden: serde_json::Value =
+            serde_json::from_str(&text).expect("the golden file parses");
+        let rows: Vec<&serde_json::Value> = golden[section]
+            .as_array()
+            .unwrap_or_else(|| panic!("{path}: no section {section}"))
+            .iter()
+            .filter(|r| r["scenario"] == label)
+            .collect();
+        assert_eq!(rows.len(), 1, "{path} must pin {label} once");
+        Golden(rows[0].clone())
+    }
+
+    fn states(&self) -> u64 {
+        self.0["unique_states"].as_u64().expect("unique_states")
+    }
+
+    fn property(&self, name: &str) -> &serde_json::Value {
+        self.0["properties"]
+            .as_array()
+            .expect("properties")
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap_or_else(|| panic!("no property {name:?} in {}", self.0["scenario"]))
+    }
+
+    /// The `always` properties violated, in the model's order.
+    fn violated(&self) -> Vec<String> {
+        self.0["properties"]
+            .as_array()
+            .expect("properties")
+            .iter()
+            .filter(|p| p["expectation"] == "always" && p["verdict"] == "violated")
+            .map(|p| p["name"].as_str().expect("name").to_string())
+            .collect()
+    }
+
+    /// An `always` property holds, or a `sometimes` one is reached.
+    fn holds(&self, name: &str) -> bool {
+        matches!(
+            self.property(name)["verdict"].as_str(),
+            Some("holds" | "reached")
+        )
+    }
+
+    fn every_sometimes_reached(&self) -> bool {
+        self.0["properties"]
+            .as_array()
+            .expect("properties")
+            .iter()
+            .filter(|p| p["expectation"] == "sometimes")
+            .all(|p| p["verdict"] == "reached")
+    }
+
+    /// The pinned counterexample (or example) of `name`, step by step.
+    fn steps(&self, name: &str) -> Vec<String> {
+        self.property(name)["path"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{name}: no path pinned"))
+            .iter()
+            .map(|s| s.as_str().expect("a step").to_string())
+            .collect()
+    }
+}
+
+/// The page states `n` (as the pages write it, `396,936`).
+fn assert_page_states(page: &str, n: u64) {
+    let digits = n.to_string();
+    let mut grouped = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    let path = format!("{}/../../docs/{page}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    assert!(
+        text.contains(&grouped),
+        "{page} must state the golden file's {grouped} states"
+    );
+}
+
+// -------------------------------------------------------------------------------------------
 // The ZooKeeper and document-store pages.
 // -------------------------------------------------------------------------------------------
 
@@ -297,15 +390,11 @@ fn zk_curator_fenced_claims() {
         "FencedWrite(c0)",
         "FencedWrite(c1)",
     ];
-    let r = check(&zk::Scenario::standard());
-    assert_eq!(r.unique_states, 396_936, "zk standard scenario");
-    assert_eq!(r.violated(), ["at most one holder"]);
-    assert!(r
-        .verdicts
-        .iter()
-        .filter(|v| v.expectation == Expectation::Sometimes)
-        .all(|v| v.holds()));
-    assert_eq!(steps(&r.verdict("at most one holder").path), expiry);
+    let std = Golden::find("results-zk.json", "runs", &zk::Scenario::standard().label());
+    assert_page_states("zookeeper.md", std.states());
+    assert_eq!(std.violated(), ["at most one holder"]);
+    assert!(std.every_sometimes_reached());
+    assert_eq!(std.steps("at most one holder"), expiry);
 
     let two = |writes: zk::WriteMode, faults: &str| {
         check(
@@ -355,11 +444,13 @@ fn zk_curator_fenced_claims() {
 #[test]
 fn docstore_standard_scenario_claims() {
     let sc = docstore::Scenario::standard();
-    let r = check(&sc);
-    assert_eq!(r.unique_states, 85_868, "docstore standard scenario");
+    let golden =
+        |sc: &docstore::Scenario| Golden::find("results-docstore.json", "runs", &sc.label());
+    let r = golden(&sc);
+    assert_page_states("docstore.md", r.states());
     assert_eq!(r.violated(), ["at most one writer"]);
     assert_eq!(
-        steps(&r.verdict("at most one writer").path),
+        r.steps("at most one writer"),
         [
             "UpdateLock(c0)",
             "ClaimData(c0)",
@@ -370,18 +461,18 @@ fn docstore_standard_scenario_claims() {
             "UpdateLock(c1)"
         ]
     );
-    assert!(r.verdict("no lost update").holds());
-    assert!(r.verdict("sessions overlap").holds());
+    assert!(r.holds("no lost update"));
+    assert!(r.holds("sessions overlap"));
     let unclaimed = check(&sc.with_writes(docstore::Writes::Fenced));
     assert_eq!(
         unclaimed.violated(),
         ["at most one writer", "no lost update"]
     );
-    assert!(!sc.applies("readers share") && !r.verdict("readers share").holds());
-    assert!(r.verdict("stale write attempted").holds());
-    assert!(r.verdict("fenced writes are exclusive").holds());
-    let before = check(&sc.with_variant(docstore::Variant::LeasedUpsert));
-    assert_eq!(before.unique_states, 66_271, "row 19");
+    assert!(!sc.applies("readers share") && !r.holds("readers share"));
+    assert!(r.holds("stale write attempted"));
+    assert!(r.holds("fenced writes are exclusive"));
+    let before = golden(&sc.with_variant(docstore::Variant::LeasedUpsert));
+    assert_page_states("docstore.md", before.states());
     assert_eq!(before.violated(), ["at most one writer"]);
 }
 
@@ -395,10 +486,14 @@ fn docstore_standard_scenario_claims() {
 #[test]
 fn replication_claims() {
     use replication::{ReaderKind, Variant, NO_IN_USE_DELETED};
-    let r = check(&replication::Scenario::standard());
-    assert_eq!(r.unique_states, 1_473, "replication standard scenario");
-    assert!(r.violated().is_empty(), "{:?}", r.violated());
-    assert!(r.verdicts.iter().all(|v| v.holds()), "{:?}", r.verdicts);
+    let std = Golden::find(
+        "results-replication.json",
+        "runs",
+        &replication::Scenario::standard().label(),
+    );
+    assert_page_states("replication.md", std.states());
+    assert!(std.violated().is_empty(), "{:?}", std.violated());
+    assert!(std.every_sometimes_reached());
 
     let r = check(&replication::Scenario::new(
         Variant::Lucene5Handler,

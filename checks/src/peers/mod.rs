@@ -1,5 +1,5 @@
 //! Other ZooKeeper lock clients, and the throwaway server they meet on, for lockwright's
-//! interop tests and benchmarks (`lockwright zk-bench`, `checks/tests/zk_*.rs`):
+//! interop tests and benchmarks (`lockwright zk-bench`, `checks/tests/zk/`, `checks/tests/zk_sim/`):
 //!
 //! - [`zookeeper`]: the one server harness ([`zookeeper::ZkServer`]).
 //! - [`curator`]: Curator 5.4's `InterProcessMutex` (Debian `libcurator-recipes-java`), a Java

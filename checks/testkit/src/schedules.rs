@@ -53,10 +53,67 @@ pub fn schedule_files() -> BTreeSet<PathBuf> {
         .unwrap_or_default()
 }
 
-fn remove_new(before: &BTreeSet<PathBuf>) {
+/// Removes the schedules written since `before` that replay `body` to `message`: this run's
+/// own. A schedule another suite's failing run wrote meanwhile (a regression in code expected
+/// to pass; such runs do not take [`serial`]) replays to its own failure, not this one, and
+/// stays where shuttle said it persisted it.
+fn remove_own<F>(before: &BTreeSet<PathBuf>, message: &str, body: &F)
+where
+    F: Fn() + Clone + Send + Sync + 'static,
+{
     for f in schedule_files().difference(before) {
-        let _ = std::fs::remove_file(f);
+        let Ok(s) = std::fs::read_to_string(f) else {
+            continue;
+        };
+        if replays_to(s.trim(), message, body) {
+            let _ = std::fs::remove_file(f);
+        }
     }
+}
+
+/// Whether `body` on the encoded `schedule` fails with exactly `message`.
+fn replays_to<F>(schedule: &str, message: &str, body: &F) -> bool
+where
+    F: Fn() + Clone + Send + Sync + 'static,
+{
+    failure_of(|| {
+        Runner::new(ReplayScheduler::new_from_encoded(schedule), persisting()).run(body.clone())
+    })
+    .as_deref()
+        == Some(message)
+}
+
+/// For a suite that ran its own shuttle search under [`serial`]: the schedule of the failure
+/// `message` that `body` met, among those written since `before` — the newest one that
+/// replays to it (shuttle writes one when the task panics and a complete one when the
+/// execution is torn down) — and this run's schedule files removed (see [`remove_own`]).
+///
+/// # Panics
+/// If no schedule written since `before` replays to `message`.
+pub fn take_schedule<F>(
+    _serial: &MutexGuard<'static, ()>,
+    before: &BTreeSet<PathBuf>,
+    message: &str,
+    body: F,
+) -> String
+where
+    F: Fn() + Clone + Send + Sync + 'static,
+{
+    let new: Vec<PathBuf> = schedule_files().difference(before).cloned().collect();
+    let schedule = new
+        .iter()
+        .rev()
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .map(|s| s.trim().to_owned())
+        .find(|s| replays_to(s, message, &body))
+        .unwrap_or_else(|| {
+            panic!(
+                "none of the {} new schedules replays to: {message}",
+                new.len()
+            )
+        });
+    remove_own(before, message, &body);
+    schedule
 }
 
 /// The message of a caught panic (empty when it is neither a `String` nor a `&str`).
@@ -148,28 +205,12 @@ where
         // A run of another suite that failed meanwhile (a regression in code expected to pass:
         // those runs do not take `serial`) may have written one too, so the schedule taken is
         // the newest one that replays to this very failure.
-        let new: Vec<PathBuf> = schedule_files().difference(&before).cloned().collect();
-        assert!(!new.is_empty(), "shuttle persisted no schedule");
+        assert!(
+            schedule_files().difference(&before).next().is_some(),
+            "shuttle persisted no schedule"
+        );
         let ran = executions.load(Ordering::Relaxed);
-        let schedule = new
-            .iter()
-            .rev()
-            .filter_map(|f| std::fs::read_to_string(f).ok())
-            .map(|s| s.trim().to_owned())
-            .find(|s| {
-                let replayed = failure_of(|| {
-                    Runner::new(ReplayScheduler::new_from_encoded(s), persisting())
-                        .run(counted.clone())
-                });
-                replayed.as_deref() == Some(message.as_str())
-            })
-            .unwrap_or_else(|| {
-                panic!(
-                    "none of the {} new schedules replays to: {message}",
-                    new.len()
-                )
-            });
-        remove_new(&before);
+        let schedule = take_schedule(_serial, &before, &message, counted.clone());
         return Some(Failure {
             scheduler,
             executions: ran,
@@ -184,12 +225,14 @@ where
 /// completed.
 pub fn replay<F>(_serial: &MutexGuard<'static, ()>, schedule: &str, body: F) -> Option<String>
 where
-    F: Fn() + Send + Sync + 'static,
+    F: Fn() + Clone + Send + Sync + 'static,
 {
     let before = schedule_files();
     let message = failure_of(|| {
-        Runner::new(ReplayScheduler::new_from_encoded(schedule), persisting()).run(body)
+        Runner::new(ReplayScheduler::new_from_encoded(schedule), persisting()).run(body.clone())
     });
-    remove_new(&before);
+    if let Some(m) = &message {
+        remove_own(&before, m, &body);
+    }
     message
 }

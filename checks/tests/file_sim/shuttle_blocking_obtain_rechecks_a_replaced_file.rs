@@ -18,7 +18,6 @@
 //! file", which the correct model does not accept either.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -32,7 +31,7 @@ use lockwright_testkit::file::record::{format_trace, Actor, Call, Step};
 use lockwright_testkit::file::workload::{self, Checker, MakeFactory, Op, ThreadPlan, Workload};
 use lockwright_testkit::schedules::{self, panic_message, persisting, schedule_files};
 use lockwright_testkit::{budget, Shuttle};
-use shuttle::scheduler::{PctScheduler, RandomScheduler, ReplayScheduler};
+use shuttle::scheduler::{PctScheduler, RandomScheduler};
 use shuttle::Runner;
 
 /// The properties the model proves for this scenario (`docs/results.json`, section "Other
@@ -145,7 +144,7 @@ static EXECUTIONS: AtomicUsize = AtomicUsize::new(0);
 
 /// One execution of the scenario on the factory with `Defect::BlockingNoRecheck`, replayed
 /// through `native-blocking-no-recheck` with [`ENFORCED`]; a rejected recording is kept.
-fn old_behaviour() -> impl Fn() + Send + Sync + 'static {
+fn old_behaviour() -> impl Fn() + Clone + Send + Sync + 'static {
     let sc = scenario(OsLockKind::Ofd);
     let make: MakeFactory<Shuttle> = Arc::new(|sys, kind| {
         NativeFsLockFactory::with_system(sys, kind).with_defect(Defect::BlockingNoRecheck)
@@ -187,14 +186,8 @@ fn blocking_obtain_without_the_recheck_is_caught() {
         .unwrap_or_else(|p| p.into_inner())
         .take()
         .expect("the replay kept the recording");
-    let new: Vec<PathBuf> = schedule_files().difference(&before).cloned().collect();
-    let schedule = std::fs::read_to_string(new.last().expect("a schedule persisted"))
-        .expect("schedule file")
-        .trim()
-        .to_owned();
-    for f in &new {
-        let _ = std::fs::remove_file(f);
-    }
+    // The schedule that replays to this failure; other suites' schedules stay.
+    let schedule = schedules::take_schedule(&_serial, &before, &msg, old_behaviour());
     println!(
         "BlockingNoRecheck: caught after {n} executions; replay schedule {schedule:?}\n{}",
         format_trace(&trace)
@@ -228,15 +221,8 @@ fn blocking_obtain_without_the_recheck_is_caught() {
 #[test]
 fn replay_blocking_obtain_without_the_recheck() {
     let _serial = schedules::serial();
-    let before = schedule_files();
-    let replayed = catch_unwind(AssertUnwindSafe(|| {
-        Runner::new(ReplayScheduler::new_from_encoded(PINNED), persisting()).run(old_behaviour())
-    }));
-    for f in schedule_files().difference(&before) {
-        let _ = std::fs::remove_file(f);
-    }
-    let panic = replayed.expect_err("the pinned schedule must still return a lock on an orphan");
-    let msg = panic_message(&*panic);
+    let msg = schedules::replay(&_serial, PINNED, old_behaviour())
+        .expect("the pinned schedule must still return a lock on an orphan");
     assert!(msg.contains(BLOCKING_OBTAIN_LOCKS_CURRENT_FILE), "{msg}");
 }
 

@@ -19,7 +19,6 @@
 //! call").
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -31,7 +30,7 @@ use lockwright_testkit::file::record::{format_trace, Step};
 use lockwright_testkit::file::workload::{self, Checker, MakeFactory, Op, ThreadPlan, Workload};
 use lockwright_testkit::schedules::{self, persisting, schedule_files};
 use lockwright_testkit::Shuttle;
-use shuttle::scheduler::{PctScheduler, ReplayScheduler};
+use shuttle::scheduler::PctScheduler;
 use shuttle::Runner;
 
 fn scenario() -> Workload {
@@ -92,7 +91,7 @@ fn checker(sc: &Workload) -> Checker {
     })
 }
 
-fn body() -> impl Fn() + Send + Sync + 'static {
+fn body() -> impl Fn() + Clone + Send + Sync + 'static {
     let sc = scenario();
     let (make, check) = (broken(), checker(&sc));
     move || {
@@ -130,14 +129,8 @@ fn shuttle_finds_two_valid_writers_when_ensure_valid_skips_the_inode_checks() {
         .unwrap_or_else(|p| p.into_inner())
         .take()
         .expect("the checker kept the recording");
-    let new: Vec<PathBuf> = schedule_files().difference(&before).cloned().collect();
-    let schedule = std::fs::read_to_string(new.last().expect("a schedule persisted"))
-        .expect("schedule file")
-        .trim()
-        .to_owned();
-    for f in &new {
-        let _ = std::fs::remove_file(f);
-    }
+    // The schedule that replays to this failure; other suites' schedules stay.
+    let schedule = schedules::take_schedule(&_serial, &before, &msg, body());
     println!(
         "SkipInodeCheck (native-skip-inode-check): caught by shuttle PCT (depth {DEPTH}) after {n} executions; replay schedule {schedule:?}\n{}",
         format_trace(&trace)
@@ -170,19 +163,9 @@ fn shuttle_finds_two_valid_writers_when_ensure_valid_skips_the_inode_checks() {
 #[test]
 fn replay_skip_inode_check_two_valid_writers() {
     let _serial = schedules::serial();
-    let before = schedule_files();
-    let replayed = catch_unwind(AssertUnwindSafe(|| {
-        Runner::new(ReplayScheduler::new_from_encoded(PINNED), persisting()).run(body())
-    }));
-    for f in schedule_files().difference(&before) {
-        let _ = std::fs::remove_file(f);
-    }
-    let panic = replayed.expect_err("the pinned schedule must still produce two valid writers");
-    assert!(
-        panic_message(&*panic).contains(AT_MOST_ONE_VALID_WRITER),
-        "{}",
-        panic_message(&*panic)
-    );
+    let msg = schedules::replay(&_serial, PINNED, body())
+        .expect("the pinned schedule must still produce two valid writers");
+    assert!(msg.contains(AT_MOST_ONE_VALID_WRITER), "{msg}");
 }
 
 // Found by the finder above (PCT, seed 0x0fe1_1a57, depth 3). If the protocol's call sequence

@@ -12,6 +12,7 @@ use zk_support::{
 
 #[test]
 fn lockwright_waits_for_a_curator_holder_and_names_it() {
+    let _quiet = crate::heavy();
     let s = server();
     let zk = client(&s);
     let d = dir("curator-holds");
@@ -31,6 +32,7 @@ fn lockwright_waits_for_a_curator_holder_and_names_it() {
 
 #[test]
 fn curator_waits_for_a_lockwright_holder() {
+    let _quiet = crate::heavy();
     let s = server();
     let d = dir("lockwright-holds");
     let m = ZkMutex::new(client(&s), &d).unwrap();
@@ -53,5 +55,6 @@ fn curator_waits_for_a_lockwright_holder() {
 
 #[test]
 fn curator_and_lockwright_clients_never_overlap_under_the_verify_server() {
+    let _quiet = crate::heavy();
     mixed_stress("curator-stress", "Curator", |args| curator().command(args));
 }

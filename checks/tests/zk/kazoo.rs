@@ -17,6 +17,7 @@ use zk_support::{
 
 #[test]
 fn kazoo_by_default_does_not_see_a_lockwright_holder_and_takes_the_lock_too() {
+    let _quiet = crate::heavy();
     let s = server();
     let d = dir("kazoo-default");
     let m = ZkMutex::new(client(&s), &d).unwrap();
@@ -34,6 +35,7 @@ fn kazoo_by_default_does_not_see_a_lockwright_holder_and_takes_the_lock_too() {
 
 #[test]
 fn kazoo_with_extra_lock_patterns_waits_for_a_lockwright_holder() {
+    let _quiet = crate::heavy();
     let s = server();
     let d = dir("kazoo-pattern");
     let m = ZkMutex::new(client(&s), &d).unwrap();
@@ -48,6 +50,7 @@ fn kazoo_with_extra_lock_patterns_waits_for_a_lockwright_holder() {
 
 #[test]
 fn lockwright_waits_for_a_kazoo_holder_and_names_it() {
+    let _quiet = crate::heavy();
     let s = server();
     let zk = client(&s);
     let d = dir("kazoo-holds");
@@ -63,6 +66,7 @@ fn lockwright_waits_for_a_kazoo_holder_and_names_it() {
 
 #[test]
 fn lockwright_and_kazoo_with_extra_lock_patterns_never_overlap_under_the_verify_server() {
+    let _quiet = crate::heavy();
     mixed_stress("kazoo-stress", "kazoo", |args| {
         kazoo().command(&["lock-"], args)
     });

@@ -15,9 +15,10 @@ mod request_table;
 mod stress_ensemble;
 mod stress_run;
 
-/// Tests that assert on elapsed time take [`timing`] (exclusive); this binary's CPU-heavy
-/// suites take [`heavy`] (shared). On this 2-core machine a timing test then never runs beside
-/// them, as it never did when each suite was a binary of its own.
+/// Tests that assert on elapsed time take [`timing`] (exclusive). The suites that load the
+/// machine take [`heavy`] (shared): the stress runs (one server and three), the Curator and
+/// kazoo peers (a JVM, a Python process), and the request table (29 rows, 8 at a time). A
+/// timing test then never runs beside them; it may run beside a light test of the mutex.
 static QUIET: std::sync::RwLock<()> = std::sync::RwLock::new(());
 
 /// Exclusive: no heavy suite runs meanwhile.

@@ -517,6 +517,7 @@ fn run(row: &Row, n: usize) -> Result<(Option<Req>, End), String> {
 
 #[test]
 fn every_request_answers_every_class_as_the_table_says() {
+    let _quiet = crate::heavy();
     let rows = rows();
     // Each row has its own lock directory and clients on the shared server, and spends most
     // of its second waiting on the server: run them side by side, a few at a time.

@@ -5,7 +5,7 @@
 //! and deterministic (sorted `Vec`s, small integers) and knows nothing about the lock recipe.
 //!
 //! What it keeps (ZooKeeper Programmer's Guide; Debian's ZooKeeper 3.8 behaves so; the
-//! `checks/tests/zk_*.rs` suites run against it):
+//! `checks/tests/zk_sim/` suites run against it):
 //!
 //! - the children of the lock directory `/locks`: name → creation zxid (`czxid`) and the
 //!   session that owns the ephemeral node. All lock nodes are `EPHEMERAL_SEQUENTIAL`; their

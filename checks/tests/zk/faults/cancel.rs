@@ -82,6 +82,7 @@ fn a_try_acquire_dropped_while_giving_up_still_deletes_its_node() {
 
 #[test]
 fn acquire_timeout_returns_within_its_timeout_plus_one_bounded_request() {
+    let _quiet = crate::timing();
     // Issue #20 item 2: a give-up's delete that hangs must not hold the caller past its
     // timeout by more than one bounded request; the node is deleted in the background.
     let (f, obs, _server) = faulty(&[Fault::StallDelete { ms: 4000 }]);
