@@ -263,6 +263,10 @@ fn shuttle_catches_every_broken_variant() {
     let caught = all.iter().filter(|t| find(t).is_some()).count();
     println!("shuttle caught {caught} of {} broken variants", all.len());
     assert_eq!(caught, all.len());
+    lockwright_testkit::schedules::assert_doc_says(
+        "docstore.md",
+        &format!("shuttle caught {caught} of {} broken variants", all.len()),
+    );
 }
 
 // ---- pinned regressions: one per broken variant, schedules found by the test above ----

@@ -253,6 +253,10 @@ fn shuttle_catches_every_variant_the_stores_own_faults_break() {
         .count();
     println!("shuttle caught {caught} of {} broken variants", all.len());
     assert_eq!(caught, all.len());
+    lockwright_testkit::schedules::assert_doc_says(
+        "docstore.md",
+        &format!("shuttle caught {caught} of {}", all.len()),
+    );
 }
 
 // ---- pinned regressions: one per twin, schedules found by the test above ----

@@ -166,6 +166,10 @@ fn shuttle_catches_every_broken_variant() {
         .count();
     println!("shuttle caught {caught} of {} broken variants", all.len());
     assert_eq!(caught, all.len());
+    lockwright_testkit::schedules::assert_doc_says(
+        "checks.md",
+        &format!("shuttle caught {caught} of {} broken variants", all.len()),
+    );
 }
 
 /// Replays a pinned schedule of `incident`: must fail with "at most one writer".

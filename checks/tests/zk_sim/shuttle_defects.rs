@@ -188,6 +188,10 @@ fn shuttle_catches_every_broken_variant() {
     print!("{table}");
     println!("shuttle caught {caught} of {} broken variants", all.len());
     assert_eq!(caught, all.len());
+    lockwright_testkit::schedules::assert_doc_says(
+        "zookeeper-checks.md",
+        &format!("shuttle caught {caught} of {} broken variants", all.len()),
+    );
 }
 
 // ---- pinned regressions: one per broken variant, schedules found by the test above ----
