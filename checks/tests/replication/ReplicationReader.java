@@ -2,7 +2,12 @@
 // directory, each a thread that searches its reader and reopens it (openIfChanged) in a loop,
 // as a periodic reopen thread on a search replica does.
 //
-//   java -cp lucene-core-4.10.4.jar:. ReplicationReader REPLICA_DIR MODE[,MODE...]
+//   java -cp lucene-core-4.10.4.jar:. ReplicationReader REPLICA_DIR MODE[,MODE...] [MANIFEST_DIR]
+//
+// With MANIFEST_DIR (ReplicationWriter's), every commit a thread opens is checked document by
+// document against what the writer committed at that generation (manifests/docs-<gen>: the
+// live count and ids): a missing record, another count or other ids is a FAIL in phase
+// "verify"; a match prints VERIFIED.
 //
 // MODE is the thread's name and how it reaches files:
 //   handles   FSDirectory.open: Lucene holds every file it reads open (local filesystem)
@@ -13,6 +18,8 @@
 // stdout, one line per event:
 //   TRY <mode> <n>                  the thread finished its n-th search + reopen attempt
 //   OPEN <mode> <gen>               it now searches commit <gen>
+//   VERIFIED <mode> <gen> <count>   that commit holds exactly the <count> documents the writer
+//                                   committed at <gen>
 //   RETRY <mode> <message>          Lucene's FindSegmentsFile caught an exception on the newest
 //                                   segments_N and will retry (or fall back to segments_N-1):
 //                                   the reader met a missing or partial file, masked by Lucene
@@ -35,6 +42,7 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -47,6 +55,7 @@ import org.apache.lucene.index.Term;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.MatchAllDocsQuery;
 import org.apache.lucene.search.TermQuery;
+import org.apache.lucene.util.Bits;
 import org.apache.lucene.store.BufferedIndexInput;
 import org.apache.lucene.store.Directory;
 import org.apache.lucene.store.FSDirectory;
@@ -58,6 +67,7 @@ public class ReplicationReader {
     static volatile boolean hold = false;
     static volatile boolean stop = false;
     static final Map<String, AtomicLong[]> counters = new ConcurrentHashMap<>();
+    static volatile Path manifests = null;
 
     static synchronized void say(String line) {
         System.out.println(line);
@@ -66,6 +76,9 @@ public class ReplicationReader {
 
     public static void main(String[] args) throws Exception {
         File replica = new File(args[0]);
+        if (args.length > 2) {
+            manifests = new File(args[2]).toPath();
+        }
         // FindSegmentsFile reports each exception it retries on here, as
         // "SIS [<thread>]: primary Exception on 'segments_N': ...".
         SegmentInfos.setInfoStream(new PrintStream(new LineSink(), true, "UTF-8"));
@@ -139,6 +152,8 @@ public class ReplicationReader {
                         reader = DirectoryReader.open(dir);
                         c[1].incrementAndGet();
                         say("OPEN " + mode + " " + reader.getIndexCommit().getGeneration());
+                        phase = "verify";
+                        verify(reader, mode);
                     }
                     phase = "search";
                     search(reader);
@@ -151,6 +166,8 @@ public class ReplicationReader {
                             old.close();
                             c[1].incrementAndGet();
                             say("OPEN " + mode + " " + reader.getIndexCommit().getGeneration());
+                            phase = "verify";
+                            verify(reader, mode);
                             phase = "search";
                             search(reader);
                         }
@@ -166,6 +183,50 @@ public class ReplicationReader {
         } catch (Throwable t) {
             say("FAIL " + mode + " setup " + t);
         }
+    }
+
+    /**
+     * The commit `reader` opened holds exactly the documents the writer committed at its
+     * generation (manifests/docs-<gen>): the live count, and every live document's stored id.
+     */
+    static void verify(DirectoryReader reader, String mode) throws IOException {
+        if (manifests == null) {
+            return;
+        }
+        long gen = reader.getIndexCommit().getGeneration();
+        Path record = manifests.resolve("docs-" + gen);
+        if (!Files.exists(record)) {
+            throw new IllegalStateException("generation " + gen + ": the writer recorded no such commit");
+        }
+        List<String> lines = Files.readAllLines(record, StandardCharsets.UTF_8);
+        int want = Integer.parseInt(lines.get(0).trim());
+        TreeSet<String> wantIds = new TreeSet<>();
+        if (lines.size() > 1) {
+            for (String id : lines.get(1).trim().split(" ")) {
+                if (!id.isEmpty()) {
+                    wantIds.add(id);
+                }
+            }
+        }
+        TreeSet<String> got = new TreeSet<>();
+        for (AtomicReaderContext leaf : reader.leaves()) {
+            Bits liveDocs = leaf.reader().getLiveDocs();
+            for (int doc = 0; doc < leaf.reader().maxDoc(); doc++) {
+                if (liveDocs == null || liveDocs.get(doc)) {
+                    got.add(leaf.reader().document(doc).get("id"));
+                }
+            }
+        }
+        if (reader.numDocs() != want || !got.equals(wantIds)) {
+            TreeSet<String> missing = new TreeSet<>(wantIds);
+            missing.removeAll(got);
+            TreeSet<String> extra = new TreeSet<>(got);
+            extra.removeAll(wantIds);
+            throw new IllegalStateException("generation " + gen + ": " + reader.numDocs()
+                + " documents, the writer committed " + want + "; missing ids " + missing
+                + ", ids the writer did not commit " + extra);
+        }
+        say("VERIFIED " + mode + " " + gen + " " + want);
     }
 
     /**

@@ -2,7 +2,9 @@
 // committing, and publishes each commit for the copier the way Lucene's replicator publishes a
 // revision: it holds the commit with a SnapshotDeletionPolicy (so its files stay on disk) and
 // writes a manifest, manifests/commit-<generation>, listing IndexCommit.getFileNames(), by
-// temp file + atomic rename.
+// temp file + atomic rename. Before the manifest it writes manifests/docs-<generation>: what
+// that commit holds, the live document count on the first line and the live ids on the second
+// (kept after a RELEASE), so that a reader can check the commit it opened document by document.
 //
 //   java -cp lucene-core-4.10.4.jar:. ReplicationWriter INDEX_DIR MANIFEST_DIR INTERVAL_MS
 //
@@ -24,6 +26,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.LinkedBlockingQueue;
 
 import org.apache.lucene.document.Document;
@@ -91,6 +94,8 @@ public class ReplicationWriter {
         IndexWriter writer = new IndexWriter(dir, config);
 
         TreeMap<Long, IndexCommit> held = new TreeMap<>();
+        // The ids the index holds: what each commit must show a reader.
+        TreeSet<Long> live = new TreeSet<>();
         long nextId = 0;
         boolean merge = false;
         while (true) {
@@ -102,8 +107,10 @@ public class ReplicationWriter {
                 doc.add(new StoredField("body", "document " + nextId + " of the replication test"));
                 doc.add(new NumericDocValuesField("n", nextId));
                 writer.addDocument(doc);
+                live.add(nextId);
             }
             writer.deleteDocuments(new Term("id", Long.toString(nextId / 3)));
+            live.remove(nextId / 3);
             if (merge) {
                 writer.forceMerge(1);
             }
@@ -111,6 +118,14 @@ public class ReplicationWriter {
             IndexCommit commit = snapshots.snapshot();
             long gen = commit.getGeneration();
             held.put(gen, commit);
+            StringBuilder ids = new StringBuilder();
+            for (long id : live) {
+                ids.append(id).append(' ');
+            }
+            Path docs = manifests.resolve("docs-" + gen + ".tmp");
+            Files.write(docs, java.util.Arrays.asList(Integer.toString(live.size()), ids.toString().trim()),
+                StandardCharsets.UTF_8);
+            Files.move(docs, manifests.resolve("docs-" + gen), StandardCopyOption.ATOMIC_MOVE);
             Path tmp = manifests.resolve("commit-" + gen + ".tmp");
             Files.write(tmp, commit.getFileNames(), StandardCharsets.UTF_8);
             Files.move(tmp, manifests.resolve("commit-" + gen), StandardCopyOption.ATOMIC_MOVE);

@@ -51,6 +51,28 @@ fn lockwright_order_never_fails_a_lucene_reader() {
         assert_eq!(o.fails(m), 0, "{}", o.report(name));
         assert_eq!(o.retries(m), 0, "{}", o.report(name));
         assert!(o.commits(m) >= 5, "{}", o.report(name));
+        // Every commit a reader opened held exactly what the writer committed at it.
+        assert_eq!(o.verified(m), o.opens(m), "{}", o.report(name));
+    }
+}
+
+/// The twin of the document check: the writer's record of the first commit loses one id
+/// before the readers open it, and every reader thread fails that check ("verify") on it.
+#[test]
+fn a_reader_that_counts_finds_a_commit_that_differs_from_the_writers_record() {
+    let name = "lockwright, one id taken out of the writer's record";
+    let plan = Plan {
+        tamper_record: true,
+        ..Plan::rounds(2, Gens::Next)
+    };
+    let o = run(name, Order::Lockwright, plan);
+    for m in MODES {
+        let verify = o.fails.get(m).into_iter().flatten().filter(|f| {
+            f.starts_with("verify ")
+                && f.contains("the writer committed")
+                && f.contains("ids the writer did not commit [0]")
+        });
+        assert!(verify.count() >= 1, "{}", o.report(name));
     }
 }
 

@@ -26,6 +26,9 @@ pub(crate) struct Plan {
     /// The readers keep the commit they have (`HOLD`) during all rounds, each of which brings
     /// a force-merged commit that shares no segment with the held one.
     pub(crate) hold: bool,
+    /// The twin of the readers' document check: one id is taken out of the writer's record of
+    /// the first commit before the readers open it, so a reader that counts must fail.
+    pub(crate) tamper_record: bool,
 }
 
 /// Which commit each round replicates.
@@ -41,6 +44,7 @@ pub(crate) enum Gens {
 impl Plan {
     pub(crate) fn rounds(rounds: usize, gens: Gens) -> Plan {
         Plan {
+            tamper_record: false,
             rounds,
             gens,
             crashes: false,
@@ -53,6 +57,8 @@ impl Plan {
 #[derive(Debug, Default)]
 pub(crate) struct Outcome {
     pub(crate) opens: BTreeMap<String, Vec<u64>>,
+    /// The commits each thread found to hold exactly the documents the writer committed.
+    pub(crate) verified: BTreeMap<String, Vec<u64>>,
     pub(crate) retries: BTreeMap<String, Vec<String>>,
     pub(crate) fails: BTreeMap<String, Vec<String>>,
     pub(crate) rounds: usize,
@@ -73,7 +79,15 @@ impl Outcome {
         g.dedup();
         g.len()
     }
-    /// Adds what the reader printed (`OPEN`, `RETRY`, `FAIL` lines).
+    /// Opens whose commit the thread checked document by document, and found as committed.
+    pub(crate) fn verified(&self, mode: &str) -> usize {
+        self.verified.get(mode).map_or(0, Vec::len)
+    }
+    /// Opens of the thread.
+    pub(crate) fn opens(&self, mode: &str) -> usize {
+        self.opens.get(mode).map_or(0, Vec::len)
+    }
+    /// Adds what the reader printed (`OPEN`, `VERIFIED`, `RETRY`, `FAIL` lines).
     pub(crate) fn read(&mut self, lines: &[String]) {
         for l in lines {
             let mut it = l.splitn(3, ' ');
@@ -83,6 +97,15 @@ impl Outcome {
                 Some("OPEN") => {
                     let g = rest.parse().unwrap_or(0);
                     self.opens.entry(mode.to_string()).or_default().push(g);
+                    continue;
+                }
+                Some("VERIFIED") => {
+                    let g = rest
+                        .split(' ')
+                        .next()
+                        .and_then(|g| g.parse().ok())
+                        .unwrap_or(0);
+                    self.verified.entry(mode.to_string()).or_default().push(g);
                     continue;
                 }
                 Some("RETRY") => &mut self.retries,
@@ -102,8 +125,9 @@ impl Outcome {
         );
         for m in MODES {
             s += &format!(
-                "\n  {m}: {} commits opened, {} Lucene retries, {} failures",
+                "\n  {m}: {} commits opened, {} opens verified document by document, {} Lucene retries, {} failures",
                 self.commits(m),
+                self.verified(m),
                 self.retries(m),
                 self.fails(m)
             );
@@ -211,11 +235,25 @@ pub(crate) fn run(name: &str, order: Order, plan: Plan) -> Outcome {
         .replicate(&first)
         .expect("initial copy");
     writer.send(&format!("RELEASE {}", first.generation()));
+    if plan.tamper_record {
+        let record = manifests.join(format!("docs-{}", first.generation()));
+        let text = std::fs::read_to_string(&record).unwrap();
+        let mut lines = text.lines();
+        let (count, ids) = (lines.next().unwrap(), lines.next().unwrap_or(""));
+        let kept: Vec<&str> = ids.split(' ').skip(1).collect();
+        let n: usize = count.parse().unwrap();
+        std::fs::write(&record, format!("{}\n{}\n", n - 1, kept.join(" "))).unwrap();
+    }
 
+    // Each reader thread checks every commit it opens against the writer's record of it.
     let mut reader = Proc::spawn(
         "reader",
         "ReplicationReader",
-        &[replica.to_str().unwrap(), &MODES.join(",")],
+        &[
+            replica.to_str().unwrap(),
+            &MODES.join(","),
+            manifests.to_str().unwrap(),
+        ],
     );
     reader.wait_for("both readers open", |l| {
         MODES
