@@ -280,13 +280,16 @@ pub enum ReplicationError {
     },
 }
 
+// The std convention, as `LockError` follows it: the message does not repeat the source
+// (`source()` returns it, and error-chain printers such as anyhow's `{:#}` print it once),
+// and what to do is `advice()`, not part of the message.
 impl fmt::Display for ReplicationError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ReplicationError::Io { op, path, source } => {
-                write!(f, "replication: {op} {}: {source}", path.display())
+            ReplicationError::Io { op, path, .. } => {
+                write!(f, "replication: cannot {op} {}", path.display())
             }
-            ReplicationError::Lock(e) => write!(f, "replication: the replica's lock: {e}"),
+            ReplicationError::Lock(_) => f.write_str("replication: cannot take the replica's lock"),
             ReplicationError::BadCommit { generation, reason } => {
                 write!(f, "replication: commit {generation}: {reason}")
             }
@@ -296,8 +299,7 @@ impl fmt::Display for ReplicationError {
             } => write!(
                 f,
                 "replication: commit {generation} (segments_{}) is not newer than the replica's \
-                 commit {replica} (segments_{}); nothing was copied: replicate a commit newer \
-                 than {replica}",
+                 commit {replica} (segments_{}); nothing was copied",
                 base36(*generation),
                 base36(*replica)
             ),
@@ -305,6 +307,29 @@ impl fmt::Display for ReplicationError {
                 write!(f, "replication: round interrupted after {after}")
             }
         }
+    }
+}
+
+impl ReplicationError {
+    /// What to do about it, in one sentence (`None`: nothing beyond the message).
+    pub fn advice(&self) -> Option<&'static str> {
+        Some(match self {
+            ReplicationError::Io { .. } => {
+                "fix what the source error says (a source file removed before it was copied, a \
+                 full disk, permissions) and replicate again: the replica kept its last complete \
+                 commit"
+            }
+            ReplicationError::Lock(_) => {
+                "another copier holds the replica's write.lock: run one copier per replica, or \
+                 retry when it has finished"
+            }
+            ReplicationError::BadCommit { .. } => {
+                "pass the file names of one Lucene commit (IndexCommit.getFileNames()), \
+                 segments_N included"
+            }
+            ReplicationError::NotNewer { .. } => "replicate a commit newer than the replica's",
+            ReplicationError::Interrupted { .. } => return None,
+        })
     }
 }
 

@@ -235,7 +235,11 @@ fn a_commit_not_newer_than_the_replica_is_refused() {
     assert_eq!(
         err.to_string(),
         "replication: commit 1 (segments_1) is not newer than the replica's commit 2 \
-         (segments_2); nothing was copied: replicate a commit newer than 2"
+         (segments_2); nothing was copied"
+    );
+    assert_eq!(
+        err.advice(),
+        Some("replicate a commit newer than the replica's")
     );
     assert_eq!(names(r), before);
     assert_eq!(copier.previous(), Some(&c2), "a refusal forgets nothing");
@@ -330,4 +334,59 @@ fn the_newest_manifest_describes_the_commit() {
         read_newest_manifest(dir.path()),
         Err(ReplicationError::BadCommit { generation: 12, .. })
     ));
+}
+
+/// The std error convention on every variant: the message does not repeat the source (an
+/// error-chain printer prints it once, from `source()`), and every variant a user can act on
+/// has `advice()`, which the message does not repeat either.
+#[test]
+fn every_replication_error_prints_its_source_once_and_has_advice() {
+    let io = || std::io::Error::new(std::io::ErrorKind::StorageFull, "no space left on device");
+    let lock = crate::LockError::AlreadyClosed {
+        path: "/replica/write.lock".into(),
+    };
+    let all = [
+        ReplicationError::Io {
+            op: "rename",
+            path: "/replica/pending__0".into(),
+            source: io(),
+        },
+        ReplicationError::Lock(lock),
+        ReplicationError::BadCommit {
+            generation: 3,
+            reason: "segments_3 is not listed".into(),
+        },
+        ReplicationError::NotNewer {
+            generation: 1,
+            replica: 2,
+        },
+        ReplicationError::Interrupted {
+            after: "SyncDir".into(),
+        },
+    ];
+    for e in &all {
+        let msg = e.to_string();
+        if let Some(source) = std::error::Error::source(e) {
+            let inner = source.to_string();
+            assert!(
+                !msg.contains(&inner),
+                "{msg:?} repeats its source {inner:?}"
+            );
+        }
+        match (e, e.advice()) {
+            (ReplicationError::Interrupted { .. }, a) => assert_eq!(a, None),
+            (_, Some(a)) => assert!(!msg.contains(a), "{msg:?} repeats its advice"),
+            (_, None) => panic!("{msg:?} has no advice"),
+        }
+    }
+    // The chain as anyhow's `{:#}` prints it: each part once.
+    let chain = format!(
+        "{}: {}",
+        all[0],
+        std::error::Error::source(&all[0]).unwrap()
+    );
+    assert_eq!(
+        chain,
+        "replication: cannot rename /replica/pending__0: no space left on device"
+    );
 }
