@@ -1,18 +1,23 @@
 // ReplicationReader for Lucene 8.7: the same reader threads on the replica (a loop of search +
 // DirectoryReader.openIfChanged), with 8.7's reader code. 8.7 has no fallback to the previous
-// segments_N and no info stream for FindSegmentsFile, so there are no RETRY lines: whatever goes
-// wrong reaches the application as a FAIL.
+// segments_N, but its FindSegmentsFile still retries a listing that changed under it and reports
+// each exception it retries on through SegmentInfos.setInfoStream ("primary Exception on
+// 'segments_N': ...; will retry"), as 4.10 does: those are the RETRY lines. Whatever is not
+// retried reaches the application as a FAIL.
 //
 // args: <replica dir> <modes, comma-separated: handles, by-name>
 //   handles   FSDirectory.open: Lucene holds every file it reads open (local filesystem)
 //   by-name   every read opens the file by name again (a network filesystem client's view)
 // stdin: HOLD (search, but do not reopen), GO (reopen again), STOP.
-// stdout: TRY <mode> <n>, OPEN <mode> <gen>, FAIL <mode> <phase> <exception>, SUMMARY lines.
+// stdout: TRY <mode> <n>, OPEN <mode> <gen>, RETRY <mode> <message>, FAIL <mode> <phase>
+// <exception>, SUMMARY lines.
 
 import java.io.BufferedReader;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.io.PrintStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -29,6 +34,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.apache.lucene.document.Document;
 import org.apache.lucene.index.DirectoryReader;
 import org.apache.lucene.index.LeafReaderContext;
+import org.apache.lucene.index.SegmentInfos;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.MatchAllDocsQuery;
 import org.apache.lucene.store.BufferedIndexInput;
@@ -50,9 +56,14 @@ public class ReplicationReader87 {
 
     public static void main(String[] args) throws Exception {
         Path replica = Paths.get(args[0]);
+        // FindSegmentsFile reports each exception it retries on here, as
+        // "SIS [<thread>]: primary Exception on 'segments_N': ...".
+        SegmentInfos.setInfoStream(new PrintStream(new LineSink(), true, "UTF-8"));
         List<Thread> threads = new ArrayList<>();
         for (String mode : args[1].split(",")) {
-            counters.put(mode, new AtomicLong[] {new AtomicLong(), new AtomicLong(), new AtomicLong()});
+            // tries, opens, fails, retries
+            counters.put(mode, new AtomicLong[] {
+                new AtomicLong(), new AtomicLong(), new AtomicLong(), new AtomicLong()});
             Thread t = new Thread(() -> loop(replica, mode), mode);
             threads.add(t);
             t.start();
@@ -77,7 +88,32 @@ public class ReplicationReader87 {
         }
         for (Map.Entry<String, AtomicLong[]> e : counters.entrySet()) {
             AtomicLong[] c = e.getValue();
-            say("SUMMARY " + e.getKey() + " tries=" + c[0] + " opens=" + c[1] + " fails=" + c[2]);
+            say("SUMMARY " + e.getKey() + " tries=" + c[0] + " opens=" + c[1] + " retries=" + c[3]
+                + " fails=" + c[2]);
+        }
+    }
+
+    /** Collects FindSegmentsFile's messages line by line and reports the retried exceptions. */
+    static final class LineSink extends OutputStream {
+        private final StringBuilder line = new StringBuilder();
+
+        @Override
+        public synchronized void write(int b) {
+            if (b == '\n') {
+                String s = line.toString();
+                line.setLength(0);
+                int open = s.indexOf('['), close = s.indexOf(']');
+                if (s.contains("primary Exception") && open >= 0 && close > open) {
+                    String mode = s.substring(open + 1, close);
+                    AtomicLong[] c = counters.get(mode);
+                    if (c != null) {
+                        c[3].incrementAndGet();
+                    }
+                    say("RETRY " + mode + " " + s.substring(close + 2).replace('\n', ' '));
+                }
+            } else {
+                line.append((char) b);
+            }
         }
     }
 

@@ -124,10 +124,14 @@ impl Outcome {
             self.rounds, self.steps, self.crashes
         );
         for m in MODES {
+            let verified = if self.verified(m) > 0 {
+                format!("{} opens verified document by document, ", self.verified(m))
+            } else {
+                String::new()
+            };
             s += &format!(
-                "\n  {m}: {} commits opened, {} opens verified document by document, {} Lucene retries, {} failures",
+                "\n  {m}: {} commits opened, {verified}{} Lucene retries, {} failures",
                 self.commits(m),
-                self.verified(m),
                 self.retries(m),
                 self.fails(m)
             );
