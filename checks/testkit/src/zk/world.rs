@@ -73,7 +73,7 @@ use super::refine::{Refinement, Replay};
 
 pub use clock::SimSleep;
 pub use coordination::{SimCoord, SimWatch};
-pub use resource::SimResource;
+pub use resource::{Counter, SimResource};
 pub use wire::child_name;
 
 /// The lock directory the workloads use.
@@ -152,6 +152,8 @@ impl World {
 pub struct SimZk {
     world: Arc<Mutex<World>>,
     name: Arc<str>,
+    /// The fenced resource outside ZooKeeper (its lock is a shuttle mutex, not the world's).
+    resource: Arc<resource::Shared>,
 }
 
 impl std::fmt::Debug for SimZk {
@@ -195,6 +197,7 @@ impl SimZk {
                 attempts: attempts::Attempts::new(clients),
             })),
             name: name.into(),
+            resource: Arc::default(),
         }
     }
 
