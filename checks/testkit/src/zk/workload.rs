@@ -147,6 +147,10 @@ pub struct Workload {
     /// `FencedResource::write_fenced`; with [`Writes::FencedClaim`] its counter loses an
     /// increment.
     pub two_step_writes: bool,
+    /// Issue #33's simulated time ([`SimZk::strict_time`]): every request and session re-open
+    /// take this long, and the clock moves only while no client is ready to run, so the
+    /// give-up oracle forgives no request time.
+    pub request_latency: Option<Duration>,
 }
 
 impl Workload {
@@ -171,7 +175,14 @@ impl Workload {
             overlap: false,
             one_id_per_client: false,
             two_step_writes: false,
+            request_latency: None,
         }
+    }
+
+    /// [`Workload::request_latency`].
+    pub fn with_request_latency(mut self, latency: Duration) -> Workload {
+        self.request_latency = Some(latency);
+        self
     }
 
     /// [`Workload::two_step_writes`] on.
@@ -572,6 +583,9 @@ pub fn run(w: &Workload, refinement: Option<&Refinement>) -> Vec<Step> {
     sim.allow_drops(w.random_drops);
     sim.hide_disconnects(w.hide_disconnects);
     sim.two_step_writes(w.two_step_writes);
+    if let Some(l) = w.request_latency {
+        sim.strict_time(l);
+    }
     if w.overlap && !w.one_id_per_client {
         sim.fresh_ids();
     }

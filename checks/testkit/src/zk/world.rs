@@ -118,6 +118,8 @@ pub(crate) struct World {
     env_waker: Option<Waker>,
     /// `session_event()` answers `Connected` while suspended (a twin's broken client).
     hide_disconnects: bool,
+    /// Simulated time each request and each session re-open takes (`clock`, issue #33).
+    pub(crate) latency: std::time::Duration,
     start: Instant,
     clock: clock::Clock,
     /// Protection ids per attempt (`attempts`).
@@ -192,6 +194,7 @@ impl SimZk {
                 wakers: Vec::new(),
                 env_waker: None,
                 hide_disconnects: false,
+                latency: std::time::Duration::ZERO,
                 start: Instant::now(),
                 clock: clock::Clock::default(),
                 attempts: attempts::Attempts::new(clients),

@@ -4,13 +4,16 @@
 //! user calls it. Each claim and fenced write is one recorded step (`Claim`, `FencedWrite`:
 //! the check, on the model's high-water mark) followed by a scheduling point; a read is `Read`.
 //!
-//! The data is a [`Counter`], the workload's oracle: a user's write increments it by a load,
-//! a scheduling point, and a store, so two writes that run at the same time lose an increment.
-//! The workload counts the writes `Claimed::write` accepted; after the run the counter must
-//! equal that count. The resource takes its own lock (a shuttle mutex) across the check and
-//! the write, as `FencedResource::write_fenced` requires, and across a claim; with
-//! [`SimZk::two_step_writes`] it releases the lock between the check and the write (the
-//! recipe's old `admit(token)?; f(resource)`), and the counter loses an increment under
+//! The data is a [`Counter`], the workload's oracle: a user's write increments it by a load
+//! and a store. The workload counts the writes `Claimed::write` accepted; after the run the
+//! counter must equal that count. As `FencedResource::write_fenced` requires, the check and
+//! the write are one step: the write runs inside the check's step, with no scheduling point
+//! until it is done, so no claim or write of another client comes between them (the model's
+//! atomic `FencedWrite`; a lock would add a scheduling point before the check, where the
+//! model has none). With [`SimZk::two_step_writes`] the resource checks, yields, and then
+//! runs the write, whose increment yields between its load and its store (the recipe's old
+//! `admit(token)?; f(resource)`, `HighWaterMark`'s lock released in between): another
+//! holder's claim, read and write come in between, and the counter loses an increment under
 //! shuttle (`zk_sim/shuttle_fenced_write.rs`).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -25,8 +28,6 @@ use super::{SimCoord, SimZk};
 /// accepted writes the workload keeps.
 #[derive(Debug, Default)]
 pub(crate) struct Shared {
-    /// The resource's own lock (check and write under it; a claim under it).
-    lock: shuttle::sync::Mutex<()>,
     /// The data: a counter every accepted write increments ([`Counter`]).
     counter: AtomicU64,
     /// Writes `Claimed::write` returned `Ok` for (kept by the workload, not the resource).
@@ -36,16 +37,19 @@ pub(crate) struct Shared {
 }
 
 /// The resource's data as a write sees it: a handle on the shared counter, incremented by
-/// load, scheduling point, store (no atomic read-modify-write), so concurrent increments lose
-/// one.
+/// load and store (no atomic read-modify-write); in the two-step twin with a scheduling point
+/// between them, so that concurrent increments lose one.
 #[derive(Debug)]
 pub struct Counter(Arc<Shared>);
 
 impl Counter {
-    /// The user's write: reads the value, yields to shuttle, writes the value plus one.
+    /// The user's write: reads the value, (two-step twin: yields to shuttle,) writes the
+    /// value plus one.
     pub fn increment(&mut self) {
         let v = self.0.counter.load(Ordering::SeqCst);
-        shuttle::thread::yield_now();
+        if self.0.two_step.load(Ordering::SeqCst) {
+            shuttle::thread::yield_now();
+        }
         self.0.counter.store(v + 1, Ordering::SeqCst);
     }
 }
@@ -120,10 +124,7 @@ impl FencedResource for SimResource {
     type Data = Counter;
 
     fn claim(&self, token: FencingToken) -> Result<(), StaleToken> {
-        let r = {
-            let _lock = self.shared.lock.lock().expect("resource lock");
-            self.check(Call::Claim { token: token.get() }, token)
-        };
+        let r = self.check(Call::Claim { token: token.get() }, token);
         shuttle::thread::yield_now();
         r
     }
@@ -134,18 +135,15 @@ impl FencedResource for SimResource {
         write: impl FnOnce(&mut Counter) -> T,
     ) -> Result<T, StaleToken> {
         let mut data = Counter(Arc::clone(&self.shared));
-        let lock = self.shared.lock.lock().expect("resource lock");
         let checked = self.check(Call::FencedWrite { token: token.get() }, token);
         if self.shared.two_step.load(Ordering::SeqCst) {
-            // The twin: the check's lock ends here, and a claim (and its holder's read and
-            // write) may come before this write.
-            drop(lock);
+            // The twin: the check is one step, the write another; a claim may come between.
             shuttle::thread::yield_now();
             checked?;
             return Ok(write(&mut data));
         }
+        // One step: the write runs before anything else can (no scheduling point).
         let out = checked.map(|()| write(&mut data));
-        drop(lock);
         shuttle::thread::yield_now();
         out
     }
