@@ -303,6 +303,7 @@ impl Workload {
             suspend: n(&|f| matches!(f, Fault::Suspend(_))),
             lag: n(&|f| matches!(f, Fault::Lag(_))),
             misread: n(&|f| matches!(f, Fault::Misread(_))),
+            refuse_session: 0,
         }
     }
 
