@@ -24,7 +24,7 @@ fn an_expired_session_makes_ensure_valid_and_guarded_writes_report_lock_lost() {
     let store = HighWaterMark::new();
     let ga = block_on(ma.acquire()).unwrap();
     block_on(ga.guarded_write(&[GuardedOp::create(resource, "a")])).unwrap();
-    store.admit(ga.token()).unwrap();
+    store.write_fenced(ga.token(), |()| ()).unwrap();
     let old_session = a.session();
     let waiter = std::thread::spawn(move || block_on(mb.acquire()).unwrap());
     assert!(eventually(Duration::from_secs(10), || children(&b, &d)
@@ -57,8 +57,8 @@ fn an_expired_session_makes_ensure_valid_and_guarded_writes_report_lock_lost() {
     assert_eq!(block_on(b.read_node(resource)).unwrap().0, b"a");
     // B writes; a late fenced write by A is refused by the resource.
     block_on(gb.guarded_write(&[GuardedOp::set_data(resource, "b")])).unwrap();
-    store.admit(gb.token()).unwrap();
-    assert!(store.admit(ga.token()).is_err());
+    store.write_fenced(gb.token(), |()| ()).unwrap();
+    assert!(store.write_fenced(ga.token(), |()| ()).is_err());
     block_on(ga.release()).unwrap();
     block_on(gb.release()).unwrap();
     block_on(b.delete_node(resource)).unwrap();
@@ -90,9 +90,13 @@ fn a_claim_at_acquire_refuses_the_expired_holders_write_inside_the_next_update()
 
     // Twin, the bare fence: B reads (no mark), A's late write lands, then B's: a lost update.
     assert_eq!(bare.highest(), None, "B read");
-    assert_eq!(bare.admit(ga.token()), Ok(()), "A's late write is accepted");
     assert_eq!(
-        bare.admit(gb.token()),
+        bare.write_fenced(ga.token(), |()| ()),
+        Ok(()),
+        "A's late write is accepted"
+    );
+    assert_eq!(
+        bare.write_fenced(gb.token(), |()| ()),
         Ok(()),
         "B's write overwrites it unseen"
     );

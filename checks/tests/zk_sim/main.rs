@@ -4,6 +4,7 @@
 //! `cargo test -p lockwright-checks --test zk_sim`.
 
 mod shuttle_defects;
+mod shuttle_fenced_write;
 mod shuttle_give_up;
 mod shuttle_mutex;
 mod shuttle_overlap;

@@ -106,6 +106,46 @@ fn curator_acquire_timeout_returns_within_its_timeout_plus_one_bounded_request()
     );
 }
 
+/// The same with issue #33's simulated time: every request and every session re-open takes
+/// 20 ms, and the clock moves only while no client is ready to run, so the bound
+/// `TIMEOUT + GIVE_UP_WAIT` is checked with no request time forgiven (the held-back time the
+/// oracle still adds is measured as zero here). c0's session expires, so re-opening a session
+/// takes time too. Not here: c1's own expiry while it waits with a timeout. The simulation
+/// records the expiry's step when the wait sees it and delivers it after a scheduling point,
+/// so a deadline passing in between drops an expiry the model says was learned (a divergence
+/// of the simulation, not of the recipe); a re-open under the deadline is checked on the real
+/// server (`zk`'s `faults::stopped`).
+#[test]
+fn curator_acquire_timeout_holds_its_bound_when_requests_and_reopens_take_time() {
+    let w = Workload::curator(
+        "curator × fenced-claim, acquire_timeout, requests take time",
+        Writes::FencedClaim,
+        2,
+    )
+    .with_give_ups(1, GiveUp::Timeout(TIMEOUT), 2)
+    .with_faults(vec![Fault::Expire(0), Fault::LoseReply(1, false)])
+    .with_request_latency(Duration::from_millis(20));
+    let enforce = proved(&w, &[lockwright_model::zk::protocol::AT_MOST_ONE_HOLDER]);
+    let cov = explore(
+        &w,
+        w.refinement().enforcing(&enforce),
+        0x2c33_0004,
+        iterations(),
+        PCT_DEPTH,
+    );
+    let g = Coverage::get;
+    assert_seen(&[
+        ("a timeout", g(&cov.gave_up)),
+        ("an expiry", g(&cov.expiries)),
+        ("a lost reply", g(&cov.lost_replies)),
+    ]);
+    let longest = Duration::from_millis(g(&cov.max_give_up_ms) as u64);
+    assert!(
+        longest > TIMEOUT,
+        "no give-up ran past its timeout ({longest:?}): the bound's slack is never used"
+    );
+}
+
 /// Both clients' callers may drop two futures a run — an `acquire()`, an `acquire_timeout()` or
 /// a `release()` — at any `Pending` poll where the model's `Abandon` is enabled, beside c1's
 /// timeouts, a lost create reply (applied) of c0 and a lost delete reply of c1. Every drop is

@@ -149,6 +149,16 @@ pub enum CoordError {
         /// What the client said.
         detail: String,
     },
+    /// The server refused the session's authentication (`AUTHFAILED`; a SASL failure reaches
+    /// the client as this too). Terminal for the session, and a new session with the same
+    /// credentials fails the same way: never read as an expiry.
+    AuthFailed {
+        /// What the client said.
+        detail: String,
+    },
+    /// The client handle was closed: nothing sent through it is answered again. Never read as
+    /// an expiry (a new session would not make the caller's handle usable).
+    ClientClosed,
     /// The server or client refused the request for good (bad arguments, no auth, ...).
     Rejected {
         /// What the client said.
@@ -178,6 +188,10 @@ impl fmt::Display for CoordError {
             CoordError::Unreachable { connect, detail } => {
                 write!(f, "no ZooKeeper server reachable at {connect} ({detail})")
             }
+            CoordError::AuthFailed { detail } => {
+                write!(f, "authentication failed (AUTHFAILED: {detail})")
+            }
+            CoordError::ClientClosed => f.write_str("the client was closed"),
             CoordError::Rejected { detail } => write!(f, "request rejected: {detail}"),
         }
     }

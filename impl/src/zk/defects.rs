@@ -52,6 +52,12 @@ pub enum ZkDefect {
     /// `fenced-by-sequence`: [`crate::zk::ZkGuard::token`] is the sequence suffix, not the
     /// czxid (unsafe: the suffix restarts when the container parent is re-created).
     FenceBySequence,
+    /// `unbounded-past-deadline` (the rule before issue #33): `acquire_timeout` awaits a
+    /// request to a server that reads as connected however long it takes past the deadline,
+    /// and re-opens a session without the deadline, so a stopped server (or a client that
+    /// hides a dropped connection) holds it far past `t + GIVE_UP_WAIT`. No model variant: the
+    /// model has no time.
+    UnboundedPastDeadline,
 }
 
 impl ZkDefect {
@@ -67,7 +73,9 @@ impl ZkDefect {
             ZkDefect::SearchWithoutSync => Variant::SearchWithoutSync,
             ZkDefect::ReleaseCancelUnsafe => Variant::ReleaseCancelUnsafe,
             ZkDefect::GiveUpCancelUnsafe => Variant::GiveUpCancelUnsafe,
-            ZkDefect::UnfencedWrites | ZkDefect::FenceBySequence => Variant::Curator,
+            ZkDefect::UnfencedWrites
+            | ZkDefect::FenceBySequence
+            | ZkDefect::UnboundedPastDeadline => Variant::Curator,
         }
     }
 }

@@ -198,12 +198,45 @@ pub enum ZkLockError {
         /// Why it is lost.
         reason: LostReason,
     },
+    /// [`crate::zk::ZkGuard::claim`]: the resource refused the claim, because a holder granted
+    /// later has claimed or written it: this hold has lost the lock.
+    Superseded {
+        /// The lock directory.
+        path: String,
+        /// Our lock node.
+        node: String,
+        /// The resource's refusal.
+        source: crate::zk::fencing::StaleToken,
+    },
     /// No ZooKeeper server could be reached to open a session.
     Unreachable {
         /// The connect string.
         connect: String,
         /// What the client said.
         detail: String,
+    },
+    /// The server refused the client's authentication (`AUTHFAILED`; SASL failures included).
+    /// No new session is tried: it would be refused the same way.
+    AuthFailed {
+        /// The connect string.
+        connect: String,
+        /// What the client said.
+        detail: String,
+    },
+    /// The client handle was closed; nothing more can be sent through it.
+    ClientClosed {
+        /// What the recipe was doing (`"create the lock node"`).
+        op: &'static str,
+        /// The path concerned.
+        path: String,
+    },
+    /// Sessions kept ending: the recipe opened [`crate::zk::SESSION_REOPEN_LIMIT`] new sessions
+    /// in a row, each gone again before a request in it made progress, and stopped.
+    SessionsKeepEnding {
+        /// The lock directory (or the lock node, for a release).
+        path: String,
+        /// How many sessions were opened in a row.
+        reopened: u32,
     },
     /// The lock directory path is unusable.
     BadPath {
@@ -250,9 +283,12 @@ impl ZkLockError {
         )
     }
 
-    /// Whether the error reports a lost lock.
+    /// Whether the error reports a lost lock (also a claim a newer holder superseded).
     pub fn is_lock_lost(&self) -> bool {
-        matches!(self, ZkLockError::LockLost { .. })
+        matches!(
+            self,
+            ZkLockError::LockLost { .. } | ZkLockError::Superseded { .. }
+        )
     }
 
     /// The reason, for [`ZkLockError::LockLost`].
@@ -283,11 +319,65 @@ impl ZkLockError {
         }
     }
 
+    /// What to do about this error, for an operator or a log line; `None` where there is
+    /// nothing general to say.
+    ///
+    /// ```
+    /// # use lockwright::zk::ZkLockError;
+    /// let e = ZkLockError::AuthFailed { connect: "zk:2181".into(), detail: "AuthFailed".into() };
+    /// assert!(e.advice().unwrap().contains("credentials"));
+    /// ```
+    pub fn advice(&self) -> Option<&'static str> {
+        Some(match self {
+            ZkLockError::Held { .. } => "retry later, or wait for the lock with acquire()",
+            ZkLockError::TimedOut { .. } => {
+                "the lock stayed held: retry later, wait longer, or find the holder named above"
+            }
+            ZkLockError::LockLost { .. } => {
+                "stop writing, since another client may hold the lock now, and acquire it again"
+            }
+            ZkLockError::Superseded { .. } => {
+                "a newer holder has claimed the resource: release the guard without touching the \
+                 resource, and acquire the lock again"
+            }
+            ZkLockError::Unreachable { .. } => {
+                "check the connect string and that the ZooKeeper servers are up"
+            }
+            ZkLockError::AuthFailed { .. } => {
+                "check the credentials given to ZkClientBuilder::auth (and the server's SASL or \
+                 JAAS setup); retrying with the same credentials fails the same way"
+            }
+            ZkLockError::ClientClosed { .. } => {
+                "the client was closed: connect a new ZkClient and build the mutex on it"
+            }
+            ZkLockError::SessionsKeepEnding { .. } => {
+                "find out why the server ends new sessions at once (its log; a session timeout \
+                 below the server's minimum; a server restarting), then retry"
+            }
+            ZkLockError::BadPath { .. } => "use an absolute path such as \"/locks/my-index\"",
+            ZkLockError::WriteFailed { .. } => {
+                "nothing was written: fix the failing operation (see the source error) and write again"
+            }
+            ZkLockError::AlreadyHeld { .. } => {
+                "re-enter with ZkGuard::reenter(), or acquire through a clone of the mutex to queue"
+            }
+            ZkLockError::Zk { .. } => return None,
+        })
+    }
+
     pub(crate) fn from_coord(op: &'static str, path: &str, e: CoordError) -> ZkLockError {
         match e {
             CoordError::Unreachable { connect, detail } => {
                 ZkLockError::Unreachable { connect, detail }
             }
+            CoordError::AuthFailed { detail } => ZkLockError::AuthFailed {
+                connect: String::new(),
+                detail,
+            },
+            CoordError::ClientClosed => ZkLockError::ClientClosed {
+                op,
+                path: path.to_string(),
+            },
             source => ZkLockError::Zk {
                 op,
                 path: path.to_string(),
@@ -331,9 +421,29 @@ impl fmt::Display for ZkLockError {
                 f,
                 "ZooKeeper lock {path} (node {node}) is lost: {reason}; stop writing, since another client may hold it now, and acquire it again"
             ),
+            ZkLockError::Superseded { path, node, .. } => write!(
+                f,
+                "ZooKeeper lock {path} (node {node}) is lost: the resource was claimed by a newer holder"
+            ),
             ZkLockError::Unreachable { connect, detail } => write!(
                 f,
                 "cannot reach ZooKeeper at {connect} ({detail}); check the connect string and that the server is up"
+            ),
+            ZkLockError::AuthFailed { connect, detail } if connect.is_empty() => write!(
+                f,
+                "ZooKeeper refused the client's authentication ({detail})"
+            ),
+            ZkLockError::AuthFailed { connect, detail } => write!(
+                f,
+                "ZooKeeper at {connect} refused the client's authentication ({detail})"
+            ),
+            ZkLockError::ClientClosed { op, path } => {
+                write!(f, "the ZooKeeper client was closed ({op} {path})")
+            }
+            ZkLockError::SessionsKeepEnding { path, reopened } => write!(
+                f,
+                "gave up on ZooKeeper lock {path}: {reopened} new sessions in a row ended before \
+                 any request in them made progress"
             ),
             ZkLockError::BadPath { path, reason } => write!(
                 f,
@@ -364,6 +474,7 @@ impl std::error::Error for ZkLockError {
             ZkLockError::WriteFailed { source, .. } | ZkLockError::Zk { source, .. } => {
                 Some(source)
             }
+            ZkLockError::Superseded { source, .. } => Some(source),
             _ => None,
         }
     }

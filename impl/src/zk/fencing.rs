@@ -31,12 +31,24 @@
 //! ```
 //! use lockwright::zk::{FencedResource, FencingToken, HighWaterMark};
 //!
-//! let store = HighWaterMark::new();
+//! let store = HighWaterMark::with_data(0u64);
 //! store.claim(FencingToken::new(0x104)).unwrap();       // holder A claims, reads, ...
 //! store.claim(FencingToken::new(0x10a)).unwrap();       // A lost the lock; B claims first
-//! let late = store.admit(FencingToken::new(0x104));     // A wakes up and writes: refused
+//! // A wakes up and writes: refused, and its write never runs.
+//! let late = store.write_fenced(FencingToken::new(0x104), |n| *n += 1);
 //! assert_eq!(late.unwrap_err().highest, FencingToken::new(0x10a));
+//! assert_eq!(store.write_fenced(FencingToken::new(0x10a), |n| { *n += 1; *n }), Ok(1));
 //! ```
+//!
+//! # One step: the check and the write
+//!
+//! A fence whose check and write are two steps has a hole of its own: an old holder checks
+//! (passes: nobody newer has claimed yet), pauses, the new holder claims and reads, and then
+//! the old holder's write lands — the lost update the claim exists to close. So
+//! [`FencedResource::write_fenced`] takes the token and the write together, and the resource
+//! runs the write inside the same step as the check ([`HighWaterMark`] under one lock; a
+//! database in one conditional statement or transaction); [`Claimed::write`] goes through it.
+//! A claim can never come between a write's check and the write itself.
 //!
 //! # What your own resource must do with tokens
 //!
@@ -97,6 +109,10 @@ impl std::error::Error for StaleToken {}
 /// A resource that takes fencing tokens: what a protected store implements (see the module
 /// docs, "What your own resource must do with tokens"). [`HighWaterMark`] is the in-process one.
 pub trait FencedResource {
+    /// What a fenced write changes: the resource's data, or a handle on it (a transaction, a
+    /// connection) valid while the resource holds its check.
+    type Data: ?Sized;
+
     /// Claim at acquire: records `token` as the newest holder's, so that from now on every
     /// older token is refused. Called once per grant, before the first read.
     ///
@@ -104,11 +120,19 @@ pub trait FencedResource {
     /// [`StaleToken`] if a higher token was claimed or written before: a newer holder exists.
     fn claim(&self, token: FencingToken) -> Result<(), StaleToken>;
 
-    /// Admits a write carrying `token` (atomically with the write, in a real store).
+    /// Runs `write` on the data if `token` is at least as high as every token claimed or
+    /// written before, and records `token` as the highest: check and write as ONE step, so no
+    /// claim or write with another token can come between them (hold the resource's lock
+    /// across both, or make both one conditional request or transaction). A refused write
+    /// never runs.
     ///
     /// # Errors
     /// [`StaleToken`] if a higher token was claimed or written before.
-    fn admit(&self, token: FencingToken) -> Result<(), StaleToken>;
+    fn write_fenced<T>(
+        &self,
+        token: FencingToken,
+        write: impl FnOnce(&mut Self::Data) -> T,
+    ) -> Result<T, StaleToken>;
 }
 
 /// A hold's access to a fenced resource after a successful claim: the only way
@@ -137,70 +161,113 @@ impl<'a, R: FencedResource + ?Sized> Claimed<'a, R> {
         f(self.resource)
     }
 
-    /// Writes to the resource: admitted with the hold's token first.
+    /// Writes to the resource with the hold's token: the resource checks the token and runs
+    /// `f` as one step ([`FencedResource::write_fenced`]); a refused write never runs.
     ///
     /// # Errors
     /// [`StaleToken`]: a newer holder has claimed; the lock is lost, nothing is written.
-    pub fn write<T>(&self, f: impl FnOnce(&R) -> T) -> Result<T, StaleToken> {
-        self.resource.admit(self.token)?;
-        Ok(f(self.resource))
+    pub fn write<T>(&self, f: impl FnOnce(&mut R::Data) -> T) -> Result<T, StaleToken> {
+        self.resource.write_fenced(self.token, f)
     }
 }
 
-/// The resource side of fencing: accepts a token at least as high as every token it accepted
-/// before, and remembers the highest.
+/// The resource side of fencing for data in this process: the data and the highest token
+/// accepted, under one lock, so that a write's check and the write are one step.
 #[derive(Debug, Default)]
-pub struct HighWaterMark {
-    highest: Mutex<Option<FencingToken>>,
+pub struct HighWaterMark<T = ()> {
+    inner: Mutex<Mark<T>>,
+}
+
+#[derive(Debug, Default)]
+struct Mark<T> {
+    highest: Option<FencingToken>,
+    data: T,
 }
 
 impl HighWaterMark {
-    /// A resource that has accepted no write yet.
+    /// A resource without data that has accepted no token yet.
     pub fn new() -> Self {
         HighWaterMark::default()
     }
+}
 
-    /// Admits a write carrying `token`.
-    ///
-    /// # Errors
-    /// [`StaleToken`] if a higher token was accepted before.
-    pub fn admit(&self, token: FencingToken) -> Result<(), StaleToken> {
-        let mut h = self.highest.lock().unwrap_or_else(|p| p.into_inner());
-        match *h {
+impl<T> HighWaterMark<T> {
+    /// A resource holding `data`, with no token accepted yet.
+    pub fn with_data(data: T) -> Self {
+        HighWaterMark {
+            inner: Mutex::new(Mark {
+                highest: None,
+                data,
+            }),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Mark<T>> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Raises the mark to `token`, or says which higher one was accepted.
+    fn check(mark: &mut Mark<T>, token: FencingToken) -> Result<(), StaleToken> {
+        match mark.highest {
             Some(highest) if token < highest => Err(StaleToken {
                 offered: token,
                 highest,
             }),
             _ => {
-                *h = Some(token);
+                mark.highest = Some(token);
                 Ok(())
             }
         }
     }
 
     /// Claim at acquire: raises the mark to `token` before the holder's first read, so every
-    /// older holder's write is refused from now on (see the module docs). The same check as
-    /// [`HighWaterMark::admit`]; it writes no data.
+    /// older holder's write is refused from now on (see the module docs). It writes no data.
     ///
     /// # Errors
     /// [`StaleToken`] if a higher token was accepted before: a newer holder exists.
     pub fn claim(&self, token: FencingToken) -> Result<(), StaleToken> {
-        self.admit(token)
+        Self::check(&mut self.lock(), token)
+    }
+
+    /// Runs `write` on the data if `token` is at least the highest accepted, under the same
+    /// lock as the check (one step; see [`FencedResource::write_fenced`]).
+    ///
+    /// # Errors
+    /// [`StaleToken`] if a higher token was accepted before; `write` did not run.
+    pub fn write_fenced<U>(
+        &self,
+        token: FencingToken,
+        write: impl FnOnce(&mut T) -> U,
+    ) -> Result<U, StaleToken> {
+        let mut mark = self.lock();
+        Self::check(&mut mark, token)?;
+        Ok(write(&mut mark.data))
+    }
+
+    /// Reads the data.
+    pub fn read<U>(&self, f: impl FnOnce(&T) -> U) -> U {
+        f(&self.lock().data)
     }
 
     /// The highest token accepted so far.
     pub fn highest(&self) -> Option<FencingToken> {
-        *self.highest.lock().unwrap_or_else(|p| p.into_inner())
+        self.lock().highest
     }
 }
 
-impl FencedResource for HighWaterMark {
+impl<T> FencedResource for HighWaterMark<T> {
+    type Data = T;
+
     fn claim(&self, token: FencingToken) -> Result<(), StaleToken> {
         HighWaterMark::claim(self, token)
     }
 
-    fn admit(&self, token: FencingToken) -> Result<(), StaleToken> {
-        HighWaterMark::admit(self, token)
+    fn write_fenced<U>(
+        &self,
+        token: FencingToken,
+        write: impl FnOnce(&mut T) -> U,
+    ) -> Result<U, StaleToken> {
+        HighWaterMark::write_fenced(self, token, write)
     }
 }
 
@@ -214,27 +281,71 @@ mod tests {
     /// The lost update a fence alone admits: B has read, A's late write still lands.
     #[test]
     fn without_a_claim_an_older_write_lands_after_a_newer_read() {
-        let store = HighWaterMark::new();
+        let store = HighWaterMark::with_data(0);
         // B is granted and reads (a read leaves no mark); A writes late: accepted.
-        assert_eq!(store.admit(A), Ok(()));
-        assert_eq!(store.admit(B), Ok(()));
+        let seen_by_b = store.read(|n| *n);
+        assert_eq!(store.write_fenced(A, |n| *n += 1), Ok(()));
+        assert_eq!(store.write_fenced(B, |n| *n = seen_by_b + 1), Ok(()));
+        assert_eq!(store.read(|n| *n), 1, "A's increment is lost");
     }
 
-    /// Claim at acquire: once B has claimed, A's late write is refused.
+    /// Claim at acquire: once B has claimed, A's late write is refused and never runs.
     #[test]
     fn a_claim_refuses_every_older_token() {
-        let store = HighWaterMark::new();
+        let store = HighWaterMark::with_data(0);
         let claimed = Claimed::new(&store, B);
         FencedResource::claim(&store, B).expect("first claim");
-        assert_eq!(claimed.read(|s| s.highest()), Some(B));
+        assert_eq!(claimed.read(HighWaterMark::highest), Some(B));
+        let mut ran = false;
         assert_eq!(
-            store.admit(A),
+            store.write_fenced(A, |_| ran = true),
             Err(StaleToken {
                 offered: A,
                 highest: B
             })
         );
+        assert!(!ran, "a refused write must not run");
         assert_eq!(store.claim(A).unwrap_err().highest, B);
-        assert_eq!(claimed.write(|s| s.highest()), Ok(Some(B)));
+        assert_eq!(
+            claimed.write(|n| {
+                *n += 1;
+                *n
+            }),
+            Ok(1)
+        );
+    }
+
+    /// The write runs under the check's lock: a claim from another thread waits for it, so it
+    /// cannot come between the check and the write (the two-step write let it).
+    #[test]
+    fn a_claim_cannot_come_between_a_writes_check_and_the_write() {
+        use std::sync::mpsc;
+        let store = std::sync::Arc::new(HighWaterMark::with_data(0));
+        let (inside, go_on) = (mpsc::channel(), mpsc::channel::<()>());
+        let (tx_inside, rx_inside) = inside;
+        let (tx_go, rx_go) = go_on;
+        let writer = {
+            let store = std::sync::Arc::clone(&store);
+            std::thread::spawn(move || {
+                store.write_fenced(A, |n| {
+                    tx_inside.send(()).unwrap();
+                    rx_go.recv().unwrap();
+                    *n += 1;
+                })
+            })
+        };
+        rx_inside.recv().unwrap();
+        let claimer = {
+            let store = std::sync::Arc::clone(&store);
+            std::thread::spawn(move || store.claim(B))
+        };
+        // The claim is blocked behind the write's lock; let the write finish.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(store.inner.try_lock().is_err(), "the write holds the lock");
+        tx_go.send(()).unwrap();
+        assert_eq!(writer.join().unwrap(), Ok(()));
+        assert_eq!(claimer.join().unwrap(), Ok(()));
+        assert_eq!(store.read(|n| *n), 1);
+        assert_eq!(store.highest(), Some(B));
     }
 }

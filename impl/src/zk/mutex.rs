@@ -11,7 +11,7 @@ use crate::zk::coord::{
     CoordError, Coordination, GuardedOp, MultiError, OpResult, SessionEvent, SessionId,
 };
 use crate::zk::error::{LostReason, ZkLockError};
-use crate::zk::fencing::{Claimed, FencedResource, FencingToken, StaleToken};
+use crate::zk::fencing::{Claimed, FencedResource, FencingToken};
 use crate::zk::internals::{self, Granted, Patience, Released, Spec, Variant};
 use crate::zk::names::validate_dir;
 
@@ -79,6 +79,7 @@ impl<C: Coordination> ZkMutex<C> {
                 variant: Variant::Curator,
                 unfenced_writes: false,
                 fence_by_sequence: false,
+                unbounded_past_deadline: false,
             }),
             last: Mutex::new(Weak::new()),
         })
@@ -100,6 +101,7 @@ impl<C: Coordination> ZkMutex<C> {
         match defect {
             ZkDefect::UnfencedWrites => spec.unfenced_writes = true,
             ZkDefect::FenceBySequence => spec.fence_by_sequence = true,
+            ZkDefect::UnboundedPastDeadline => spec.unbounded_past_deadline = true,
             recipe => spec.variant = recipe.variant(),
         }
         self
@@ -116,14 +118,16 @@ impl<C: Coordination> ZkMutex<C> {
     }
 
     /// Whether this value holds the lock now: its last grant has a guard that was not released
-    /// (or dropped) and has seen no final loss (Curator's `isAcquiredInThisProcess`, per value). No
-    /// request: for the server's view, ask the guard ([`ZkGuard::ensure_valid`]).
+    /// (or dropped), has seen no final loss, and its client still runs the session it was
+    /// granted in (Curator's `isAcquiredInThisProcess`, per value). No request: for the
+    /// server's view, ask the guard ([`ZkGuard::ensure_valid`]).
     pub fn is_held(&self) -> bool {
         let last = self.last.lock().unwrap_or_else(|p| p.into_inner());
         // The hold may outlive its guards for a moment (a released node's delete runs in a
         // task that keeps it): held means a guard not yet released.
-        last.upgrade()
-            .is_some_and(|h| h.lost().is_none() && h.count.load(Ordering::Acquire) > 0)
+        last.upgrade().is_some_and(|h| {
+            h.lost().is_none() && h.replaced().is_none() && h.count.load(Ordering::Acquire) > 0
+        })
     }
 
     /// Every participant's lock node, full paths, in queue order: the first holds the lock,
@@ -201,14 +205,23 @@ impl<C: Coordination> ZkMutex<C> {
         Ok(guard)
     }
 
-    /// This value's last grant, while a guard of it lives and it is not known lost.
+    /// This value's last grant, while a guard of it lives and it is not known lost. A hold
+    /// whose client runs another session now is lost (`SessionReplaced`): its delete starts
+    /// here, and the next acquire goes ahead instead of failing with `AlreadyHeld`.
     fn held(&self) -> Option<Arc<Hold<C>>> {
         let h = self
             .last
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .upgrade()?;
-        (h.count.load(Ordering::Acquire) > 0 && h.lost().is_none()).then_some(h)
+        if h.count.load(Ordering::Acquire) == 0 || h.lost().is_some() {
+            return None;
+        }
+        if let Some(now) = h.replaced() {
+            let _ = h.mark_lost(LostReason::SessionReplaced { now });
+            return None;
+        }
+        Some(h)
     }
 }
 
@@ -356,22 +369,37 @@ impl<C: Coordination> ZkGuard<C> {
     /// holder granted before this one — also one whose write would otherwise land between
     /// this hold's read and its write (a lost update; the model's "no lost update"). Call it
     /// once per grant, right after acquiring; reads and writes then go through the returned
-    /// [`Claimed`], which carries the token to every write.
+    /// [`Claimed`], which carries the token to every write. A hold the guard already knows is
+    /// lost (a final loss seen, or its client runs another session) claims nothing.
     ///
     /// What `resource` must do with tokens: keep the highest one claimed or written, refuse
-    /// lower ones atomically with the write they guard, and never forget the mark (see
+    /// lower ones in the same step as the write they guard, and never forget the mark (see
     /// [`FencedResource`]). A resource kept in ZooKeeper can use [`ZkGuard::guarded_write`]
     /// instead, which needs no token.
     ///
     /// # Errors
-    /// [`StaleToken`]: a holder granted after this one has claimed or written; this hold has
-    /// lost the lock (release the guard; do not touch the resource).
+    /// [`ZkLockError::LockLost`]: the guard knows the lock is lost; the resource was not
+    /// touched. [`ZkLockError::Superseded`]: a holder granted after this one has claimed or
+    /// written; this hold has lost the lock (release the guard; do not touch the resource).
     pub fn claim<'a, R: FencedResource + ?Sized>(
         &'a self,
         resource: &'a R,
-    ) -> Result<Claimed<'a, R>, StaleToken> {
+    ) -> Result<Claimed<'a, R>, ZkLockError> {
+        let h = &self.hold;
+        if let Some(r) = h.lost() {
+            return Err(h.lost_error(r));
+        }
+        if let Some(now) = h.replaced() {
+            return Err(h.mark_lost(LostReason::SessionReplaced { now }));
+        }
         let token = self.token();
-        resource.claim(token)?;
+        resource
+            .claim(token)
+            .map_err(|source| ZkLockError::Superseded {
+                path: h.spec.dir.clone(),
+                node: h.node.clone(),
+                source,
+            })?;
         Ok(Claimed::new(resource, token))
     }
 
@@ -456,8 +484,19 @@ impl<C: Coordination> ZkGuard<C> {
                 ))
             }
         }
-        match h.coord.check_node(&h.node).await {
-            Ok(Some(stat)) if stat.ephemeral_owner == session && stat.czxid == h.czxid => Ok(()),
+        let answer = h.coord.check_node(&h.node).await;
+        // Judged by the session the client runs after the answer, not the one read before the
+        // `sync`: a shared client renewed or restarted in between has lost the hold
+        // (`SessionReplaced`, whose delete removes the node of the abandoned session), and the
+        // node, still ours, must not read as another's (`NodeReplaced` deletes nothing).
+        if let Some(now) = h.replaced() {
+            return Err(h.mark_lost(LostReason::SessionReplaced { now }));
+        }
+        match answer {
+            // Owned by the session the client runs now (the one granted in: not replaced).
+            Ok(Some(stat)) if stat.ephemeral_owner == h.granted_in && stat.czxid == h.czxid => {
+                Ok(())
+            }
             Ok(Some(stat)) => Err(h.mark_lost(LostReason::NodeReplaced {
                 owner: stat.ephemeral_owner,
                 czxid: stat.czxid,

@@ -111,6 +111,10 @@ pub enum Action {
     /// and applies the session-change rules. Until then its requests already run in the new
     /// session (its look at the session came before the renewal).
     NoticeSessionChange(ClientId),
+    /// `c` learned that its session is gone, during an acquire, and cannot open a new one
+    /// (fault, budget `refuse-session`): the acquire ends with an error (`Failed`). The recipe
+    /// returns `AuthFailed`, `Unreachable` or `SessionsKeepEnding` there, never loops.
+    RefuseSession(ClientId),
 }
 
 impl Action {
@@ -146,7 +150,8 @@ impl Action {
             | CleanupFind(c)
             | CleanupDelete(c)
             | LoseCleanupReply(c, _)
-            | NoticeSessionChange(c) => Some(c),
+            | NoticeSessionChange(c)
+            | RefuseSession(c) => Some(c),
             RecreateParent => None,
         }
     }
@@ -182,6 +187,7 @@ impl Action {
             LaggedSearch(_) => "LaggedSearch",
             MisreadOwnNode(_) => "MisreadOwnNode",
             NoticeSessionChange(_) => "NoticeSessionChange",
+            RefuseSession(_) => "RefuseSession",
             CleanupFind(_) => "CleanupFind",
             CleanupDelete(_) => "CleanupDelete",
             LoseCleanupReply(..) => "LoseCleanupReply",

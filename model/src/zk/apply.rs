@@ -143,7 +143,7 @@ impl Scenario {
                 .is_some_and(|z| z.owner == current && z.czxid == o.czxid)
         });
         match cl.pc {
-            Pc::Idle | Pc::Releasing => {}
+            Pc::Idle | Pc::Releasing | Pc::Failed => {}
             Pc::CreateLost if rules.search_any_session || rules.keep_own_on_session_swap => {}
             Pc::Created | Pc::MustWatch | Pc::Waiting
                 if own_current && rules.keep_own_on_session_swap =>
@@ -258,7 +258,7 @@ impl Scenario {
                     }
                     // `check-then-write`'s `exists`: asked again before the write.
                     Pc::Updating => {}
-                    Pc::Waiting | Pc::Granted | Pc::Checked => {
+                    Pc::Waiting | Pc::Granted | Pc::Checked | Pc::Failed => {
                         unreachable!("no request whose reply could be lost")
                     }
                 }
@@ -493,6 +493,14 @@ impl Scenario {
             LaggedSearch(c) => {
                 s.budget.lag -= 1;
                 Self::start_over(s, c);
+            }
+            RefuseSession(c) => {
+                s.budget.refuse_session -= 1;
+                // The node, if any, went with the expired session; the acquire ends.
+                let cl = &mut s.clients[c as usize];
+                cl.pc = Pc::Failed;
+                cl.own = None;
+                cl.pred = None;
             }
             MisreadOwnNode(c) => {
                 s.budget.misread -= 1;

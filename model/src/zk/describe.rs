@@ -480,6 +480,11 @@ impl Scenario {
                     z.name, z.czxid
                 )
             }
+            RefuseSession(c) => format!(
+                "c{c} RefuseSession: {} is gone and no new session can be opened: the acquire \
+                 ends with an error (its node, if any, went with the session)",
+                session(c)
+            ),
             NoticeSessionChange(c) => {
                 let b = before.clients[c as usize];
                 let a = after.clients[c as usize];

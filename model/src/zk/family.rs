@@ -38,6 +38,11 @@ impl Family for Scenario {
                 "misread": f.misread,
             },
         });
+        // Only when set: the rows pinned before this fault keep their description.
+        let mut json = json;
+        if f.refuse_session > 0 {
+            json["faults"]["refuse-session"] = f.refuse_session.into();
+        }
         match json {
             serde_json::Value::Object(map) => map,
             _ => unreachable!("an object literal"),

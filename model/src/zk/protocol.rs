@@ -267,8 +267,22 @@ impl Scenario {
         use Action::*;
         let cl = s.clients[c as usize];
         let alive = s.server.is_alive(s.session(c));
+        if cl.pc == Pc::Failed {
+            return;
+        }
         if !alive {
             out.push(ReceiveSessionEvent(c));
+            // The re-open of an acquire refused for good (no cleanup of its own pending: that
+            // task would need the session too).
+            if s.budget.refuse_session > 0
+                && cl.cleanup.is_none()
+                && matches!(
+                    cl.pc,
+                    Pc::Idle | Pc::CreateLost | Pc::Created | Pc::MustWatch | Pc::Waiting
+                )
+            {
+                out.push(RefuseSession(c));
+            }
         }
         if cl.known != cl.session {
             out.push(NoticeSessionChange(c));
@@ -337,6 +351,7 @@ impl Scenario {
             },
             Pc::Checked => out.push(Write(c)),
             Pc::Releasing => release(out),
+            Pc::Failed => {}
         }
     }
 

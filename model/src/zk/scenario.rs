@@ -304,6 +304,9 @@ pub struct Faults {
     /// `MisreadOwnNode(c)`: the listing shows the client's own node under a name its parser
     /// does not read as a lock participant.
     pub misread: u8,
+    /// `RefuseSession(c)`: a client that learned its session is gone cannot open a new one
+    /// (authentication refused for good, every server gone): its acquire ends with an error.
+    pub refuse_session: u8,
 }
 
 impl Faults {
@@ -317,9 +320,10 @@ impl Faults {
         suspend: 0,
         lag: 0,
         misread: 0,
+        refuse_session: 0,
     };
 
-    const NAMES: [&'static str; 8] = [
+    const NAMES: [&'static str; 9] = [
         "expire",
         "lose-reply",
         "restart",
@@ -328,9 +332,10 @@ impl Faults {
         "suspend",
         "lag",
         "misread",
+        "refuse-session",
     ];
 
-    fn items(&self) -> [(&'static str, u8); 8] {
+    fn items(&self) -> [(&'static str, u8); 9] {
         [
             (Self::NAMES[0], self.expire),
             (Self::NAMES[1], self.lose_reply),
@@ -340,6 +345,7 @@ impl Faults {
             (Self::NAMES[5], self.suspend),
             (Self::NAMES[6], self.lag),
             (Self::NAMES[7], self.misread),
+            (Self::NAMES[8], self.refuse_session),
         ]
     }
 
@@ -370,6 +376,7 @@ impl Faults {
                 "suspend" => f.suspend = n,
                 "lag" => f.lag = n,
                 "misread" => f.misread = n,
+                "refuse-session" => f.refuse_session = n,
                 other => {
                     return Err(format!(
                         "unknown fault `{other}` (expected {})",
@@ -449,6 +456,7 @@ impl Scenario {
             suspend: 0,
             lag: 0,
             misread: 0,
+            refuse_session: 0,
         })
     }
 
@@ -464,6 +472,7 @@ impl Scenario {
             suspend: 0,
             lag: 0,
             misread: 0,
+            refuse_session: 0,
         })
     }
 

@@ -31,6 +31,10 @@ pub enum Pc {
     Checked,
     /// Releasing or lock lost: next `DeleteLockNode` (retried until it succeeds).
     Releasing,
+    /// The acquire ended with an error: its session is gone and no new one could be opened
+    /// (`RefuseSession`). Final: the client takes no step any more, and has no node (it went
+    /// with the session).
+    Failed,
 }
 
 /// What a client's cleanup task still has to do: the work a cancel-safe `Abandon` took out of

@@ -421,3 +421,46 @@ fn options_print_and_parse_back() {
         "ALWAYS and SOMETIMES list the properties in report order"
     );
 }
+
+/// Issue #33, a session that cannot be re-opened (`refuse-session`): a client whose session
+/// expired during an acquire, and whose re-open is refused, ends its acquire with an error
+/// (`Failed`) and takes no step any more: the give-up ends. It leaves no node in a live
+/// session, the other client is still granted afterwards, and the properties the model proves
+/// for the row (`docs/results-zk.json`, row 37) hold with it. The twin: without the fault no
+/// client ever fails, so the reachability is the fault's.
+#[test]
+fn a_session_that_cannot_be_reopened_ends_the_acquire() {
+    let scenario = sc(
+        Curator,
+        FencedClaim,
+        "expire=1,lose-reply=1,refuse-session=1",
+    );
+    let failed = |s: &State| s.clients.iter().any(|cl| cl.pc == Pc::Failed);
+    assert!(reachable(&scenario, failed));
+    // Ended: a failed client has no step, in any state where it failed.
+    assert!(!reachable(&scenario, |s: &State| {
+        s.clients.iter().enumerate().any(|(c, cl)| {
+            cl.pc == Pc::Failed && {
+                let mut actions = Vec::new();
+                scenario.actions(s, &mut actions);
+                actions.iter().any(|a| a.client() == Some(c as u8))
+            }
+        })
+    }));
+    // The other client still gets the lock after the failure.
+    assert!(reachable(&scenario, |s: &State| {
+        failed(s) && s.holders().next().is_some()
+    }));
+    // A failed client leaves no node in a live session (nobody's node holds the queue).
+    assert!(!reachable(&scenario, |s: &State| {
+        s.clients.iter().enumerate().any(|(c, cl)| {
+            cl.pc == Pc::Failed
+                && s.server
+                    .children()
+                    .iter()
+                    .any(|z| z.owner.client == c as u8 && s.server.is_alive(z.owner))
+        })
+    }));
+    let without = sc(Curator, FencedClaim, "expire=1,lose-reply=1");
+    assert!(!reachable(&without, failed));
+}

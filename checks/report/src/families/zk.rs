@@ -74,7 +74,8 @@ impl Presenter for Scenario {
     /// rows 25–26: a lagging server answers the search; rows 27–28: a listing that does not
     /// recognize the own node; rows 29–32: two mutexes share one client; row 33: one protection id
     /// per client, with a dropped acquire's cleanup beside the next acquire; rows 34–36: a
-    /// restart under a shared client, and a suspension alone).
+    /// restart under a shared client, and a suspension alone; row 37: a session that cannot be
+    /// re-opened, issue #33).
     fn rows() -> Vec<Scenario> {
         use Variant::*;
         vec![
@@ -114,6 +115,11 @@ impl Presenter for Scenario {
             sc(Curator, Fenced, "restart=1").with_shared_client(true),
             sc(DropOwnOnSessionSwap, Fenced, "restart=1").with_shared_client(true),
             sc(Curator, Fenced, "suspend=1"),
+            sc(
+                Curator,
+                FencedClaim,
+                "expire=1,lose-reply=1,refuse-session=1",
+            ),
         ]
     }
 

@@ -25,7 +25,7 @@ use lockwright_model::zk::{ClientId, Faults, Scenario, Variant, WriteMode};
 
 use super::record::{Call, Step};
 use super::refine::Refinement;
-use super::world::{SimCoord, SimResource, SimZk, DIR};
+use super::world::{Counter, SimCoord, SimResource, SimZk, DIR};
 
 mod give_up_time;
 use give_up_time::check_give_up_time;
@@ -142,6 +142,15 @@ pub struct Workload {
     /// With `overlap`: the simulated client hands out one protection id per client instead
     /// of one per attempt (a broken uuid source; the model's `protection-id-per-client`).
     pub one_id_per_client: bool,
+    /// Test-only: the resource checks a write's token and runs the write as two steps (the
+    /// recipe's fenced write before issue #33), the twin of the one-step
+    /// `FencedResource::write_fenced`; with [`Writes::FencedClaim`] its counter loses an
+    /// increment.
+    pub two_step_writes: bool,
+    /// Issue #33's simulated time ([`SimZk::strict_time`]): every request and session re-open
+    /// take this long, and the clock moves only while no client is ready to run, so the
+    /// give-up oracle forgives no request time.
+    pub request_latency: Option<Duration>,
 }
 
 impl Workload {
@@ -165,7 +174,21 @@ impl Workload {
             end_check: true,
             overlap: false,
             one_id_per_client: false,
+            two_step_writes: false,
+            request_latency: None,
         }
+    }
+
+    /// [`Workload::request_latency`].
+    pub fn with_request_latency(mut self, latency: Duration) -> Workload {
+        self.request_latency = Some(latency);
+        self
+    }
+
+    /// [`Workload::two_step_writes`] on.
+    pub fn with_two_step_writes(mut self) -> Workload {
+        self.two_step_writes = true;
+        self
     }
 
     /// [`Workload::overlap`] on.
@@ -280,6 +303,7 @@ impl Workload {
             suspend: n(&|f| matches!(f, Fault::Suspend(_))),
             lag: n(&|f| matches!(f, Fault::Lag(_))),
             misread: n(&|f| matches!(f, Fault::Misread(_))),
+            refuse_session: 0,
         }
     }
 
@@ -322,7 +346,15 @@ async fn write_once(
     i: usize,
 ) -> bool {
     if let Some(claimed) = claimed {
-        return !replaced(guard) && claimed.write(|_| ()).is_ok();
+        if replaced(guard) {
+            return false;
+        }
+        // As a user writes: the increment runs inside the resource's fenced write.
+        let accepted = claimed.write(Counter::increment).is_ok();
+        if accepted {
+            coord.resource().count_accepted();
+        }
+        return accepted;
     }
     match w.writes {
         Writes::Guarded => {
@@ -551,6 +583,10 @@ pub fn run(w: &Workload, refinement: Option<&Refinement>) -> Vec<Step> {
     let sim = SimZk::sharing(w.name, w.clients, w.shared_client, refinement);
     sim.allow_drops(w.random_drops);
     sim.hide_disconnects(w.hide_disconnects);
+    sim.two_step_writes(w.two_step_writes);
+    if let Some(l) = w.request_latency {
+        sim.strict_time(l);
+    }
     if w.overlap && !w.one_id_per_client {
         sim.fresh_ids();
     }
@@ -594,6 +630,18 @@ pub fn run(w: &Workload, refinement: Option<&Refinement>) -> Vec<Step> {
         if let Err(p) = h.join() {
             std::panic::resume_unwind(p);
         }
+    }
+    if w.writes == Writes::FencedClaim {
+        // The counter oracle: every write `Claimed::write` accepted incremented the
+        // resource's counter once, and no two of them ran at the same time.
+        let (counter, accepted) = sim.resource_tally();
+        assert_eq!(
+            counter,
+            accepted,
+            "the fenced resource's counter is {counter} after {accepted} accepted writes: \
+             an increment was lost (two writes ran at once)\nrecording:\n{}",
+            super::record::format_trace(&sim.trace())
+        );
     }
     if w.end_check {
         let left = sim.live_nodes();

@@ -73,7 +73,7 @@ use super::refine::{Refinement, Replay};
 
 pub use clock::SimSleep;
 pub use coordination::{SimCoord, SimWatch};
-pub use resource::SimResource;
+pub use resource::{Counter, SimResource};
 pub use wire::child_name;
 
 /// The lock directory the workloads use.
@@ -118,6 +118,8 @@ pub(crate) struct World {
     env_waker: Option<Waker>,
     /// `session_event()` answers `Connected` while suspended (a twin's broken client).
     hide_disconnects: bool,
+    /// Simulated time each request and each session re-open takes (`clock`, issue #33).
+    pub(crate) latency: std::time::Duration,
     start: Instant,
     clock: clock::Clock,
     /// Protection ids per attempt (`attempts`).
@@ -152,6 +154,8 @@ impl World {
 pub struct SimZk {
     world: Arc<Mutex<World>>,
     name: Arc<str>,
+    /// The fenced resource outside ZooKeeper (its lock is a shuttle mutex, not the world's).
+    resource: Arc<resource::Shared>,
 }
 
 impl std::fmt::Debug for SimZk {
@@ -190,11 +194,13 @@ impl SimZk {
                 wakers: Vec::new(),
                 env_waker: None,
                 hide_disconnects: false,
+                latency: std::time::Duration::ZERO,
                 start: Instant::now(),
                 clock: clock::Clock::default(),
                 attempts: attempts::Attempts::new(clients),
             })),
             name: name.into(),
+            resource: Arc::default(),
         }
     }
 

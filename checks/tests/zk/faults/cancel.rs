@@ -173,3 +173,45 @@ fn give_up_cancel_unsafe_leaves_the_node_of_a_create_whose_reply_was_awaited() {
     );
     block_on(obs.delete_node(&node)).unwrap();
 }
+
+/// Issue #33, identifiers as the production code makes them: an acquire dropped while its
+/// create's reply hangs (the create was applied), and the next acquire on the same mutex and
+/// client started at once, while the dropped one's cleanup still runs (its delete hangs
+/// 1.5 s, then loses its reply and is retried). The cleanup finds the dropped attempt's node
+/// by that attempt's protection id (a fresh uuid per acquire, `new_protection_id`), so it
+/// deletes that node and never the next attempt's: the next acquire waits behind the old node
+/// and is granted when the cleanup has deleted it, and only its own node is left (the
+/// observer's listing).
+#[test]
+fn a_dropped_acquires_cleanup_beside_the_next_acquire_deletes_only_its_own_node() {
+    let (f, obs, _server) = faulty(&[
+        Fault::StallCreate { ms: 800 },
+        Fault::StallDelete { ms: 1500 },
+    ]);
+    let d = dir("cleanup-beside-next");
+    block_on(obs.ensure_dir(&d)).unwrap();
+    let m = ZkMutex::with_shared(Arc::clone(&f), &d).unwrap();
+    assert!(
+        within(&f, Duration::from_millis(100), m.acquire()).is_none(),
+        "the create's reply hangs for 800 ms"
+    );
+    let first = children(&obs, &d);
+    assert_eq!(first.len(), 1, "the dropped create was applied: {first:?}");
+    let started = Instant::now();
+    let g = block_on(m.acquire_timeout(Duration::from_secs(15))).expect("the next acquire");
+    let mine = lockwright::zk::names::child_name(g.node()).to_string();
+    assert_ne!(mine, first[0], "a node of its own");
+    assert!(
+        started.elapsed() >= Duration::from_millis(1000),
+        "granted after {:?}: it did not wait behind the dropped attempt's node",
+        started.elapsed()
+    );
+    assert_eq!(
+        children(&obs, &d),
+        vec![mine.clone()],
+        "only the grant's node"
+    );
+    block_on(g.ensure_valid()).expect("the cleanup did not touch the next attempt's node");
+    block_on(g.release()).unwrap();
+    assert!(children(&obs, &d).is_empty());
+}

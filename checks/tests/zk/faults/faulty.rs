@@ -54,6 +54,10 @@ pub enum Fault {
     /// 2^31 (`-2147483648`) was unreadable before the parser read signed suffixes (the model's
     /// `MisreadOwnNode`).
     UnreadableName,
+    /// The next `sync` switches the client to its second session when it returns (another
+    /// mutex sharing the client restarted the handle while the `sync` was in flight; the first
+    /// session lives on).
+    SwapInSync,
 }
 
 /// `ZkClient` with scripted faults.
@@ -75,6 +79,12 @@ impl Faulty {
             script: Mutex::new(script.iter().copied().collect()),
             lagging: Mutex::new(None),
         })
+    }
+
+    /// Switches to the second session now (another mutex of the shared client restarted the
+    /// handle; the first session lives on).
+    pub fn restart(&self) {
+        self.restarted.store(true, Ordering::SeqCst);
     }
 
     fn c(&self) -> &ZkClient {
@@ -116,7 +126,10 @@ impl Coordination for Faulty {
         match self.next_if(|f| {
             !matches!(
                 f,
-                Fault::Delete { .. } | Fault::StallDelete { .. } | Fault::SwapThenList
+                Fault::Delete { .. }
+                    | Fault::StallDelete { .. }
+                    | Fault::SwapThenList
+                    | Fault::SwapInSync
             )
         }) {
             Some(fault @ Fault::Create { applied }) => {
@@ -204,7 +217,11 @@ impl Coordination for Faulty {
     }
 
     async fn sync(&self, path: &str) -> Result<(), CoordError> {
+        let swap = self.next_if(|f| matches!(f, Fault::SwapInSync)).is_some();
         self.c().sync(path).await?;
+        if swap {
+            self.restarted.store(true, Ordering::SeqCst);
+        }
         // The follower has caught up with the leader.
         *self.lagging.lock().unwrap() = None;
         Ok(())

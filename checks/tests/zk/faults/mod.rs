@@ -10,6 +10,7 @@ use crate::zk_support;
 
 mod cancel;
 mod faulty;
+mod stopped;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -424,4 +425,80 @@ fn drop_own_on_session_swap_is_granted_on_a_node_of_the_abandoned_session() {
         "granted through the old session's node"
     );
     assert_ne!(g.session(), f.new.session());
+}
+
+/// `ensure_valid` on a shared client whose handle is restarted while its `sync` is in flight
+/// (the old session lives on). The check must judge by the session the client runs after the
+/// answer. Before the fix it compared the node's owner with the session read before the
+/// `sync`: the node of the old session passed, and `ensure_valid` said the lock was held
+/// while the client ran another session (this test then fails at `expect_err`). Now the loss
+/// is `SessionReplaced`, and the node, in the abandoned session, is deleted in the background
+/// (judged by the observer's listing).
+#[test]
+fn ensure_valid_judges_by_the_session_after_its_sync() {
+    let (f, obs, _server) = faulty(&[Fault::SwapInSync]);
+    let d = dir("swap-in-sync");
+    let m = ZkMutex::with_shared(Arc::clone(&f), &d).unwrap();
+    let g = block_on(m.acquire()).unwrap();
+    assert_eq!(g.session(), f.old.session());
+    let e = block_on(g.ensure_valid()).expect_err("the client runs another session now");
+    assert_eq!(
+        e.lost_reason(),
+        Some(LostReason::SessionReplaced {
+            now: f.new.session()
+        }),
+        "{e}"
+    );
+    assert!(
+        eventually(Duration::from_secs(10), || children(&obs, &d).is_empty()),
+        "the old session's node is deleted: {:?}",
+        children(&obs, &d)
+    );
+    drop(g);
+}
+
+/// A mutex whose client was restarted under its hold (a shared client; the old session lives
+/// on): the hold is lost, so `is_held()` says no and the next acquire through the same value
+/// goes ahead. Before the fix `is_held()` said yes and the acquire failed at once with
+/// `AlreadyHeld` (this test then fails); now the hold's delete starts and the acquire is
+/// granted in the new session (the observer sees only the new node).
+#[test]
+fn a_hold_of_a_replaced_session_is_not_held() {
+    let (f, obs, _server) = faulty(&[]);
+    let d = dir("held-after-restart");
+    let m = ZkMutex::with_shared(Arc::clone(&f), &d).unwrap();
+    let g = block_on(m.acquire()).unwrap();
+    assert!(m.is_held());
+    f.restart();
+    assert!(!m.is_held(), "the client runs another session: not held");
+    let again = block_on(m.acquire_timeout(Duration::from_secs(10)))
+        .unwrap_or_else(|e| panic!("the next acquire goes ahead: {e}"));
+    assert_eq!(again.session(), f.new.session());
+    assert_eq!(
+        children(&obs, &d),
+        vec![lockwright::zk::names::child_name(again.node())],
+        "only the new hold's node is left"
+    );
+    drop(g);
+    block_on(again.release()).unwrap();
+}
+
+/// `claim` on a guard that already knows its lock is lost (its node was deleted, and
+/// `ensure_valid` said so) claims nothing: the resource keeps no mark of the lost hold. Before
+/// the fix the claim went through (the resource had no higher token), and the lost holder
+/// could read and write (this test then fails).
+#[test]
+fn claim_refuses_a_loss_the_guard_knows() {
+    let (f, obs, _server) = faulty(&[]);
+    let d = dir("claim-after-loss");
+    let m = ZkMutex::with_shared(Arc::clone(&f), &d).unwrap();
+    let g = block_on(m.acquire()).unwrap();
+    block_on(obs.delete_node(g.node())).unwrap();
+    let e = block_on(g.ensure_valid()).expect_err("the node is gone");
+    assert_eq!(e.lost_reason(), Some(LostReason::NodeDeleted), "{e}");
+    let store = lockwright::zk::HighWaterMark::new();
+    let e = g.claim(&store).expect_err("a known loss claims nothing");
+    assert_eq!(e.lost_reason(), Some(LostReason::NodeDeleted), "{e}");
+    assert_eq!(store.highest(), None, "the resource was not touched");
+    block_on(g.release()).unwrap();
 }

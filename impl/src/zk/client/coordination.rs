@@ -39,8 +39,13 @@ pub(super) fn map_err(e: zookeeper_client::Error) -> CoordError {
         E::NodeExists => CoordError::NodeExists,
         E::BadVersion => CoordError::BadVersion,
         E::NotEmpty => CoordError::NotEmpty,
-        // Terminal for the session: a closed handle's session is as gone as an expired one.
-        E::SessionExpired | E::ClientClosed | E::AuthFailed => CoordError::SessionExpired,
+        E::SessionExpired => CoordError::SessionExpired,
+        // Terminal too, but no new session cures them: their own errors, so that the recipe
+        // stops instead of opening sessions in a loop (issue #33).
+        E::AuthFailed => CoordError::AuthFailed {
+            detail: e.to_string(),
+        },
+        E::ClientClosed => CoordError::ClientClosed,
         E::NoHosts => CoordError::Unreachable {
             connect: String::new(),
             detail: "no available hosts".to_string(),
@@ -279,6 +284,11 @@ impl Coordination for ZkClient {
     }
 
     fn spawn(&self, task: impl Future<Output = ()> + Send + 'static) {
-        spawn_task(task);
+        // Counted while it runs (or until the executor drops it): `background_tasks`.
+        let running = super::Running::start(&self.inner.background);
+        spawn_task(async move {
+            let _running = running;
+            task.await;
+        });
     }
 }

@@ -21,6 +21,7 @@
 //!
 //! Flipped by hand (each made a row fail, then was reverted): `Timeout` mapped to `Rejected`
 //! (its row and the client-oracle test fail); `AuthFailed` to `Rejected` (its row fails);
+//! `AuthFailed` and `ClientClosed` back to `SessionExpired` (issue #33: both rows fail);
 //! `NotEmpty` folded into `Rejected` (its row fails); `outcome_unknown` answering false for
 //! everything (every "outcome unknown" row fails).
 
@@ -45,6 +46,10 @@ enum Class {
     Answer,
     /// Nothing was applied and trying again will not help: the step fails with the error.
     Hard,
+    /// The session ended and a new one would end the same way (authentication refused, the
+    /// handle closed): the step fails with its own error, never read as an expiry, so the
+    /// recipe opens no sessions in a loop.
+    Ended,
     /// No server reachable: the step fails (`ZkLockError::Unreachable`); the session is lost
     /// with it.
     Unreachable,
@@ -102,13 +107,8 @@ fn rows() -> Vec<Row> {
             "SessionExpired",
             SessionGone,
         ),
-        r(
-            "ClientClosed",
-            E::ClientClosed,
-            "SessionExpired",
-            SessionGone,
-        ),
-        r("AuthFailed", E::AuthFailed, "SessionExpired", SessionGone),
+        r("ClientClosed", E::ClientClosed, "ClientClosed", Ended),
+        r("AuthFailed", E::AuthFailed, "AuthFailed", Ended),
         r("NoHosts", E::NoHosts, "Unreachable", Unreachable),
         r("NoNode", E::NoNode, "NoNode", Answer),
         r("NodeExists", E::NodeExists, "NodeExists", Answer),
@@ -187,6 +187,7 @@ const UNBUILDABLE: &str = "Custom";
 fn class_of(e: &CoordError) -> Class {
     match e {
         CoordError::SessionExpired => Class::SessionGone,
+        CoordError::AuthFailed { .. } | CoordError::ClientClosed => Class::Ended,
         e if e.outcome_unknown() => Class::OutcomeUnknown,
         CoordError::NoNode
         | CoordError::NodeExists
@@ -257,6 +258,9 @@ fn class_text(c: Class) -> &'static str {
         Class::SessionGone => "session gone: open a new session; its nodes went with it",
         Class::Answer => "definitely not applied: the request's answer (below)",
         Class::Hard => "definitely not applied: hard error (`ZkLockError::Zk`)",
+        Class::Ended => {
+            "the session ended and a new one would too: the step fails with its own error (`ZkLockError::AuthFailed` / `ClientClosed`), no new session"
+        }
         Class::Unreachable => "hard error (`ZkLockError::Unreachable`); the session is lost",
     }
 }
@@ -313,7 +317,10 @@ fn no_error_that_may_have_been_applied_reads_as_not_applied() {
         let class = class_of(&map_err(r.error.clone()));
         if TERMINATED.contains(&r.name) {
             assert!(
-                matches!(class, Class::SessionGone | Class::Unreachable),
+                matches!(
+                    class,
+                    Class::SessionGone | Class::Ended | Class::Unreachable
+                ),
                 "{}: the session ends, read as {class:?}",
                 r.name
             );

@@ -134,6 +134,10 @@ impl ZkClientBuilder {
             CoordError::Unreachable { connect, detail } => {
                 ZkLockError::Unreachable { connect, detail }
             }
+            CoordError::AuthFailed { detail } => ZkLockError::AuthFailed {
+                connect: connect.to_string(),
+                detail,
+            },
             other => ZkLockError::Unreachable {
                 connect: connect.to_string(),
                 detail: other.to_string(),
@@ -146,6 +150,7 @@ impl ZkClientBuilder {
                 current: Mutex::new(client),
                 renewing: futures::lock::Mutex::new(()),
                 stats: Counters::default(),
+                background: Arc::default(),
             }),
         })
     }
@@ -169,6 +174,9 @@ async fn open(connect: &str, o: &ZkClientBuilder) -> Result<Client, CoordError> 
     let r = on_executor(async move { connector.connect(&cs).await }).await;
     match r {
         Some(Ok(c)) => Ok(c),
+        Some(Err(e @ zookeeper_client::Error::AuthFailed)) => Err(CoordError::AuthFailed {
+            detail: e.to_string(),
+        }),
         Some(Err(e)) => Err(CoordError::Unreachable {
             connect: connect.to_string(),
             detail: e.to_string(),
@@ -245,6 +253,25 @@ struct Inner {
     /// One renewal at a time.
     renewing: futures::lock::Mutex<()>,
     stats: Counters,
+    /// Background tasks spawned and not finished ([`ZkClient::background_tasks`]).
+    background: Arc<AtomicU64>,
+}
+
+/// One background task counted in `Inner::background` until it is dropped (finished, or
+/// dropped unfinished by the executor).
+pub(super) struct Running(Arc<AtomicU64>);
+
+impl Running {
+    pub(super) fn start(count: &Arc<AtomicU64>) -> Running {
+        count.fetch_add(1, Ordering::AcqRel);
+        Running(Arc::clone(count))
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// A ZooKeeper client for [`crate::zk::ZkMutex`]: one session at a time, renewed after an
@@ -310,6 +337,30 @@ impl ZkClient {
     /// The ACL of the nodes this client creates.
     fn acls(&self) -> zookeeper_client::Acls<'static> {
         self.inner.options.acl.acls()
+    }
+
+    /// Releases and cleanups this client still runs in the background: the delete of a
+    /// dropped guard's node, of a lost hold's, the cleanup of a cancelled or failed acquire.
+    /// They run on the `lockwright-zk` thread, which dies with the process: a guard dropped
+    /// just before the process exits loses its delete, and its node stays until the session
+    /// expires (one session timeout; other clients wait that long). Before exiting, call
+    /// [`ZkClient::wait_background`] (or release guards with `release().await`).
+    pub fn background_tasks(&self) -> u64 {
+        self.inner.background.load(Ordering::Acquire)
+    }
+
+    /// Waits until no background task of this client is left ([`ZkClient::background_tasks`]),
+    /// at most `timeout`; returns how many are still running (0: every delete was sent and
+    /// answered, or given up as documented).
+    pub async fn wait_background(&self, timeout: Duration) -> u64 {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let left = self.background_tasks();
+            if left == 0 || std::time::Instant::now() >= deadline {
+                return left;
+            }
+            async_io::Timer::after(Duration::from_millis(10)).await;
+        }
     }
 
     /// Request counters since the client was made.

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use super::{
     pick_own, synced_search, timed, timed_request, Backoff, Granted, Own, Patience, Pc, Spec, Stop,
+    GIVE_UP_WAIT, SESSION_REOPEN_LIMIT,
 };
 use crate::zk::coord::{CoordError, Coordination, SessionId, WatchOutcome};
 use crate::zk::error::ZkLockError;
@@ -18,6 +19,12 @@ pub(super) struct Attempt<C: Coordination> {
     pub(super) coord: Arc<C>,
     pub(super) spec: Arc<Spec>,
     pub(super) pc: Pc,
+    /// The give-up instant, if any (`acquire_timeout`).
+    pub(super) deadline: Option<Instant>,
+    /// New sessions opened in a row without progress in them ([`SESSION_REOPEN_LIMIT`]).
+    pub(super) reopens: u32,
+    /// The pause before the next re-open after the first.
+    pub(super) reopen_pause: Backoff,
     /// The session the attempt believes is current.
     pub(super) known: SessionId,
     /// The protection id of the current create.
@@ -43,6 +50,12 @@ pub(crate) async fn acquire<C: Coordination>(
         coord: Arc::clone(coord),
         spec: Arc::clone(spec),
         pc: Pc::Idle,
+        deadline: match patience {
+            Patience::Until(d) => Some(d),
+            Patience::Try | Patience::Forever => None,
+        },
+        reopens: 0,
+        reopen_pause: Backoff::new(),
         known: coord.session(),
         protection: None,
         own: None,
@@ -53,7 +66,10 @@ pub(crate) async fn acquire<C: Coordination>(
     };
     let result = match a.run(patience).await {
         Ok(g) => Ok(g),
-        Err(stop) => Err(a.give_up(stop, start).await),
+        Err(stop) => {
+            let deadline = a.deadline;
+            Err(a.give_up(stop, start, deadline).await)
+        }
     };
     a.settled = true;
     result
@@ -66,10 +82,7 @@ impl<C: Coordination> Attempt<C> {
         let spec = Arc::clone(&self.spec);
         let coord = &*coord;
         let rules = spec.rules();
-        let deadline = match patience {
-            Patience::Until(d) => Some(d),
-            Patience::Try | Patience::Forever => None,
-        };
+        let deadline = self.deadline;
         let mut backoff = Backoff::new();
         let mut creates = 0u32;
         loop {
@@ -90,7 +103,7 @@ impl<C: Coordination> Attempt<C> {
                     self.protection = id;
                     self.create_in_flight = true;
                     let create = coord.create_lock_node(&prefix, &spec.data);
-                    let Some(reply) = timed_request(coord, create, deadline).await else {
+                    let Some(reply) = timed_request(coord, &spec, create, deadline).await else {
                         // Outcome unknown, as with a lost reply.
                         self.create_in_flight = false;
                         self.pc = Pc::CreateLost;
@@ -102,6 +115,7 @@ impl<C: Coordination> Attempt<C> {
                             self.own = Some(Own::from_created(node));
                             self.pc = Pc::Created;
                             backoff = Backoff::new();
+                            self.progress();
                         }
                         Err(e) if e.outcome_unknown() => {
                             // `LoseReply` on the create.
@@ -113,7 +127,8 @@ impl<C: Coordination> Attempt<C> {
                         Err(CoordError::SessionExpired) => self.learn().await?,
                         Err(CoordError::NoNode) => {
                             // The lock directory is missing: make it (containers, as Curator).
-                            match timed_request(coord, coord.ensure_dir(&spec.dir), deadline).await
+                            match timed_request(coord, &spec, coord.ensure_dir(&spec.dir), deadline)
+                                .await
                             {
                                 None => return Err(Stop::TimedOut),
                                 // A create into a missing directory was no attempt at the lock.
@@ -144,6 +159,7 @@ impl<C: Coordination> Attempt<C> {
                     let prefix = self.protection.as_deref().map(protected_child_prefix);
                     let Some(r) = timed_request(
                         coord,
+                        &spec,
                         synced_search(
                             coord,
                             &spec.dir,
@@ -189,7 +205,7 @@ impl<C: Coordination> Attempt<C> {
                 }
                 Pc::Created => {
                     let Some(r) =
-                        timed_request(coord, coord.list_children(&spec.dir), deadline).await
+                        timed_request(coord, &spec, coord.list_children(&spec.dir), deadline).await
                     else {
                         return Err(Stop::TimedOut);
                     };
@@ -217,7 +233,7 @@ impl<C: Coordination> Attempt<C> {
                     let pred = self.pred.clone().expect("MustWatch has a predecessor");
                     let pred_path = format!("{}/{pred}", spec.dir);
                     let Some(r) =
-                        timed_request(coord, coord.watch_node(&pred_path), deadline).await
+                        timed_request(coord, &spec, coord.watch_node(&pred_path), deadline).await
                     else {
                         return Err(Stop::TimedOut);
                     };
@@ -255,7 +271,7 @@ impl<C: Coordination> Attempt<C> {
                 Pc::Releasing => {
                     let own = self.own.clone().expect("Releasing has a node");
                     let Some(r) =
-                        timed_request(coord, coord.delete_node(&own.path), deadline).await
+                        timed_request(coord, &spec, coord.delete_node(&own.path), deadline).await
                     else {
                         return Err(Stop::TimedOut);
                     };
@@ -297,7 +313,10 @@ impl<C: Coordination> Attempt<C> {
         patience: Patience,
     ) -> Result<Option<Granted>, Stop> {
         let children = match r {
-            Ok(c) => c,
+            Ok(c) => {
+                self.progress();
+                c
+            }
             // The directory vanished: no children, so our node is gone.
             Err(CoordError::NoNode) => Vec::new(),
             Err(CoordError::SessionExpired) => {
@@ -355,18 +374,57 @@ impl<C: Coordination> Attempt<C> {
         }
     }
 
-    /// Learn that the session is gone: open a new one, then the session-change rules.
+    /// A request in the current session made progress: re-opens count from zero again.
+    fn progress(&mut self) {
+        self.reopens = 0;
+        self.reopen_pause = Backoff::new();
+    }
+
+    /// Learn that the session is gone: open a new one, then the session-change rules. Re-opens
+    /// without progress in between are paced and bounded ([`SESSION_REOPEN_LIMIT`]), and the
+    /// re-open is under the deadline (at most [`GIVE_UP_WAIT`] past it).
     async fn learn(&mut self) -> Result<(), Stop> {
-        match self.coord.new_session(self.known).await {
-            Ok(new) => {
+        let coord = Arc::clone(&self.coord);
+        let coord = &*coord;
+        let gone = |a: &mut Self| {
+            // Whatever node we had went with the old session.
+            a.own = None;
+            a.pc = Pc::Idle;
+            a.known = a.coord.session();
+        };
+        if self.reopens >= SESSION_REOPEN_LIMIT {
+            gone(self);
+            return Err(Stop::Failed(ZkLockError::SessionsKeepEnding {
+                path: self.spec.dir.clone(),
+                reopened: self.reopens,
+            }));
+        }
+        if self.reopens > 0 {
+            let pause = self.reopen_pause.next();
+            if timed(coord, coord.sleep(pause), self.deadline)
+                .await
+                .is_none()
+            {
+                gone(self);
+                return Err(Stop::TimedOut);
+            }
+        }
+        self.reopens += 1;
+        let bound = self
+            .deadline
+            .filter(|_| !self.spec.unbounded_past_deadline)
+            .map(|d| d + GIVE_UP_WAIT);
+        match timed(coord, coord.new_session(self.known), bound).await {
+            Some(Ok(new)) => {
                 self.session_changed(new);
                 Ok(())
             }
-            Err(e) => {
-                // Whatever node we had went with the old session.
-                self.own = None;
-                self.pc = Pc::Idle;
-                self.known = self.coord.session();
+            None => {
+                gone(self);
+                Err(Stop::TimedOut)
+            }
+            Some(Err(e)) => {
+                gone(self);
                 Err(Stop::Failed(ZkLockError::from_coord(
                     "open a new session",
                     &self.spec.dir,

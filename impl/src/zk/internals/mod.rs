@@ -56,11 +56,22 @@ use crate::zk::coord::{CoordError, Coordination, LockNode, Search, SessionEvent,
 use crate::zk::error::ZkLockError;
 use crate::zk::names::{child_name, sequence_of, suffix_of, LOCK_MARKER};
 
-/// How long giving up (an `acquire_timeout` past its deadline, a refused try, a failed acquire)
-/// waits for its cleanup before it returns: one bounded request. The delete goes on in the
-/// background after that ([`crate::zk::Cleanup::Background`]), so `acquire_timeout(t)` returns
-/// within `t` plus this (plus the last request, answered at once by a connected server).
+/// One bounded request: how long an acquire past its deadline still waits, for a request in
+/// flight (a connected server that stalls included), for re-opening a session, and for its
+/// cleanup's answer, all together. The delete goes on in the background after that
+/// ([`crate::zk::Cleanup::Background`]), so `acquire_timeout(t)` returns within `t` plus this
+/// (plus the scheduling of the caller's thread). A refused try or a failed acquire waits for
+/// its cleanup as long.
 pub const GIVE_UP_WAIT: Duration = Duration::from_secs(1);
+
+/// How many new sessions in a row an acquire, a release or a cleanup opens before it gives up,
+/// when each one ends again before a request in it made progress (a server that expires every
+/// new session at once; a session that cannot be re-opened for good). The first re-open is
+/// immediate; each further one waits for the retry pause first (10 ms doubling), so a give-up
+/// comes after about 150 ms of pauses. An acquire then fails with
+/// [`crate::zk::ZkLockError::SessionsKeepEnding`]; a release or a cleanup stops (the node went
+/// with the first expired session).
+pub const SESSION_REOPEN_LIMIT: u32 = 5;
 
 /// How long a background cleanup (a release, a give-up's delete, a lost create's search) keeps
 /// retrying after lost replies while the session lives. Past it the cleanup stops and the
@@ -198,6 +209,9 @@ pub(crate) struct Spec {
     pub unfenced_writes: bool,
     /// Defect: the token is the sequence suffix.
     pub fence_by_sequence: bool,
+    /// Defect: a connected request and a session re-open are awaited past the deadline
+    /// without bound (`ZkDefect::UnboundedPastDeadline`).
+    pub unbounded_past_deadline: bool,
 }
 
 impl Spec {
@@ -308,12 +322,14 @@ async fn timed<C: Coordination, F: Future>(
     .await
 }
 
-/// A request under a deadline: while the session is connected the reply is awaited even past
-/// the deadline (a healthy server answers at once, and cutting a request short only turns it
-/// into a lost reply to clean up after); once the deadline has passed and the connection is
-/// down, the request is abandoned (`None`: its outcome is unknown).
+/// A request under a deadline: while the session is connected the reply is awaited past the
+/// deadline (a healthy server answers at once, and cutting a request short only turns it into
+/// a lost reply to clean up after), but never past the deadline plus [`GIVE_UP_WAIT`] (a
+/// server stopped while the connection still reads as up); once the deadline has passed and
+/// the connection is down, the request is abandoned at once (`None`: its outcome is unknown).
 async fn timed_request<C: Coordination, F: Future>(
     coord: &C,
+    spec: &Spec,
     fut: F,
     deadline: Option<Instant>,
 ) -> Option<F::Output> {
@@ -322,18 +338,26 @@ async fn timed_request<C: Coordination, F: Future>(
     let Some(deadline) = deadline else {
         return Some(fut.await);
     };
+    // `unbounded-past-deadline` (test-only): no end while the connection reads as up.
+    let end = deadline
+        + if spec.unbounded_past_deadline {
+            Duration::from_secs(365 * 24 * 3600)
+        } else {
+            GIVE_UP_WAIT
+        };
     let mut fut = pin!(fut);
     loop {
         let now = coord.now();
         let wait = if now < deadline {
             deadline - now
         } else {
-            RECHECK
+            RECHECK.min(end.saturating_duration_since(now))
         };
         if let Some(v) = timed(coord, fut.as_mut(), Some(now + wait)).await {
             return Some(v);
         }
-        if coord.now() >= deadline && coord.session_event() != SessionEvent::Connected {
+        let now = coord.now();
+        if now >= deadline && (coord.session_event() != SessionEvent::Connected || now >= end) {
             return None;
         }
     }

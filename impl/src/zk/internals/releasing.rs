@@ -7,7 +7,10 @@ use std::time::Instant;
 use super::attempt::Attempt;
 use futures::channel::oneshot;
 
-use super::{pick_own, synced_search, timed, Backoff, Pc, Spec, Stop, CLEANUP_LIMIT, GIVE_UP_WAIT};
+use super::{
+    pick_own, synced_search, timed, Backoff, Pc, Spec, Stop, CLEANUP_LIMIT, GIVE_UP_WAIT,
+    SESSION_REOPEN_LIMIT,
+};
 use crate::zk::coord::{CoordError, Coordination, GuardedOp, SessionId};
 use crate::zk::error::{Cleanup, Holder, LostReason, ZkLockError};
 use crate::zk::names::protected_child_prefix;
@@ -24,12 +27,20 @@ enum Leftover {
 impl<C: Coordination> Attempt<C> {
     /// Stops the attempt: hands its node to a cleanup task (before anything is awaited, so a
     /// caller that drops this future loses nothing), waits for that task at most
-    /// [`GIVE_UP_WAIT`], and builds the error.
-    pub(super) async fn give_up(&mut self, stop: Stop, start: Instant) -> ZkLockError {
+    /// [`GIVE_UP_WAIT`] (with a deadline: until the deadline plus [`GIVE_UP_WAIT`], which a
+    /// request running past the deadline has already used up in part), and builds the error.
+    pub(super) async fn give_up(
+        &mut self,
+        stop: Stop,
+        start: Instant,
+        deadline: Option<Instant>,
+    ) -> ZkLockError {
         let pending = self.hand_off();
         let coord = &*self.coord;
-        // One bounded request: the holder's data and the cleanup's answer share it.
-        let by = coord.now() + GIVE_UP_WAIT;
+        // One bounded request: the holder's data and the cleanup's answer share it, and with a
+        // deadline so does whatever ran past it.
+        let now = coord.now();
+        let by = deadline.map_or(now + GIVE_UP_WAIT, |d| (d + GIVE_UP_WAIT).max(now));
         let path = self.spec.dir.clone();
         let holder = match &stop {
             Stop::Held | Stop::TimedOut => match self.holder.take() {
@@ -166,6 +177,7 @@ async fn background_cleanup<C: Coordination>(
     let limit = coord.now() + CLEANUP_LIMIT;
     // The session expired under the search: nothing found after that went with it.
     let mut expired = false;
+    let mut reopens = 0u32;
     loop {
         match leftover {
             Leftover::Search { ref protection } => {
@@ -200,14 +212,24 @@ async fn background_cleanup<C: Coordination>(
                     // session owns, so a create of the expired session (gone with it) is not
                     // found, and one a shared client ran after renewing it is.
                     // (**drop-own-on-session-swap**: stop.)
-                    Err(CoordError::SessionExpired) => match coord.new_session(known).await {
-                        Ok(new) if rules.search_any_session || rules.keep_own_on_session_swap => {
-                            known = new;
-                            expired = true;
-                            continue;
+                    // Re-opens are paced and bounded as the attempt's ([`SESSION_REOPEN_LIMIT`]).
+                    Err(CoordError::SessionExpired) if reopens < SESSION_REOPEN_LIMIT => {
+                        if reopens > 0 {
+                            coord.sleep(backoff.next()).await;
                         }
-                        _ => return Cleanup::SessionGone,
-                    },
+                        reopens += 1;
+                        match coord.new_session(known).await {
+                            Ok(new)
+                                if rules.search_any_session || rules.keep_own_on_session_swap =>
+                            {
+                                known = new;
+                                expired = true;
+                                continue;
+                            }
+                            _ => return Cleanup::SessionGone,
+                        }
+                    }
+                    Err(CoordError::SessionExpired) => return Cleanup::SessionGone,
                     Err(e) if e.outcome_unknown() && coord.now() < limit => {}
                     Err(_) => return Cleanup::Background { node: None },
                 }
@@ -253,18 +275,31 @@ pub(crate) async fn release_node<C: Coordination>(
     let mut backoff = Backoff::new();
     let limit = coord.now() + CLEANUP_LIMIT;
     let mut expired = false;
+    let mut reopens = 0u32;
     loop {
         match coord.delete_node(node).await {
             Ok(()) | Err(CoordError::NoNode) if expired => return Ok(Released::SessionGone),
             Ok(()) | Err(CoordError::NoNode) => return Ok(Released::Deleted),
-            Err(CoordError::SessionExpired) => match coord.new_session(known).await {
-                Ok(new) => {
-                    known = new;
-                    expired = true;
+            // The node went with the first expired session; the delete in a new one only
+            // confirms it, so sessions that keep ending stop the retries
+            // ([`SESSION_REOPEN_LIMIT`], paced as the attempt's re-opens).
+            Err(CoordError::SessionExpired) if reopens >= SESSION_REOPEN_LIMIT => {
+                return Ok(Released::SessionGone)
+            }
+            Err(CoordError::SessionExpired) => {
+                if reopens > 0 {
+                    coord.sleep(backoff.next()).await;
                 }
-                // No new session: the node went with the old one all the same.
-                Err(_) => return Ok(Released::SessionGone),
-            },
+                reopens += 1;
+                match coord.new_session(known).await {
+                    Ok(new) => {
+                        known = new;
+                        expired = true;
+                    }
+                    // No new session: the node went with the old one all the same.
+                    Err(_) => return Ok(Released::SessionGone),
+                }
+            }
             Err(e) if e.outcome_unknown() => {
                 if !rules.retry_lost_delete {
                     return Ok(Released::Forgotten);

@@ -27,12 +27,24 @@ pub(crate) struct Clock {
     /// Client threads still running (the clock stops at 0).
     pub(crate) running: usize,
     /// The clock thread's waker while it waits for a timer.
-    waker: Option<Waker>,
+    pub(crate) waker: Option<Waker>,
+    /// Strict: time moves only while no client is ready to run (no sleep due and untaken, no
+    /// reply ready and untaken), so no client is held back while the clock moves, and a
+    /// time oracle need not forgive anything (issue #33).
+    pub(crate) strict: bool,
+    /// Replies recorded and not taken yet (strict clock only).
+    pub(crate) ready: usize,
 }
 
 impl Clock {
     /// The earliest deadline still ahead (a due sleep was woken and ends at its next poll).
+    /// A strict clock has none while a client is ready to run: a due sleep not taken yet, or a
+    /// reply not taken yet.
     fn earliest(&self) -> Option<Duration> {
+        if self.strict && (self.ready > 0 || self.timers.values().any(|(d, _)| *d <= self.elapsed))
+        {
+            return None;
+        }
         self.timers
             .values()
             .map(|(d, _)| *d)
@@ -53,6 +65,15 @@ pub struct SimSleep {
 }
 
 impl SimZk {
+    /// Issue #33's simulated time: every request and every session re-open take `latency`,
+    /// and the clock is strict (it moves only while no client is ready to run), so a
+    /// give-up's time on the clock is the recipe's own and its oracle forgives nothing.
+    pub fn strict_time(&self, latency: Duration) {
+        let mut w = self.lock();
+        w.clock.strict = true;
+        w.latency = latency;
+    }
+
     /// Simulated time since the start of the run.
     pub fn elapsed(&self) -> Duration {
         self.lock().clock.elapsed
@@ -153,6 +174,16 @@ impl Future for SimSleep {
                     w.clock.timers.remove(&id);
                 }
                 this.count_late(&mut w);
+                // A strict clock waits for due sleeps to be taken.
+                let clock = if w.clock.strict {
+                    w.clock.waker.take()
+                } else {
+                    None
+                };
+                drop(w);
+                if let Some(wk) = clock {
+                    wk.wake();
+                }
                 return Poll::Ready(());
             }
             let id = match this.id {
@@ -197,6 +228,15 @@ impl Drop for SimSleep {
         }
         if w.clock.elapsed >= self.deadline {
             self.count_late(&mut w);
+        }
+        let clock = if w.clock.strict {
+            w.clock.waker.take()
+        } else {
+            None
+        };
+        drop(w);
+        if let Some(wk) = clock {
+            wk.wake();
         }
     }
 }

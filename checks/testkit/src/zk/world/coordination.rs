@@ -503,8 +503,18 @@ impl Coordination for SimCoord {
             let current = self.session_now();
             if wire(current) != expired || self.sim.lock().core.live(c) {
                 // Renewed already (in the step that answered `SessionExpired`, or by a mutex
-                // sharing the client: then this is how this one is told), or alive.
+                // sharing the client: then this is how this one is told), or alive. Opening
+                // it takes the simulated time of a request (issue #33; zero unless set).
+                let latency = self.sim.lock().latency;
+                if !latency.is_zero() {
+                    self.sim.sleep(None, latency).await;
+                }
                 return Ok(wire(self.look().0));
+            }
+            // Opening the next session takes the simulated time of a request.
+            let latency = self.sim.lock().latency;
+            if !latency.is_zero() {
+                self.sim.sleep(None, latency).await;
             }
             self.client_step(Call::SessionEvent, |core| {
                 assert!(core.learn(c));

@@ -69,13 +69,26 @@ impl SimCoord {
             sim: &'a SimZk,
             i: usize,
             sent: Duration,
+            /// Counted as a ready reply (strict clock) until taken.
+            ready: bool,
         }
         impl Drop for Taken<'_> {
             fn drop(&mut self) {
-                let mut w = self.sim.lock();
-                w.in_flight[self.i] = false;
-                let took = w.clock.elapsed.saturating_sub(self.sent);
-                w.request_time[self.i] += took;
+                let clock = {
+                    let mut w = self.sim.lock();
+                    w.in_flight[self.i] = false;
+                    let took = w.clock.elapsed.saturating_sub(self.sent);
+                    w.request_time[self.i] += took;
+                    if self.ready {
+                        w.clock.ready -= 1;
+                        w.clock.waker.take()
+                    } else {
+                        None
+                    }
+                };
+                if let Some(wk) = clock {
+                    wk.wake();
+                }
             }
         }
         let i = usize::from(self.c);
@@ -84,14 +97,22 @@ impl SimCoord {
             w.in_flight[i] = in_flight;
             w.clock.elapsed
         };
-        let taken = Taken {
+        let mut taken = Taken {
             sim: &self.sim,
             i,
             sent,
+            ready: false,
         };
         async move {
-            let _taken = taken;
+            {
+                let mut w = self.sim.lock();
+                if w.clock.strict {
+                    w.clock.ready += 1;
+                    taken.ready = true;
+                }
+            }
             shuttle::future::yield_now().await;
+            drop(taken);
             out
         }
     }

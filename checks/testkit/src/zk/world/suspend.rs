@@ -116,6 +116,26 @@ impl SimCoord {
         f: impl FnOnce(&mut Core) -> (Outcome, T) + Send + 'a,
         cut: impl FnOnce(CoordError) -> T + Send + 'a,
     ) -> Pending<'a, T> {
+        // Issue #33's simulated time: the request travels for `latency` before the server
+        // applies it (its step); a reply, once the step is recorded, is not held up.
+        let latency = self.sim.lock().latency;
+        if !latency.is_zero() {
+            return Box::pin(async move {
+                self.sim.sleep(None, latency).await;
+                self.send(r, call, in_flight, f, cut).await
+            });
+        }
+        self.send(r, call, in_flight, f, cut)
+    }
+
+    fn send<'a, T: Send + 'a>(
+        &'a self,
+        r: Request,
+        call: Call,
+        in_flight: bool,
+        f: impl FnOnce(&mut Core) -> (Outcome, T) + Send + 'a,
+        cut: impl FnOnce(CoordError) -> T + Send + 'a,
+    ) -> Pending<'a, T> {
         match self.gate(r) {
             None => {
                 let out = self.client_step(call, f);
