@@ -104,6 +104,12 @@ pub struct ScenarioArgs {
     /// session, renewed by whichever mutex learns first that it expired).
     #[arg(long)]
     pub shared_client: bool,
+    /// zk: the lock directory's sequence counter is a signed N-bit one (2..=8) that behaves at
+    /// its top as ZooKeeper 3.8's 32-bit one does: creates applied one at a time repeat the
+    /// top suffix, creates in flight together wrap to negative ones. Default: a counter that
+    /// never reaches its top.
+    #[arg(long, value_parser = clap::value_parser!(u8).range(2..=8))]
+    pub sequence_width: Option<u8>,
     /// zk: what a holder does when it learns its session expired: lockwright (reports the
     /// lock lost) or curator (`InterProcessMutex`: keeps believing it holds).
     #[arg(long)]
@@ -164,6 +170,7 @@ impl ScenarioArgs {
             ("--writes", self.writes.is_some()),
             ("--guard", self.guard.is_some()),
             ("--shared-client", self.shared_client),
+            ("--sequence-width", self.sequence_width.is_some()),
             ("--reader", self.reader.is_some()),
             ("--pace", self.pace.is_some()),
             ("--rounds", self.rounds.is_some()),
@@ -184,7 +191,13 @@ impl ScenarioArgs {
     /// An unknown variant, write mode, guard or fault, or an option of another family.
     pub fn zk(&self) -> anyhow::Result<zk::Scenario> {
         use zk::{Guard, Variant, WriteMode};
-        self.refuse(&["--clients", "--writes", "--guard", "--shared-client"])?;
+        self.refuse(&[
+            "--clients",
+            "--writes",
+            "--guard",
+            "--shared-client",
+            "--sequence-width",
+        ])?;
         let mut sc = if self.deep {
             zk::Scenario::deep()
         } else {
@@ -210,6 +223,9 @@ impl ScenarioArgs {
                 bail!("--shared-client needs --clients 2 or more (c0 and c1 share the client)");
             }
             sc = sc.with_shared_client(true);
+        }
+        if let Some(w) = self.sequence_width {
+            sc = sc.with_sequence_width(Some(w));
         }
         Ok(sc.with_symmetry(self.symmetry_or(sc.symmetry)))
     }

@@ -111,6 +111,11 @@ pub enum Action {
     /// and applies the session-change rules. Until then its requests already run in the new
     /// session (its look at the session came before the renewal).
     NoticeSessionChange(ClientId),
+    /// The same create, in flight together with the create before it (`--sequence-width`
+    /// only, and only once the counter has reached its top): it takes the suffix that create
+    /// left in the parent's pending change record, wrapped (`Server::create_behind_last`).
+    /// A recorded run maps a create to this when its suffix is the pending one.
+    CreateBehindLast(ClientId),
 }
 
 impl Action {
@@ -119,6 +124,7 @@ impl Action {
         use Action::*;
         match self {
             CreateLockNode(c)
+            | CreateBehindLast(c)
             | LoseReply(c, _)
             | FindOwnNode(c)
             | ListChildren(c)
@@ -156,6 +162,7 @@ impl Action {
         use Action::*;
         match self {
             CreateLockNode(_) => "CreateLockNode",
+            CreateBehindLast(_) => "CreateBehindLast",
             LoseReply(..) => "LoseReply",
             FindOwnNode(_) => "FindOwnNode",
             ListChildren(_) => "ListChildren",
@@ -196,6 +203,7 @@ impl Action {
         matches!(
             self,
             CreateLockNode(_)
+                | CreateBehindLast(_)
                 | LoseReply(..)
                 | FindOwnNode(_)
                 | ListChildren(_)

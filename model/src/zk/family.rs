@@ -39,7 +39,13 @@ impl Family for Scenario {
             },
         });
         match json {
-            serde_json::Value::Object(map) => map,
+            serde_json::Value::Object(mut map) => {
+                // Only where set, so the rows from before the option keep their parameters.
+                if let Some(w) = self.sequence_width {
+                    map.insert("sequence-width".into(), w.into());
+                }
+                map
+            }
             _ => unreachable!("an object literal"),
         }
     }
@@ -121,6 +127,9 @@ impl Family for Scenario {
         }
         if self.shared_client {
             args.push_str(" --shared-client");
+        }
+        if let Some(w) = self.sequence_width {
+            args.push_str(&format!(" --sequence-width {w}"));
         }
         args.push_str(&format!(
             " --faults {} --symmetry {}",
