@@ -229,6 +229,18 @@ pub enum ZkLockError {
         /// The node this mutex value holds.
         node: String,
     },
+    /// The lock directory's sequence counter is at its top: our node's suffix was
+    /// `2147483647` (which ZooKeeper 3.8 then repeats) or negative (wrapped). Suffixes no longer
+    /// say who came first, so the recipe deleted its node and refuses to queue
+    /// (`docs/incidents.md`, "The sequence counter at its top").
+    SequenceExhausted {
+        /// The lock directory.
+        path: String,
+        /// Our node (deleted).
+        node: String,
+        /// Its suffix.
+        suffix: i64,
+    },
     /// A ZooKeeper request failed for a reason the recipe cannot handle.
     Zk {
         /// What the recipe was doing (`"create the lock node"`).
@@ -279,6 +291,20 @@ impl ZkLockError {
             ZkLockError::Held { cleanup, .. } | ZkLockError::TimedOut { cleanup, .. } => {
                 Some(cleanup)
             }
+            _ => None,
+        }
+    }
+
+    /// What to do about the error, where the message alone does not say it: for
+    /// [`ZkLockError::SequenceExhausted`], how to bring the counter back to 0.
+    pub fn advice(&self) -> Option<&'static str> {
+        match self {
+            ZkLockError::SequenceExhausted { .. } => Some(
+                "stop every client of this lock (Curator's too), delete the lock directory \
+                 once it is empty, and let the next acquire create it again: its counter \
+                 starts at 0. Do this while the lock is idle, long before the counter nears \
+                 2147483647 (`Stat.cversion` of the directory shows how far it is)",
+            ),
             _ => None,
         }
     }
@@ -350,6 +376,10 @@ impl fmt::Display for ZkLockError {
             ZkLockError::AlreadyHeld { path, node } => write!(
                 f,
                 "ZooKeeper lock {path} is already held through this ZkMutex (node {node}); a second acquire would wait behind itself forever: re-enter with ZkGuard::reenter(), or acquire through a clone of the mutex to queue"
+            ),
+            ZkLockError::SequenceExhausted { path, node, suffix } => write!(
+                f,
+                "ZooKeeper lock {path}: the directory's sequence counter is at its top (our node {node} got suffix {suffix}), so suffixes no longer follow creation order; our node was deleted and the lock cannot be queued for; re-create the lock directory while no client uses it"
             ),
             ZkLockError::Zk { op, path, source } => {
                 write!(f, "ZooKeeper request failed ({op} {path}): {source}")
