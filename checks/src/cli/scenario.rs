@@ -79,7 +79,8 @@ pub struct ScenarioArgs {
     /// native-blocking-no-recheck. zk: curator,
     /// no-protection, release-forgets, adopt-old-session, delete-by-name-retry,
     /// release-cancel-unsafe, give-up-cancel-unsafe, search-without-sync,
-    /// abandon-without-delete, drop-own-on-session-swap, protection-id-per-client. docstore:
+    /// abandon-without-delete, drop-own-on-session-swap, protection-id-per-client, text-order
+    /// (differs from curator only with --sequence-width). docstore:
     /// global, document, read-write, leased, leased-upsert, leased-noop, leased-fix-upsert,
     /// leased-fix-unverified, leased-fix-unconditional, leased-fix-unchecked, document-bulk.
     /// replication: segments-first,

@@ -308,9 +308,9 @@ impl State {
     ///
     /// Zxids and epochs: exact (a bijection on everything referenced; new ones are always
     /// above). Sequence suffixes: exact while the parent is not re-created again; after a
-    /// re-creation, names from an old incarnation are reached after fewer creates than they
-    /// would be with the gaps kept — one of the spacings a real parent's `cversion` (which also
-    /// counts deletes) can produce anyway. See `docs/zookeeper.md`, "What is not modelled".
+    /// re-creation, names from an old incarnation are reached after fewer creates than a real
+    /// server needs (its `cversion` counts creates only): sooner, not otherwise. With a
+    /// sequence width suffixes are kept as they are. See `docs/zookeeper.md` §2, "Numbers".
     pub(crate) fn compact(&mut self) {
         // Zxids.
         let mut zm = self.server.zxid_mask();

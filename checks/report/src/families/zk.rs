@@ -48,6 +48,9 @@ const ELA: &str = "expire=1,lose-reply=1,abandon=1";
 /// The same with a suspension (a dropped connection, the session alive).
 const ELAS: &str = "expire=1,lose-reply=1,abandon=1,suspend=1";
 
+/// Across the sequence counter's top (issue #33's "Done" scope): `expire=1,lose-reply=1`.
+const TOP: &str = "expire=1,lose-reply=1";
+
 /// Two mutexes sharing one client: `expire=1`.
 const SHARED: &str = "expire=1";
 /// Two mutexes sharing one client, with a lost reply: `expire=1,lose-reply=1`.
@@ -74,7 +77,9 @@ impl Presenter for Scenario {
     /// rows 25–26: a lagging server answers the search; rows 27–28: a listing that does not
     /// recognize the own node; rows 29–32: two mutexes share one client; row 33: one protection id
     /// per client, with a dropped acquire's cleanup beside the next acquire; rows 34–36: a
-    /// restart under a shared client, and a suspension alone).
+    /// restart under a shared client, and a suspension alone; rows 37–38: the standard
+    /// scenario's recipe and clients with a 3-bit sequence counter that reaches its top, the
+    /// fix and the order it replaces, `text-order`).
     fn rows() -> Vec<Scenario> {
         use Variant::*;
         vec![
@@ -114,6 +119,13 @@ impl Presenter for Scenario {
             sc(Curator, Fenced, "restart=1").with_shared_client(true),
             sc(DropOwnOnSessionSwap, Fenced, "restart=1").with_shared_client(true),
             sc(Curator, Fenced, "suspend=1"),
+            Scenario::standard()
+                .with_faults(Faults::parse(TOP).expect("valid fault list"))
+                .with_sequence_width(Some(3)),
+            Scenario::standard()
+                .with_variant(TextOrder)
+                .with_faults(Faults::parse(TOP).expect("valid fault list"))
+                .with_sequence_width(Some(3)),
         ]
     }
 
@@ -124,10 +136,10 @@ impl Presenter for Scenario {
         };
         vec![
             format!("`{} × {}`{guard}", self.variant, self.writes),
-            if self.shared_client {
-                format!("{} (c0, c1 share one client)", self.clients)
-            } else {
-                self.clients.to_string()
+            match (self.shared_client, self.sequence_width) {
+                (true, _) => format!("{} (c0, c1 share one client)", self.clients),
+                (false, Some(w)) => format!("{} ({w}-bit sequence counter)", self.clients),
+                (false, None) => self.clients.to_string(),
             },
             format!("`{}`", self.faults),
         ]
@@ -139,8 +151,12 @@ impl Presenter for Scenario {
             g => format!(".guard-{g}"),
         };
         let shared = if self.shared_client { ".shared" } else { "" };
+        let width = match self.sequence_width {
+            Some(w) => format!(".seq{w}"),
+            None => String::new(),
+        };
         format!(
-            "{}.{}{guard}.{}c{shared}.{}",
+            "{}.{}{guard}.{}c{shared}{width}.{}",
             self.variant,
             self.writes,
             self.clients,
