@@ -184,6 +184,20 @@ mod tests {
     }
 
     #[test]
+    fn the_counters_top_and_past_it_are_at_the_top() {
+        for seq in [2_147_483_647, -2_147_483_648, -1] {
+            assert!(counter_at_top(seq), "{seq}");
+        }
+        for seq in [0, 1, 2_147_483_646] {
+            assert!(!counter_at_top(seq), "{seq}");
+        }
+        assert_eq!(
+            sequence_of("_c_a-lock-2147483647").map(counter_at_top),
+            Some(true)
+        );
+    }
+
+    #[test]
     fn bad_dirs_are_refused_with_a_reason() {
         for (path, reason) in [
             ("", BadPathReason::Empty),
