@@ -230,8 +230,12 @@ impl Scenario {
                         });
                     }
                     // A repeated suffix on a name that exists: the acquire fails (the caller
-                    // may try again). Nothing was created.
-                    Err(ZkError::NodeExists) => Self::start_over(s, c),
+                    // may try again). Nothing was created; the answer came after the last
+                    // create was applied, so no create is in flight any more.
+                    Err(ZkError::NodeExists) => {
+                        s.server.settle();
+                        Self::start_over(s, c);
+                    }
                     Err(_) => self.new_session(s, c),
                 }
             }
