@@ -79,7 +79,8 @@ pub struct ScenarioArgs {
     /// native-blocking-no-recheck. zk: curator,
     /// no-protection, release-forgets, adopt-old-session, delete-by-name-retry,
     /// release-cancel-unsafe, give-up-cancel-unsafe, search-without-sync,
-    /// abandon-without-delete, drop-own-on-session-swap, protection-id-per-client. docstore:
+    /// abandon-without-delete, drop-own-on-session-swap, protection-id-per-client, text-order
+    /// (differs from curator only with --sequence-width). docstore:
     /// global, document, read-write, leased, leased-upsert, leased-noop, leased-fix-upsert,
     /// leased-fix-unverified, leased-fix-unconditional, leased-fix-unchecked, document-bulk.
     /// replication: segments-first,
@@ -104,6 +105,12 @@ pub struct ScenarioArgs {
     /// session, renewed by whichever mutex learns first that it expired).
     #[arg(long)]
     pub shared_client: bool,
+    /// zk: the lock directory's sequence counter is a signed N-bit one (2..=8) that behaves at
+    /// its top as ZooKeeper 3.8's 32-bit one does: creates applied one at a time repeat the
+    /// top suffix, creates in flight together wrap to negative ones. Default: a counter that
+    /// never reaches its top.
+    #[arg(long, value_parser = clap::value_parser!(u8).range(2..=8))]
+    pub sequence_width: Option<u8>,
     /// zk: what a holder does when it learns its session expired: lockwright (reports the
     /// lock lost) or curator (`InterProcessMutex`: keeps believing it holds).
     #[arg(long)]
@@ -164,6 +171,7 @@ impl ScenarioArgs {
             ("--writes", self.writes.is_some()),
             ("--guard", self.guard.is_some()),
             ("--shared-client", self.shared_client),
+            ("--sequence-width", self.sequence_width.is_some()),
             ("--reader", self.reader.is_some()),
             ("--pace", self.pace.is_some()),
             ("--rounds", self.rounds.is_some()),
@@ -184,7 +192,13 @@ impl ScenarioArgs {
     /// An unknown variant, write mode, guard or fault, or an option of another family.
     pub fn zk(&self) -> anyhow::Result<zk::Scenario> {
         use zk::{Guard, Variant, WriteMode};
-        self.refuse(&["--clients", "--writes", "--guard", "--shared-client"])?;
+        self.refuse(&[
+            "--clients",
+            "--writes",
+            "--guard",
+            "--shared-client",
+            "--sequence-width",
+        ])?;
         let mut sc = if self.deep {
             zk::Scenario::deep()
         } else {
@@ -210,6 +224,9 @@ impl ScenarioArgs {
                 bail!("--shared-client needs --clients 2 or more (c0 and c1 share the client)");
             }
             sc = sc.with_shared_client(true);
+        }
+        if let Some(w) = self.sequence_width {
+            sc = sc.with_sequence_width(Some(w));
         }
         Ok(sc.with_symmetry(self.symmetry_or(sc.symmetry)))
     }

@@ -143,7 +143,36 @@ impl ZkServer {
         s
     }
 
+    /// Starts a server whose data directory `prepare` fills first (it gets the empty `data/`
+    /// directory the server's `dataDir` names): a snapshot written there with ZooKeeper's own
+    /// classes is what the server loads, so a test can begin from a state that would take
+    /// billions of requests to reach (a parent's sequence counter near its top).
+    ///
+    /// # Errors
+    /// As [`ZkServer::start`], or what `prepare` returns.
+    pub fn start_prepared(
+        config: ZkServerConfig,
+        prepare: impl Fn(&Path) -> anyhow::Result<()>,
+    ) -> anyhow::Result<ZkServer> {
+        check_installed()?;
+        let mut last = None;
+        for _ in 0..3 {
+            match ZkServer::try_start_prepared(config.clone(), &prepare) {
+                Ok(s) => return Ok(s),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.expect("tried"))
+    }
+
     fn try_start(config: ZkServerConfig) -> anyhow::Result<ZkServer> {
+        ZkServer::try_start_prepared(config, &|_| Ok(()))
+    }
+
+    fn try_start_prepared(
+        config: ZkServerConfig,
+        prepare: &dyn Fn(&Path) -> anyhow::Result<()>,
+    ) -> anyhow::Result<ZkServer> {
         let dir = tempfile::Builder::new()
             .prefix("lockwright-zk-")
             .tempdir()
@@ -151,6 +180,7 @@ impl ZkServer {
         let port = free_port()?;
         let data = dir.path().join("data");
         std::fs::create_dir_all(&data)?;
+        prepare(&data).context("cannot prepare the server's data directory")?;
         let mut cfg = format!(
             "tickTime={}\ndataDir={}\nclientPort={port}\nclientPortAddress=127.0.0.1\n\
              minSessionTimeout={}\nmaxSessionTimeout={}\nadmin.enableServer=false\n\

@@ -6,6 +6,7 @@
 mod zk_stress_support;
 mod zk_support;
 
+mod counter_top;
 mod curator;
 mod faults;
 mod kazoo;

@@ -383,6 +383,7 @@ fn the_recipe_and_the_model_share_one_rules_table() {
             Some(ZkDefect::GiveUpCancelUnsafe),
             Variant::GiveUpCancelUnsafe,
         ),
+        (Some(ZkDefect::TextOrder), Variant::TextOrder),
         (Some(ZkDefect::UnfencedWrites), Variant::Curator),
         (Some(ZkDefect::FenceBySequence), Variant::Curator),
     ];
@@ -399,6 +400,7 @@ fn the_recipe_and_the_model_share_one_rules_table() {
             m.sync_before_search,
             m.cancel_safe_release,
             m.cancel_safe_give_up,
+            m.refuse_counter_top,
         ];
         assert_eq!(
             lockwright::zk::recipe_rules(defect),
@@ -407,5 +409,9 @@ fn the_recipe_and_the_model_share_one_rules_table() {
         );
         distinct.insert(model);
     }
-    assert_eq!(distinct.len(), 10, "ten variants, ten different rule sets");
+    assert_eq!(
+        distinct.len(),
+        11,
+        "eleven variants, eleven different rule sets"
+    );
 }

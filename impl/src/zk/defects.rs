@@ -46,6 +46,12 @@ pub enum ZkDefect {
     /// nothing to a cleanup (the model's rule for the bug: before the fix, giving up awaited
     /// its delete and a drop during that wait left the node the same way).
     GiveUpCancelUnsafe,
+    /// `text-order` (Curator 5.4; issue #33): a node whose suffix is the parent counter's
+    /// top or negative takes the place its suffix gives in the queue. ZooKeeper 3.8 repeats
+    /// the top for creates one at a time (then the name decides) and wraps to negative
+    /// suffixes for creates in flight together (then `-` sorts first): a later node is
+    /// granted while the holder holds.
+    TextOrder,
     /// `unfenced` writes: [`crate::zk::ZkGuard::guarded_write`] sends the caller's operations
     /// without the lock-node check (the model's `Write`).
     UnfencedWrites,
@@ -73,6 +79,7 @@ impl ZkDefect {
             ZkDefect::SearchWithoutSync => Variant::SearchWithoutSync,
             ZkDefect::ReleaseCancelUnsafe => Variant::ReleaseCancelUnsafe,
             ZkDefect::GiveUpCancelUnsafe => Variant::GiveUpCancelUnsafe,
+            ZkDefect::TextOrder => Variant::TextOrder,
             ZkDefect::UnfencedWrites
             | ZkDefect::FenceBySequence
             | ZkDefect::UnboundedPastDeadline => Variant::Curator,
@@ -83,11 +90,12 @@ impl ZkDefect {
 /// For the checks: the recipe rules the mutex runs with under `defect` (`None`: Curator's
 /// recipe), as `[protected_names, search_after_lost_create, search_any_session,
 /// retry_lost_delete, delete_unrecognized_own, keep_own_on_session_swap, sync_before_search,
-/// cancel_safe_release, cancel_safe_give_up]` — the model's `Rules`, field for field. The rules table is written in
+/// cancel_safe_release, cancel_safe_give_up, refuse_counter_top]` — the model's `Rules`, field
+/// for field. The rules table is written in
 /// the recipe and in the model (the production crate does not depend on the model); a test in
 /// `checks/tests/zk_sim/shuttle_defects.rs` asserts the two agree for every variant.
 #[doc(hidden)]
-pub fn recipe_rules(defect: Option<ZkDefect>) -> [bool; 9] {
+pub fn recipe_rules(defect: Option<ZkDefect>) -> [bool; 10] {
     let r = defect.map_or(Variant::Curator, ZkDefect::variant).rules();
     [
         r.protected_names,
@@ -99,5 +107,6 @@ pub fn recipe_rules(defect: Option<ZkDefect>) -> [bool; 9] {
         r.sync_before_search,
         r.cancel_safe_release,
         r.cancel_safe_give_up,
+        r.refuse_counter_top,
     ]
 }

@@ -262,6 +262,18 @@ pub enum ZkLockError {
         /// The node this mutex value holds.
         node: String,
     },
+    /// The lock directory's sequence counter is at its top: our node's suffix was
+    /// `2147483647` (which ZooKeeper 3.8 then repeats) or negative (wrapped). Suffixes no longer
+    /// say who came first, so the recipe deleted its node and refuses to queue
+    /// (`docs/incidents.md`, "The sequence counter at its top").
+    SequenceExhausted {
+        /// The lock directory.
+        path: String,
+        /// Our node (deleted).
+        node: String,
+        /// Its suffix.
+        suffix: i64,
+    },
     /// A ZooKeeper request failed for a reason the recipe cannot handle.
     Zk {
         /// What the recipe was doing (`"create the lock node"`).
@@ -360,6 +372,12 @@ impl ZkLockError {
             }
             ZkLockError::AlreadyHeld { .. } => {
                 "re-enter with ZkGuard::reenter(), or acquire through a clone of the mutex to queue"
+            }
+            ZkLockError::SequenceExhausted { .. } => {
+                "stop every client of this lock (Curator's too), delete the lock directory once \
+                 it is empty, and let the next acquire create it again: its counter starts at 0. \
+                 Do this while the lock is idle, long before the counter nears 2147483647 \
+                 (`Stat.cversion` of the directory shows how far it is)"
             }
             ZkLockError::Zk { .. } => return None,
         })
@@ -460,6 +478,10 @@ impl fmt::Display for ZkLockError {
             ZkLockError::AlreadyHeld { path, node } => write!(
                 f,
                 "ZooKeeper lock {path} is already held through this ZkMutex (node {node}); a second acquire would wait behind itself forever: re-enter with ZkGuard::reenter(), or acquire through a clone of the mutex to queue"
+            ),
+            ZkLockError::SequenceExhausted { path, node, suffix } => write!(
+                f,
+                "ZooKeeper lock {path}: the directory's sequence counter is at its top (our node {node} got suffix {suffix}), so suffixes no longer follow creation order; our node was deleted and the lock cannot be queued for; re-create the lock directory while no client uses it"
             ),
             ZkLockError::Zk { op, path, source } => {
                 write!(f, "ZooKeeper request failed ({op} {path}): {source}")

@@ -95,6 +95,17 @@ pub fn sequence_of(name: &str) -> Option<i64> {
     suffix_of(name)?.parse().ok()
 }
 
+/// The largest suffix ZooKeeper's signed 32-bit counter writes (`2147483647`). Past it,
+/// ZooKeeper 3.8 repeats it for creates applied one at a time and wraps to `-2147483648`, …
+/// for creates in flight together.
+pub const SEQUENCE_TOP: i64 = i32::MAX as i64;
+
+/// Whether a suffix shows the parent's counter at its top (the top itself, which repeats, or
+/// a wrapped negative one): from there on, suffixes do not follow creation order.
+pub fn counter_at_top(seq: i64) -> bool {
+    !(0..SEQUENCE_TOP).contains(&seq)
+}
+
 /// The lock participants among `children`, in queue order: Curator's
 /// (`StandardLockInternalsDriver.fixForSorting`), the suffix compared as text, then the whole
 /// name. For the ten-digit suffixes the server writes before its counter overflows this is
@@ -169,6 +180,20 @@ mod tests {
                 "_c_d-lock-0000000001",
                 "_c_a-lock-2147483647",
             ]
+        );
+    }
+
+    #[test]
+    fn the_counters_top_and_past_it_are_at_the_top() {
+        for seq in [2_147_483_647, -2_147_483_648, -1] {
+            assert!(counter_at_top(seq), "{seq}");
+        }
+        for seq in [0, 1, 2_147_483_646] {
+            assert!(!counter_at_top(seq), "{seq}");
+        }
+        assert_eq!(
+            sequence_of("_c_a-lock-2147483647").map(counter_at_top),
+            Some(true)
         );
     }
 

@@ -115,6 +115,11 @@ pub enum Action {
     /// (fault, budget `refuse-session`): the acquire ends with an error (`Failed`). The recipe
     /// returns `AuthFailed`, `Unreachable` or `SessionsKeepEnding` there, never loops.
     RefuseSession(ClientId),
+    /// The same create, in flight together with the create before it (`--sequence-width`
+    /// only, and only once the counter has reached its top): it takes the suffix that create
+    /// left in the parent's pending change record, wrapped (`Server::create_behind_last`).
+    /// A recorded run maps a create to this when its suffix is the pending one.
+    CreateBehindLast(ClientId),
 }
 
 impl Action {
@@ -123,6 +128,7 @@ impl Action {
         use Action::*;
         match self {
             CreateLockNode(c)
+            | CreateBehindLast(c)
             | LoseReply(c, _)
             | FindOwnNode(c)
             | ListChildren(c)
@@ -161,6 +167,7 @@ impl Action {
         use Action::*;
         match self {
             CreateLockNode(_) => "CreateLockNode",
+            CreateBehindLast(_) => "CreateBehindLast",
             LoseReply(..) => "LoseReply",
             FindOwnNode(_) => "FindOwnNode",
             ListChildren(_) => "ListChildren",
@@ -202,6 +209,7 @@ impl Action {
         matches!(
             self,
             CreateLockNode(_)
+                | CreateBehindLast(_)
                 | LoseReply(..)
                 | FindOwnNode(_)
                 | ListChildren(_)

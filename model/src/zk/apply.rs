@@ -206,18 +206,39 @@ impl Scenario {
         use Action::*;
         s.last = Event::None;
         let rules = self.variant.rules();
+        // Only a create right after a create can have been in flight together with it: any
+        // other step is (or commutes with) a request answered after the last create was
+        // applied (`Server::settle`).
+        if !matches!(action, CreateLockNode(_) | CreateBehindLast(_)) {
+            s.server.settle();
+        }
         match action {
-            CreateLockNode(c) => match s.server.create_sequential(self.uuid(c), s.session(c)) {
-                Ok(z) => {
-                    let cl = &mut s.clients[c as usize];
-                    cl.pc = Pc::Created;
-                    cl.own = Some(Own {
-                        name: z.name,
-                        czxid: z.czxid,
-                    });
+            CreateLockNode(c) | CreateBehindLast(c) => {
+                let (uuid, session) = (self.uuid(c), s.session(c));
+                let created = if matches!(action, CreateLockNode(_)) {
+                    s.server.create_sequential(uuid, session)
+                } else {
+                    s.server.create_behind_last(uuid, session)
+                };
+                match created {
+                    Ok(z) => {
+                        let cl = &mut s.clients[c as usize];
+                        cl.pc = Pc::Created;
+                        cl.own = Some(Own {
+                            name: z.name,
+                            czxid: z.czxid,
+                        });
+                    }
+                    // A repeated suffix on a name that exists: the acquire fails (the caller
+                    // may try again). Nothing was created; the answer came after the last
+                    // create was applied, so no create is in flight any more.
+                    Err(ZkError::NodeExists) => {
+                        s.server.settle();
+                        Self::start_over(s, c);
+                    }
+                    Err(_) => self.new_session(s, c),
                 }
-                Err(_) => self.new_session(s, c),
-            },
+            }
             LoseReply(c, applied) => {
                 s.budget.lose_reply -= 1;
                 let session = s.session(c);
@@ -225,9 +246,11 @@ impl Scenario {
                 match cl.pc {
                     Pc::Idle | Pc::Holding | Pc::Releasing => {
                         if applied && cl.pc == Pc::Idle {
-                            s.server
-                                .create_sequential(self.uuid(c), session)
-                                .expect("lost replies only in live sessions");
+                            // `NodeExists` (a repeated suffix): refused, nothing to apply.
+                            match s.server.create_sequential(self.uuid(c), session) {
+                                Ok(_) | Err(ZkError::NodeExists) => {}
+                                Err(e) => unreachable!("lost replies only in live sessions: {e}"),
+                            }
                         } else if applied {
                             let own = cl.own.expect("a releasing client has a node");
                             let _ = s.server.delete(own.name, session);
@@ -307,6 +330,19 @@ impl Scenario {
                 match s.server.get_children(session) {
                     Ok(children) => match children.iter().position(|z| z.name == own.name) {
                         None => Self::start_over(s, c),
+                        // Our suffix is the counter's top or below 0: suffixes no longer say
+                        // who came first. Delete our node, then fail the acquire (the caller
+                        // is told to re-create the lock directory while idle).
+                        Some(_)
+                            if rules.refuse_counter_top
+                                && (own.name.seq < 0
+                                    || Some(own.name.seq) == s.server.sequence_top()) =>
+                        {
+                            let cl = &mut s.clients[c as usize];
+                            cl.pc = Pc::Releasing;
+                            cl.pred = None;
+                            s.last = Event::CounterAtTop;
+                        }
                         Some(0) => self.grant(s, c),
                         Some(i) => {
                             let pred = children[i - 1].name;
@@ -469,11 +505,10 @@ impl Scenario {
             ApplySent(c) => {
                 let session = s.session(c);
                 match s.clients[c as usize].queued.take() {
-                    Some(Sent::Create(uuid)) => {
-                        s.server
-                            .create_sequential(uuid, session)
-                            .expect("applied only in a live session");
-                    }
+                    Some(Sent::Create(uuid)) => match s.server.create_sequential(uuid, session) {
+                        Ok(_) | Err(ZkError::NodeExists) => {}
+                        Err(e) => unreachable!("applied only in a live session: {e}"),
+                    },
                     Some(Sent::Delete(name)) => {
                         let _ = s.server.delete(name, session);
                     }
@@ -538,7 +573,9 @@ impl Scenario {
                     let old = u + PREVIOUS_ATTEMPT;
                     let fu = |x: u8| if x == u { old } else { x };
                     let next = s.server.next_zxid();
-                    s.server.rename(|z| z, next, |q| q, |x| x, fu, false);
+                    // Equal suffixes (a counter stuck at its top) sort by the id: re-sort.
+                    let resort = s.server.sequence_width().is_some();
+                    s.server.rename(|z| z, next, |q| q, |x| x, fu, resort);
                     let rename = |n: &mut Name| n.uuid = n.uuid.map(fu);
                     for d in s.clients.iter_mut() {
                         if let Some(o) = d.own.as_mut() {

@@ -88,14 +88,22 @@ impl Scenario {
             }
         };
         match action {
-            CreateLockNode(c) => {
+            CreateLockNode(c) | CreateBehindLast(c) => {
+                let together = if matches!(action, CreateBehindLast(_)) {
+                    ", in flight together with the last create"
+                } else {
+                    ""
+                };
                 let head = format!(
-                    "c{c} CreateLockNode: create {} (ephemeral sequential, {})",
+                    "c{c} {}: create {} (ephemeral sequential, {}{together})",
+                    action.name(),
                     self.prefix(c),
                     session(c)
                 );
                 if expired(c) {
                     format!("{head} → {}", se(c))
+                } else if after.clients[c as usize].own.is_none() {
+                    format!("{head} → NodeExists (a repeated suffix): the acquire fails")
                 } else {
                     format!("{head} → {}", node(own_a(c)))
                 }
@@ -207,6 +215,14 @@ impl Scenario {
                 }
                 let listing = Self::names(before);
                 let cl = after.clients[c as usize];
+                if after.last == Event::CounterAtTop {
+                    return format!(
+                        "{head} → {listing}: own suffix {} is the counter's top or below 0: \
+                         suffixes no longer follow creation order; it deletes its node and \
+                         fails the acquire (re-create the lock directory while idle)",
+                        own_b(c).map_or("?".to_string(), |o| o.name.seq.to_string())
+                    );
+                }
                 match cl.pc {
                     Pc::Holding | Pc::Granted => {
                         let handoff = if after.last == Event::HandoffAfterExpiry {
@@ -342,11 +358,14 @@ impl Scenario {
                         let (token, max) = match self.writes {
                             WriteMode::FencedBySequence => (
                                 format!("sequence {}", o.name.seq),
-                                before.resource.max_seq,
+                                before.resource.max_seq.map(|m| m.to_string()),
                             ),
-                            _ => (format!("czxid {}", o.czxid), before.resource.max_czxid),
+                            _ => (
+                                format!("czxid {}", o.czxid),
+                                before.resource.max_czxid.map(|m| m.to_string()),
+                            ),
                         };
-                        let high = max.map_or("none".to_string(), |m| m.to_string());
+                        let high = max.unwrap_or_else(|| "none".to_string());
                         if after.last == Event::LockLost {
                             format!(
                                 "c{c} FencedWrite: token {token} → rejected (highest accepted {high}){}",

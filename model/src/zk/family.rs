@@ -44,7 +44,13 @@ impl Family for Scenario {
             json["faults"]["refuse-session"] = f.refuse_session.into();
         }
         match json {
-            serde_json::Value::Object(map) => map,
+            serde_json::Value::Object(mut map) => {
+                // Only where set, so the rows from before the option keep their parameters.
+                if let Some(w) = self.sequence_width {
+                    map.insert("sequence-width".into(), w.into());
+                }
+                map
+            }
             _ => unreachable!("an object literal"),
         }
     }
@@ -126,6 +132,9 @@ impl Family for Scenario {
         }
         if self.shared_client {
             args.push_str(" --shared-client");
+        }
+        if let Some(w) = self.sequence_width {
+            args.push_str(&format!(" --sequence-width {w}"));
         }
         args.push_str(&format!(
             " --faults {} --symmetry {}",

@@ -19,6 +19,7 @@
 //! | `abandon-without-delete` | a listing that does not recognize our node starts over without deleting it | lockwright before the fix |
 //! | `drop-own-on-session-swap` | a mutex whose shared client renewed the session drops a node the new session owns, and stops a search that would find one | lockwright before the fix |
 //! | `protection-id-per-client` | one protection id for all of a client's attempts: a cleanup and the next attempt take each other's node | a model finding (the recipe's uuid is per `acquire`) |
+//! | `text-order` | across the counter's top (`--sequence-width`) a node takes the place its suffix gives (`curator` refuses a suffix at the top or below 0) | issue #33; Curator 5.4; python-zk/kazoo#730 |
 //!
 //! A hold's work is updates of the protected resource: read, compute, write (`Read`, then the
 //! write of the mode). Writes (`WriteMode`): `unfenced`, `check-then-write`, `fenced` (token =
@@ -139,9 +140,11 @@ impl Scenario {
         })
     }
 
-    /// "grants in request order": every live holder's node is the lowest node there is.
+    /// "grants in request order": every live holder's node is the first-created node there
+    /// is (lowest `czxid`: the server's own order, which the recipe never reads; below the
+    /// counter's top it is also the lowest suffix).
     pub fn grants_in_request_order(&self, s: &State) -> bool {
-        let first = s.server.children().first();
+        let first = s.server.children().iter().min_by_key(|z| z.czxid);
         s.live_holders().all(|c| {
             let own = s.clients[c as usize].own;
             first.is_some_and(|z| own.is_some_and(|o| o.name == z.name && o.czxid == z.czxid))
@@ -300,7 +303,12 @@ impl Scenario {
         };
         let release = |out: &mut Vec<Action>| request(out, DeleteLockNode(c), true);
         match cl.pc {
-            Pc::Idle => request(out, CreateLockNode(c), true),
+            Pc::Idle => {
+                request(out, CreateLockNode(c), true);
+                if alive && s.server.can_create_behind_last() {
+                    out.push(CreateBehindLast(c));
+                }
+            }
             Pc::CreateLost => {
                 request(out, FindOwnNode(c), false);
                 if alive
@@ -465,7 +473,7 @@ impl Model for Scenario {
 
     fn init_states(&self) -> Vec<State> {
         let mut s = State {
-            server: crate::zk::server::Server::new(),
+            server: crate::zk::server::Server::with_sequence_width(self.sequence_width),
             clients: vec![Client::NEW; self.clients as usize],
             resource: Resource::default(),
             budget: self.faults,

@@ -52,6 +52,12 @@ pub enum Variant {
     /// beside the client's next acquire, takes the next attempt's node for the dropped one's
     /// and deletes it under its holder.
     ProtectionIdPerClient,
+    /// The queue order alone across the counter's top (Curator 5.4, and lockwright before the
+    /// fix): suffix text, then name. Once the parent's counter sticks at its top a later node
+    /// repeats the suffix and the name decides; once it wraps a later node's `-` suffix sorts
+    /// first — either way a node created later is granted while the holder holds
+    /// (`--sequence-width`; issue #33, python-zk/kazoo#730).
+    TextOrder,
 }
 
 /// What a variant does where the variants differ: one row per variant in
@@ -83,10 +89,15 @@ pub struct Rules {
     /// Each attempt has a protection id of its own (the recipe's uuid per `acquire`), so a
     /// cleanup's search finds only the dropped attempt's node (else: the client's one id).
     pub fresh_id_per_attempt: bool,
+    /// A listing whose own node's suffix is the counter's top or negative (the counter is
+    /// stuck or wrapped, so suffixes no longer follow creation order): delete the node and
+    /// fail the acquire, saying to re-create the lock directory (else: take the place the
+    /// suffix gives, `text-order`).
+    pub refuse_counter_top: bool,
 }
 
 impl Variant {
-    pub const ALL: [Variant; 11] = [
+    pub const ALL: [Variant; 12] = [
         Variant::Curator,
         Variant::NoProtection,
         Variant::ReleaseForgets,
@@ -98,6 +109,7 @@ impl Variant {
         Variant::AbandonWithoutDelete,
         Variant::DropOwnOnSessionSwap,
         Variant::ProtectionIdPerClient,
+        Variant::TextOrder,
     ];
 
     /// The command-line / docs name.
@@ -114,6 +126,7 @@ impl Variant {
             Variant::AbandonWithoutDelete => "abandon-without-delete",
             Variant::DropOwnOnSessionSwap => "drop-own-on-session-swap",
             Variant::ProtectionIdPerClient => "protection-id-per-client",
+            Variant::TextOrder => "text-order",
         }
     }
 
@@ -135,6 +148,7 @@ impl Variant {
             delete_unrecognized_own: true,
             keep_own_on_session_swap: true,
             fresh_id_per_attempt: true,
+            refuse_counter_top: true,
         };
         match self {
             Variant::Curator => CURATOR,
@@ -177,6 +191,10 @@ impl Variant {
             },
             Variant::ProtectionIdPerClient => Rules {
                 fresh_id_per_attempt: false,
+                ..CURATOR
+            },
+            Variant::TextOrder => Rules {
+                refuse_counter_top: false,
                 ..CURATOR
             },
         }
@@ -425,6 +443,11 @@ pub struct Scenario {
     /// sessions are named after `c0`). Each mutex keeps the session it knows, and notices a
     /// renewal only at its next step (`NoticeSessionChange`).
     pub shared_client: bool,
+    /// `--sequence-width N`: the lock directory's counter is a signed `N`-bit one that sticks
+    /// and wraps at its top as ZooKeeper 3.8's 32-bit one does (`server` module docs). `None`
+    /// (the default, every row before issue #33): a counter that never reaches its top, whose
+    /// suffixes the model renumbers.
+    pub sequence_width: Option<u8>,
 }
 
 impl Scenario {
@@ -440,6 +463,7 @@ impl Scenario {
             faults: Faults::NONE,
             symmetry: true,
             shared_client: false,
+            sequence_width: None,
         }
     }
 
@@ -520,6 +544,17 @@ impl Scenario {
         }
     }
 
+    /// The lock directory's counter as a signed `width`-bit one (2..=8; `None`: unbounded).
+    pub fn with_sequence_width(self, width: Option<u8>) -> Scenario {
+        if let Some(w) = width {
+            assert!((2..=8).contains(&w), "a sequence width of 2..=8 bits");
+        }
+        Scenario {
+            sequence_width: width,
+            ..self
+        }
+    }
+
     /// The process (ZooKeeper client) mutex `c` runs in: its sessions are named after it.
     pub fn process(&self, c: ClientId) -> ClientId {
         if self.shared_client && c < 2 {
@@ -562,8 +597,12 @@ impl Scenario {
             (false, false) => "",
         };
         let plural = if self.clients == 1 { "" } else { "s" };
+        let width = match self.sequence_width {
+            Some(w) => format!(", {w}-bit sequence"),
+            None => String::new(),
+        };
         format!(
-            "{} × {}{guard}, {} client{plural}{reentrant}, faults {}",
+            "{} × {}{guard}, {} client{plural}{reentrant}{width}, faults {}",
             self.variant, self.writes, self.clients, self.faults
         )
     }

@@ -10,10 +10,20 @@
 //! - the children of the lock directory `/locks`: name → creation zxid (`czxid`) and the
 //!   session that owns the ephemeral node. All lock nodes are `EPHEMERAL_SEQUENTIAL`; their
 //!   data is never written (data version 0), so `check(path, 0)` means "exists".
-//! - the parent's sequence counter. A sequential create appends the counter to the name and
-//!   advances it. (The real suffix is the parent's `cversion`, which also counts deletes; only
-//!   order and equality of suffixes matter here.) When the container parent is reaped (it is
-//!   empty) and created again, the counter restarts at 0: names can repeat.
+//! - the parent's sequence counter, its `cversion`. A sequential create appends the counter to
+//!   the name and advances it (deletes do not: in ZooKeeper 3.8 only a create changes a
+//!   parent's `cversion`). When the container parent is reaped (it is empty) and created
+//!   again, the counter restarts at 0: names can repeat. Without a width
+//!   ([`Server::with_sequence_width`]) the counter never reaches a top and only order and
+//!   equality of suffixes matter (the model renumbers them). With a width `w` it is a signed
+//!   `w`-bit counter that behaves at its top as ZooKeeper 3.8's signed 32-bit one does
+//!   (verified on Debian's 3.8.0): `PrepRequestProcessor` takes a create's suffix from the
+//!   parent's pending change record (while an earlier create is still in flight) or from the
+//!   `DataTree`, and writes the incremented counter (wrapping) into the record;
+//!   `DataTree.createNode` raises the parent's `cversion` only to a larger value. So creates
+//!   applied one at a time stick at the top (`2^(w-1)-1` again and again), and a create in
+//!   flight together with the one before it takes the wrapped value (`-2^(w-1)`, then up).
+//!   [`Server::create_sequential`] is the first, [`Server::create_behind_last`] the second.
 //! - the zxid counter: every write (create, delete, `multi`, session close) gets the next zxid.
 //!   Zxids never restart.
 //! - sessions: alive or gone. Expiry is the server's decision: it deletes the session's
@@ -34,8 +44,9 @@
 
 use std::fmt;
 
-/// A node's sequence suffix (the parent's counter at its creation).
-pub type Seq = u8;
+/// A node's sequence suffix (the parent's counter at its creation): signed, as ZooKeeper's
+/// `cversion` is. Without a width it is never negative.
+pub type Seq = i8;
 
 /// A ZooKeeper transaction id. Only order and equality matter; the model renumbers them densely.
 pub type Zxid = u8;
@@ -59,11 +70,35 @@ impl fmt::Display for SessionId {
 }
 
 /// A child's name under `/locks`: `_c_<uuid>-lock-<seq>` (protected) or `lock-<seq>` (plain).
-/// Ordered by sequence first, as Curator sorts lock nodes (the part after `lock-`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// Ordered as Curator and the lockwright recipe sort lock nodes: by the suffix's text (the part
+/// after `lock-`, see [`suffix_text_order`]), then by the rest of the name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Name {
     pub seq: Seq,
     pub uuid: Option<Uuid>,
+}
+
+/// Where a suffix sorts when suffixes are compared as text, as Curator does
+/// (`StandardLockInternalsDriver.fixForSorting`, a string compare) and the lockwright recipe
+/// follows: ZooKeeper writes the counter with `%010d`, so non-negative suffixes sort as
+/// numbers, a negative one (`-2147483648`) before every non-negative one, and the negative
+/// ones near `-2^31` (all eleven characters) by their digits: `-2147483647` before
+/// `-2147483648`, later-created first. The model's small widths keep that shape: negatives
+/// first, by magnitude; then the others, by value.
+pub fn suffix_text_order(seq: Seq) -> (bool, u8) {
+    (seq >= 0, seq.unsigned_abs())
+}
+
+impl Ord for Name {
+    fn cmp(&self, other: &Name) -> std::cmp::Ordering {
+        (suffix_text_order(self.seq), self.uuid).cmp(&(suffix_text_order(other.seq), other.uuid))
+    }
+}
+
+impl PartialOrd for Name {
+    fn partial_cmp(&self, other: &Name) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 impl fmt::Display for Name {
@@ -98,6 +133,9 @@ pub enum ZkError {
     NotEmpty,
     /// `SESSIONEXPIRED`: the request's session is gone; nothing was applied.
     SessionExpired,
+    /// `NODEEXISTS`: a sequential create whose name (prefix and a repeated suffix) is taken;
+    /// possible only once a counter of a given width is stuck at its top.
+    NodeExists,
 }
 
 impl fmt::Display for ZkError {
@@ -106,6 +144,7 @@ impl fmt::Display for ZkError {
             ZkError::NoNode => "NoNode",
             ZkError::NotEmpty => "NotEmpty",
             ZkError::SessionExpired => "SessionExpired",
+            ZkError::NodeExists => "NodeExists",
         })
     }
 }
@@ -113,10 +152,16 @@ impl fmt::Display for ZkError {
 /// The server's state for the lock directory.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Server {
-    /// Children of `/locks`, sorted by name (so by sequence).
+    /// Children of `/locks`, sorted by name (the recipe's order: suffix text, then name).
     children: Vec<Znode>,
-    /// The parent's sequence counter: the next create's suffix.
+    /// The parent's sequence counter in the `DataTree` (`cversion`): the suffix of a create
+    /// applied after every earlier one.
     next_seq: Seq,
+    /// The counter as the last create left it in the parent's pending change record: the
+    /// suffix of a create in flight together with that one. Equal to `next_seq` below the top.
+    pending_seq: Seq,
+    /// The counter's width in bits (`None`: it never reaches a top).
+    width: Option<u8>,
     /// The next transaction's zxid.
     next_zxid: Zxid,
     /// Live sessions, sorted.
@@ -131,6 +176,59 @@ impl Server {
     /// An empty lock directory, no sessions.
     pub fn new() -> Server {
         Server::default()
+    }
+
+    /// An empty lock directory whose sequence counter is a signed `width`-bit one (2..=8),
+    /// starting at 0 (see the module docs for its behaviour at the top).
+    pub fn with_sequence_width(width: Option<u8>) -> Server {
+        if let Some(w) = width {
+            assert!((2..=8).contains(&w), "a sequence width of 2..=8 bits");
+        }
+        Server {
+            width,
+            ..Server::default()
+        }
+    }
+
+    /// The counter's width in bits (`None`: unbounded).
+    pub fn sequence_width(&self) -> Option<u8> {
+        self.width
+    }
+
+    /// The counter's top, `2^(width-1) - 1` (`None` without a width).
+    pub fn sequence_top(&self) -> Option<Seq> {
+        self.width.map(|w| ((1i16 << (w - 1)) - 1) as Seq)
+    }
+
+    /// The counter after `seq`: `seq + 1`, wrapping past the top to `-2^(width-1)`.
+    fn after(&self, seq: Seq) -> Seq {
+        match self.width {
+            None => seq.checked_add(1).expect("sequence space exhausted"),
+            Some(w) => {
+                let span = 1i16 << w;
+                let half = span / 2;
+                ((i16::from(seq) + 1 + half).rem_euclid(span) - half) as Seq
+            }
+        }
+    }
+
+    /// Whether a create in flight together with the last one would get another suffix than a
+    /// create applied after it (only once the counter has reached its top).
+    pub fn can_create_behind_last(&self) -> bool {
+        self.pending_seq != self.next_seq
+    }
+
+    /// The suffix the pending change record holds (see [`Server::create_behind_last`]).
+    pub fn pending_seq(&self) -> Seq {
+        self.pending_seq
+    }
+
+    /// Every create so far has been applied: the next create takes the `DataTree`'s counter.
+    /// The model calls this before every step that is not a create: a standalone server
+    /// answers requests in the order it prepared them, so once any later request (or any
+    /// other transaction) is through, the last create was applied too.
+    pub fn settle(&mut self) {
+        self.pending_seq = self.next_seq;
     }
 
     /// Children of `/locks` in sequence order.
@@ -196,29 +294,55 @@ impl Server {
     ///
     /// # Errors
     /// `SessionExpired` if `s` is gone.
+    /// The create is applied after every earlier create (none is in flight with it): its
+    /// suffix is the `DataTree`'s counter, which sticks at the top.
+    ///
+    /// # Errors
+    /// `SessionExpired` if `s` is gone; `NodeExists` if the name is taken (a repeated suffix).
     pub fn create_sequential(
         &mut self,
         uuid: Option<Uuid>,
         s: SessionId,
     ) -> Result<Znode, ZkError> {
+        self.create_at(self.next_seq, uuid, s)
+    }
+
+    /// The same create, in flight together with the last create (prepared before that one
+    /// was applied): its suffix is the counter that create left in the parent's pending
+    /// change record, wrapped past the top. Only right after a create, before anything else
+    /// ([`Server::settle`]; `docs/zookeeper.md`, "The sequence counter at its top").
+    ///
+    /// # Errors
+    /// As [`Server::create_sequential`].
+    pub fn create_behind_last(
+        &mut self,
+        uuid: Option<Uuid>,
+        s: SessionId,
+    ) -> Result<Znode, ZkError> {
+        self.create_at(self.pending_seq, uuid, s)
+    }
+
+    fn create_at(&mut self, seq: Seq, uuid: Option<Uuid>, s: SessionId) -> Result<Znode, ZkError> {
         self.live(s)?;
-        let name = Name {
-            seq: self.next_seq,
-            uuid,
-        };
-        self.next_seq = self
-            .next_seq
-            .checked_add(1)
-            .expect("sequence space exhausted");
+        let name = Name { seq, uuid };
+        if self.node(name).is_some() {
+            // `PrepRequestProcessor` refuses before it changes the parent's record.
+            return Err(ZkError::NodeExists);
+        }
+        let next = self.after(seq);
+        // `DataTree.createNode`: the parent's cversion is raised, never lowered.
+        self.next_seq = self.next_seq.max(next);
+        self.pending_seq = next;
         let z = Znode {
             name,
             czxid: self.txn(),
             owner: s,
         };
-        // The counter only grows within one incarnation of the parent, and the parent is
-        // only re-created empty: the new child sorts last.
-        debug_assert!(self.children.last().is_none_or(|l| l.name < name));
-        self.children.push(z);
+        // Without a width the counter only grows within one incarnation of the parent, and
+        // the parent is only re-created empty: the new child sorts last.
+        debug_assert!(self.width.is_some() || self.children.last().is_none_or(|l| l.name < name));
+        let i = self.children.binary_search(&z).unwrap_or_else(|i| i);
+        self.children.insert(i, z);
         Ok(z)
     }
 
@@ -340,6 +464,7 @@ impl Server {
         self.txn();
         self.txn();
         self.next_seq = 0;
+        self.pending_seq = 0;
         Ok(())
     }
 
@@ -367,10 +492,16 @@ impl Server {
         self.children.iter().fold(0, |m, z| m | 1u128 << z.czxid)
     }
 
-    /// Every sequence suffix the server holds in a name (as a bit set: values below 128), besides the counter.
+    /// Every sequence suffix the server holds in a name (as a bit set: values 0..128), besides
+    /// the counter. Only without a width (suffixes are then never negative).
     pub fn seq_mask(&self) -> u128 {
-        let m = self.children.iter().fold(0, |m, z| m | 1u128 << z.name.seq);
-        self.watches.iter().fold(m, |m, (n, _)| m | 1u128 << n.seq)
+        debug_assert!(
+            self.width.is_none(),
+            "suffixes of a counter with a width are kept"
+        );
+        let bit = |s: Seq| 1u128 << (s as u8);
+        let m = self.children.iter().fold(0, |m, z| m | bit(z.name.seq));
+        self.watches.iter().fold(m, |m, (n, _)| m | bit(n.seq))
     }
 
     /// Every session id the server holds.
@@ -415,6 +546,7 @@ impl Server {
             self.children.sort_unstable();
         }
         self.next_seq = fs(self.next_seq);
+        self.pending_seq = fs(self.pending_seq);
         self.next_zxid = next_zxid;
         for s in &mut self.sessions {
             *s = fsid(*s);
@@ -441,6 +573,8 @@ impl Server {
     pub fn clone_into_from(&mut self, source: &Server) {
         self.children.clone_from(&source.children);
         self.next_seq = source.next_seq;
+        self.pending_seq = source.pending_seq;
+        self.width = source.width;
         self.next_zxid = source.next_zxid;
         self.sessions.clone_from(&source.sessions);
         self.watches.clone_from(&source.watches);
@@ -520,6 +654,58 @@ mod tests {
             b,
             "a delete by name hits the newer node"
         );
+    }
+
+    /// ZooKeeper 3.8 at the top of its counter (DESIGN.md, verified on Debian's 3.8.0), at 3
+    /// bits: one at a time the suffix sticks at the top; in flight together it wraps.
+    #[test]
+    fn the_counter_sticks_at_its_top_and_wraps_for_creates_in_flight_together() {
+        let mut s = Server::with_sequence_width(Some(3));
+        s.open_session(A);
+        s.open_session(B);
+        assert_eq!(s.sequence_top(), Some(3));
+        let seqs: Vec<Seq> = (0..6)
+            .map(|i| {
+                s.settle();
+                s.create_sequential(Some(i), A).unwrap().name.seq
+            })
+            .collect();
+        assert_eq!(seqs, [0, 1, 2, 3, 3, 3], "one at a time: stuck at the top");
+        assert!(!s.can_create_behind_last() || s.pending_seq() == -4);
+        let behind: Vec<Seq> = (16..19)
+            .map(|i| s.create_behind_last(Some(i), B).unwrap().name.seq)
+            .collect();
+        assert_eq!(behind, [-4, -3, -2], "in flight together: wrapped");
+        s.settle();
+        assert_eq!(s.create_sequential(Some(9), A).unwrap().name.seq, 3);
+        // The same name at the stuck top: refused, nothing changes.
+        assert_eq!(s.create_sequential(Some(9), B), Err(ZkError::NodeExists));
+        // The recipe's (Curator's) text order: negatives first, by magnitude, then the rest.
+        let order: Vec<String> = s.children().iter().map(|z| z.name.to_string()).collect();
+        assert_eq!(
+            &order[..5],
+            [
+                "_c_c18-lock--2",
+                "_c_c17-lock--3",
+                "_c_c16-lock--4",
+                "_c_c0-lock-0",
+                "_c_c1-lock-1"
+            ]
+        );
+    }
+
+    /// Below the top (and without a width) a create in flight together gets what a create
+    /// after it would: the two are one behaviour, and the model offers only one.
+    #[test]
+    fn below_the_top_creates_in_flight_together_change_nothing() {
+        for width in [None, Some(3)] {
+            let mut s = Server::with_sequence_width(width);
+            s.open_session(A);
+            for _ in 0..3 {
+                s.create_sequential(None, A).unwrap();
+                assert!(!s.can_create_behind_last(), "{width:?}");
+            }
+        }
     }
 
     #[test]

@@ -236,6 +236,9 @@ pub enum Event {
     HandoffAfterExpiry,
     /// The guard reported `LockLost` (learned session loss, failed check, rejected write).
     LockLost,
+    /// A listing showed the client's own node with a suffix at the counter's top or below 0:
+    /// the recipe deletes it and fails the acquire (`curator`; `text-order` takes the place).
+    CounterAtTop,
     /// The resource accepted a write: a claim (`update` false) or an update's write. `stale`:
     /// the writer was granted before the grant of a write the resource had already accepted.
     /// `lost_update`: since the writer's read, the resource accepted a write made under
@@ -309,9 +312,9 @@ impl State {
     ///
     /// Zxids and epochs: exact (a bijection on everything referenced; new ones are always
     /// above). Sequence suffixes: exact while the parent is not re-created again; after a
-    /// re-creation, names from an old incarnation are reached after fewer creates than they
-    /// would be with the gaps kept — one of the spacings a real parent's `cversion` (which also
-    /// counts deletes) can produce anyway. See `docs/zookeeper.md`, "What is not modelled".
+    /// re-creation, names from an old incarnation are reached after fewer creates than a real
+    /// server needs (its `cversion` counts creates only): sooner, not otherwise. With a
+    /// sequence width suffixes are kept as they are. See `docs/zookeeper.md` §2, "Numbers".
     pub(crate) fn compact(&mut self) {
         // Zxids.
         let mut zm = self.server.zxid_mask();
@@ -325,28 +328,37 @@ impl State {
         }
         let zcount = zm.count_ones() as Zxid;
         let zdense = zm == (1u128 << zcount) - 1 && self.server.next_zxid() == zcount;
-        // Sequence suffixes.
-        let mut sm = self.server.seq_mask();
+        // Sequence suffixes (kept as they are when the counter has a width: the distance to
+        // the top matters then, not only order and equality).
+        let keep_seqs = self.server.sequence_width().is_some();
+        let mut sm = if keep_seqs { 0 } else { self.server.seq_mask() };
+        let bit = |s: Seq| 1u128 << (s as u8);
         for c in &self.clients {
+            if keep_seqs {
+                break;
+            }
             if let Some(o) = c.own {
-                sm |= 1 << o.name.seq;
+                sm |= bit(o.name.seq);
             }
             if let Some(p) = c.pred {
-                sm |= 1 << p.seq;
+                sm |= bit(p.seq);
             }
             if let Some(Sent::Delete(n)) = c.queued {
-                sm |= 1 << n.seq;
+                sm |= bit(n.seq);
             }
             if let Some(Cleanup::Delete(n)) = c.cleanup {
-                sm |= 1 << n.seq;
+                sm |= bit(n.seq);
             }
         }
-        if let Some(s) = self.resource.max_seq {
-            sm |= 1 << s;
+        if let Some(s) = self.resource.max_seq.filter(|_| !keep_seqs) {
+            sm |= bit(s);
         }
-        let counter = self.server.next_seq();
-        let below = (1u128 << counter) - 1;
-        let holes = !sm & below;
+        let holes = if keep_seqs {
+            0
+        } else {
+            let below = (1u128 << self.server.next_seq()) - 1;
+            !sm & below
+        };
         // Session epochs, per client.
         let n = self.clients.len();
         let mut em = [0u128; 8];
@@ -380,7 +392,13 @@ impl State {
         }
         // Order-preserving renames: a value's new number is the number of kept values below it.
         let fz = |z: Zxid| (zm & ((1u128 << z) - 1)).count_ones() as Zxid;
-        let fs = |s: Seq| s - (holes & ((1u128 << s) - 1)).count_ones() as Seq;
+        let fs = |s: Seq| {
+            if keep_seqs {
+                s
+            } else {
+                s - (holes & (bit(s) - 1)).count_ones() as Seq
+            }
+        };
         let fe = |c: u8, e: u8| (em[c as usize] & ((1u128 << e) - 1)).count_ones() as u8;
         let fg = |g: u8| (gm & ((1u128 << g) - 1)).count_ones() as u8;
         let fsid = |s: SessionId| SessionId {

@@ -109,6 +109,7 @@ impl fmt::Debug for State {
         let last = match self.last {
             Event::None => "",
             Event::Contention => "; last step: contention",
+            Event::CounterAtTop => "; last step: own suffix at the counter's top: refused",
             Event::WokenByWatch => "; last step: waiter woken by watch",
             Event::HandoffAfterExpiry => "; last step: granted after a holder's session expired",
             Event::LockLost => "; last step: lock lost reported",
@@ -125,7 +126,7 @@ impl fmt::Debug for State {
             f,
             "resource: max czxid {}, max seq token {}, latest grant written {}; faults left: {}{}{last}",
             opt(self.resource.max_czxid),
-            opt(self.resource.max_seq),
+            self.resource.max_seq.map_or("-".to_string(), |v| v.to_string()),
             opt(self.resource.max_grant),
             self.budget,
             if self.expired_holder {

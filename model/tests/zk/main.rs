@@ -5,6 +5,7 @@
 //! cannot reach. `cargo test -p lockwright-model --test zk`.
 
 mod applies;
+mod counter_top;
 mod deep;
 mod reach;
 mod stateright_agrees;

@@ -53,6 +53,17 @@ fn stateright_bfs_counts_the_same_states_and_discoveries() {
             .with_symmetry(false)
             .with_faults(Faults::parse("expire=1,lose-reply=1,restart=1").unwrap()),
     );
+    // A 3-bit sequence counter at its top: repeated and wrapped suffixes, the fix's refusal
+    // and the order it replaces.
+    for variant in [Variant::Curator, Variant::TextOrder] {
+        agree(
+            Scenario::new(variant, WriteMode::Fenced)
+                .with_clients(2)
+                .with_symmetry(false)
+                .with_sequence_width(Some(3))
+                .with_faults(Faults::parse("expire=1,lose-reply=1").unwrap()),
+        );
+    }
     // A suspension with its queued request, and dropped futures.
     agree(
         Scenario::new(Variant::Curator, WriteMode::Fenced)

@@ -56,6 +56,22 @@ fn rows() -> Vec<(Scenario, usize, usize)> {
             297_120,
             1_779_562,
         ),
+        // A 3-bit sequence counter (rows 38–39's scope, issue #33): nodes that share the
+        // stuck top suffix sort by their protection ids, which the permutation renames.
+        (
+            Scenario::standard()
+                .with_faults(f("expire=1,lose-reply=1"))
+                .with_sequence_width(Some(3)),
+            124_112,
+            247_605,
+        ),
+        (
+            Scenario::new(Variant::TextOrder, WriteMode::Fenced)
+                .with_reentrant(false)
+                .with_sequence_width(Some(3)),
+            6_290,
+            29_184,
+        ),
     ]
 }
 

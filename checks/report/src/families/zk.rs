@@ -48,6 +48,9 @@ const ELA: &str = "expire=1,lose-reply=1,abandon=1";
 /// The same with a suspension (a dropped connection, the session alive).
 const ELAS: &str = "expire=1,lose-reply=1,abandon=1,suspend=1";
 
+/// Across the sequence counter's top (issue #33's "Done" scope): `expire=1,lose-reply=1`.
+const TOP: &str = "expire=1,lose-reply=1";
+
 /// Two mutexes sharing one client: `expire=1`.
 const SHARED: &str = "expire=1";
 /// Two mutexes sharing one client, with a lost reply: `expire=1,lose-reply=1`.
@@ -75,7 +78,8 @@ impl Presenter for Scenario {
     /// recognize the own node; rows 29–32: two mutexes share one client; row 33: one protection id
     /// per client, with a dropped acquire's cleanup beside the next acquire; rows 34–36: a
     /// restart under a shared client, and a suspension alone; row 37: a session that cannot be
-    /// re-opened, issue #33).
+    /// re-opened; rows 38–39: the standard scenario's recipe and clients with a 3-bit sequence
+    /// counter that reaches its top, the fix and the order it replaces, `text-order`; issue #33).
     fn rows() -> Vec<Scenario> {
         use Variant::*;
         vec![
@@ -120,6 +124,13 @@ impl Presenter for Scenario {
                 FencedClaim,
                 "expire=1,lose-reply=1,refuse-session=1",
             ),
+            Scenario::standard()
+                .with_faults(Faults::parse(TOP).expect("valid fault list"))
+                .with_sequence_width(Some(3)),
+            Scenario::standard()
+                .with_variant(TextOrder)
+                .with_faults(Faults::parse(TOP).expect("valid fault list"))
+                .with_sequence_width(Some(3)),
         ]
     }
 
@@ -130,10 +141,10 @@ impl Presenter for Scenario {
         };
         vec![
             format!("`{} × {}`{guard}", self.variant, self.writes),
-            if self.shared_client {
-                format!("{} (c0, c1 share one client)", self.clients)
-            } else {
-                self.clients.to_string()
+            match (self.shared_client, self.sequence_width) {
+                (true, _) => format!("{} (c0, c1 share one client)", self.clients),
+                (false, Some(w)) => format!("{} ({w}-bit sequence counter)", self.clients),
+                (false, None) => self.clients.to_string(),
             },
             format!("`{}`", self.faults),
         ]
@@ -145,8 +156,12 @@ impl Presenter for Scenario {
             g => format!(".guard-{g}"),
         };
         let shared = if self.shared_client { ".shared" } else { "" };
+        let width = match self.sequence_width {
+            Some(w) => format!(".seq{w}"),
+            None => String::new(),
+        };
         format!(
-            "{}.{}{guard}.{}c{shared}.{}",
+            "{}.{}{guard}.{}c{shared}{width}.{}",
             self.variant,
             self.writes,
             self.clients,

@@ -269,6 +269,7 @@ impl Workload {
             Some(ZkDefect::SearchWithoutSync) => Variant::SearchWithoutSync,
             Some(ZkDefect::ReleaseCancelUnsafe) => Variant::ReleaseCancelUnsafe,
             Some(ZkDefect::GiveUpCancelUnsafe) => Variant::GiveUpCancelUnsafe,
+            Some(ZkDefect::TextOrder) => Variant::TextOrder,
             _ if self.one_id_per_client => Variant::ProtectionIdPerClient,
             _ => Variant::Curator,
         }

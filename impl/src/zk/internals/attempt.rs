@@ -10,7 +10,9 @@ use super::{
 };
 use crate::zk::coord::{CoordError, Coordination, SessionId, WatchOutcome};
 use crate::zk::error::ZkLockError;
-use crate::zk::names::{node_prefix, participants, protected_child_prefix, sequence_of};
+use crate::zk::names::{
+    counter_at_top, node_prefix, participants, protected_child_prefix, sequence_of,
+};
 
 /// One acquire: the state the model keeps for a client between `Idle` and `Holding`.
 /// Dropping it before it settled (the caller dropped the acquire future) hands whatever node it
@@ -37,6 +39,9 @@ pub(super) struct Attempt<C: Coordination> {
     pub(super) create_in_flight: bool,
     /// Granted, or cleaned up: nothing left for `Drop`.
     pub(super) settled: bool,
+    /// Our node's suffix was the counter's top or negative: after its delete (`Releasing`)
+    /// the acquire fails with [`ZkLockError::SequenceExhausted`].
+    pub(super) at_top: Option<i64>,
 }
 
 /// Acquires the lock node (or gives up per `patience`).
@@ -63,6 +68,7 @@ pub(crate) async fn acquire<C: Coordination>(
         holder: None,
         create_in_flight: false,
         settled: false,
+        at_top: None,
     };
     let result = match a.run(patience).await {
         Ok(g) => Ok(g),
@@ -276,6 +282,15 @@ impl<C: Coordination> Attempt<C> {
                         return Err(Stop::TimedOut);
                     };
                     match r {
+                        Ok(()) | Err(CoordError::NoNode) if self.at_top.is_some() => {
+                            self.own = None;
+                            self.pc = Pc::Idle;
+                            return Err(Stop::Failed(ZkLockError::SequenceExhausted {
+                                path: spec.dir.clone(),
+                                node: own.name().to_string(),
+                                suffix: self.at_top.take().unwrap_or_default(),
+                            }));
+                        }
                         Ok(()) | Err(CoordError::NoNode) => {
                             self.own = None;
                             self.pc = Pc::Idle;
@@ -350,6 +365,16 @@ impl<C: Coordination> Attempt<C> {
                 // (or, `abandon-without-delete`, we did not recognize its name).
                 self.own = None;
                 self.pc = Pc::Idle;
+                Ok(None)
+            }
+            // Our suffix is the counter's top or below 0 (ZooKeeper 3.8 repeats 2147483647 for
+            // creates one at a time and wraps for creates in flight together): suffixes no
+            // longer follow creation order, so the queue cannot say who came first. Delete our
+            // node (it carries our protection id), then fail: the lock directory must be
+            // re-created (docs/incidents.md, "The sequence counter at its top").
+            Some(i) if self.spec.rules().refuse_counter_top && counter_at_top(parts[i].0) => {
+                self.at_top = Some(parts[i].0);
+                self.pc = Pc::Releasing;
                 Ok(None)
             }
             Some(0) => {

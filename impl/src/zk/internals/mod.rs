@@ -9,7 +9,7 @@
 //! |---|---|---|
 //! | `Idle` | `create_lock_node` | ok → `Created`; lost reply → `CreateLost` (**no-protection**: `Idle`); `SessionExpired` → learn; `NoNode` → make the directory (not a step), `Idle` |
 //! | `CreateLost` | `find_own_node` | ours → `Created`; none → `Idle`. Ours = our protection id AND owned by the session the search ran in (**adopt-old-session**: any session; **plain names**: any child of our session) |
-//! | `Created` | `list_children` | answered in another session than the one we knew (a shared client renewed) → set aside, session-change rules (**drop-own-on-session-swap**: read anyway); own node missing → `Idle`; own node listed under a name we do not read as a lock node → `Releasing` (**abandon-without-delete**: `Idle`, node left); lowest → granted (`Holding`); else → `MustWatch(predecessor)` (a try gives up) |
+//! | `Created` | `list_children` | answered in another session than the one we knew (a shared client renewed) → set aside, session-change rules (**drop-own-on-session-swap**: read anyway); own node missing → `Idle`; own node listed under a name we do not read as a lock node → `Releasing` (**abandon-without-delete**: `Idle`, node left); own suffix at the counter's top (2147483647) or negative → `Releasing`, then fail with `SequenceExhausted` (**text-order**: take the suffix's place); lowest → granted (`Holding`); else → `MustWatch(predecessor)` (a try gives up) |
 //! | `MustWatch` | `watch_node(predecessor)` | ok → `Waiting`; `NoNode` → `Created` |
 //! | `Waiting` | `wait_watch_event` | fired → `Created`; session expired → learn |
 //! | `Holding` | (the guard: `check_node`, `guarded_write`, re-enter, release) | — |
@@ -111,6 +111,7 @@ pub(crate) enum Variant {
     SearchWithoutSync,
     ReleaseCancelUnsafe,
     GiveUpCancelUnsafe,
+    TextOrder,
 }
 
 /// What differs between the variants (the model's `Rules`, field for field).
@@ -139,6 +140,10 @@ pub(crate) struct Rules {
     pub cancel_safe_release: bool,
     /// A dropped acquire hands its node to a cleanup task (else: the node is left).
     pub cancel_safe_give_up: bool,
+    /// A listing whose own node's suffix is the counter's top or negative: delete the node and
+    /// fail with [`ZkLockError::SequenceExhausted`] (else, `text-order`: take the place the
+    /// suffix gives, which is not creation order there).
+    pub refuse_counter_top: bool,
 }
 
 impl Variant {
@@ -153,6 +158,7 @@ impl Variant {
             sync_before_search: true,
             cancel_safe_release: true,
             cancel_safe_give_up: true,
+            refuse_counter_top: true,
         };
         match self {
             Variant::Curator => CURATOR,
@@ -191,6 +197,10 @@ impl Variant {
             },
             Variant::GiveUpCancelUnsafe => Rules {
                 cancel_safe_give_up: false,
+                ..CURATOR
+            },
+            Variant::TextOrder => Rules {
+                refuse_counter_top: false,
                 ..CURATOR
             },
         }
