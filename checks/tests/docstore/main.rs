@@ -15,6 +15,7 @@ mod http;
 mod loopback_bodies;
 mod owned_guard;
 mod real_cluster;
+mod renew_claimed;
 mod shuttle;
 mod shuttle_store_faults;
 

@@ -528,7 +528,11 @@ fn every_request_answers_every_class_as_the_table_says() {
                 .enumerate()
                 .map(|(i, row)| s.spawn(move || run(row, c * 8 + i)))
                 .collect();
-            outcomes.extend(running.into_iter().map(|t| t.join().expect("a row panicked")));
+            outcomes.extend(
+                running
+                    .into_iter()
+                    .map(|t| t.join().expect("a row panicked")),
+            );
         });
     }
     let mut failures = Vec::new();

@@ -66,6 +66,10 @@ pub struct LeaseGuard<'a, S: DocStore> {
     pub(super) lock: LockRef<'a, S>,
     pub(super) pc: Pc,
     pub(super) token: Token,
+    /// The lock document's `_seq_no`/`_primary_term` as this guard last wrote it: the
+    /// acquire's (the token), then each renewal's. Release and renewal are conditioned on it;
+    /// the fencing token stays `token`.
+    pub(super) version: Token,
     pub(super) deadline: Option<u64>,
     pub(super) released: bool,
     /// Whether the holder has claimed, read or written the data document under this grant
@@ -142,29 +146,34 @@ impl<S: DocStore> LeaseGuard<'_, S> {
         }
     }
 
-    /// Extends the lease: `lease-acquire` again, sent only if the lock document still carries
-    /// this guard's token (`POST <index>/_update/<id>?if_seq_no=S&if_primary_term=T`; the
-    /// server measures the new lease with `ctx._now`). The renewal is a write, so the token
-    /// becomes the renewal's (higher: documents fenced with the old one accept the new one);
-    /// the deadline counts from this send. Not a step of the model (a renewal there is a new
-    /// acquire); tested over HTTP (`checks/tests/docstore/clock.rs`).
+    /// Extends the lease: `lease-acquire` again, sent only if the lock document is still the
+    /// version this guard last wrote (`POST <index>/_update/<id>?if_seq_no=S&if_primary_term=T`
+    /// with its acquire's or its last renewal's `_seq_no`/`_primary_term`; the server measures
+    /// the new lease with `ctx._now`). The deadline counts from this send. **The fencing token
+    /// does not change**: it stays the acquire's, so a data document claimed with it
+    /// ([`LeaseGuard::claim`]) keeps accepting this holder's reads and writes. (A renewal is a
+    /// write, so the lock document's version moves on; the guard keeps that version apart, for
+    /// its release and its next renewal. Any later grant to another owner is a later write of
+    /// the lock document and so a higher token than this one.) The model's step `RenewLease`
+    /// (`docs/docstore.md` §6).
     ///
     /// # Errors
     /// [`DocLockError::LeaseExpired`] if the local deadline has passed (nothing sent: a lapsed
     /// lease is anyone's, a renewal cannot revive it); [`DocLockError::NotOwner`] if the lock
-    /// document no longer carries this token (409) or is gone (404) — the lock is lost;
-    /// [`DocLockError::NotHolding`] on a lost guard or a recipe without a lease;
+    /// document is no longer the version this guard wrote (409) or is gone (404) — the lock is
+    /// lost; [`DocLockError::NotHolding`] on a lost guard or a recipe without a lease;
     /// [`DocLockError::Store`] otherwise (no answer: the lease may or may not be extended;
     /// the old deadline stands).
     pub fn renew(&mut self) -> Result<(), DocLockError> {
         let lock = self.lock.clone();
         self.usable()?;
-        if !lock.rules.fixed {
-            return Err(DocLockError::NotHolding {
+        (lock.rules)
+            .step_where(lock.role, Pc::Holding, |s| s == Step::RenewLease)
+            .filter(|_| lock.rules.fixed)
+            .ok_or_else(|| DocLockError::NotHolding {
                 lock: lock.lock_name(),
                 state: "only the leased recipe renews",
-            });
-        }
+            })?;
         let deadline = self.deadline.expect("a leased guard has a deadline");
         let now = lock.store.now();
         if now >= deadline {
@@ -182,10 +191,10 @@ impl<S: DocStore> LeaseGuard<'_, S> {
         };
         match lock
             .store
-            .update_with_script_if(&lock.index, &lock.id, &script, self.token)
+            .update_with_script_if(&lock.index, &lock.id, &script, self.version)
         {
             Ok(w) => {
-                self.token = w.token;
+                self.version = w.token;
                 self.deadline = Some(now.saturating_add(lock.lease_ms));
                 Ok(())
             }

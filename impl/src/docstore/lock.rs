@@ -258,6 +258,7 @@ impl<S: DocStore> LeaseLock<S> {
                         lock,
                         pc: Pc::Holding,
                         token: w.token,
+                        version: w.token,
                         deadline,
                         released: false,
                         accessed: false,

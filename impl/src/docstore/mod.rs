@@ -34,7 +34,7 @@
 //! | [`LeaseGuard::read`], [`Claimed::read`] | `GET files/_doc/1` (claimed: the fence must still be the token; without a claim, the read-back of the grant comes first) | `ReadData` |
 //! | [`LeaseGuard::ensure_valid`] | read the clock: valid while now < the deadline, which counts from the first send of the acquire | `CheckLease` |
 //! | [`LeaseGuard::fenced_write`] | `ensure_valid`, then `POST files/_update/1?if_seq_no=S&if_primary_term=T {"script": {"id": "fenced-write", "params": {primary_term, seq_no, name}}}` (`S`/`T`: the session's read) | `CheckLease`, `WriteData` |
-//! | [`LeaseGuard::renew`] | `POST files-lock/_update/1?if_seq_no=S&if_primary_term=T {"script": {"id": "lease-acquire", "params": {owner, lease}}}` | — (outside the model) |
+//! | [`LeaseGuard::renew`] | `POST files-lock/_update/1?if_seq_no=S&if_primary_term=T {"script": {"id": "lease-acquire", "params": {owner, lease}}}` (`S`/`T`: the lock document's version the guard last wrote; the fencing token stays the acquire's) | `RenewLease` |
 //! | [`LeaseGuard::release`], drop | `POST files-lock/_update/1?if_seq_no=S&if_primary_term=T {"script": {"id": "lease-release"}}` (the token): the lease freed, the document kept | `ReleaseLease` |
 //!
 //! A timed-out request (no answer: the model's lost reply, applied or not) is sent again, as

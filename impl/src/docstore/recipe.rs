@@ -182,6 +182,10 @@ pub enum Step {
     UpdateLock,
     /// `POST <index>/_update/<id>?if_seq_no=..&if_primary_term=..` with `lease-release`.
     ReleaseLease,
+    /// `POST <index>/_update/<id>?if_seq_no=..&if_primary_term=..` with `lease-acquire`,
+    /// conditioned on the lock document's version the holder last wrote: the lease is extended,
+    /// the fencing token stays the acquire's.
+    RenewLease,
     /// `GET <index>/_doc/<id>` of the lock document after the claim: go on only if it still
     /// carries the token.
     VerifyLock,
@@ -215,7 +219,7 @@ impl Step {
 ///
 /// | `Idle`, `Retrying` | `Claiming` | `Holding` | `Computing` | `Writing` | `Releasing` | `Verifying` |
 /// |---|---|---|---|---|---|---|
-/// | `UpdateLock` | `ClaimData` | `ReadData`, `ReleaseLease` | `CheckLease` | `WriteData` | `ReleaseLease` | `VerifyLock` |
+/// | `UpdateLock` | `ClaimData` | `ReadData`, `RenewLease`, `ReleaseLease` | `CheckLease` | `WriteData` | `ReleaseLease` | `VerifyLock` |
 ///
 /// A writer is at `Claiming` only when it claims.
 pub static LEASED: Rules = Rules {
@@ -242,7 +246,7 @@ const LEASED_ROW: Row = {
         &[UpdateLock],
         &[UpdateLock],
         &[ClaimData],
-        &[ReadData, ReleaseLease],
+        &[ReadData, RenewLease, ReleaseLease],
         &[CheckLease],
         &[WriteData],
         &[ReleaseLease],

@@ -38,7 +38,9 @@ impl<S: DocStore> LeaseGuard<'_, S> {
         let step = (lock.rules)
             .step_where(lock.role(), pc, Step::releases)
             .expect("the step table releases from Holding and Releasing");
-        let request = release_request(step, &lock.index, &lock.id, Some(self.token));
+        // Conditioned on the lock document's version this guard last wrote (the acquire's, or
+        // its last renewal's).
+        let request = release_request(step, &lock.index, &lock.id, Some(self.version));
         let mut sends = 0;
         loop {
             sends += 1;

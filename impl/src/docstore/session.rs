@@ -98,7 +98,8 @@ impl<S: DocStore> LeaseGuard<'_, S> {
             .get(&lock.index, &lock.id)
             .map_err(|e| lock.store_error(e))?;
         let found = doc.map(|d| d.token);
-        if found == Some(self.token) {
+        // The version this guard last wrote: the acquire's, or its last renewal's.
+        if found == Some(self.version) {
             self.verified = true;
             self.pc = Pc::Holding;
             Ok(())

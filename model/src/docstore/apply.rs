@@ -59,7 +59,7 @@ impl Scenario {
                 // document still carries its token (its acquiring write is not lost).
                 let current = s.locks.get(&self.variant.lock_id()).map(|d| d.token());
                 let cl = &mut s.clients[c as usize];
-                if current.is_some() && current == cl.token {
+                if current.is_some() && current == cl.lock_version() {
                     cl.pc = Pc::Holding;
                 } else {
                     cl.forget();
@@ -268,6 +268,18 @@ impl Scenario {
             (CreateLock | UpsertLock | UpdateLock, None) => s.clients[i].pc = Pc::Retrying,
             // Released, or nothing left to release (404, 409 on compare-and-delete, a script
             // error on `rw-unlock`: the client gives up).
+            // Renewed: the lease runs again from this send (now 0), the lock document's version
+            // is the renewal's, and the fencing token stays the acquire's (the claimed data
+            // document holds it). Refused (409/404: the document is not the one it wrote, or
+            // gone): the lock is lost. No answer: the old deadline stands, and the version is
+            // unknown (a later conditioned request meets 409 if the renewal landed).
+            (RenewLease, Some(Ok(w))) => {
+                let cl = &mut s.clients[i];
+                cl.renewed = Some(w.token);
+                cl.deadline = Some(self.lease);
+            }
+            (RenewLease, Some(Err(_))) => s.clients[i].forget(),
+            (RenewLease, None) => {}
             (UpdateUnlock | DeleteLock | CompareAndDelete | ReleaseLease, Some(_)) => {
                 s.clients[i].forget();
             }

@@ -71,7 +71,7 @@ impl Scenario {
         refs.push(s.locks.next_seq_no());
         s.clients
             .iter()
-            .filter_map(|cl| cl.token)
+            .flat_map(|cl| cl.token.into_iter().chain(cl.renewed))
             .for_each(|t| refs.push(t.seq_no));
         s.files
             .docs()
@@ -101,6 +101,7 @@ impl Scenario {
             s.locks.renumber(renamed, next);
             for cl in &mut s.clients {
                 cl.token = cl.token.map(token);
+                cl.renewed = cl.renewed.map(token);
             }
             s.files.map_sources(|src| src.map_fence(token));
             match &mut s.undo {
@@ -316,6 +317,7 @@ fn client<H: Hasher>(h: &mut H, c: &Client) {
         session,
         bulk,
         read,
+        renewed,
     } = *c;
     num(h, alive.into());
     num(h, incarnation.into());
@@ -326,6 +328,7 @@ fn client<H: Hasher>(h: &mut H, c: &Client) {
     num(h, session as u64);
     num(h, bulk.into());
     token(h, read);
+    token(h, renewed);
 }
 
 impl Hash for State {

@@ -272,6 +272,11 @@ impl Scenario {
             }
             (Step::ClaimData, Delivery::Answered, _) => "claimed",
             (Step::ClaimData, _, _) => "will claim again",
+            (Step::RenewLease, Delivery::Answered, Pc::Holding) => {
+                "renewed; the token stays the acquire's"
+            }
+            (Step::RenewLease, Delivery::Answered, _) => "not its lock document: stops",
+            (Step::RenewLease, _, _) => "renewal unknown: the old deadline stands",
             (_, Delivery::Answered, _) => match outcome {
                 Err(StoreError::VersionConflict) => "no longer ours",
                 Err(_) => "gives up",
@@ -311,6 +316,9 @@ impl fmt::Debug for State {
             let mut parts = vec![format!("{:?}", cl.pc)];
             if let Some(t) = cl.token {
                 parts.push(format!("token {t}"));
+            }
+            if let Some(t) = cl.renewed {
+                parts.push(format!("renewed {t}"));
             }
             if let Some(d) = cl.deadline {
                 parts.push(format!("deadline {d}"));

@@ -11,6 +11,12 @@ impl Scenario {
     pub(crate) fn client_actions(&self, s: &State, c: ClientId, out: &mut Vec<Action>) {
         let cl = s.clients[c as usize];
         for &step in next(self.variant, self.role(c), cl.pc) {
+            // A renewal is sent only while the holder's own deadline has not passed (a lapsed
+            // lease is anyone's: the client sends nothing and can only read, fail its lease
+            // check, or release).
+            if step == Step::RenewLease && !cl.deadline.is_some_and(|d| d > 0) {
+                continue;
+            }
             out.push(Action::Call(c, step, Delivery::Answered));
             // The first item of a bulk brings no answer: only the step that ends it can lose it.
             let first_bulk_item = step == Step::BulkCreateLocks && cl.pc != Pc::Bulk;

@@ -16,7 +16,7 @@
 //! | `read-write`, reader | `UpsertLock` | — | — | `UpdateUnlock` | — | — | `UpdateUnlock` |
 //! | `read-write`, writer | `CreateLock` | `ClaimData` | — | `ReadData`, `DeleteLock` | `WriteData` | — | `DeleteLock` |
 //! | `leased-upsert`, `leased-noop` | `UpsertLock` | `ClaimData` | — | `ReadData`, `CompareAndDelete` | `CheckLease` | `WriteData` | `CompareAndDelete` |
-//! | `leased` and three `leased-fix-*` twins | `UpdateLock` | `ClaimData` | `VerifyLock` | `ReadData`, `ReleaseLease` | `CheckLease` | `WriteData` | `ReleaseLease` |
+//! | `leased` and three `leased-fix-*` twins | `UpdateLock` | `ClaimData` | `VerifyLock` | `ReadData`, `RenewLease`, `ReleaseLease` | `CheckLease` | `WriteData` | `ReleaseLease` |
 //! | `leased-fix-upsert` | `UpsertLock` | `ClaimData` | `VerifyLock` | `ReadData`, `CompareAndDelete` | `CheckLease` | `WriteData` | `CompareAndDelete` |
 //! | `document-bulk` | `BulkCreateLocks` (first item; the second at `Bulk`) | `ClaimData` | — | `ReadData`, `BulkDeleteLocks` | `WriteData` | — | `BulkDeleteLocks` |
 //!
@@ -142,6 +142,11 @@ pub struct Client {
     /// `_seq_no`/`_primary_term` as the session's read returned them, which its write
     /// carries as `if_seq_no`/`if_primary_term`.
     pub read: Option<Token>,
+    /// `leased` (the fix): the lock document's `_seq_no`/`_primary_term` after the client's
+    /// last answered renewal (`RenewLease`); `None` until it renews. Its release and its next
+    /// renewal are conditioned on it ([`Client::lock_version`]); the fencing token stays
+    /// [`Client::token`], the acquire's.
+    pub renewed: Option<Token>,
 }
 
 impl Client {
@@ -155,6 +160,7 @@ impl Client {
         session: Session::None,
         bulk: 0,
         read: None,
+        renewed: None,
     };
 
     /// The client's `process_id`/`owner` in its current incarnation.
@@ -163,6 +169,12 @@ impl Client {
             client: c,
             incarnation: self.incarnation,
         }
+    }
+
+    /// The lock document's version as this client last wrote it: its last renewal's, else its
+    /// acquire's (the token). What its release and renewal are conditioned on.
+    pub fn lock_version(&self) -> Option<Token> {
+        self.renewed.or(self.token)
     }
 
     /// Back to idle with nothing held.
@@ -174,6 +186,7 @@ impl Client {
         self.session = Session::None;
         self.bulk = 0;
         self.read = None;
+        self.renewed = None;
     }
 }
 

@@ -161,7 +161,18 @@ impl Scenario {
                 id,
                 body: UpdateBody::Script(Script::LeaseRelease),
                 upsert: None,
-                cond: Some(me.token.expect("a leased holder keeps its token")),
+                cond: Some(me.lock_version().expect("a leased holder keeps its token")),
+            },
+            (Step::RenewLease, _, _) => Request::Update {
+                index: locks,
+                id,
+                body: UpdateBody::Script(Script::LeaseAcquire {
+                    owner,
+                    now: 0,
+                    expires: self.lease,
+                }),
+                upsert: None,
+                cond: Some(me.lock_version().expect("a leased holder keeps its token")),
             },
             (Step::UpsertLock, Variant::LeasedUpsert | Variant::LeasedFixUpsert, _) => {
                 Request::Update {
