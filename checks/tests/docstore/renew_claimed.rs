@@ -33,7 +33,7 @@ fn renew_keeps_the_claimed_session() {
     let server = LoopbackServer::start();
     let a = lock(&server, "owner-a");
     let b = lock(&server, "owner-b");
-    a.install_scripts().unwrap();
+    lockwright_testkit::docstore::install_fresh(&a).unwrap();
     let mut g = a.try_acquire().unwrap();
     let token = g.token();
     {

@@ -89,6 +89,20 @@ pub enum DocLockError {
         /// What the guard is doing instead.
         state: &'static str,
     },
+    /// The guarded install of the lock document cannot start its tokens above a data
+    /// document's fence: the fence's `_primary_term` is above the lock index's (the lock index
+    /// was re-created after a fail-over had raised its term), and no number of writes raises
+    /// a term. Every claim under the new lock document would be refused.
+    InstallBelowFence {
+        /// `<index>/<id>` of the lock document.
+        lock: String,
+        /// `<index>/<id>` of the data document.
+        data: String,
+        /// The fence found there.
+        fence: Token,
+        /// The installed lock document's version.
+        installed: Token,
+    },
     /// The store gave no usable answer (no answer after every attempt; an unexpected status;
     /// an unreadable body).
     Store {
@@ -133,6 +147,7 @@ impl DocLockError {
             | DocLockError::NotHolding { lock, .. }
             | DocLockError::Superseded { lock, .. }
             | DocLockError::BadPatch { lock, .. }
+            | DocLockError::InstallBelowFence { lock, .. }
             | DocLockError::Store { lock, .. } => lock,
         }
     }
@@ -197,6 +212,15 @@ impl fmt::Display for DocLockError {
             DocLockError::NotHolding { lock, state } => {
                 write!(f, "lock {lock} cannot be used for this: {state}")
             }
+            DocLockError::InstallBelowFence {
+                lock,
+                data,
+                fence,
+                installed,
+            } => write!(
+                f,
+                "lock {lock} was installed at {installed}, but the fence of {data} is {fence}, a higher _primary_term than the lock index has: every claim would be refused; move the protected data to a new document (or clear its fence once no old holder can write) before using this lock"
+            ),
             DocLockError::Store { lock, source } => write!(f, "lock {lock}: {source}"),
         }
     }

@@ -104,9 +104,11 @@ impl<S: DocStore> LeaseGuard<'_, S> {
     }
 
     /// The lease deadline, in milliseconds on [`DocStore::now`]'s clock (the client's own,
-    /// monotonic in `HttpStore`): the first send of the acquire plus the lease. The server
-    /// starts its lease (`ctx._now` + lease) only when the request arrives, so the deadline
-    /// never falls after the document's `expires`, whatever the client's wall clock says.
+    /// monotonic in `HttpStore`): the first send of the acquire plus the lease minus the clock
+    /// margin ([`LeaseLock::with_clock_margin`]). The server starts its lease (`ctx._now` +
+    /// lease) only when the request arrives, but `ctx._now` is a cached time, and another
+    /// node's after a fail-over: the margin is what keeps the deadline before the lease's end
+    /// as the server will judge it, as long as the server's clock is off by no more than it.
     /// `None` for the test-only recipes without a lease.
     pub fn valid_until(&self) -> Option<u64> {
         self.deadline
@@ -185,7 +187,7 @@ impl<S: DocStore> LeaseGuard<'_, S> {
             });
         }
         let script = StoredScript {
-            id: "lease-acquire",
+            id: "lease-renew",
             params: serde_json::json!({"owner": lock.owner, "lease": lock.lease_ms}),
             scripted_upsert: false,
         };
@@ -195,7 +197,7 @@ impl<S: DocStore> LeaseGuard<'_, S> {
         {
             Ok(w) => {
                 self.version = w.token;
-                self.deadline = Some(now.saturating_add(lock.lease_ms));
+                self.deadline = Some(lock.deadline_from(now));
                 Ok(())
             }
             Err(e) if matches!(e.status(), Some(404 | 409)) => {

@@ -230,6 +230,8 @@ pub static LEASED: Rules = Rules {
     scripts: &[
         ("lease-acquire", scripts::LEASE_ACQUIRE),
         ("lease-release", scripts::LEASE_RELEASE),
+        ("lease-install", scripts::LEASE_INSTALL),
+        ("lease-renew", scripts::LEASE_RENEW),
     ],
     acquire: leased_acquire,
     any_400_is_held: false,
@@ -414,12 +416,14 @@ pub fn claim_request<'a>(index: &'a str, id: &'a str, token: Token) -> Request<'
     }
 }
 
-/// The release request for `step` (`token`: the acquiring write's, for compare-and-delete).
+/// The release request for `step` (`token`: the acquiring write's, for compare-and-delete;
+/// the fixed recipe's `lease-release`: the version the holder last wrote, and its `owner`).
 pub fn release_request<'a>(
     step: Step,
     index: &'a str,
     id: &'a str,
     token: Option<Token>,
+    owner: &str,
 ) -> Request<'a> {
     match (step, token) {
         (Step::CompareAndDelete, Some(token)) => Request::DeleteIfSeqNo { index, id, token },
@@ -428,7 +432,7 @@ pub fn release_request<'a>(
             id,
             script: StoredScript {
                 id: "lease-release",
-                params: json!({}),
+                params: json!({ "owner": owner }),
                 scripted_upsert: false,
             },
             token,

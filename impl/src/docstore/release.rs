@@ -40,7 +40,7 @@ impl<S: DocStore> LeaseGuard<'_, S> {
             .expect("the step table releases from Holding and Releasing");
         // Conditioned on the lock document's version this guard last wrote (the acquire's, or
         // its last renewal's).
-        let request = release_request(step, &lock.index, &lock.id, Some(self.version));
+        let request = release_request(step, &lock.index, &lock.id, Some(self.version), &lock.owner);
         let mut sends = 0;
         loop {
             sends += 1;

@@ -25,9 +25,30 @@ pub const LEASE_ACQUIRE: &str = "long now = ctx._now; \
      Debug.explain('lease held by another owner'); } \
      ctx._source.owner = params.owner; ctx._source.expires = now + params.lease;";
 
+/// `lease-install` (the guarded install of the lock document, issue #35), sent as a scripted
+/// upsert with an empty `upsert`: on a missing document (`ctx.op == 'create'`) it writes a
+/// lease of the installer (`params.owner`, never a client's owner) for `params.lease` on the
+/// server's clock, so no client is granted until every lease granted before the document was
+/// lost has passed; on an existing document it is a `noop` — it never overwrites a lease, live
+/// or not.
+pub const LEASE_INSTALL: &str = "if (ctx.op == 'create') { ctx._source.owner = params.owner; \
+     ctx._source.expires = ctx._now + params.lease; } else { ctx.op = 'noop'; }";
+
 /// `lease-release` (the fixed `leased`): frees the lease and keeps the lock document (`{}`).
-/// Sent with `if_seq_no`/`if_primary_term` = the holder's token, so only that grant frees it.
-pub const LEASE_RELEASE: &str = "ctx._source.remove('owner'); ctx._source.remove('expires');";
+/// Sent with `if_seq_no`/`if_primary_term` = the holder's version, so only that grant frees
+/// it, and a `noop` unless the document's owner is the caller: a re-created lock index hands
+/// out `_seq_no`s from 0 again, so a holder of the lost document can carry the numbers of the
+/// new one, and must not free a lease that is not its own (issue #35).
+pub const LEASE_RELEASE: &str = "if (ctx._source.owner == params.owner) { \
+     ctx._source.remove('owner'); ctx._source.remove('expires'); } else { ctx.op = 'noop'; }";
+
+/// `lease-renew` (the renewal, [`crate::docstore::LeaseGuard::renew`]), sent with
+/// `if_seq_no`/`if_primary_term` = the version the holder last wrote: refuses unless the
+/// document's owner is the caller, then extends the lease on the server's clock. Unlike
+/// `lease-acquire` it never takes a free document.
+pub const LEASE_RENEW: &str = "if (ctx._source.owner != params.owner) { \
+     Debug.explain('lease held by another owner'); } \
+     ctx._source.expires = ctx._now + params.lease;";
 
 /// `fenced-write`: refuse a token lower than the data document's fence; otherwise record it
 /// and merge `params.patch` (a JSON object, without `fence`: the client checks) into the

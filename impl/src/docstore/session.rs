@@ -97,9 +97,14 @@ impl<S: DocStore> LeaseGuard<'_, S> {
             .store()
             .get(&lock.index, &lock.id)
             .map_err(|e| lock.store_error(e))?;
+        // The version this guard last wrote (the acquire's, or its last renewal's), and its
+        // owner: a re-created index repeats `_seq_no`s, so the version alone can match a
+        // document this guard never wrote (the installer's, after a lost lock index).
+        let ours = doc
+            .as_ref()
+            .is_some_and(|d| d.source["owner"].as_str() == Some(lock.owner.as_str()));
         let found = doc.map(|d| d.token);
-        // The version this guard last wrote: the acquire's, or its last renewal's.
-        if found == Some(self.version) {
+        if ours && found == Some(self.version) {
             self.verified = true;
             self.pc = Pc::Holding;
             Ok(())

@@ -204,7 +204,10 @@ impl Scenario {
             _ => [None, None],
         };
         let key = |c: &ClientId| {
-            let of = |o: Option<Owner>| o.filter(|o| o.client == *c).map(|o| o.incarnation);
+            let of = |o: Option<Owner>| {
+                o.filter(|o| o.client == *c && *o != Owner::INSTALLER)
+                    .map(|o| o.incarnation)
+            };
             (s.clients[*c as usize], named.map(of), undone.map(of))
         };
         // perm[new] = old.
@@ -226,9 +229,14 @@ impl Scenario {
             rep.clients[new] = s.clients[old as usize];
         }
         let rename = |src: Source| {
-            src.map_owner(|o| Owner {
-                client: new_of_old[o.client as usize],
-                ..o
+            src.map_owner(|o| {
+                if o == Owner::INSTALLER {
+                    return o;
+                }
+                Owner {
+                    client: new_of_old[o.client as usize],
+                    ..o
+                }
             })
         };
         rep.locks.map_sources(rename);
@@ -345,6 +353,8 @@ impl Hash for State {
         num(h, self.orphaned.into());
         num(h, self.last as u64);
         num(h, self.lost_update.into());
+        num(h, self.clock_offset);
+        num(h, self.reinstall_pending.into());
         match &self.undo {
             None => num(h, 0),
             Some((index, before)) => {

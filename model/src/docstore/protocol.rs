@@ -231,6 +231,11 @@ pub struct State {
     /// index as it was before the write, if the write was acknowledged (its client got the
     /// success); what [`Action::Rollback`] restores.
     pub undo: Option<(Index, Shard<DocId>)>,
+    /// `skew`: how far ahead of the true time the store's script clock (`ctx._now`) runs now.
+    pub clock_offset: Time,
+    /// `reinstall`: the lock index was lost (`LoseLockIndex`) and no client has installed the
+    /// lock document again yet.
+    pub reinstall_pending: bool,
 }
 
 impl Clone for State {
@@ -245,6 +250,8 @@ impl Clone for State {
             last: self.last,
             lost_update: self.lost_update,
             undo: self.undo.clone(),
+            clock_offset: self.clock_offset,
+            reinstall_pending: self.reinstall_pending,
         }
     }
 
@@ -258,6 +265,8 @@ impl Clone for State {
         self.orphaned = source.orphaned;
         self.last = source.last;
         self.lost_update = source.lost_update;
+        self.clock_offset = source.clock_offset;
+        self.reinstall_pending = source.reinstall_pending;
         match (&mut self.undo, &source.undo) {
             (Some((i, shard)), Some((j, other))) => {
                 *i = *j;
@@ -318,6 +327,14 @@ pub enum Action {
     /// A fail-over to a copy that lacked the last acknowledged write: that write's index goes
     /// back to its state before it, under a new `_primary_term`.
     Rollback,
+    /// `reinstall`: the lock index is lost (deleted and created again: no documents,
+    /// `_primary_term` 1, `_seq_no` from 0); a client will install the lock document again.
+    LoseLockIndex,
+    /// `reinstall`: a client installs the lost lock document again, at any time after the
+    /// loss (the fix: guarded; `leased-fix-unguarded-install`: `PUT _create {}`).
+    ReinstallLock,
+    /// `skew`: the store's script clock now runs this many ticks ahead of the true time.
+    SkewClock(u8),
 }
 
 impl Action {
@@ -348,6 +365,9 @@ impl fmt::Display for Action {
             Action::RecreateIndex => f.write_str("RecreateIndex"),
             Action::RecreateDoc => f.write_str("RecreateDoc"),
             Action::Rollback => f.write_str("Rollback"),
+            Action::LoseLockIndex => f.write_str("LoseLockIndex"),
+            Action::ReinstallLock => f.write_str("ReinstallLock"),
+            Action::SkewClock(o) => write!(f, "SkewClock(+{o})"),
         }
     }
 }
@@ -436,6 +456,8 @@ impl Model for Scenario {
             last: Event::None,
             lost_update: false,
             undo: None,
+            clock_offset: 0,
+            reinstall_pending: false,
         };
         self.canonicalize(&mut s);
         vec![s]

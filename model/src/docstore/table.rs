@@ -98,7 +98,8 @@ pub fn next(variant: Variant, role: Role, pc: Pc) -> &'static [Step] {
             Variant::Leased
             | Variant::LeasedFixUnverified
             | Variant::LeasedFixUnconditional
-            | Variant::LeasedFixUnchecked,
+            | Variant::LeasedFixUnchecked
+            | Variant::LeasedFixUnguardedInstall,
             _,
         ) => [
             &[UpdateLock],

@@ -6,6 +6,7 @@
 
 mod deep;
 mod reach;
+mod reinstall;
 mod renew;
 mod replay_api;
 mod stale_write_reach;

@@ -197,6 +197,14 @@ impl LoopbackServer {
         sh.clock.cached = None;
     }
 
+    /// The index `index` is deleted and created again (the model's `recreate-index`): every
+    /// document in it is gone, and its `_primary_term` and `_seq_no` start again at 1 and 0.
+    pub fn recreate_index(&self, index: &str) {
+        let mut sh = lock(&self.shared);
+        sh.service.indices.remove(index);
+        sh.service.last_acknowledged = None;
+    }
+
     /// What the scripts' clock reads now (milliseconds since the Unix epoch).
     pub fn script_now(&self) -> u64 {
         lock(&self.shared).clock.now()

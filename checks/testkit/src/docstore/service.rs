@@ -192,7 +192,18 @@ pub fn script_from_call(
         "fenced-write" => Script::FencedWrite {
             token: token_of(params)?,
         },
-        "lease-release" => Script::LeaseRelease,
+        "lease-release" => Script::LeaseRelease {
+            owner: owners.owner(str_field(params, "owner")?)?,
+        },
+        "lease-renew" => Script::LeaseRenew {
+            owner: owners.owner(str_field(params, "owner")?)?,
+            now,
+            expires: now.saturating_add(u64_field(params, "lease")?),
+        },
+        "lease-install" => Script::LeaseInstall {
+            owner: owners.owner(str_field(params, "owner")?)?,
+            expires: now.saturating_add(u64_field(params, "lease")?),
+        },
         "fence-claim" => Script::FenceClaim {
             token: token_of(params)?,
         },
@@ -454,9 +465,10 @@ impl Service {
         // writes exactly the lease it would write over a passed one (the model's upsert).
         if scripted {
             upsert = match update {
-                UpdateBody::Script(Script::LeaseAcquire { owner, expires, .. })
-                    if body.get("upsert") == Some(&json!({})) =>
-                {
+                UpdateBody::Script(
+                    Script::LeaseAcquire { owner, expires, .. }
+                    | Script::LeaseInstall { owner, expires },
+                ) if body.get("upsert") == Some(&json!({})) => {
                     Some(Source::Lease { owner, expires })
                 }
                 _ => {
