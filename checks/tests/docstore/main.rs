@@ -7,6 +7,7 @@ mod docstore_bodies;
 mod docstore_shuttle_support;
 
 mod bounded;
+mod client_fixes;
 mod client_tables;
 mod clock;
 mod clock_margin;

@@ -89,6 +89,14 @@ pub enum DocLockError {
         /// What the guard is doing instead.
         state: &'static str,
     },
+    /// This `LeaseLock` already has a live guard: one holder per owner id. The lock document's
+    /// script grants the lock again to its own owner, so a second guard would be a second
+    /// holder. Release the first guard, or give each holder its own `LeaseLock` (its own
+    /// owner id).
+    HeldByThisOwner {
+        /// `<index>/<id>` of the lock document.
+        lock: String,
+    },
     /// The guarded install of the lock document cannot start its tokens above a data
     /// document's fence: the fence's `_primary_term` is above the lock index's (the lock index
     /// was re-created after a fail-over had raised its term), and no number of writes raises
@@ -148,6 +156,7 @@ impl DocLockError {
             | DocLockError::Superseded { lock, .. }
             | DocLockError::BadPatch { lock, .. }
             | DocLockError::InstallBelowFence { lock, .. }
+            | DocLockError::HeldByThisOwner { lock }
             | DocLockError::Store { lock, .. } => lock,
         }
     }
@@ -220,6 +229,10 @@ impl fmt::Display for DocLockError {
             } => write!(
                 f,
                 "lock {lock} was installed at {installed}, but the fence of {data} is {fence}, a higher _primary_term than the lock index has: every claim would be refused; move the protected data to a new document (or clear its fence once no old holder can write) before using this lock"
+            ),
+            DocLockError::HeldByThisOwner { lock } => write!(
+                f,
+                "lock {lock} is already held through this LeaseLock (one holder per owner id); release that guard first, or give each holder its own LeaseLock"
             ),
             DocLockError::Store { lock, source } => write!(f, "lock {lock}: {source}"),
         }

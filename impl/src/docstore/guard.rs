@@ -52,15 +52,23 @@ impl<S: DocStore> Deref for LockRef<'_, S> {
 /// A resource of your own protected by this lock must do what the data document's scripts
 /// do: keep the highest token it has accepted (`_primary_term` first, then `_seq_no`), refuse
 /// any lower one, atomically with the write it guards; and accept the claim — a write of the
-/// token alone — before the holder's first read. Check [`LeaseGuard::ensure_valid`] right
-/// before every write that carries [`LeaseGuard::token`]; the lease alone never suffices (a
-/// pause can outlast it).
+/// token alone — before the holder's first read. After the claim, read the lock document back
+/// and go on only if it still carries this grant ([`LeaseGuard::claim`] does this for a data
+/// document; for your own resource, claim it, then call [`LeaseGuard::read`] on any document
+/// of the lock's store or `claim` a data document, which reads the grant back first: a
+/// fail-over may have lost the acquire, and only the read-back after the claim finds that).
+/// Condition each write on your own read of the same resource. Check
+/// [`LeaseGuard::ensure_valid`] right before every write that carries [`LeaseGuard::token`];
+/// the lease alone never suffices (a pause can outlast it).
 ///
 /// Release with [`LeaseGuard::release`] or by dropping it.
 ///
 /// A guard of [`LeaseLock::try_acquire`] or [`LeaseLock::acquire`] borrows its lock; one of
 /// [`LeaseLock::try_acquire_owned`] or [`LeaseLock::acquire_owned`] (on an `Arc<LeaseLock>`)
-/// holds a share of it instead, so it can be moved into a thread or kept in a struct.
+/// holds a share of it instead, so it can be moved into a thread or kept in a struct. One
+/// `LeaseLock` has at most one live guard (one holder per owner id): a second acquire through
+/// it is refused with [`DocLockError::HeldByThisOwner`](super::DocLockError::HeldByThisOwner)
+/// until the first guard is dropped.
 #[must_use = "the lock is released as soon as the guard is dropped"]
 pub struct LeaseGuard<'a, S: DocStore> {
     pub(super) lock: LockRef<'a, S>,
@@ -80,9 +88,12 @@ pub struct LeaseGuard<'a, S: DocStore> {
     pub(super) claimed: bool,
     /// The fixed recipe: whether the lock document was read back and still carried the token.
     pub(super) verified: bool,
-    /// The fixed recipe: the data document's `_seq_no`/`_primary_term` as the session's read
-    /// returned them; the write carries them as `if_seq_no`/`if_primary_term`.
-    pub(super) read: Option<Token>,
+    /// The fixed recipe: the document the session's read was of (`index`, `id`) and its
+    /// `_seq_no`/`_primary_term` as the read returned them (`None`: it found no document); a
+    /// write of that document carries them as `if_seq_no`/`if_primary_term`, a write of any
+    /// other document reads it first (issue #35: the write was conditioned on whatever the
+    /// last read read).
+    pub(super) read: Option<(String, String, Option<Token>)>,
 }
 
 impl<S: DocStore> fmt::Debug for LeaseGuard<'_, S> {

@@ -78,6 +78,10 @@ pub struct LeaseLock<S: DocStore> {
     /// broken one of the test kit.
     pub(super) rules: &'static Rules,
     pub(super) role: Role,
+    /// Whether a guard of this lock is alive: one holder per owner id (issue #35). The
+    /// `lease-acquire` script grants the lock again to its own owner, so two guards of one
+    /// `LeaseLock` (two threads sharing an `Arc`, say) would both hold it.
+    pub(super) guarded: std::sync::atomic::AtomicBool,
 }
 
 impl<S: DocStore> fmt::Debug for LeaseLock<S> {
@@ -108,6 +112,7 @@ impl<S: DocStore> LeaseLock<S> {
             attempts: DEFAULT_ATTEMPTS,
             rules: Recipe::Leased.rules(),
             role: Role::Writer,
+            guarded: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -323,6 +328,21 @@ impl<S: DocStore> LeaseLock<S> {
     /// The one acquire request of [`LeaseLock::try_acquire`], its guard holding `lock` (this
     /// lock, borrowed or shared).
     fn try_acquire_as<'a>(&self, lock: LockRef<'a, S>) -> Result<LeaseGuard<'a, S>, DocLockError> {
+        // One holder per owner id: the guard gives the claim back when it is dropped.
+        if self.guarded.swap(true, Ordering::AcqRel) {
+            return Err(DocLockError::HeldByThisOwner {
+                lock: self.lock_name(),
+            });
+        }
+        let result = self.send_acquire(lock);
+        if result.is_err() {
+            self.guarded.store(false, Ordering::Release);
+        }
+        result
+    }
+
+    /// The acquire request(s) of [`LeaseLock::try_acquire_as`].
+    fn send_acquire<'a>(&self, lock: LockRef<'a, S>) -> Result<LeaseGuard<'a, S>, DocLockError> {
         let leased = self.rules.leased;
         let mut pc = Pc::Idle;
         let mut deadline = None;
@@ -415,10 +435,12 @@ impl<S: DocStore> LeaseLock<S> {
                 Ok(guard) => return Ok(guard),
                 // Held, no answer, or a 409 from `_update` (a concurrent update raced this one):
                 // waiting can heal these.
+                // A 429 (too many requests: the cluster's back-pressure) heals by waiting too.
                 Err(e)
                     if e.is_held()
-                        || e.store_error()
-                            .is_some_and(|s| s.no_answer() || s.is_conflict()) =>
+                        || e.store_error().is_some_and(|s| {
+                            s.no_answer() || s.is_conflict() || s.status() == Some(429)
+                        }) =>
                 {
                     e
                 }
