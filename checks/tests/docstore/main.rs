@@ -21,6 +21,7 @@ mod real_cluster;
 mod renew_claimed;
 mod shuttle;
 mod shuttle_store_faults;
+mod tls_errors;
 
 /// Tests that assert on elapsed time take [`timing`] (exclusive); this binary's CPU-heavy
 /// suites take [`heavy`] (shared). On this 2-core machine a timing test then never runs beside

@@ -203,7 +203,15 @@ fn transport_error(line: &str, e: &ureq::Error) -> StoreError {
         ),
         _ => false,
     };
-    if not_sent {
+    // ureq's own TLS errors. (With `docstore-tls`, rustls's handshake and certificate errors
+    // may come wrapped otherwise: not mapped or tested here, no TLS server being at hand.)
+    let tls = matches!(e, ureq::Error::Tls(_) | ureq::Error::TlsRequired);
+    if tls {
+        StoreError::Tls {
+            request: line.to_owned(),
+            detail: e.to_string(),
+        }
+    } else if not_sent {
         StoreError::Unreachable {
             request: line.to_owned(),
             detail: e.to_string(),

@@ -149,6 +149,16 @@ pub enum StoreError {
         /// What happened (the transport's error).
         detail: String,
     },
+    /// The TLS connection failed: no TLS support built in (an `https://` URL needs the
+    /// `docstore-tls` feature), a handshake that failed, a certificate the client does not
+    /// trust. Not a lost reply: sending again cannot heal it, so nothing retries it (issue #35:
+    /// it read as "no answer" and was sent again until the timeout).
+    Tls {
+        /// Method and URL.
+        request: String,
+        /// What happened (the transport's error).
+        detail: String,
+    },
     /// An answer this client cannot read (not JSON, missing `_seq_no`, an unexpected status).
     BadResponse {
         /// Method and URL.
@@ -209,6 +219,7 @@ impl StoreError {
             StoreError::Rejected { request, .. }
             | StoreError::OutcomeUnknown { request, .. }
             | StoreError::Unreachable { request, .. }
+            | StoreError::Tls { request, .. }
             | StoreError::BadResponse { request, .. } => request,
         }
     }
@@ -237,6 +248,11 @@ impl fmt::Display for StoreError {
             StoreError::Unreachable { request, detail } => {
                 write!(f, "{request}: store unreachable ({detail}); not sent")
             }
+            StoreError::Tls { request, detail } => write!(
+                f,
+                "{request}: TLS failed ({detail}); an https URL needs the docstore-tls feature \
+                 and a server certificate the client trusts"
+            ),
             StoreError::BadResponse {
                 request,
                 status,

@@ -14,7 +14,7 @@ impl Scenario {
             // A renewal is sent only while the holder's own deadline has not passed (a lapsed
             // lease is anyone's: the client sends nothing and can only read, fail its lease
             // check, or release).
-            if step == Step::RenewLease && !cl.deadline.is_some_and(|d| d > 0) {
+            if step == Step::RenewLease && cl.deadline.is_none_or(|d| d == 0) {
                 continue;
             }
             out.push(Action::Call(c, step, Delivery::Answered));

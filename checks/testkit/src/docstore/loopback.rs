@@ -435,6 +435,17 @@ fn parse_cond(q: &BTreeMap<String, String>) -> Result<Option<Token>, String> {
     }
 }
 
+/// [`route`] on the server's shared state (its store and its script clock).
+fn route_shared(
+    sh: &mut Shared,
+    method: &tiny_http::Method,
+    path: &[String],
+    q: &BTreeMap<String, String>,
+    body: &Value,
+) -> Result<Req, (u16, Value)> {
+    route(&mut sh.service, &mut sh.clock, method, path, q, body)
+}
+
 /// Routes one request; `None` for the store's write (executed by the caller, which may lose
 /// it).
 fn route(
@@ -576,10 +587,7 @@ fn serve(shared: &Mutex<Shared>, mut request: tiny_http::Request) {
             ),
             None => (404, json!({"_index": index, "_id": id, "found": false})),
         },
-        _ => match {
-            let sh = &mut *sh;
-            route(&mut sh.service, &mut sh.clock, &method, &path, &q, &body)
-        } {
+        _ => match route_shared(&mut sh, &method, &path, &q, &body) {
             Err(refusal) => refusal,
             Ok(req) => {
                 if let Some(Fault::RequestLost(delay)) = fault {
