@@ -246,7 +246,7 @@ fn data_patches(lock: &LeaseLock<Recording>) -> Vec<serde_json::Value> {
         .lock()
         .unwrap()
         .iter()
-        .filter(|(id, _)| *id == "fenced-write")
+        .filter(|(id, _)| lockwright::docstore::scripts::base_name(id) == "fenced-write")
         .map(|(_, p)| p["patch"].clone())
         .collect()
 }

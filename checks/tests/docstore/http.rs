@@ -48,6 +48,14 @@ fn lease_doc(server: &LoopbackServer) -> Option<Source> {
     server.service().get(LOCKS, "1").map(|d| d.source)
 }
 
+/// `POST /_scripts/<the versioned id of name>`.
+fn script(name: &'static str) -> String {
+    format!(
+        "POST /_scripts/{}",
+        lockwright::docstore::scripts::script_id(name)
+    )
+}
+
 #[test]
 fn acquire_write_release_send_the_recipes_requests() {
     let server = LoopbackServer::start();
@@ -82,12 +90,12 @@ fn acquire_write_release_send_the_recipes_requests() {
     assert_eq!(
         server.requests(),
         [
-            "POST /_scripts/lease-acquire",
-            "POST /_scripts/lease-release",
-            "POST /_scripts/lease-install",
-            "POST /_scripts/lease-renew",
-            "POST /_scripts/fenced-write",
-            "POST /_scripts/fence-claim",
+            &script("lease-acquire"),
+            &script("lease-release"),
+            &script("lease-install"),
+            &script("lease-renew"),
+            &script("fenced-write"),
+            &script("fence-claim"),
             "PUT /files-lock/_create/1",
             "POST /files-lock/_update/1",
             // A write without a read of its own reads first: a session is read, then write;
@@ -432,7 +440,8 @@ fn an_unreachable_store_is_reported_with_its_url() {
     let err = a.install_scripts().unwrap_err();
     assert!(
         err.to_string().contains(&format!(
-            "POST {url}/_scripts/lease-acquire: store unreachable"
+            "POST {url}/_scripts/{}: store unreachable",
+            lockwright::docstore::scripts::script_id("lease-acquire")
         )),
         "{err}"
     );

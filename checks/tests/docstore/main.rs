@@ -22,6 +22,7 @@ mod renew_claimed;
 mod shuttle;
 mod shuttle_store_faults;
 mod tls_errors;
+mod versions;
 
 /// Tests that assert on elapsed time take [`timing`] (exclusive); this binary's CPU-heavy
 /// suites take [`heavy`] (shared). On this 2-core machine a timing test then never runs beside

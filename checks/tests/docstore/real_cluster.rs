@@ -106,7 +106,7 @@ pub fn a_passed_lease_is_taken_over_and_the_claimed_fence_refuses_the_old_holder
     // is refused by the cluster's fence.
     let t = ga.token();
     let late = StoredScript {
-        id: "fenced-write",
+        id: scripts::script_id("fenced-write"),
         params: json!({"primary_term": t.primary_term, "seq_no": t.seq_no, "patch": {}}),
         scripted_upsert: false,
     };

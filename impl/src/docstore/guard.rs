@@ -198,7 +198,7 @@ impl<S: DocStore> LeaseGuard<'_, S> {
             });
         }
         let script = StoredScript {
-            id: "lease-renew",
+            id: super::scripts::script_id("lease-renew"),
             params: serde_json::json!({"owner": lock.owner, "lease": lock.lease_ms}),
             scripted_upsert: false,
         };

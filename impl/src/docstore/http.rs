@@ -343,6 +343,24 @@ impl DocStore for HttpStore {
         }
     }
 
+    fn get_script(&self, id: &str) -> Result<Option<String>, StoreError> {
+        let url = self.url(&["_scripts", id]);
+        let line = format!("GET {url}");
+        let a = self.exchange("GET", &url, None, &line)?;
+        match a.status {
+            404 => Ok(None),
+            200..=299 => match a.body["script"]["source"].as_str() {
+                Some(source) => Ok(Some(source.to_owned())),
+                None => Err(StoreError::BadResponse {
+                    request: line,
+                    status: a.status,
+                    detail: format!("no `script.source` in {}", error_text(&a.raw)),
+                }),
+            },
+            _ => Err(rejected(&line, &a)),
+        }
+    }
+
     fn create(&self, index: &str, id: &str, source: &Value) -> Result<Written, StoreError> {
         self.write("PUT", self.url(&[index, "_create", id]), Some(source))
     }

@@ -206,10 +206,33 @@ impl<S: DocStore> LeaseLock<S> {
     /// # Errors
     /// [`DocLockError::Store`] with the store's answer.
     pub fn install_scripts(&self) -> Result<(), DocLockError> {
-        for (id, source) in self.rules.scripts_to_install() {
+        for (id, source) in self.rules.stored_scripts() {
             self.store
                 .put_script(id, source)
                 .map_err(|e| self.store_error(e))?;
+        }
+        Ok(())
+    }
+
+    /// Verifies, at start, that each stored script this client calls holds the source this
+    /// client expects (`GET _scripts/<id>`): the ids carry a hash of the source
+    /// ([`super::scripts::versioned_id`]), so another client version stores its own, and a
+    /// mismatch means the cluster's script under this id is not this client's.
+    ///
+    /// # Errors
+    /// [`DocLockError::ScriptMismatch`] naming the id, the source expected and the one found
+    /// (or none); [`DocLockError::Store`] with the store's answer.
+    pub fn verify_scripts(&self) -> Result<(), DocLockError> {
+        for (id, expected) in self.rules.stored_scripts() {
+            let found = self.store.get_script(id).map_err(|e| self.store_error(e))?;
+            if found.as_deref() != Some(expected) {
+                return Err(DocLockError::ScriptMismatch {
+                    lock: self.lock_name(),
+                    id: id.to_owned(),
+                    expected: expected.to_owned(),
+                    found,
+                });
+            }
         }
         Ok(())
     }
@@ -237,7 +260,7 @@ impl<S: DocStore> LeaseLock<S> {
     /// [`DocLockError::InstallBelowFence`]; [`DocLockError::Store`] with the store's answer.
     pub fn install_lock(&self, data: &[(&str, &str)]) -> Result<bool, DocLockError> {
         let script = super::store::StoredScript {
-            id: "lease-install",
+            id: super::scripts::script_id("lease-install"),
             params: serde_json::json!({
                 "owner": format!("install-{}", self.owner),
                 "lease": self.lease_ms,

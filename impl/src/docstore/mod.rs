@@ -17,6 +17,8 @@
 //! // running it again after a lost index is safe; the first acquire waits one lease.
 //! lock.install_scripts()?;
 //! lock.install_lock(&[("files", "1")])?;
+//! // In every program that acquires, at start: the cluster's scripts are this version's.
+//! lock.verify_scripts()?;
 //! let mut guard = lock.acquire(Duration::from_secs(10), Duration::from_millis(200))?;
 //! // Claim first: the token goes into the data document before anything reads it, so no
 //! // older holder's late write can land between this session's read and its write.
@@ -33,7 +35,8 @@
 //!
 //! | operation | request (Elasticsearch REST) | model step (`lockwright_model::docstore`) |
 //! |---|---|---|
-//! | [`LeaseLock::install_scripts`] | `POST _scripts/<id>` for `lease-acquire`, `lease-release`, `lease-install`, `lease-renew`, `fenced-write`, `fence-claim`; never a lock document | — (setup) |
+//! | [`LeaseLock::install_scripts`] | `POST _scripts/<name>-<hash of the source>` ([`scripts::script_id`]) for `lease-acquire`, `lease-release`, `lease-install`, `lease-renew`, `fenced-write`, `fence-claim`; never a lock document | — (setup) |
+//! | [`LeaseLock::verify_scripts`] | `GET _scripts/<id>` of each: the stored source must be this client's | — (setup) |
 //! | [`LeaseLock::install_lock`] | `POST files-lock/_update/1 {"script": {"id": "lease-install", "params": {owner, lease}}, "scripted_upsert": true, "upsert": {}}` (a new document reserved for one lease; an existing one untouched), then, to pass each data document's fence, `PUT`/`DELETE` of `files-lock/1-pad` | `ReinstallLock` (fault `reinstall`) |
 //! | [`LeaseLock::try_acquire`] | read the local clock (the deadline), then `POST files-lock/_update/1 {"script": {"id": "lease-acquire", "params": {owner, lease}}}`, no `upsert` (the server's `ctx._now` measures the lease; a missing lock document is a 404, never a grant) | `UpdateLock` |
 //! | [`LeaseGuard::claim`] | `POST files/_update/1 {"script": {"id": "fence-claim", "params": {primary_term, seq_no}}, "upsert": {"fence": {..}}}`, then `GET files-lock/_doc/1`: go on only if it carries the token | `ClaimData`, `VerifyLock` |

@@ -270,7 +270,7 @@ fn leased_acquire<'a>(
         index,
         id,
         script: StoredScript {
-            id: "lease-acquire",
+            id: scripts::script_id("lease-acquire"),
             params: json!({"owner": owner, "lease": expires.saturating_sub(now)}),
             scripted_upsert: false,
         },
@@ -301,6 +301,16 @@ impl Rules {
             v.push(("fence-claim", scripts::FENCE_CLAIM));
         }
         v
+    }
+
+    /// [`Rules::scripts_to_install`] under the ids they are stored and called by: the
+    /// production scripts' versioned ids ([`scripts::script_id`]), a test recipe's own
+    /// scripts under their names.
+    pub fn stored_scripts(&self) -> Vec<(&'static str, &'static str)> {
+        self.scripts_to_install()
+            .into_iter()
+            .map(|(name, source)| (scripts::install_id(name, source), source))
+            .collect()
     }
 
     /// Whether the store's answer `e` to the acquire `step` says "held": 409 from `_create`,
@@ -408,7 +418,7 @@ pub fn claim_request<'a>(index: &'a str, id: &'a str, token: Token) -> Request<'
         index,
         id,
         script: StoredScript {
-            id: "fence-claim",
+            id: scripts::script_id("fence-claim"),
             params: fence.clone(),
             scripted_upsert: false,
         },
@@ -431,7 +441,7 @@ pub fn release_request<'a>(
             index,
             id,
             script: StoredScript {
-                id: "lease-release",
+                id: scripts::script_id("lease-release"),
                 params: json!({ "owner": owner }),
                 scripted_upsert: false,
             },
@@ -464,7 +474,7 @@ pub fn write_request<'a>(
     match (fenced, token) {
         (true, Some(t)) => {
             let script = StoredScript {
-                id: "fenced-write",
+                id: scripts::script_id("fenced-write"),
                 params: json!({
                     "primary_term": t.primary_term,
                     "seq_no": t.seq_no,

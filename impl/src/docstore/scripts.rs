@@ -68,3 +68,61 @@ pub const FENCE_CLAIM: &str = "def f = ctx._source.fence; \
      (params.primary_term == f.primary_term && params.seq_no < f.seq_no))) { \
      Debug.explain('stale fencing token'); } \
      ctx._source.fence = ['primary_term': params.primary_term, 'seq_no': params.seq_no];";
+
+/// The production scripts by name: what [`script_id`] versions.
+const PRODUCTION: [(&str, &str); 6] = [
+    ("lease-acquire", LEASE_ACQUIRE),
+    ("lease-release", LEASE_RELEASE),
+    ("lease-install", LEASE_INSTALL),
+    ("lease-renew", LEASE_RENEW),
+    ("fenced-write", FENCED_WRITE),
+    ("fence-claim", FENCE_CLAIM),
+];
+
+/// The stored-script id of `name` with this `source`: `<name>-<16 hex digits>`, the digits a
+/// 64-bit FNV-1a hash of the source, so that each version of a script has its own id (issue
+/// #35: with fixed ids, two client versions sharing a cluster overwrote each other's scripts,
+/// and whichever installed last won).
+pub fn versioned_id(name: &str, source: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in source.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{name}-{h:016x}")
+}
+
+/// The name a [`versioned_id`] was made from (`lease-acquire-0123456789abcdef` →
+/// `lease-acquire`), or the id itself if it carries no version.
+pub fn base_name(id: &str) -> &str {
+    match id.rsplit_once('-') {
+        Some((base, v)) if v.len() == 16 && v.bytes().all(|b| b.is_ascii_hexdigit()) => base,
+        _ => id,
+    }
+}
+
+/// The id under which this client stores and calls the production script `name`: its
+/// [`versioned_id`]. A name that is not a production script (the test kit's broken recipes')
+/// is its own id.
+pub fn script_id(name: &'static str) -> &'static str {
+    static IDS: std::sync::OnceLock<Vec<(&'static str, &'static str)>> = std::sync::OnceLock::new();
+    let ids = IDS.get_or_init(|| {
+        PRODUCTION
+            .iter()
+            .map(|&(n, src)| (n, &*Box::leak(versioned_id(n, src).into_boxed_str())))
+            .collect()
+    });
+    ids.iter()
+        .find(|(n, _)| *n == name)
+        .map_or(name, |&(_, id)| id)
+}
+
+/// The id to store `source` under as `name`: versioned if it is the production script of that
+/// name, else `name` (a test recipe's own script).
+pub fn install_id(name: &'static str, source: &str) -> &'static str {
+    if PRODUCTION.contains(&(name, source)) {
+        script_id(name)
+    } else {
+        name
+    }
+}

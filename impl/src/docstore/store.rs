@@ -273,6 +273,20 @@ pub trait DocStore: Send + Sync {
     /// The store's refusal, or no answer.
     fn put_script(&self, id: &str, source: &str) -> Result<(), StoreError>;
 
+    /// `GET _scripts/<id>`: the stored source (`None`: no such script). The default answers
+    /// that this store does not serve it (only [`crate::docstore::LeaseLock::verify_scripts`]
+    /// asks).
+    ///
+    /// # Errors
+    /// The store's refusal, or no answer.
+    fn get_script(&self, id: &str) -> Result<Option<String>, StoreError> {
+        Err(StoreError::BadResponse {
+            request: format!("GET _scripts/{id}"),
+            status: 0,
+            detail: "this store does not serve stored scripts' sources".to_owned(),
+        })
+    }
+
     /// `PUT <index>/_create/<id>` with `source`: put-if-absent (409 if present).
     ///
     /// # Errors
@@ -361,6 +375,10 @@ pub trait DocStore: Send + Sync {
 }
 
 impl<S: DocStore + ?Sized> DocStore for std::sync::Arc<S> {
+    fn get_script(&self, id: &str) -> Result<Option<String>, StoreError> {
+        (**self).get_script(id)
+    }
+
     fn put_script(&self, id: &str, source: &str) -> Result<(), StoreError> {
         (**self).put_script(id, source)
     }

@@ -575,6 +575,14 @@ fn serve(shared: &Mutex<Shared>, mut request: tiny_http::Request) {
                 None => bad_request("expected {\"script\": {\"lang\": .., \"source\": ..}}"),
             }
         }
+        // `GET _scripts/<id>`: the source as it was stored.
+        (tiny_http::Method::Get, ["_scripts", id]) => match sh.service.scripts.get(*id) {
+            Some(src) => (
+                200,
+                json!({"_id": id, "found": true, "script": {"lang": "painless", "source": src}}),
+            ),
+            None => (404, json!({"_id": id, "found": false})),
+        },
         (tiny_http::Method::Get, [index, "_doc", id]) => match sh.service.get(index, id) {
             Some(d) => (
                 200,

@@ -203,7 +203,7 @@ fn leased_upsert_acquire<'a>(
         // The server's clock decides (`ctx._now` in the script, also for the upsert): only
         // the lease's length goes in the request, never the client's time.
         script: StoredScript {
-            id: "lease-acquire",
+            id: lockwright::docstore::scripts::script_id("lease-acquire"),
             params: json!({"owner": owner, "lease": expires.saturating_sub(now)}),
             scripted_upsert: true,
         },
