@@ -435,7 +435,7 @@ fn zk_curator_fenced_claims() {
 }
 
 /// docstore.md §5–§8: the standard scenario (row 36, `leased × fenced-claim`, the recipe fixed
-/// against the store's own faults) has 85,868 states and violates only "at most one writer",
+/// against the store's own faults, with renewals) has 256,907 states and violates only "at most one writer",
 /// by the 7-step pause; "readers share" cannot occur without readers; the claimed fence refuses
 /// the stale write ("stale write attempted" and "sessions overlap" found, "fenced writes are
 /// exclusive" and "no lost update" hold). Without the claim (the same faults) the pause loses

@@ -190,11 +190,48 @@ fn docstore_store_faults_break_the_old_recipe_and_the_fix_survives_them() {
     assert!(
         out.contains(
             "VIOLATED (as documented: the recipe never creates a missing lock document again: \
-             after a re-created index or a stray delete an operator installs it (after one \
-             lease))"
+             after a re-created index or a stray delete it is installed apart (the guarded \
+             install, safe at any time))"
         ),
         "{out}"
     );
+
+    // Issue #35's Done line: a re-install after a lost index, a skewed script clock and a
+    // pause leave both data properties holding (row 45); the unguarded re-install breaks
+    // both (row 46).
+    let done = |variant| {
+        lockwright(&[
+            "check",
+            "--family",
+            "docstore",
+            "--variant",
+            variant,
+            "--writes",
+            "fenced-claim",
+            "--faults",
+            "reinstall=1,skew=1,pause=1",
+            "-q",
+        ])
+    };
+    let o = done("leased");
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    for property in ["fenced writes are exclusive", "no lost update"] {
+        let line = out
+            .lines()
+            .find(|l| l.contains(&format!("\"{property}\"")))
+            .unwrap_or_else(|| panic!("{property} in\n{out}"));
+        assert!(line.trim_end().ends_with("holds"), "{line}");
+    }
+    let o = done("leased-fix-unguarded-install");
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    for property in ["fenced writes are exclusive", "no lost update"] {
+        assert!(
+            out.contains(&format!("\"{property}\": expected holds, got VIOLATED")),
+            "{out}"
+        );
+    }
 
     let o = lockwright(&[
         "check",

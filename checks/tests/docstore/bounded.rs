@@ -49,7 +49,7 @@ fn try_acquire_sends_one_request_and_returns_within_one_request_timeout() {
     let _quiet = crate::timing();
     let server = LoopbackServer::start();
     let a = lock(&server, "owner-a");
-    a.install_scripts().unwrap();
+    lockwright_testkit::docstore::install_fresh(&a).unwrap();
     server.answer_slowly(Some(SLOW));
     let (got, took) = timed(|| a.try_acquire());
     let e = got.expect_err("no answer within the request timeout");
@@ -77,7 +77,7 @@ fn acquire_never_passes_its_timeout_by_more_than_one_request() {
     let bound = timeout + REQUEST + SLACK;
     let server = LoopbackServer::start();
     let a = lock(&server, "owner-a");
-    a.install_scripts().unwrap();
+    lockwright_testkit::docstore::install_fresh(&a).unwrap();
     let _held = a.try_acquire().unwrap();
     server.answer_slowly(Some(SLOW));
     let b = lock(&server, "owner-b");
@@ -99,7 +99,7 @@ fn dropping_a_guard_sends_one_release_and_returns_within_one_request_timeout() {
     let server = LoopbackServer::start();
     // Three attempts: an explicit release may retry, a drop never does.
     let a = lock(&server, "owner-a").with_attempts(3);
-    a.install_scripts().unwrap();
+    lockwright_testkit::docstore::install_fresh(&a).unwrap();
     let g = a.try_acquire().unwrap();
     server.answer_slowly(Some(SLOW));
     let ((), took) = timed(|| drop(g));

@@ -24,7 +24,8 @@ fn recipe_of(v: Variant) -> Option<&'static Rules> {
         Variant::LeasedFixUpsert
         | Variant::LeasedFixUnverified
         | Variant::LeasedFixUnconditional
-        | Variant::LeasedFixUnchecked => None,
+        | Variant::LeasedFixUnchecked
+        | Variant::LeasedFixUnguardedInstall => None,
         Variant::LeasedNoop => Some(&LEASED_NOOP),
         Variant::Global => Some(&GLOBAL),
         Variant::Document => Some(&DOCUMENT),
@@ -118,7 +119,22 @@ fn the_installed_scripts_are_the_models() {
         ),
         (scripts::FENCED_WRITE, Script::FencedWrite { token: t }),
         (scripts::FENCE_CLAIM, Script::FenceClaim { token: t }),
-        (scripts::LEASE_RELEASE, Script::LeaseRelease),
+        (scripts::LEASE_RELEASE, Script::LeaseRelease { owner: o }),
+        (
+            scripts::LEASE_RENEW,
+            Script::LeaseRenew {
+                owner: o,
+                now: 0,
+                expires: 1,
+            },
+        ),
+        (
+            scripts::LEASE_INSTALL,
+            Script::LeaseInstall {
+                owner: o,
+                expires: 1,
+            },
+        ),
         (
             broken::LEASE_ACQUIRE_NOOP,
             Script::LeaseAcquireNoop {
@@ -151,6 +167,8 @@ fn the_installed_scripts_are_the_models() {
         [
             "lease-acquire",
             "lease-release",
+            "lease-install",
+            "lease-renew",
             "fenced-write",
             "fence-claim"
         ]

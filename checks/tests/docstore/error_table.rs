@@ -443,7 +443,7 @@ fn run(request: Request, answer: Answer) -> Result<String, String> {
         Duration::from_secs(30),
     )
     .with_owner("owner-a");
-    setup.install_scripts().map_err(|e| e.to_string())?;
+    lockwright_testkit::docstore::install_fresh(&setup).map_err(|e| e.to_string())?;
     let lock = lease_lock(&url);
     let scripted = !matches!(answer, Answer::Applied | Answer::Timeout);
     match request {

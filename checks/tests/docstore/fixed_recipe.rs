@@ -32,7 +32,7 @@ fn the_fixed_recipe_gives_no_grant_without_its_lock_document() {
     let server = LoopbackServer::start();
     let a = lock(&server, "owner-a");
     let b = lock(&server, "owner-b");
-    a.install_scripts().unwrap();
+    lockwright_testkit::docstore::install_fresh(&a).unwrap();
     let ga = a.try_acquire().unwrap();
     // An operator deletes the lock document under A: B's acquire is an error, not a grant.
     delete_lock_document(&server);
@@ -48,7 +48,7 @@ fn the_fixed_recipe_gives_no_grant_without_its_lock_document() {
     assert_eq!(server.service().get(LOCKS, "1"), None, "nothing created it");
     drop(ga);
     // Installed again (by an operator, once A's lease is over): acquired.
-    b.install_lock().unwrap();
+    lockwright_testkit::docstore::create_lock_document(&b).unwrap();
     let gb = b.try_acquire().unwrap();
     gb.release().unwrap();
     assert_eq!(
@@ -61,7 +61,7 @@ fn the_fixed_recipe_gives_no_grant_without_its_lock_document() {
     let server = LoopbackServer::start();
     let a = lock(&server, "owner-a").with_defect(Defect::LeasedUpsert);
     let b = lock(&server, "owner-b").with_defect(Defect::LeasedUpsert);
-    a.install_scripts().unwrap();
+    lockwright_testkit::docstore::install_fresh(&a).unwrap();
     let _ga = a.try_acquire().unwrap();
     delete_lock_document(&server);
     assert!(b.try_acquire().is_ok(), "a second holder");
@@ -72,12 +72,12 @@ fn a_holder_whose_grant_was_taken_over_stops_at_its_read_back() {
     let server = LoopbackServer::start();
     let a = lock(&server, "owner-a");
     let b = lock(&server, "owner-b");
-    a.install_scripts().unwrap();
+    lockwright_testkit::docstore::install_fresh(&a).unwrap();
     let mut ga = a.try_acquire().unwrap();
     // The lock document is lost and installed again too early: B is granted while A still
     // believes it holds (as after a fail-over that rolled A's acquire back).
     delete_lock_document(&server);
-    b.install_lock().unwrap();
+    lockwright_testkit::docstore::create_lock_document(&b).unwrap();
     let gb = b.try_acquire().unwrap();
     assert!(gb.token() > ga.token());
     // A's claim lands (B has not claimed yet), then A reads the lock document back: not its
@@ -105,7 +105,7 @@ fn a_holder_whose_grant_was_taken_over_stops_at_its_read_back() {
     let server = LoopbackServer::start();
     let a = lock(&server, "owner-a").with_defect(Defect::LeasedUpsert);
     let b = lock(&server, "owner-b").with_defect(Defect::LeasedUpsert);
-    a.install_scripts().unwrap();
+    lockwright_testkit::docstore::install_fresh(&a).unwrap();
     let mut ga = a.try_acquire().unwrap();
     delete_lock_document(&server);
     let _gb = b.try_acquire().unwrap();
@@ -217,7 +217,7 @@ fn a_fenced_write_carries_any_patch_and_refuses_one_that_names_the_fence() {
         params: std::sync::Mutex::new(Vec::new()),
     };
     let a = LeaseLock::new(store, LOCKS, "1", Duration::from_secs(30)).with_owner("owner-a");
-    a.install_scripts().unwrap();
+    lockwright_testkit::docstore::install_fresh(&a).unwrap();
     let mut g = a.try_acquire().unwrap();
     let mut data = g.claim("files", "1").unwrap();
     data.read().unwrap();
@@ -246,7 +246,7 @@ fn data_patches(lock: &LeaseLock<Recording>) -> Vec<serde_json::Value> {
         .lock()
         .unwrap()
         .iter()
-        .filter(|(id, _)| *id == "fenced-write")
+        .filter(|(id, _)| lockwright::docstore::scripts::base_name(id) == "fenced-write")
         .map(|(_, p)| p["patch"].clone())
         .collect()
 }

@@ -48,14 +48,22 @@ fn lease_doc(server: &LoopbackServer) -> Option<Source> {
     server.service().get(LOCKS, "1").map(|d| d.source)
 }
 
+/// `POST /_scripts/<the versioned id of name>`.
+fn script(name: &'static str) -> String {
+    format!(
+        "POST /_scripts/{}",
+        lockwright::docstore::scripts::script_id(name)
+    )
+}
+
 #[test]
 fn acquire_write_release_send_the_recipes_requests() {
     let server = LoopbackServer::start();
     let a = lock(&server, "owner-a", Duration::from_secs(30));
-    a.install_scripts().unwrap();
+    lockwright_testkit::docstore::install_fresh(&a).unwrap();
     let mut g = a.try_acquire().unwrap();
     let token = g.token();
-    // `install_scripts` installed the lock document first (`_seq_no` 0).
+    // The fresh install created the lock document first (`_seq_no` 0).
     assert_eq!((token.primary_term, token.seq_no), (1, 1));
     assert!(g.valid_until().is_some());
     let w = g
@@ -82,10 +90,12 @@ fn acquire_write_release_send_the_recipes_requests() {
     assert_eq!(
         server.requests(),
         [
-            "POST /_scripts/lease-acquire",
-            "POST /_scripts/lease-release",
-            "POST /_scripts/fenced-write",
-            "POST /_scripts/fence-claim",
+            &script("lease-acquire"),
+            &script("lease-release"),
+            &script("lease-install"),
+            &script("lease-renew"),
+            &script("fenced-write"),
+            &script("fence-claim"),
             "PUT /files-lock/_create/1",
             "POST /files-lock/_update/1",
             // A write without a read of its own reads first: a session is read, then write;
@@ -104,7 +114,7 @@ fn contention_is_refused_and_a_blocking_acquire_waits_for_the_release() {
     let server = LoopbackServer::start();
     let a = lock(&server, "owner-a", Duration::from_secs(30));
     let b = lock(&server, "owner-b", Duration::from_secs(30));
-    a.install_scripts().unwrap();
+    lockwright_testkit::docstore::install_fresh(&a).unwrap();
     let g = a.try_acquire().unwrap();
     let err = b.try_acquire().unwrap_err();
     assert!(err.is_held(), "{err}");
@@ -177,7 +187,7 @@ fn a_stale_token_is_refused_by_the_fence_and_its_release_is_not_the_owners() {
     let server = LoopbackServer::start();
     let a = old_lock(&server, "owner-a", Duration::from_secs(30));
     let b = old_lock(&server, "owner-b", Duration::from_secs(30));
-    a.install_scripts().unwrap();
+    lockwright_testkit::docstore::install_fresh(&a).unwrap();
     let mut ga = a.try_acquire().unwrap();
     // An operator deletes the lock document: B acquires while A's lease is still running.
     let deleted = store(&server).delete(LOCKS, "1").unwrap();
@@ -221,7 +231,7 @@ fn without_a_claim_an_older_holders_late_write_lands_between_the_new_holders_rea
     let server = LoopbackServer::start();
     let a = old_lock(&server, "owner-a", Duration::from_secs(30));
     let b = old_lock(&server, "owner-b", Duration::from_secs(30));
-    a.install_scripts().unwrap();
+    lockwright_testkit::docstore::install_fresh(&a).unwrap();
     let mut ga = a.try_acquire().unwrap();
     ga.read("files", "1").unwrap();
     store(&server).delete(LOCKS, "1").unwrap();
@@ -257,7 +267,7 @@ fn a_claim_refuses_an_older_holders_late_write_and_fences_a_missing_document() {
     let server = LoopbackServer::start();
     let a = old_lock(&server, "owner-a", Duration::from_secs(30));
     let b = old_lock(&server, "owner-b", Duration::from_secs(30));
-    a.install_scripts().unwrap();
+    lockwright_testkit::docstore::install_fresh(&a).unwrap();
     let mut ga = a.try_acquire().unwrap();
     ga.read("files", "1").unwrap();
     store(&server).delete(LOCKS, "1").unwrap();
@@ -328,7 +338,7 @@ fn a_conditional_release_refuses_a_non_owners_release() {
     let server = LoopbackServer::start();
     let a = lock(&server, "owner-a", Duration::from_millis(200));
     let b = lock(&server, "owner-b", Duration::from_secs(30));
-    a.install_scripts().unwrap();
+    lockwright_testkit::docstore::install_fresh(&a).unwrap();
     let ga = a.try_acquire().unwrap();
     std::thread::sleep(Duration::from_millis(300)); // A's lease passes; B takes it over
     let gb = b.try_acquire().unwrap();
@@ -357,7 +367,7 @@ fn a_passed_lease_stops_the_writer_and_is_taken_over() {
     // A lease long enough that the checks right after the acquire pass on a loaded machine.
     let a = lock(&server, "owner-a", Duration::from_millis(800));
     let b = lock(&server, "owner-b", Duration::from_secs(30));
-    a.install_scripts().unwrap();
+    lockwright_testkit::docstore::install_fresh(&a).unwrap();
     let mut ga = a.try_acquire().unwrap();
     ga.ensure_valid().unwrap();
     assert!(b.try_acquire().unwrap_err().is_held());
@@ -383,7 +393,7 @@ fn a_lost_reply_is_an_unknown_outcome_and_the_acquire_is_sent_again() {
     let server = LoopbackServer::start();
     // Two attempts per request (the default is one: `docstore/bounded.rs`).
     let a = lock(&server, "owner-a", Duration::from_secs(30)).with_attempts(2);
-    a.install_scripts().unwrap();
+    lockwright_testkit::docstore::install_fresh(&a).unwrap();
     // Applied, answered after the client's timeout: the client sends it again, and the
     // lease-acquire script rewrites its own lease (a write, never a noop).
     server.lose_next_reply(LATE);
@@ -430,7 +440,8 @@ fn an_unreachable_store_is_reported_with_its_url() {
     let err = a.install_scripts().unwrap_err();
     assert!(
         err.to_string().contains(&format!(
-            "POST {url}/_scripts/lease-acquire: store unreachable"
+            "POST {url}/_scripts/{}: store unreachable",
+            lockwright::docstore::scripts::script_id("lease-acquire")
         )),
         "{err}"
     );
@@ -522,7 +533,7 @@ use docstore_bodies::{REF_COMPILE_ERROR, REF_UPDATE_EXPLAIN, REF_UPDATE_EXPLAIN_
 fn the_loopback_refuses_with_elasticsearchs_explain_body() {
     let server = LoopbackServer::start();
     let a = lock(&server, "owner-a", Duration::from_secs(30));
-    a.install_scripts().unwrap();
+    lockwright_testkit::docstore::install_fresh(&a).unwrap();
     let _g = a.try_acquire().unwrap();
     let params = json!({"owner": "owner-b", "lease": 1000});
     let (status, body) = raw(

@@ -7,16 +7,22 @@ mod docstore_bodies;
 mod docstore_shuttle_support;
 
 mod bounded;
+mod client_fixes;
 mod client_tables;
 mod clock;
+mod clock_margin;
 mod error_table;
 mod fixed_recipe;
 mod http;
+mod install;
 mod loopback_bodies;
 mod owned_guard;
 mod real_cluster;
+mod renew_claimed;
 mod shuttle;
 mod shuttle_store_faults;
+mod tls_errors;
+mod versions;
 
 /// Tests that assert on elapsed time take [`timing`] (exclusive); this binary's CPU-heavy
 /// suites take [`heavy`] (shared). On this 2-core machine a timing test then never runs beside

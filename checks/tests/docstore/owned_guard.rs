@@ -34,7 +34,7 @@ fn an_owned_guard_moves_into_a_thread_and_is_released_there() {
     let server = LoopbackServer::start();
     let a = lock(&server, "owner-a");
     let b = lock(&server, "owner-b");
-    a.install_scripts().unwrap();
+    lockwright_testkit::docstore::install_fresh(&a).unwrap();
 
     let guard: LeaseGuard<'static, HttpStore> = a.try_acquire_owned().unwrap();
     assert_send(&guard);

@@ -89,6 +89,42 @@ pub enum DocLockError {
         /// What the guard is doing instead.
         state: &'static str,
     },
+    /// A stored script this client calls does not hold the source this client expects
+    /// ([`super::LeaseLock::verify_scripts`]): another program stored something else under
+    /// this client's versioned id, or nothing is stored there. Install the scripts
+    /// ([`super::LeaseLock::install_scripts`]) or find who wrote the other source.
+    ScriptMismatch {
+        /// `<index>/<id>` of the lock document.
+        lock: String,
+        /// The stored script's id.
+        id: String,
+        /// The source this client expects.
+        expected: String,
+        /// The source stored under the id (`None`: nothing).
+        found: Option<String>,
+    },
+    /// This `LeaseLock` already has a live guard: one holder per owner id. The lock document's
+    /// script grants the lock again to its own owner, so a second guard would be a second
+    /// holder. Release the first guard, or give each holder its own `LeaseLock` (its own
+    /// owner id).
+    HeldByThisOwner {
+        /// `<index>/<id>` of the lock document.
+        lock: String,
+    },
+    /// The guarded install of the lock document cannot start its tokens above a data
+    /// document's fence: the fence's `_primary_term` is above the lock index's (the lock index
+    /// was re-created after a fail-over had raised its term), and no number of writes raises
+    /// a term. Every claim under the new lock document would be refused.
+    InstallBelowFence {
+        /// `<index>/<id>` of the lock document.
+        lock: String,
+        /// `<index>/<id>` of the data document.
+        data: String,
+        /// The fence found there.
+        fence: Token,
+        /// The installed lock document's version.
+        installed: Token,
+    },
     /// The store gave no usable answer (no answer after every attempt; an unexpected status;
     /// an unreadable body).
     Store {
@@ -133,6 +169,9 @@ impl DocLockError {
             | DocLockError::NotHolding { lock, .. }
             | DocLockError::Superseded { lock, .. }
             | DocLockError::BadPatch { lock, .. }
+            | DocLockError::InstallBelowFence { lock, .. }
+            | DocLockError::HeldByThisOwner { lock }
+            | DocLockError::ScriptMismatch { lock, .. }
             | DocLockError::Store { lock, .. } => lock,
         }
     }
@@ -197,6 +236,34 @@ impl fmt::Display for DocLockError {
             DocLockError::NotHolding { lock, state } => {
                 write!(f, "lock {lock} cannot be used for this: {state}")
             }
+            DocLockError::InstallBelowFence {
+                lock,
+                data,
+                fence,
+                installed,
+            } => write!(
+                f,
+                "lock {lock} was installed at {installed}, but the fence of {data} is {fence}, a higher _primary_term than the lock index has: every claim would be refused; move the protected data to a new document (or clear its fence once no old holder can write) before using this lock"
+            ),
+            DocLockError::ScriptMismatch {
+                lock,
+                id,
+                expected,
+                found,
+            } => match found {
+                Some(found) => write!(
+                    f,
+                    "lock {lock}: stored script {id} holds `{found}`, not this client's `{expected}`; another program stored it under this client's id"
+                ),
+                None => write!(
+                    f,
+                    "lock {lock}: no stored script {id} (this client's `{expected}`); install the scripts first"
+                ),
+            },
+            DocLockError::HeldByThisOwner { lock } => write!(
+                f,
+                "lock {lock} is already held through this LeaseLock (one holder per owner id); release that guard first, or give each holder its own LeaseLock"
+            ),
             DocLockError::Store { lock, source } => write!(f, "lock {lock}: {source}"),
         }
     }

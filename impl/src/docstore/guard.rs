@@ -52,20 +52,32 @@ impl<S: DocStore> Deref for LockRef<'_, S> {
 /// A resource of your own protected by this lock must do what the data document's scripts
 /// do: keep the highest token it has accepted (`_primary_term` first, then `_seq_no`), refuse
 /// any lower one, atomically with the write it guards; and accept the claim — a write of the
-/// token alone — before the holder's first read. Check [`LeaseGuard::ensure_valid`] right
-/// before every write that carries [`LeaseGuard::token`]; the lease alone never suffices (a
-/// pause can outlast it).
+/// token alone — before the holder's first read. After the claim, read the lock document back
+/// and go on only if it still carries this grant ([`LeaseGuard::claim`] does this for a data
+/// document; for your own resource, claim it, then call [`LeaseGuard::read`] on any document
+/// of the lock's store or `claim` a data document, which reads the grant back first: a
+/// fail-over may have lost the acquire, and only the read-back after the claim finds that).
+/// Condition each write on your own read of the same resource. Check
+/// [`LeaseGuard::ensure_valid`] right before every write that carries [`LeaseGuard::token`];
+/// the lease alone never suffices (a pause can outlast it).
 ///
 /// Release with [`LeaseGuard::release`] or by dropping it.
 ///
 /// A guard of [`LeaseLock::try_acquire`] or [`LeaseLock::acquire`] borrows its lock; one of
 /// [`LeaseLock::try_acquire_owned`] or [`LeaseLock::acquire_owned`] (on an `Arc<LeaseLock>`)
-/// holds a share of it instead, so it can be moved into a thread or kept in a struct.
+/// holds a share of it instead, so it can be moved into a thread or kept in a struct. One
+/// `LeaseLock` has at most one live guard (one holder per owner id): a second acquire through
+/// it is refused with [`DocLockError::HeldByThisOwner`](super::DocLockError::HeldByThisOwner)
+/// until the first guard is dropped.
 #[must_use = "the lock is released as soon as the guard is dropped"]
 pub struct LeaseGuard<'a, S: DocStore> {
     pub(super) lock: LockRef<'a, S>,
     pub(super) pc: Pc,
     pub(super) token: Token,
+    /// The lock document's `_seq_no`/`_primary_term` as this guard last wrote it: the
+    /// acquire's (the token), then each renewal's. Release and renewal are conditioned on it;
+    /// the fencing token stays `token`.
+    pub(super) version: Token,
     pub(super) deadline: Option<u64>,
     pub(super) released: bool,
     /// Whether the holder has claimed, read or written the data document under this grant
@@ -76,9 +88,12 @@ pub struct LeaseGuard<'a, S: DocStore> {
     pub(super) claimed: bool,
     /// The fixed recipe: whether the lock document was read back and still carried the token.
     pub(super) verified: bool,
-    /// The fixed recipe: the data document's `_seq_no`/`_primary_term` as the session's read
-    /// returned them; the write carries them as `if_seq_no`/`if_primary_term`.
-    pub(super) read: Option<Token>,
+    /// The fixed recipe: the document the session's read was of (`index`, `id`) and its
+    /// `_seq_no`/`_primary_term` as the read returned them (`None`: it found no document); a
+    /// write of that document carries them as `if_seq_no`/`if_primary_term`, a write of any
+    /// other document reads it first (issue #35: the write was conditioned on whatever the
+    /// last read read).
+    pub(super) read: Option<(String, String, Option<Token>)>,
 }
 
 impl<S: DocStore> fmt::Debug for LeaseGuard<'_, S> {
@@ -100,9 +115,11 @@ impl<S: DocStore> LeaseGuard<'_, S> {
     }
 
     /// The lease deadline, in milliseconds on [`DocStore::now`]'s clock (the client's own,
-    /// monotonic in `HttpStore`): the first send of the acquire plus the lease. The server
-    /// starts its lease (`ctx._now` + lease) only when the request arrives, so the deadline
-    /// never falls after the document's `expires`, whatever the client's wall clock says.
+    /// monotonic in `HttpStore`): the first send of the acquire plus the lease minus the clock
+    /// margin ([`LeaseLock::with_clock_margin`]). The server starts its lease (`ctx._now` +
+    /// lease) only when the request arrives, but `ctx._now` is a cached time, and another
+    /// node's after a fail-over: the margin is what keeps the deadline before the lease's end
+    /// as the server will judge it, as long as the server's clock is off by no more than it.
     /// `None` for the test-only recipes without a lease.
     pub fn valid_until(&self) -> Option<u64> {
         self.deadline
@@ -142,29 +159,34 @@ impl<S: DocStore> LeaseGuard<'_, S> {
         }
     }
 
-    /// Extends the lease: `lease-acquire` again, sent only if the lock document still carries
-    /// this guard's token (`POST <index>/_update/<id>?if_seq_no=S&if_primary_term=T`; the
-    /// server measures the new lease with `ctx._now`). The renewal is a write, so the token
-    /// becomes the renewal's (higher: documents fenced with the old one accept the new one);
-    /// the deadline counts from this send. Not a step of the model (a renewal there is a new
-    /// acquire); tested over HTTP (`checks/tests/docstore/clock.rs`).
+    /// Extends the lease: `lease-acquire` again, sent only if the lock document is still the
+    /// version this guard last wrote (`POST <index>/_update/<id>?if_seq_no=S&if_primary_term=T`
+    /// with its acquire's or its last renewal's `_seq_no`/`_primary_term`; the server measures
+    /// the new lease with `ctx._now`). The deadline counts from this send. **The fencing token
+    /// does not change**: it stays the acquire's, so a data document claimed with it
+    /// ([`LeaseGuard::claim`]) keeps accepting this holder's reads and writes. (A renewal is a
+    /// write, so the lock document's version moves on; the guard keeps that version apart, for
+    /// its release and its next renewal. Any later grant to another owner is a later write of
+    /// the lock document and so a higher token than this one.) The model's step `RenewLease`
+    /// (`docs/docstore.md` §6).
     ///
     /// # Errors
     /// [`DocLockError::LeaseExpired`] if the local deadline has passed (nothing sent: a lapsed
     /// lease is anyone's, a renewal cannot revive it); [`DocLockError::NotOwner`] if the lock
-    /// document no longer carries this token (409) or is gone (404) — the lock is lost;
-    /// [`DocLockError::NotHolding`] on a lost guard or a recipe without a lease;
+    /// document is no longer the version this guard wrote (409) or is gone (404) — the lock is
+    /// lost; [`DocLockError::NotHolding`] on a lost guard or a recipe without a lease;
     /// [`DocLockError::Store`] otherwise (no answer: the lease may or may not be extended;
     /// the old deadline stands).
     pub fn renew(&mut self) -> Result<(), DocLockError> {
         let lock = self.lock.clone();
         self.usable()?;
-        if !lock.rules.fixed {
-            return Err(DocLockError::NotHolding {
+        (lock.rules)
+            .step_where(lock.role, Pc::Holding, |s| s == Step::RenewLease)
+            .filter(|_| lock.rules.fixed)
+            .ok_or_else(|| DocLockError::NotHolding {
                 lock: lock.lock_name(),
                 state: "only the leased recipe renews",
-            });
-        }
+            })?;
         let deadline = self.deadline.expect("a leased guard has a deadline");
         let now = lock.store.now();
         if now >= deadline {
@@ -176,17 +198,17 @@ impl<S: DocStore> LeaseGuard<'_, S> {
             });
         }
         let script = StoredScript {
-            id: "lease-acquire",
+            id: super::scripts::script_id("lease-renew"),
             params: serde_json::json!({"owner": lock.owner, "lease": lock.lease_ms}),
             scripted_upsert: false,
         };
         match lock
             .store
-            .update_with_script_if(&lock.index, &lock.id, &script, self.token)
+            .update_with_script_if(&lock.index, &lock.id, &script, self.version)
         {
             Ok(w) => {
-                self.token = w.token;
-                self.deadline = Some(now.saturating_add(lock.lease_ms));
+                self.version = w.token;
+                self.deadline = Some(lock.deadline_from(now));
                 Ok(())
             }
             Err(e) if matches!(e.status(), Some(404 | 409)) => {

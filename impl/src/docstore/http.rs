@@ -203,7 +203,15 @@ fn transport_error(line: &str, e: &ureq::Error) -> StoreError {
         ),
         _ => false,
     };
-    if not_sent {
+    // ureq's own TLS errors. (With `docstore-tls`, rustls's handshake and certificate errors
+    // may come wrapped otherwise: not mapped or tested here, no TLS server being at hand.)
+    let tls = matches!(e, ureq::Error::Tls(_) | ureq::Error::TlsRequired);
+    if tls {
+        StoreError::Tls {
+            request: line.to_owned(),
+            detail: e.to_string(),
+        }
+    } else if not_sent {
         StoreError::Unreachable {
             request: line.to_owned(),
             detail: e.to_string(),
@@ -332,6 +340,24 @@ impl DocStore for HttpStore {
             Ok(())
         } else {
             Err(rejected(&line, &a))
+        }
+    }
+
+    fn get_script(&self, id: &str) -> Result<Option<String>, StoreError> {
+        let url = self.url(&["_scripts", id]);
+        let line = format!("GET {url}");
+        let a = self.exchange("GET", &url, None, &line)?;
+        match a.status {
+            404 => Ok(None),
+            200..=299 => match a.body["script"]["source"].as_str() {
+                Some(source) => Ok(Some(source.to_owned())),
+                None => Err(StoreError::BadResponse {
+                    request: line,
+                    status: a.status,
+                    detail: format!("no `script.source` in {}", error_text(&a.raw)),
+                }),
+            },
+            _ => Err(rejected(&line, &a)),
         }
     }
 

@@ -22,6 +22,18 @@ use super::DocLockError;
 /// [`HttpStore`]: super::HttpStore
 pub const DEFAULT_ATTEMPTS: u32 = 1;
 
+/// The margin a holder's deadline keeps for the server's clock, by default (for leases of at
+/// least 4 s; a shorter lease keeps a quarter of itself): the deadline is the first send of the
+/// acquire plus the lease minus this. The lease in the lock document is measured by the clock
+/// the scripts read (`ctx._now`), which is not the true time: it is the node's cached time,
+/// refreshed every `thread_pool.estimated_time_interval` (200 ms by default), and after a
+/// fail-over another node's clock. A script clock that reads up to `m` later at a contender's
+/// acquire than at this holder's ends the holder's lease up to `m` early; with a margin of at
+/// least `m`, a holder whose [`LeaseGuard::ensure_valid`] passes still holds a live lease
+/// (the model's `skew` fault, `docs/docstore.md` §3). 1 s covers the cache and 800 ms of
+/// clock difference between nodes; set your own with [`LeaseLock::with_clock_margin`].
+pub const DEFAULT_CLOCK_MARGIN: Duration = Duration::from_secs(1);
+
 static OWNERS: AtomicU64 = AtomicU64::new(0);
 
 /// A fresh owner id for this process: `pid<pid>-<unix nanos, hex>-<n>`. Unique per call, so a
@@ -39,6 +51,15 @@ pub fn default_owner() -> String {
     )
 }
 
+/// The `fence` a data document's `_source` holds (`{"primary_term": .., "seq_no": ..}`).
+fn fence_of(source: &serde_json::Value) -> Option<super::store::Token> {
+    let f = source.get("fence")?;
+    Some(super::store::Token {
+        primary_term: f.get("primary_term")?.as_u64()?,
+        seq_no: f.get("seq_no")?.as_u64()?,
+    })
+}
+
 /// A lease lock on one document of a document store: the corrected recipe (module docs).
 ///
 /// One value per owner: its owner id goes into the lock document. Several threads of one
@@ -50,11 +71,17 @@ pub struct LeaseLock<S: DocStore> {
     pub(super) id: String,
     pub(super) owner: String,
     pub(super) lease_ms: u64,
+    /// What the deadline keeps back for the server's clock ([`DEFAULT_CLOCK_MARGIN`]).
+    pub(super) margin_ms: u64,
     pub(super) attempts: u32,
     /// The recipe's table: [`Recipe::Leased`]'s, or (test-only `testing::with_rules`) a
     /// broken one of the test kit.
     pub(super) rules: &'static Rules,
     pub(super) role: Role,
+    /// Whether a guard of this lock is alive: one holder per owner id (issue #35). The
+    /// `lease-acquire` script grants the lock again to its own owner, so two guards of one
+    /// `LeaseLock` (two threads sharing an `Arc`, say) would both hold it.
+    pub(super) guarded: std::sync::atomic::AtomicBool,
 }
 
 impl<S: DocStore> fmt::Debug for LeaseLock<S> {
@@ -69,18 +96,23 @@ impl<S: DocStore> fmt::Debug for LeaseLock<S> {
 }
 
 impl<S: DocStore> LeaseLock<S> {
-    /// The lock document `index/id` on `store`, with a lease of `lease` (at least 1 ms) and a
-    /// fresh owner id ([`default_owner`]).
+    /// The lock document `index/id` on `store`, with a lease of `lease` (at least 1 ms), a
+    /// fresh owner id ([`default_owner`]) and a clock margin of [`DEFAULT_CLOCK_MARGIN`], or a
+    /// quarter of the lease if that is less.
     pub fn new(store: S, index: &str, id: &str, lease: Duration) -> Self {
+        let lease_ms = u64::try_from(lease.as_millis()).unwrap_or(u64::MAX).max(1);
+        let margin_ms = (DEFAULT_CLOCK_MARGIN.as_millis() as u64).min(lease_ms / 4);
         LeaseLock {
+            margin_ms,
             store,
             index: index.to_owned(),
             id: id.to_owned(),
             owner: default_owner(),
-            lease_ms: u64::try_from(lease.as_millis()).unwrap_or(u64::MAX).max(1),
+            lease_ms,
             attempts: DEFAULT_ATTEMPTS,
             rules: Recipe::Leased.rules(),
             role: Role::Writer,
+            guarded: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -98,6 +130,25 @@ impl<S: DocStore> LeaseLock<S> {
     pub fn with_attempts(mut self, attempts: u32) -> Self {
         self.attempts = attempts.max(1);
         self
+    }
+
+    /// The same lock keeping `margin` back from every deadline for the server's clock
+    /// ([`DEFAULT_CLOCK_MARGIN`] explains the bound it must cover). A margin of the lease or
+    /// more leaves no time to write.
+    pub fn with_clock_margin(mut self, margin: Duration) -> Self {
+        self.margin_ms = u64::try_from(margin.as_millis()).unwrap_or(u64::MAX);
+        self
+    }
+
+    /// The clock margin, in milliseconds.
+    pub fn clock_margin_ms(&self) -> u64 {
+        self.margin_ms
+    }
+
+    /// The deadline of a lease whose request is first sent at `now` (this client's clock):
+    /// `now` + lease − margin.
+    pub(super) fn deadline_from(&self, now: u64) -> u64 {
+        now.saturating_add(self.lease_ms.saturating_sub(self.margin_ms))
     }
 
     /// How many times one request is sent while it gets no answer.
@@ -147,43 +198,110 @@ impl<S: DocStore> LeaseLock<S> {
         }
     }
 
-    /// Installs what the recipe needs in the cluster: the stored scripts (`lease-acquire`,
-    /// `lease-release`, `fenced-write`, `fence-claim`) with `POST _scripts/<id>`, and the lock
-    /// document itself ([`LeaseLock::install_lock`]: the recipe never creates it while
-    /// acquiring). Once per cluster, before any client acquires; installing again is harmless.
+    /// Installs the stored scripts the recipe needs (`lease-acquire`, `lease-release`,
+    /// `lease-install`, `fenced-write`, `fence-claim`) with `POST _scripts/<id>`. It never
+    /// touches a lock document: the lock document is installed apart, by
+    /// [`LeaseLock::install_lock`], and a program that acquires should not install it.
     ///
     /// # Errors
     /// [`DocLockError::Store`] with the store's answer.
     pub fn install_scripts(&self) -> Result<(), DocLockError> {
-        for (id, source) in self.rules.scripts_to_install() {
+        for (id, source) in self.rules.stored_scripts() {
             self.store
                 .put_script(id, source)
                 .map_err(|e| self.store_error(e))?;
         }
-        if self.rules.fixed {
-            self.install_lock()?;
+        Ok(())
+    }
+
+    /// Verifies, at start, that each stored script this client calls holds the source this
+    /// client expects (`GET _scripts/<id>`): the ids carry a hash of the source
+    /// ([`super::scripts::versioned_id`]), so another client version stores its own, and a
+    /// mismatch means the cluster's script under this id is not this client's.
+    ///
+    /// # Errors
+    /// [`DocLockError::ScriptMismatch`] naming the id, the source expected and the one found
+    /// (or none); [`DocLockError::Store`] with the store's answer.
+    pub fn verify_scripts(&self) -> Result<(), DocLockError> {
+        for (id, expected) in self.rules.stored_scripts() {
+            let found = self.store.get_script(id).map_err(|e| self.store_error(e))?;
+            if found.as_deref() != Some(expected) {
+                return Err(DocLockError::ScriptMismatch {
+                    lock: self.lock_name(),
+                    id: id.to_owned(),
+                    expected: expected.to_owned(),
+                    found,
+                });
+            }
         }
         Ok(())
     }
 
-    /// Installs the lock document (`PUT <index>/_create/<id> {}`: a free lease) for the fixed
-    /// recipe, which never creates it while acquiring (a missing lock document is an error,
-    /// never a grant: `docs/docstore.md` §6). Once per cluster, with [`LeaseLock::install_scripts`];
-    /// already installed (409) is fine. **After the lock index was deleted or re-created, or
-    /// the document deleted, install it again only once one lease has passed**: a holder of
-    /// the lost document may still believe it holds until then.
+    /// Installs the lock document for the fixed recipe, which never creates it while
+    /// acquiring (a missing lock document is an error, never a grant: `docs/docstore.md` §6).
+    /// Guarded, so that running it at any time is safe (issue #35):
+    ///
+    /// - it never deletes or overwrites a lock document: `lease-install` as a scripted upsert
+    ///   is a `noop` on an existing one, whatever its lease;
+    /// - a document it creates is leased to an installer owner (`install-<this owner>`) for one
+    ///   lease on the server's clock, so no client is granted until every lease granted before
+    ///   the document was lost has passed — a holder of the lost document may still believe it
+    ///   holds until then;
+    /// - its tokens start above the fence of each data document in `data` (`(index, id)`):
+    ///   after a re-created lock index the counters start again at `_primary_term` 1 and
+    ///   `_seq_no` 0, below the fences the old grants left, and every claim would be refused.
+    ///   It writes a scratch document `<id>-pad` in the lock index until the index's `_seq_no`
+    ///   passes each fence's; a fence with a higher `_primary_term` cannot be passed
+    ///   ([`DocLockError::InstallBelowFence`]).
+    ///
+    /// Returns whether it created the document (`false`: it was there already).
     ///
     /// # Errors
-    /// [`DocLockError::Store`] with the store's answer.
-    pub fn install_lock(&self) -> Result<(), DocLockError> {
-        match self
+    /// [`DocLockError::InstallBelowFence`]; [`DocLockError::Store`] with the store's answer.
+    pub fn install_lock(&self, data: &[(&str, &str)]) -> Result<bool, DocLockError> {
+        let script = super::store::StoredScript {
+            id: super::scripts::script_id("lease-install"),
+            params: serde_json::json!({
+                "owner": format!("install-{}", self.owner),
+                "lease": self.lease_ms,
+            }),
+            scripted_upsert: true,
+        };
+        let w = self
             .store
-            .create(&self.index, &self.id, &serde_json::json!({}))
-        {
-            Ok(_) => Ok(()),
-            Err(e) if e.is_conflict() => Ok(()),
-            Err(e) => Err(self.store_error(e)),
+            .upsert_with_script(&self.index, &self.id, &script, &serde_json::json!({}))
+            .map_err(|e| self.store_error(e))?;
+        let created = w.result == super::store::WriteResult::Created;
+        if !created {
+            return Ok(false);
         }
+        let mut at = w.token;
+        let pad = format!("{}-pad", self.id);
+        for (index, id) in data {
+            let doc = self.store.get(index, id).map_err(|e| self.store_error(e))?;
+            let Some(fence) = doc.and_then(|d| fence_of(&d.source)) else {
+                continue;
+            };
+            if fence.primary_term > at.primary_term {
+                return Err(DocLockError::InstallBelowFence {
+                    lock: self.lock_name(),
+                    data: format!("{index}/{id}"),
+                    fence,
+                    installed: w.token,
+                });
+            }
+            while at <= fence {
+                self.store
+                    .create(&self.index, &pad, &serde_json::json!({}))
+                    .map_err(|e| self.store_error(e))?;
+                at = self
+                    .store
+                    .delete(&self.index, &pad)
+                    .map_err(|e| self.store_error(e))?
+                    .token;
+            }
+        }
+        Ok(true)
     }
 
     /// Tries once to acquire the lock: one acquire request (by default sent once, so this
@@ -233,6 +351,21 @@ impl<S: DocStore> LeaseLock<S> {
     /// The one acquire request of [`LeaseLock::try_acquire`], its guard holding `lock` (this
     /// lock, borrowed or shared).
     fn try_acquire_as<'a>(&self, lock: LockRef<'a, S>) -> Result<LeaseGuard<'a, S>, DocLockError> {
+        // One holder per owner id: the guard gives the claim back when it is dropped.
+        if self.guarded.swap(true, Ordering::AcqRel) {
+            return Err(DocLockError::HeldByThisOwner {
+                lock: self.lock_name(),
+            });
+        }
+        let result = self.send_acquire(lock);
+        if result.is_err() {
+            self.guarded.store(false, Ordering::Release);
+        }
+        result
+    }
+
+    /// The acquire request(s) of [`LeaseLock::try_acquire_as`].
+    fn send_acquire<'a>(&self, lock: LockRef<'a, S>) -> Result<LeaseGuard<'a, S>, DocLockError> {
         let leased = self.rules.leased;
         let mut pc = Pc::Idle;
         let mut deadline = None;
@@ -247,7 +380,7 @@ impl<S: DocStore> LeaseLock<S> {
             let now = if leased { self.store.now() } else { 0 };
             let expires = now.saturating_add(self.lease_ms);
             if leased && pc == Pc::Idle {
-                deadline = Some(expires);
+                deadline = Some(self.deadline_from(now));
             }
             let request =
                 (self.rules.acquire)(self.role, &self.index, &self.id, &self.owner, now, expires);
@@ -258,6 +391,7 @@ impl<S: DocStore> LeaseLock<S> {
                         lock,
                         pc: Pc::Holding,
                         token: w.token,
+                        version: w.token,
                         deadline,
                         released: false,
                         accessed: false,
@@ -324,10 +458,12 @@ impl<S: DocStore> LeaseLock<S> {
                 Ok(guard) => return Ok(guard),
                 // Held, no answer, or a 409 from `_update` (a concurrent update raced this one):
                 // waiting can heal these.
+                // A 429 (too many requests: the cluster's back-pressure) heals by waiting too.
                 Err(e)
                     if e.is_held()
-                        || e.store_error()
-                            .is_some_and(|s| s.no_answer() || s.is_conflict()) =>
+                        || e.store_error().is_some_and(|s| {
+                            s.no_answer() || s.is_conflict() || s.status() == Some(429)
+                        }) =>
                 {
                     e
                 }

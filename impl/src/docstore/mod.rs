@@ -11,7 +11,14 @@
 //!
 //! let store = HttpStore::new("http://127.0.0.1:9200");
 //! let lock = LeaseLock::new(store, "files-lock", "1", Duration::from_secs(30));
-//! lock.install_scripts()?; // once per cluster: the scripts and the lock document
+//! // At deploy time, not in the program that acquires: the stored scripts, then the lock
+//! // document. The install is guarded (it never touches an existing lock document, reserves a
+//! // new one for one lease and starts its tokens above the data document's fence), so
+//! // running it again after a lost index is safe; the first acquire waits one lease.
+//! lock.install_scripts()?;
+//! lock.install_lock(&[("files", "1")])?;
+//! // In every program that acquires, at start: the cluster's scripts are this version's.
+//! lock.verify_scripts()?;
 //! let mut guard = lock.acquire(Duration::from_secs(10), Duration::from_millis(200))?;
 //! // Claim first: the token goes into the data document before anything reads it, so no
 //! // older holder's late write can land between this session's read and its write.
@@ -28,14 +35,16 @@
 //!
 //! | operation | request (Elasticsearch REST) | model step (`lockwright_model::docstore`) |
 //! |---|---|---|
-//! | [`LeaseLock::install_scripts`] | `POST _scripts/lease-acquire`, `POST _scripts/lease-release`, `POST _scripts/fenced-write`, `POST _scripts/fence-claim`, `PUT files-lock/_create/1 {}` ([`LeaseLock::install_lock`]) | — (setup) |
+//! | [`LeaseLock::install_scripts`] | `POST _scripts/<name>-<hash of the source>` ([`scripts::script_id`]) for `lease-acquire`, `lease-release`, `lease-install`, `lease-renew`, `fenced-write`, `fence-claim`; never a lock document | — (setup) |
+//! | [`LeaseLock::verify_scripts`] | `GET _scripts/<id>` of each: the stored source must be this client's | — (setup) |
+//! | [`LeaseLock::install_lock`] | `POST files-lock/_update/1 {"script": {"id": "lease-install", "params": {owner, lease}}, "scripted_upsert": true, "upsert": {}}` (a new document reserved for one lease; an existing one untouched), then, to pass each data document's fence, `PUT`/`DELETE` of `files-lock/1-pad` | `ReinstallLock` (fault `reinstall`) |
 //! | [`LeaseLock::try_acquire`] | read the local clock (the deadline), then `POST files-lock/_update/1 {"script": {"id": "lease-acquire", "params": {owner, lease}}}`, no `upsert` (the server's `ctx._now` measures the lease; a missing lock document is a 404, never a grant) | `UpdateLock` |
 //! | [`LeaseGuard::claim`] | `POST files/_update/1 {"script": {"id": "fence-claim", "params": {primary_term, seq_no}}, "upsert": {"fence": {..}}}`, then `GET files-lock/_doc/1`: go on only if it carries the token | `ClaimData`, `VerifyLock` |
 //! | [`LeaseGuard::read`], [`Claimed::read`] | `GET files/_doc/1` (claimed: the fence must still be the token; without a claim, the read-back of the grant comes first) | `ReadData` |
 //! | [`LeaseGuard::ensure_valid`] | read the clock: valid while now < the deadline, which counts from the first send of the acquire | `CheckLease` |
 //! | [`LeaseGuard::fenced_write`] | `ensure_valid`, then `POST files/_update/1?if_seq_no=S&if_primary_term=T {"script": {"id": "fenced-write", "params": {primary_term, seq_no, name}}}` (`S`/`T`: the session's read) | `CheckLease`, `WriteData` |
-//! | [`LeaseGuard::renew`] | `POST files-lock/_update/1?if_seq_no=S&if_primary_term=T {"script": {"id": "lease-acquire", "params": {owner, lease}}}` | — (outside the model) |
-//! | [`LeaseGuard::release`], drop | `POST files-lock/_update/1?if_seq_no=S&if_primary_term=T {"script": {"id": "lease-release"}}` (the token): the lease freed, the document kept | `ReleaseLease` |
+//! | [`LeaseGuard::renew`] | `POST files-lock/_update/1?if_seq_no=S&if_primary_term=T {"script": {"id": "lease-renew", "params": {owner, lease}}}` (`S`/`T`: the lock document's version the guard last wrote; the fencing token stays the acquire's) | `RenewLease` |
+//! | [`LeaseGuard::release`], drop | `POST files-lock/_update/1?if_seq_no=S&if_primary_term=T {"script": {"id": "lease-release", "params": {owner}}}` (the version this guard last wrote): the lease freed if the owner is ours, the document kept | `ReleaseLease` |
 //!
 //! A timed-out request (no answer: the model's lost reply, applied or not) is sent again, as
 //! the model's clients do, only with [`LeaseLock::with_attempts`] above 1; by default each
@@ -69,16 +78,23 @@
 //! - Two clocks, each compared only with itself: the lease in the lock document is measured
 //!   by the server (`ctx._now` in `lease-acquire`; the request carries only the lease's
 //!   length), and the holder's own deadline by [`DocStore::now`] (monotonic in [`HttpStore`]):
-//!   first send + lease, which ends no later than the server's lease. Clients whose wall clocks
-//!   disagree agree on who holds (`checks/tests/docstore/clock.rs`). A server clock stepped
-//!   (or a clock rate far off) still moves leases. Pauses longer than the lease (GC, VM) make
+//!   first send + lease − a margin ([`DEFAULT_CLOCK_MARGIN`], [`LeaseLock::with_clock_margin`])
+//!   for the server's clock, which is a cached time (200 ms by default) and another node's after
+//!   a fail-over: with the server's clock off by no more than the margin, the deadline ends no
+//!   later than the server's lease (`checks/tests/docstore/clock_margin.rs`, the model's
+//!   `skew`). Clients whose wall clocks disagree agree on who holds
+//!   (`checks/tests/docstore/clock.rs`). A server clock stepped by more than the margin (or a
+//!   clock rate far off) still moves leases. Pauses longer than the lease (GC, VM) make
 //!   two holders believe they hold the lock: only the fenced writes stay exclusive, and only
 //!   claimed sessions lose no update (without [`LeaseGuard::claim`], an older holder's late
 //!   write can land between this holder's read and its write).
 //! - Needs Elasticsearch 6.7 or later (`if_seq_no`/`if_primary_term`).
 //! - An operator who deletes the lock document, or the lock index re-created, leaves no lock:
-//!   every acquire is a 404 until [`LeaseLock::install_lock`] installs it again — which must
-//!   wait until the last holder's lease has passed (this crate cannot know when that is).
+//!   every acquire is a 404 until [`LeaseLock::install_lock`] installs it again. The install
+//!   reserves the new document for one lease, so no grant comes before every lease granted
+//!   before the loss has passed, and starts its tokens above the fences of the data documents
+//!   it is given; a fence whose `_primary_term` is above the new index's cannot be passed
+//!   ([`DocLockError::InstallBelowFence`]).
 
 mod claim;
 mod error;
@@ -99,6 +115,6 @@ pub use claim::Claimed;
 pub use error::DocLockError;
 pub use guard::LeaseGuard;
 pub use http::{HttpStore, DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT};
-pub use lock::{default_owner, LeaseLock, DEFAULT_ATTEMPTS};
+pub use lock::{default_owner, LeaseLock, DEFAULT_ATTEMPTS, DEFAULT_CLOCK_MARGIN};
 pub use recipe::{Recipe, Role, Writes};
 pub use store::{Doc, DocStore, Refusal, StoreError, StoredScript, Token, WriteResult, Written};

@@ -182,6 +182,10 @@ pub enum Step {
     UpdateLock,
     /// `POST <index>/_update/<id>?if_seq_no=..&if_primary_term=..` with `lease-release`.
     ReleaseLease,
+    /// `POST <index>/_update/<id>?if_seq_no=..&if_primary_term=..` with `lease-acquire`,
+    /// conditioned on the lock document's version the holder last wrote: the lease is extended,
+    /// the fencing token stays the acquire's.
+    RenewLease,
     /// `GET <index>/_doc/<id>` of the lock document after the claim: go on only if it still
     /// carries the token.
     VerifyLock,
@@ -215,7 +219,7 @@ impl Step {
 ///
 /// | `Idle`, `Retrying` | `Claiming` | `Holding` | `Computing` | `Writing` | `Releasing` | `Verifying` |
 /// |---|---|---|---|---|---|---|
-/// | `UpdateLock` | `ClaimData` | `ReadData`, `ReleaseLease` | `CheckLease` | `WriteData` | `ReleaseLease` | `VerifyLock` |
+/// | `UpdateLock` | `ClaimData` | `ReadData`, `RenewLease`, `ReleaseLease` | `CheckLease` | `WriteData` | `ReleaseLease` | `VerifyLock` |
 ///
 /// A writer is at `Claiming` only when it claims.
 pub static LEASED: Rules = Rules {
@@ -226,6 +230,8 @@ pub static LEASED: Rules = Rules {
     scripts: &[
         ("lease-acquire", scripts::LEASE_ACQUIRE),
         ("lease-release", scripts::LEASE_RELEASE),
+        ("lease-install", scripts::LEASE_INSTALL),
+        ("lease-renew", scripts::LEASE_RENEW),
     ],
     acquire: leased_acquire,
     any_400_is_held: false,
@@ -242,7 +248,7 @@ const LEASED_ROW: Row = {
         &[UpdateLock],
         &[UpdateLock],
         &[ClaimData],
-        &[ReadData, ReleaseLease],
+        &[ReadData, RenewLease, ReleaseLease],
         &[CheckLease],
         &[WriteData],
         &[ReleaseLease],
@@ -264,7 +270,7 @@ fn leased_acquire<'a>(
         index,
         id,
         script: StoredScript {
-            id: "lease-acquire",
+            id: scripts::script_id("lease-acquire"),
             params: json!({"owner": owner, "lease": expires.saturating_sub(now)}),
             scripted_upsert: false,
         },
@@ -295,6 +301,16 @@ impl Rules {
             v.push(("fence-claim", scripts::FENCE_CLAIM));
         }
         v
+    }
+
+    /// [`Rules::scripts_to_install`] under the ids they are stored and called by: the
+    /// production scripts' versioned ids ([`scripts::script_id`]), a test recipe's own
+    /// scripts under their names.
+    pub fn stored_scripts(&self) -> Vec<(&'static str, &'static str)> {
+        self.scripts_to_install()
+            .into_iter()
+            .map(|(name, source)| (scripts::install_id(name, source), source))
+            .collect()
     }
 
     /// Whether the store's answer `e` to the acquire `step` says "held": 409 from `_create`,
@@ -402,7 +418,7 @@ pub fn claim_request<'a>(index: &'a str, id: &'a str, token: Token) -> Request<'
         index,
         id,
         script: StoredScript {
-            id: "fence-claim",
+            id: scripts::script_id("fence-claim"),
             params: fence.clone(),
             scripted_upsert: false,
         },
@@ -410,12 +426,14 @@ pub fn claim_request<'a>(index: &'a str, id: &'a str, token: Token) -> Request<'
     }
 }
 
-/// The release request for `step` (`token`: the acquiring write's, for compare-and-delete).
+/// The release request for `step` (`token`: the acquiring write's, for compare-and-delete;
+/// the fixed recipe's `lease-release`: the version the holder last wrote, and its `owner`).
 pub fn release_request<'a>(
     step: Step,
     index: &'a str,
     id: &'a str,
     token: Option<Token>,
+    owner: &str,
 ) -> Request<'a> {
     match (step, token) {
         (Step::CompareAndDelete, Some(token)) => Request::DeleteIfSeqNo { index, id, token },
@@ -423,8 +441,8 @@ pub fn release_request<'a>(
             index,
             id,
             script: StoredScript {
-                id: "lease-release",
-                params: json!({}),
+                id: scripts::script_id("lease-release"),
+                params: json!({ "owner": owner }),
                 scripted_upsert: false,
             },
             token,
@@ -456,7 +474,7 @@ pub fn write_request<'a>(
     match (fenced, token) {
         (true, Some(t)) => {
             let script = StoredScript {
-                id: "fenced-write",
+                id: scripts::script_id("fenced-write"),
                 params: json!({
                     "primary_term": t.primary_term,
                     "seq_no": t.seq_no,

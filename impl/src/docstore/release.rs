@@ -38,8 +38,12 @@ impl<S: DocStore> LeaseGuard<'_, S> {
         let step = (lock.rules)
             .step_where(lock.role(), pc, Step::releases)
             .expect("the step table releases from Holding and Releasing");
-        let request = release_request(step, &lock.index, &lock.id, Some(self.token));
+        // Conditioned on the lock document's version this guard last wrote (the acquire's, or
+        // its last renewal's).
+        let request = release_request(step, &lock.index, &lock.id, Some(self.version), &lock.owner);
         let mut sends = 0;
+        // Whether an earlier send got no answer (it may have been applied).
+        let mut unanswered = false;
         loop {
             sends += 1;
             self.pc = Pc::Releasing;
@@ -64,9 +68,26 @@ impl<S: DocStore> LeaseGuard<'_, S> {
                     return Ok(());
                 }
                 Err(e) if e.no_answer() || (step == Step::UpdateUnlock && e.is_conflict()) => {
+                    unanswered |= e.no_answer();
                     if sends >= attempts {
                         return Err(lock.store_error(e));
                     }
+                }
+                // Sent again after a lost reply, and the document moved on since the version
+                // the release is conditioned on: if it is now free, the lost send was applied
+                // (only this owner's release frees it) — released (issue #35: this reported
+                // `NotOwner`).
+                Err(e)
+                    if unanswered
+                        && step == Step::ReleaseLease
+                        && e.is_conflict()
+                        && lock
+                            .store()
+                            .get(&lock.index, &lock.id)
+                            .is_ok_and(|d| d.is_some_and(|d| d.source.get("owner").is_none())) =>
+                {
+                    self.pc = Pc::Idle;
+                    return Ok(());
                 }
                 // 409/404: the document is not ours (or gone); 400 only from the test-only
                 // `rw-unlock` script (the `_update` release), as the blog reads it. A `DELETE`
@@ -96,5 +117,8 @@ impl<S: DocStore> LeaseGuard<'_, S> {
 impl<S: DocStore> Drop for LeaseGuard<'_, S> {
     fn drop(&mut self) {
         let _ = self.release_inner(1);
+        self.lock
+            .guarded
+            .store(false, std::sync::atomic::Ordering::Release);
     }
 }

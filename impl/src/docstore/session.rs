@@ -65,7 +65,11 @@ impl<S: DocStore> LeaseGuard<'_, S> {
             self.pc = Pc::Computing;
         }
         if lock.rules.fixed && lock.rules.fenced_writes {
-            self.read = doc.as_ref().map(|d| d.token);
+            self.read = Some((
+                index.to_owned(),
+                id.to_owned(),
+                doc.as_ref().map(|d| d.token),
+            ));
             if self.claimed && lock.checks_fence_on_read() {
                 // The fence must still be this holder's token: a newer holder claimed, or the
                 // store lost the claim (a re-created or rolled-back document). Stop.
@@ -97,8 +101,14 @@ impl<S: DocStore> LeaseGuard<'_, S> {
             .store()
             .get(&lock.index, &lock.id)
             .map_err(|e| lock.store_error(e))?;
+        // The version this guard last wrote (the acquire's, or its last renewal's), and its
+        // owner: a re-created index repeats `_seq_no`s, so the version alone can match a
+        // document this guard never wrote (the installer's, after a lost lock index).
+        let ours = doc
+            .as_ref()
+            .is_some_and(|d| d.source["owner"].as_str() == Some(lock.owner.as_str()));
         let found = doc.map(|d| d.token);
-        if found == Some(self.token) {
+        if ours && found == Some(self.version) {
             self.verified = true;
             self.pc = Pc::Holding;
             Ok(())
@@ -150,7 +160,10 @@ impl<S: DocStore> LeaseGuard<'_, S> {
                 state: "a reader lock does not write",
             });
         }
-        if self.pc == Pc::Holding {
+        // The session's read must be of this document: a write after a read of another
+        // document (or after none) reads this one first.
+        let read_here = matches!(&self.read, Some((i, d, _)) if i == index && d == id);
+        if self.pc == Pc::Holding || (lock.conditions_writes() && !read_here) {
             self.read(index, id)?;
         }
         self.ensure_valid()?;
@@ -158,7 +171,20 @@ impl<S: DocStore> LeaseGuard<'_, S> {
             .step_where(lock.role(), self.pc, |s| s == Step::WriteData)
             .expect("the step table writes after a passed check");
         let read = if lock.conditions_writes() {
-            self.read.take()
+            match self.read.take() {
+                Some((_, _, Some(t))) => Some(t),
+                // The read found no document: an unconditioned write could land on a document
+                // created since, unread. Nothing is sent; `claim` creates the document fenced.
+                _ => {
+                    self.pc = Pc::Holding;
+                    return Err(DocLockError::NotHolding {
+                        lock: lock.lock_name(),
+                        state: "the session's read found no document, so no write can be \
+                                conditioned on it; claim the document (which creates it \
+                                fenced) before writing",
+                    });
+                }
+            }
         } else {
             None
         };

@@ -149,6 +149,16 @@ pub enum StoreError {
         /// What happened (the transport's error).
         detail: String,
     },
+    /// The TLS connection failed: no TLS support built in (an `https://` URL needs the
+    /// `docstore-tls` feature), a handshake that failed, a certificate the client does not
+    /// trust. Not a lost reply: sending again cannot heal it, so nothing retries it (issue #35:
+    /// it read as "no answer" and was sent again until the timeout).
+    Tls {
+        /// Method and URL.
+        request: String,
+        /// What happened (the transport's error).
+        detail: String,
+    },
     /// An answer this client cannot read (not JSON, missing `_seq_no`, an unexpected status).
     BadResponse {
         /// Method and URL.
@@ -209,6 +219,7 @@ impl StoreError {
             StoreError::Rejected { request, .. }
             | StoreError::OutcomeUnknown { request, .. }
             | StoreError::Unreachable { request, .. }
+            | StoreError::Tls { request, .. }
             | StoreError::BadResponse { request, .. } => request,
         }
     }
@@ -237,6 +248,11 @@ impl fmt::Display for StoreError {
             StoreError::Unreachable { request, detail } => {
                 write!(f, "{request}: store unreachable ({detail}); not sent")
             }
+            StoreError::Tls { request, detail } => write!(
+                f,
+                "{request}: TLS failed ({detail}); an https URL needs the docstore-tls feature \
+                 and a server certificate the client trusts"
+            ),
             StoreError::BadResponse {
                 request,
                 status,
@@ -256,6 +272,20 @@ pub trait DocStore: Send + Sync {
     /// # Errors
     /// The store's refusal, or no answer.
     fn put_script(&self, id: &str, source: &str) -> Result<(), StoreError>;
+
+    /// `GET _scripts/<id>`: the stored source (`None`: no such script). The default answers
+    /// that this store does not serve it (only [`crate::docstore::LeaseLock::verify_scripts`]
+    /// asks).
+    ///
+    /// # Errors
+    /// The store's refusal, or no answer.
+    fn get_script(&self, id: &str) -> Result<Option<String>, StoreError> {
+        Err(StoreError::BadResponse {
+            request: format!("GET _scripts/{id}"),
+            status: 0,
+            detail: "this store does not serve stored scripts' sources".to_owned(),
+        })
+    }
 
     /// `PUT <index>/_create/<id>` with `source`: put-if-absent (409 if present).
     ///
@@ -345,6 +375,10 @@ pub trait DocStore: Send + Sync {
 }
 
 impl<S: DocStore + ?Sized> DocStore for std::sync::Arc<S> {
+    fn get_script(&self, id: &str) -> Result<Option<String>, StoreError> {
+        (**self).get_script(id)
+    }
+
     fn put_script(&self, id: &str, source: &str) -> Result<(), StoreError> {
         (**self).put_script(id, source)
     }

@@ -57,9 +57,15 @@ impl Scenario {
             Action::Call(c, Step::VerifyLock, _) => {
                 // `GET files-lock/_doc/1` changes nothing: the holder goes on only if the lock
                 // document still carries its token (its acquiring write is not lost).
-                let current = s.locks.get(&self.variant.lock_id()).map(|d| d.token());
+                // The owner too: a re-created index repeats `_seq_no`s, so the version alone
+                // can match a document this client never wrote.
+                let doc = s.locks.get(&self.variant.lock_id()).copied();
                 let cl = &mut s.clients[c as usize];
-                if current.is_some() && current == cl.token {
+                let current = doc.map(|d| d.token());
+                if current.is_some()
+                    && current == cl.lock_version()
+                    && doc.and_then(|d| d.source.owner()) == Some(cl.owner(c))
+                {
                     cl.pc = Pc::Holding;
                 } else {
                     cl.forget();
@@ -117,11 +123,43 @@ impl Scenario {
                 let (index, before) = s.undo.take().expect("a write to roll back");
                 s.shard_mut(index).roll_back_to(&before);
             }
+            Action::LoseLockIndex => {
+                s.budget.reinstall -= 1;
+                s.locks = Shard::new();
+                s.undo = None;
+                s.reinstall_pending = true;
+            }
+            Action::ReinstallLock => {
+                s.reinstall_pending = false;
+                self.reinstall(s);
+                s.undo = None;
+            }
+            Action::SkewClock(o) => s.clock_offset = o.into(),
         }
         if s.budget.rollback == 0 {
             s.undo = None;
         }
         self.canonicalize(s);
+    }
+
+    /// Installs the lost lock document again. The fix (`guards_reinstall`): created, never
+    /// over an existing document, already leased to [`Owner::INSTALLER`] for one lease on the
+    /// script clock, at a version above the data document's fence (the install writes the
+    /// lock index until its `_seq_no` passes the fence's; enabled only where the fence's
+    /// `_primary_term` is not above the index's). `leased-fix-unguarded-install`:
+    /// `PUT files-lock/_create/1 {}`, a free lease, the counters as they are.
+    fn reinstall(&self, s: &mut State) {
+        let id = self.variant.lock_id();
+        if !self.variant.guards_reinstall() {
+            let _ = s.locks.create(id, Source::Empty);
+            return;
+        }
+        if let Some(f) = s.files.get(&DATA_ID).and_then(|d| d.source.fence()) {
+            if f.primary_term == s.locks.primary_term() && s.locks.next_seq_no() <= f.seq_no {
+                s.locks.renumber(|x| x, f.seq_no + 1);
+            }
+        }
+        let _ = self.install_request(s).execute(s);
     }
 
     /// Time passes by `d` ticks: every stored time moves `d` closer to now (0).
@@ -148,7 +186,7 @@ impl Scenario {
         if matches!(step, Step::UpsertLock | Step::UpdateLock) && self.timed() && cl.pc == Pc::Idle
         {
             // The deadline counts from the first send: now (0) + lease.
-            s.clients[c as usize].deadline = Some(self.lease);
+            s.clients[c as usize].deadline = Some(self.fresh_deadline());
         }
         let request = self.request(s, c, step).expect("a request");
         let before = (s.budget.rollback > 0).then(|| s.shard(request.index()).clone());
@@ -268,6 +306,18 @@ impl Scenario {
             (CreateLock | UpsertLock | UpdateLock, None) => s.clients[i].pc = Pc::Retrying,
             // Released, or nothing left to release (404, 409 on compare-and-delete, a script
             // error on `rw-unlock`: the client gives up).
+            // Renewed: the lease runs again from this send (now 0), the lock document's version
+            // is the renewal's, and the fencing token stays the acquire's (the claimed data
+            // document holds it). Refused (409/404: the document is not the one it wrote, or
+            // gone): the lock is lost. No answer: the old deadline stands, and the version is
+            // unknown (a later conditioned request meets 409 if the renewal landed).
+            (RenewLease, Some(Ok(w))) => {
+                let cl = &mut s.clients[i];
+                cl.renewed = Some(w.token);
+                cl.deadline = Some(self.fresh_deadline());
+            }
+            (RenewLease, Some(Err(_))) => s.clients[i].forget(),
+            (RenewLease, None) => {}
             (UpdateUnlock | DeleteLock | CompareAndDelete | ReleaseLease, Some(_)) => {
                 s.clients[i].forget();
             }

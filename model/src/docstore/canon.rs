@@ -71,7 +71,7 @@ impl Scenario {
         refs.push(s.locks.next_seq_no());
         s.clients
             .iter()
-            .filter_map(|cl| cl.token)
+            .flat_map(|cl| cl.token.into_iter().chain(cl.renewed))
             .for_each(|t| refs.push(t.seq_no));
         s.files
             .docs()
@@ -101,6 +101,7 @@ impl Scenario {
             s.locks.renumber(renamed, next);
             for cl in &mut s.clients {
                 cl.token = cl.token.map(token);
+                cl.renewed = cl.renewed.map(token);
             }
             s.files.map_sources(|src| src.map_fence(token));
             match &mut s.undo {
@@ -203,7 +204,10 @@ impl Scenario {
             _ => [None, None],
         };
         let key = |c: &ClientId| {
-            let of = |o: Option<Owner>| o.filter(|o| o.client == *c).map(|o| o.incarnation);
+            let of = |o: Option<Owner>| {
+                o.filter(|o| o.client == *c && *o != Owner::INSTALLER)
+                    .map(|o| o.incarnation)
+            };
             (s.clients[*c as usize], named.map(of), undone.map(of))
         };
         // perm[new] = old.
@@ -225,9 +229,14 @@ impl Scenario {
             rep.clients[new] = s.clients[old as usize];
         }
         let rename = |src: Source| {
-            src.map_owner(|o| Owner {
-                client: new_of_old[o.client as usize],
-                ..o
+            src.map_owner(|o| {
+                if o == Owner::INSTALLER {
+                    return o;
+                }
+                Owner {
+                    client: new_of_old[o.client as usize],
+                    ..o
+                }
             })
         };
         rep.locks.map_sources(rename);
@@ -316,6 +325,7 @@ fn client<H: Hasher>(h: &mut H, c: &Client) {
         session,
         bulk,
         read,
+        renewed,
     } = *c;
     num(h, alive.into());
     num(h, incarnation.into());
@@ -326,6 +336,7 @@ fn client<H: Hasher>(h: &mut H, c: &Client) {
     num(h, session as u64);
     num(h, bulk.into());
     token(h, read);
+    token(h, renewed);
 }
 
 impl Hash for State {
@@ -342,6 +353,8 @@ impl Hash for State {
         num(h, self.orphaned.into());
         num(h, self.last as u64);
         num(h, self.lost_update.into());
+        num(h, self.clock_offset);
+        num(h, self.reinstall_pending.into());
         match &self.undo {
             None => num(h, 0),
             Some((index, before)) => {

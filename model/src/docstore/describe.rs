@@ -83,6 +83,12 @@ fn script_text(s: Script) -> String {
             now,
             expires,
         } => format!("lease-acquire-noop(owner {owner}, now {now}, expires {expires})"),
+        Script::LeaseRenew {
+            owner,
+            now,
+            expires,
+        } => format!("lease-renew(owner {owner}, now {now}, expires {expires})"),
+        Script::LeaseRelease { owner } => format!("lease-release(owner {owner})"),
         Script::FencedWrite { token } => format!("fenced-write({token})"),
         Script::FenceClaim { token } => format!("fence-claim({token})"),
         s => s.id().to_string(),
@@ -195,6 +201,28 @@ impl Scenario {
                 "operator RecreateDoc: DELETE {DATA_INDEX}/_doc/1, PUT {DATA_INDEX}/_doc/1 \
                  {{name}} → the fence is gone"
             ),
+            Action::LoseLockIndex => format!(
+                "operator LoseLockIndex: {LOCK_INDEX} lost (DELETE, PUT) → every lock document \
+                 gone; _primary_term 1, _seq_no from 0 again; a client will re-install it"
+            ),
+            Action::ReinstallLock => {
+                let id = self.variant.lock_id();
+                let doc = after.locks.get(&id).map_or("nothing".to_string(), |d| {
+                    format!("{} ({})", d.source, d.token())
+                });
+                if self.variant.guards_reinstall() {
+                    format!(
+                        "client ReinstallLock: POST {LOCK_INDEX}/_update/{id} (lease-install, \
+                         scripted_upsert: created only if missing, reserved for one lease, \
+                         written past the data fence) → {doc}"
+                    )
+                } else {
+                    format!("client ReinstallLock: PUT {LOCK_INDEX}/_create/{id} {{}} → {doc}")
+                }
+            }
+            Action::SkewClock(o) => format!(
+                "cluster SkewClock: the scripts' clock (ctx._now) now runs {o} ahead of true time"
+            ),
             Action::Rollback => {
                 let index = before.undo.as_ref().map_or(LOCK_INDEX, |(i, _)| i.name());
                 let term = after.shard(before.undo.as_ref().map_or(Index::Locks, |u| u.0));
@@ -272,6 +300,11 @@ impl Scenario {
             }
             (Step::ClaimData, Delivery::Answered, _) => "claimed",
             (Step::ClaimData, _, _) => "will claim again",
+            (Step::RenewLease, Delivery::Answered, Pc::Holding) => {
+                "renewed; the token stays the acquire's"
+            }
+            (Step::RenewLease, Delivery::Answered, _) => "not its lock document: stops",
+            (Step::RenewLease, _, _) => "renewal unknown: the old deadline stands",
             (_, Delivery::Answered, _) => match outcome {
                 Err(StoreError::VersionConflict) => "no longer ours",
                 Err(_) => "gives up",
@@ -311,6 +344,9 @@ impl fmt::Debug for State {
             let mut parts = vec![format!("{:?}", cl.pc)];
             if let Some(t) = cl.token {
                 parts.push(format!("token {t}"));
+            }
+            if let Some(t) = cl.renewed {
+                parts.push(format!("renewed {t}"));
             }
             if let Some(d) = cl.deadline {
                 parts.push(format!("deadline {d}"));

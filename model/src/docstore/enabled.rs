@@ -11,6 +11,12 @@ impl Scenario {
     pub(crate) fn client_actions(&self, s: &State, c: ClientId, out: &mut Vec<Action>) {
         let cl = s.clients[c as usize];
         for &step in next(self.variant, self.role(c), cl.pc) {
+            // A renewal is sent only while the holder's own deadline has not passed (a lapsed
+            // lease is anyone's: the client sends nothing and can only read, fail its lease
+            // check, or release).
+            if step == Step::RenewLease && cl.deadline.is_none_or(|d| d == 0) {
+                continue;
+            }
             out.push(Action::Call(c, step, Delivery::Answered));
             // The first item of a bulk brings no answer: only the step that ends it can lose it.
             let first_bulk_item = step == Step::BulkCreateLocks && cl.pc != Pc::Bulk;
@@ -71,6 +77,30 @@ impl Scenario {
         if s.budget.rollback > 0 && s.undo.is_some() {
             out.push(Action::Rollback);
         }
+        if s.budget.reinstall > 0 && self.variant.installs_lock_once() {
+            out.push(Action::LoseLockIndex);
+        }
+        if s.reinstall_pending && self.reinstall_possible(s) {
+            out.push(Action::ReinstallLock);
+        }
+        if self.timed() {
+            for o in 0..=self.faults.skew {
+                if Time::from(o) != s.clock_offset {
+                    out.push(Action::SkewClock(o));
+                }
+            }
+        }
+    }
+
+    /// Whether the re-install can be done: always unguarded; guarded, unless the data
+    /// document's fence has a `_primary_term` above the re-created index's (no write can pass
+    /// it: the install refuses, naming both).
+    fn reinstall_possible(&self, s: &State) -> bool {
+        !self.variant.guards_reinstall()
+            || s.files
+                .get(&crate::docstore::protocol::DATA_ID)
+                .and_then(|d| d.source.fence())
+                .is_none_or(|f| f.primary_term <= s.locks.primary_term())
     }
 
     fn max_time(s: &State) -> Time {

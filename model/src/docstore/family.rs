@@ -20,18 +20,18 @@ impl Scenario {
                     )),
                     (_, true) => out.push((
                         AT_MOST_ONE_WRITER,
-                        "a holder paused past its lease, or whose acquire a fail-over rolled \
-                         back, still believes it may write (the fence, its read-back and its \
-                         conditioned writes keep its writes out)",
+                        "a holder paused past its lease, or whose acquire or renewal a \
+                         fail-over rolled back, still believes it may write (the fence, its \
+                         read-back and its conditioned writes keep its writes out)",
                     )),
                     (false, false) => {}
                 }
-                if f.recreate_index > 0 || f.stray_delete > 0 {
+                if f.recreate_index > 0 || f.stray_delete > 0 || f.reinstall > 0 {
                     out.push((
                         NO_STALE_LOCK,
                         "the recipe never creates a missing lock document again: after a \
-                         re-created index or a stray delete an operator installs it (after \
-                         one lease)",
+                         re-created index or a stray delete it is installed apart (the guarded \
+                         install, safe at any time)",
                     ));
                 }
                 out
@@ -88,6 +88,8 @@ impl Family for Scenario {
                 "recreate-index": f.recreate_index,
                 "recreate-doc": f.recreate_doc,
                 "rollback": f.rollback,
+                "reinstall": f.reinstall,
+                "skew": f.skew,
             },
         });
         match json {
@@ -106,7 +108,10 @@ impl Family for Scenario {
             | Action::Failover
             | Action::RecreateIndex
             | Action::RecreateDoc
-            | Action::Rollback => None,
+            | Action::Rollback
+            | Action::LoseLockIndex
+            | Action::ReinstallLock
+            | Action::SkewClock(_) => None,
         };
         let mut m = serde_json::Map::new();
         m.insert("client".into(), client.into());
@@ -125,6 +130,9 @@ impl Family for Scenario {
             Action::RecreateIndex => "RecreateIndex".into(),
             Action::RecreateDoc => "RecreateDoc".into(),
             Action::Rollback => "Rollback".into(),
+            Action::LoseLockIndex => "LoseLockIndex".into(),
+            Action::ReinstallLock => "ReinstallLock".into(),
+            Action::SkewClock(_) => "SkewClock".into(),
         }
     }
 
@@ -225,10 +233,14 @@ impl Scenario {
         let claimed = self.writes == Writes::FencedClaim;
         match self.variant {
             Variant::Global | Variant::Document => delete || lost || recreate || rollback,
-            Variant::Leased | Variant::LeasedFixUnconditional | Variant::LeasedFixUnchecked => {
-                pause || (rollback && !claimed)
-            }
-            Variant::LeasedFixUnverified => pause || rollback,
+            // A rolled-back renewal (`RenewLease`) shortens the server's lease under a holder
+            // that believes it renewed, claimed or not. The guarded re-install lets no grant
+            // in before the old leases have passed; the unguarded one grants at once.
+            Variant::Leased
+            | Variant::LeasedFixUnconditional
+            | Variant::LeasedFixUnchecked
+            | Variant::LeasedFixUnverified => pause || rollback,
+            Variant::LeasedFixUnguardedInstall => pause || rollback || f.reinstall > 0,
             Variant::LeasedFixUpsert => pause || delete || recreate || (rollback && !claimed),
             Variant::LeasedUpsert => pause || delete || recreate || rollback,
             Variant::LeasedNoop => true,

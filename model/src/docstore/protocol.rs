@@ -16,7 +16,7 @@
 //! | `read-write`, reader | `UpsertLock` | — | — | `UpdateUnlock` | — | — | `UpdateUnlock` |
 //! | `read-write`, writer | `CreateLock` | `ClaimData` | — | `ReadData`, `DeleteLock` | `WriteData` | — | `DeleteLock` |
 //! | `leased-upsert`, `leased-noop` | `UpsertLock` | `ClaimData` | — | `ReadData`, `CompareAndDelete` | `CheckLease` | `WriteData` | `CompareAndDelete` |
-//! | `leased` and three `leased-fix-*` twins | `UpdateLock` | `ClaimData` | `VerifyLock` | `ReadData`, `ReleaseLease` | `CheckLease` | `WriteData` | `ReleaseLease` |
+//! | `leased` and three `leased-fix-*` twins | `UpdateLock` | `ClaimData` | `VerifyLock` | `ReadData`, `RenewLease`, `ReleaseLease` | `CheckLease` | `WriteData` | `ReleaseLease` |
 //! | `leased-fix-upsert` | `UpsertLock` | `ClaimData` | `VerifyLock` | `ReadData`, `CompareAndDelete` | `CheckLease` | `WriteData` | `CompareAndDelete` |
 //! | `document-bulk` | `BulkCreateLocks` (first item; the second at `Bulk`) | `ClaimData` | — | `ReadData`, `BulkDeleteLocks` | `WriteData` | — | `BulkDeleteLocks` |
 //!
@@ -142,6 +142,11 @@ pub struct Client {
     /// `_seq_no`/`_primary_term` as the session's read returned them, which its write
     /// carries as `if_seq_no`/`if_primary_term`.
     pub read: Option<Token>,
+    /// `leased` (the fix): the lock document's `_seq_no`/`_primary_term` after the client's
+    /// last answered renewal (`RenewLease`); `None` until it renews. Its release and its next
+    /// renewal are conditioned on it ([`Client::lock_version`]); the fencing token stays
+    /// [`Client::token`], the acquire's.
+    pub renewed: Option<Token>,
 }
 
 impl Client {
@@ -155,6 +160,7 @@ impl Client {
         session: Session::None,
         bulk: 0,
         read: None,
+        renewed: None,
     };
 
     /// The client's `process_id`/`owner` in its current incarnation.
@@ -163,6 +169,12 @@ impl Client {
             client: c,
             incarnation: self.incarnation,
         }
+    }
+
+    /// The lock document's version as this client last wrote it: its last renewal's, else its
+    /// acquire's (the token). What its release and renewal are conditioned on.
+    pub fn lock_version(&self) -> Option<Token> {
+        self.renewed.or(self.token)
     }
 
     /// Back to idle with nothing held.
@@ -174,6 +186,7 @@ impl Client {
         self.session = Session::None;
         self.bulk = 0;
         self.read = None;
+        self.renewed = None;
     }
 }
 
@@ -218,6 +231,11 @@ pub struct State {
     /// index as it was before the write, if the write was acknowledged (its client got the
     /// success); what [`Action::Rollback`] restores.
     pub undo: Option<(Index, Shard<DocId>)>,
+    /// `skew`: how far ahead of the true time the store's script clock (`ctx._now`) runs now.
+    pub clock_offset: Time,
+    /// `reinstall`: the lock index was lost (`LoseLockIndex`) and no client has installed the
+    /// lock document again yet.
+    pub reinstall_pending: bool,
 }
 
 impl Clone for State {
@@ -232,6 +250,8 @@ impl Clone for State {
             last: self.last,
             lost_update: self.lost_update,
             undo: self.undo.clone(),
+            clock_offset: self.clock_offset,
+            reinstall_pending: self.reinstall_pending,
         }
     }
 
@@ -245,6 +265,8 @@ impl Clone for State {
         self.orphaned = source.orphaned;
         self.last = source.last;
         self.lost_update = source.lost_update;
+        self.clock_offset = source.clock_offset;
+        self.reinstall_pending = source.reinstall_pending;
         match (&mut self.undo, &source.undo) {
             (Some((i, shard)), Some((j, other))) => {
                 *i = *j;
@@ -305,6 +327,14 @@ pub enum Action {
     /// A fail-over to a copy that lacked the last acknowledged write: that write's index goes
     /// back to its state before it, under a new `_primary_term`.
     Rollback,
+    /// `reinstall`: the lock index is lost (deleted and created again: no documents,
+    /// `_primary_term` 1, `_seq_no` from 0); a client will install the lock document again.
+    LoseLockIndex,
+    /// `reinstall`: a client installs the lost lock document again, at any time after the
+    /// loss (the fix: guarded; `leased-fix-unguarded-install`: `PUT _create {}`).
+    ReinstallLock,
+    /// `skew`: the store's script clock now runs this many ticks ahead of the true time.
+    SkewClock(u8),
 }
 
 impl Action {
@@ -335,6 +365,9 @@ impl fmt::Display for Action {
             Action::RecreateIndex => f.write_str("RecreateIndex"),
             Action::RecreateDoc => f.write_str("RecreateDoc"),
             Action::Rollback => f.write_str("Rollback"),
+            Action::LoseLockIndex => f.write_str("LoseLockIndex"),
+            Action::ReinstallLock => f.write_str("ReinstallLock"),
+            Action::SkewClock(o) => write!(f, "SkewClock(+{o})"),
         }
     }
 }
@@ -423,6 +456,8 @@ impl Model for Scenario {
             last: Event::None,
             lost_update: false,
             undo: None,
+            clock_offset: 0,
+            reinstall_pending: false,
         };
         self.canonicalize(&mut s);
         vec![s]

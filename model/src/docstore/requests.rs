@@ -150,8 +150,8 @@ impl Scenario {
                 id,
                 body: UpdateBody::Script(Script::LeaseAcquire {
                     owner,
-                    now: 0,
-                    expires: self.lease,
+                    now: s.clock_offset,
+                    expires: s.clock_offset + self.lease,
                 }),
                 upsert: None,
                 cond: None,
@@ -159,9 +159,20 @@ impl Scenario {
             (Step::ReleaseLease, _, _) => Request::Update {
                 index: locks,
                 id,
-                body: UpdateBody::Script(Script::LeaseRelease),
+                body: UpdateBody::Script(Script::LeaseRelease { owner }),
                 upsert: None,
-                cond: Some(me.token.expect("a leased holder keeps its token")),
+                cond: Some(me.lock_version().expect("a leased holder keeps its token")),
+            },
+            (Step::RenewLease, _, _) => Request::Update {
+                index: locks,
+                id,
+                body: UpdateBody::Script(Script::LeaseRenew {
+                    owner,
+                    now: s.clock_offset,
+                    expires: s.clock_offset + self.lease,
+                }),
+                upsert: None,
+                cond: Some(me.lock_version().expect("a leased holder keeps its token")),
             },
             (Step::UpsertLock, Variant::LeasedUpsert | Variant::LeasedFixUpsert, _) => {
                 Request::Update {
@@ -169,12 +180,12 @@ impl Scenario {
                     id,
                     body: UpdateBody::Script(Script::LeaseAcquire {
                         owner,
-                        now: 0,
-                        expires: self.lease,
+                        now: s.clock_offset,
+                        expires: s.clock_offset + self.lease,
                     }),
                     upsert: Some(Source::Lease {
                         owner,
-                        expires: self.lease,
+                        expires: s.clock_offset + self.lease,
                     }),
                     cond: None,
                 }
@@ -184,12 +195,12 @@ impl Scenario {
                 id,
                 body: UpdateBody::Script(Script::LeaseAcquireNoop {
                     owner,
-                    now: 0,
-                    expires: self.lease,
+                    now: s.clock_offset,
+                    expires: s.clock_offset + self.lease,
                 }),
                 upsert: Some(Source::Lease {
                     owner,
-                    expires: self.lease,
+                    expires: s.clock_offset + self.lease,
                 }),
                 cond: None,
             },
@@ -261,6 +272,21 @@ impl Scenario {
             },
             (Step::CheckLease | Step::ReadData | Step::VerifyLock, _, _) => return None,
         })
+    }
+
+    /// The fix's guarded install of the lock document (`POST files-lock/_update/1` with
+    /// `lease-install`, `scripted_upsert` and an empty `upsert`): created leased to the
+    /// reserved installer for one lease on the script clock, or left as it is.
+    pub fn install_request(&self, s: &State) -> Request {
+        let expires = s.clock_offset + self.lease;
+        let owner = crate::docstore::store::Owner::INSTALLER;
+        Request::Update {
+            index: Index::Locks,
+            id: self.variant.lock_id(),
+            body: UpdateBody::Script(Script::LeaseInstall { owner, expires }),
+            upsert: Some(Source::Lease { owner, expires }),
+            cond: None,
+        }
     }
 
     /// What the store would answer to client `c`'s `step` in `s` (`None` for `CheckLease` and

@@ -44,6 +44,11 @@ pub enum Variant {
     /// `leased` without the check, at each session's read, that the fence is still the
     /// holder's own token.
     LeasedFixUnchecked,
+    /// `leased` whose lock document, once lost, is installed again the way the client did
+    /// before issue #35: `PUT files-lock/_create/1 {}` (a free lease) as soon as it is missing,
+    /// with the re-created index's counters as they are. The twin showing that the guarded
+    /// re-install is needed (fault `reinstall`).
+    LeasedFixUnguardedInstall,
     /// A deliberately broken twin of `leased`: its acquire script is a `noop` when the caller
     /// already owns the document, as in the document lock — even when the lease has passed
     /// (`docs/docstore.md`, finding 1).
@@ -58,7 +63,7 @@ pub enum Variant {
 }
 
 impl Variant {
-    pub const ALL: [Variant; 11] = [
+    pub const ALL: [Variant; 12] = [
         Variant::Global,
         Variant::Document,
         Variant::ReadWrite,
@@ -70,6 +75,7 @@ impl Variant {
         Variant::LeasedFixUnverified,
         Variant::LeasedFixUnconditional,
         Variant::LeasedFixUnchecked,
+        Variant::LeasedFixUnguardedInstall,
     ];
 
     /// The command-line / docs name.
@@ -86,6 +92,7 @@ impl Variant {
             Variant::LeasedFixUnverified => "leased-fix-unverified",
             Variant::LeasedFixUnconditional => "leased-fix-unconditional",
             Variant::LeasedFixUnchecked => "leased-fix-unchecked",
+            Variant::LeasedFixUnguardedInstall => "leased-fix-unguarded-install",
         }
     }
 
@@ -106,6 +113,7 @@ impl Variant {
                 | Variant::LeasedFixUnverified
                 | Variant::LeasedFixUnconditional
                 | Variant::LeasedFixUnchecked
+                | Variant::LeasedFixUnguardedInstall
         )
     }
 
@@ -119,7 +127,18 @@ impl Variant {
                 | Variant::LeasedFixUnverified
                 | Variant::LeasedFixUnconditional
                 | Variant::LeasedFixUnchecked
+                | Variant::LeasedFixUnguardedInstall
         )
+    }
+
+    /// The fix's re-install (issue #35): once the lock index is lost, the lock document is
+    /// installed again only by the guarded install — created already leased to a reserved
+    /// installer owner for one lease on the server's clock (no grant until every lease granted
+    /// before the loss has passed), never over an existing document, and at a version above
+    /// the data document's fence (refused where the fence's `_primary_term` is above the new
+    /// index's, which no write can pass).
+    pub fn guards_reinstall(self) -> bool {
+        self.installs_lock_once() && self != Variant::LeasedFixUnguardedInstall
     }
 
     /// The fix's second piece: after its claim (or, without a claim, its grant) the holder
@@ -132,6 +151,7 @@ impl Variant {
                 | Variant::LeasedFixUpsert
                 | Variant::LeasedFixUnconditional
                 | Variant::LeasedFixUnchecked
+                | Variant::LeasedFixUnguardedInstall
         )
     }
 
@@ -145,6 +165,7 @@ impl Variant {
                 | Variant::LeasedFixUpsert
                 | Variant::LeasedFixUnverified
                 | Variant::LeasedFixUnchecked
+                | Variant::LeasedFixUnguardedInstall
         )
     }
 
@@ -157,6 +178,7 @@ impl Variant {
                 | Variant::LeasedFixUpsert
                 | Variant::LeasedFixUnverified
                 | Variant::LeasedFixUnconditional
+                | Variant::LeasedFixUnguardedInstall
         )
     }
 
@@ -274,6 +296,16 @@ pub struct Faults {
     /// back to the state before that write (under a new `_primary_term`), though its client
     /// already saw the success.
     pub rollback: u8,
+    /// `LoseLockIndex` then, at any later time, `ReinstallLock`: the lock index is lost
+    /// (deleted and created again, as `recreate-index`) and a client installs the lock
+    /// document again — the fix's guarded install, or the unguarded `PUT _create` of
+    /// `leased-fix-unguarded-install`.
+    pub reinstall: u8,
+    /// Not a budget but a bound: the clock the store's scripts read (`ctx._now`: a node's
+    /// cached time, another node's clock after a fail-over) runs ahead of the true time by
+    /// `0..=skew` ticks, changing at any time (`SkewClock`). The fixed recipe's deadline keeps
+    /// this as its margin: lease − skew after the first send.
+    pub skew: u8,
 }
 
 impl Faults {
@@ -288,9 +320,11 @@ impl Faults {
         recreate_index: 0,
         recreate_doc: 0,
         rollback: 0,
+        reinstall: 0,
+        skew: 0,
     };
 
-    const NAMES: [&'static str; 9] = [
+    const NAMES: [&'static str; 11] = [
         "crash",
         "restart",
         "stray-delete",
@@ -300,10 +334,12 @@ impl Faults {
         "recreate-index",
         "recreate-doc",
         "rollback",
+        "reinstall",
+        "skew",
     ];
 
     /// The budgets in command-line order (`crash`, `restart`, ..., `rollback`).
-    pub fn counts(&self) -> [u8; 9] {
+    pub fn counts(&self) -> [u8; 11] {
         [
             self.crash,
             self.restart,
@@ -314,6 +350,8 @@ impl Faults {
             self.recreate_index,
             self.recreate_doc,
             self.rollback,
+            self.reinstall,
+            self.skew,
         ]
     }
 
@@ -328,6 +366,8 @@ impl Faults {
             "recreate-index" => &mut self.recreate_index,
             "recreate-doc" => &mut self.recreate_doc,
             "rollback" => &mut self.rollback,
+            "reinstall" => &mut self.reinstall,
+            "skew" => &mut self.skew,
             _ => return None,
         })
     }
@@ -395,6 +435,9 @@ pub struct Scenario {
     pub faults: Faults,
     /// Symmetry reduction: clients of the same role are interchangeable (on by default).
     pub symmetry: bool,
+    /// Test-only twin: the deadline keeps no margin for the script clock's skew (lease after
+    /// the first send, as before issue #35) — "at most one writer" then fails under `skew`.
+    pub unmargined: bool,
 }
 
 impl Scenario {
@@ -413,7 +456,31 @@ impl Scenario {
             lease: 2,
             faults: Faults::NONE,
             symmetry: true,
+            unmargined: false,
         }
+    }
+
+    /// The same scenario whose deadline keeps no margin for the clock skew (a twin).
+    pub fn without_margin(self) -> Scenario {
+        Scenario {
+            unmargined: true,
+            ..self
+        }
+    }
+
+    /// The margin the client's deadline keeps for the script clock's skew: the skew bound
+    /// (none for [`Scenario::without_margin`]).
+    pub fn margin(&self) -> Time {
+        if self.unmargined {
+            0
+        } else {
+            self.faults.skew.into()
+        }
+    }
+
+    /// A fresh deadline, relative to now: lease − margin.
+    pub fn fresh_deadline(&self) -> Time {
+        self.lease.saturating_sub(self.margin())
     }
 
     /// The same scenario with these fault budgets.
@@ -540,7 +607,12 @@ impl Scenario {
         } else {
             String::new()
         };
-        let symmetry = if self.symmetry { "" } else { ", no symmetry" };
+        let symmetry = match (self.symmetry, self.unmargined) {
+            (true, false) => "",
+            (false, false) => ", no symmetry",
+            (true, true) => ", no clock margin",
+            (false, true) => ", no symmetry, no clock margin",
+        };
         format!(
             "{} × {}, {clients}{lease}, faults {}{symmetry}",
             self.variant, self.writes, self.faults

@@ -69,8 +69,21 @@ pub struct Owner {
     pub incarnation: u8,
 }
 
+impl Owner {
+    /// The reserved owner of the fix's guarded re-install: the lock document is created
+    /// leased to it for one lease, so that no client is granted until every lease granted
+    /// before the loss has passed. No client has this incarnation.
+    pub const INSTALLER: Owner = Owner {
+        client: 0,
+        incarnation: u8::MAX - 1,
+    };
+}
+
 impl fmt::Display for Owner {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if *self == Owner::INSTALLER {
+            return f.write_str("install");
+        }
         write!(f, "c{}-i{}", self.client, self.incarnation)
     }
 }

@@ -21,6 +21,13 @@ pub enum Step {
     /// `leased` (the fix): `POST files-lock/_update/1?if_seq_no=..&if_primary_term=..` with the
     /// `lease-release` script: the lease is freed, the document stays.
     ReleaseLease,
+    /// `leased` (the fix): `POST files-lock/_update/1?if_seq_no=..&if_primary_term=..` with the
+    /// `lease-acquire` script, conditioned on the lock document's version the holder last
+    /// wrote (its acquire or its last renewal): the lease is extended and the fencing token
+    /// stays the acquire's, so a claimed data document keeps accepting the holder's writes.
+    /// Taken only while the holder's own deadline has not passed (the client checks its clock
+    /// first and sends nothing otherwise).
+    RenewLease,
     /// `leased` (the fix): `GET files-lock/_doc/1` after the claim: the client goes on only
     /// if the document still carries its token (changes nothing; never lost in the model).
     VerifyLock,
@@ -91,13 +98,14 @@ pub fn next(variant: Variant, role: Role, pc: Pc) -> &'static [Step] {
             Variant::Leased
             | Variant::LeasedFixUnverified
             | Variant::LeasedFixUnconditional
-            | Variant::LeasedFixUnchecked,
+            | Variant::LeasedFixUnchecked
+            | Variant::LeasedFixUnguardedInstall,
             _,
         ) => [
             &[UpdateLock],
             &[UpdateLock],
             &[ClaimData],
-            &[ReadData, ReleaseLease],
+            &[ReadData, RenewLease, ReleaseLease],
             &[CheckLease],
             &[WriteData],
             &[ReleaseLease],

@@ -6,6 +6,8 @@
 
 mod deep;
 mod reach;
+mod reinstall;
+mod renew;
 mod replay_api;
 mod stale_write_reach;
 mod stateright_agrees;

@@ -13,7 +13,7 @@ use stateright::Model;
 
 const STALE_WRITE_ATTEMPTED: &str = "stale write attempted";
 
-const SINGLE_FAULTS: [&str; 10] = [
+const SINGLE_FAULTS: [&str; 12] = [
     "none",
     "crash=1",
     "restart=1",
@@ -24,6 +24,8 @@ const SINGLE_FAULTS: [&str; 10] = [
     "recreate-index=1",
     "recreate-doc=1",
     "rollback=1",
+    "reinstall=1",
+    "skew=1",
 ];
 
 fn reached(sc: &Scenario) -> bool {

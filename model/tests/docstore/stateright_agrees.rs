@@ -79,7 +79,7 @@ fn symmetry_rows() -> Vec<(Scenario, usize, usize)> {
             66_271,
             132_516,
         ),
-        (Scenario::standard(), 85_868, 171_702),
+        (Scenario::standard(), 256_907, 513_780),
         (
             sc(
                 LeasedUpsert,

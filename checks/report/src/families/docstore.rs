@@ -55,7 +55,7 @@ impl Presenter for Scenario {
         &WORDS
     }
 
-    /// `docs/docstore.md` §5, rows 1–44 (`results-docstore.json` pins them).
+    /// `docs/docstore.md` §5, rows 1–48 (`results-docstore.json` pins them).
     fn rows() -> Vec<Scenario> {
         use Variant::*;
         use Writes::*;
@@ -137,6 +137,15 @@ impl Presenter for Scenario {
             ),
             new(LeasedFixUnchecked, FencedClaim, "rollback=1,pause=1"),
             new(Leased, Fenced, "recreate-doc=1,rollback=1"),
+            // Issue #35: the lock document re-installed after a lost index, the server's clock.
+            new(Leased, FencedClaim, "pause=1,reinstall=1,skew=1"),
+            new(
+                LeasedFixUnguardedInstall,
+                FencedClaim,
+                "pause=1,reinstall=1,skew=1",
+            ),
+            new(Leased, FencedClaim, "reinstall=1"),
+            new(Leased, FencedClaim, "skew=1"),
         ]
     }
 
@@ -195,7 +204,10 @@ impl Presenter for Scenario {
             | Action::Failover
             | Action::RecreateIndex
             | Action::RecreateDoc
-            | Action::Rollback => None,
+            | Action::Rollback
+            | Action::LoseLockIndex
+            | Action::ReinstallLock
+            | Action::SkewClock(_) => None,
         }
     }
 
@@ -213,8 +225,10 @@ impl Presenter for Scenario {
             | Action::Failover
             | Action::RecreateIndex
             | Action::RecreateDoc
-            | Action::Rollback => true,
-            Action::Tick => false,
+            | Action::Rollback
+            | Action::LoseLockIndex
+            | Action::SkewClock(_) => true,
+            Action::Tick | Action::ReinstallLock => false,
         }
     }
 

@@ -60,6 +60,51 @@ struct Shared {
     versions: BTreeMap<(String, String), u64>,
     /// Every request from now on is applied and answered only after this delay.
     slow: Option<Duration>,
+    /// `ctx._now` as the scripts see it.
+    clock: ScriptClock,
+}
+
+/// The time a script reads (`ctx._now`), as Elasticsearch serves it: not the wall clock at
+/// the moment the script runs, but the node's cached time, refreshed every
+/// `thread_pool.estimated_time_interval` (200 ms by default), and after a fail-over another
+/// node's clock. Here: the wall clock plus a skew a test sets, cached for an interval a test
+/// sets (200 ms by default, as Elasticsearch's; zero: read at every request).
+#[derive(Debug)]
+struct ScriptClock {
+    skew_ms: i64,
+    interval: Duration,
+    cached: Option<(std::time::Instant, u64)>,
+}
+
+impl Default for ScriptClock {
+    fn default() -> Self {
+        ScriptClock {
+            skew_ms: 0,
+            interval: DEFAULT_CLOCK_CACHE,
+            cached: None,
+        }
+    }
+}
+
+/// How long the loopback caches the time its scripts read, by default: Elasticsearch's
+/// `thread_pool.estimated_time_interval` default.
+pub const DEFAULT_CLOCK_CACHE: Duration = Duration::from_millis(200);
+
+impl ScriptClock {
+    fn now(&mut self) -> u64 {
+        let at = std::time::Instant::now();
+        match self.cached {
+            Some((t, v)) if at.duration_since(t) < self.interval => v,
+            _ => {
+                let wall = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+                let v = u64::try_from(wall.saturating_add(self.skew_ms)).unwrap_or(0);
+                self.cached = Some((at, v));
+                v
+            }
+        }
+    }
 }
 
 /// The loopback server; stops when dropped.
@@ -133,6 +178,36 @@ impl LoopbackServer {
     /// store: a client whose timeout is shorter sees no answer). `None`: answer at once again.
     pub fn answer_slowly(&self, delay: Option<Duration>) {
         lock(&self.shared).slow = delay;
+    }
+
+    /// From now on the scripts' clock (`ctx._now`) reads the wall clock plus `skew_ms`
+    /// (negative: behind), as a node whose clock is off, or another node after a fail-over.
+    /// Takes effect at once (the cache is dropped).
+    pub fn set_clock_skew_ms(&self, skew_ms: i64) {
+        let mut sh = lock(&self.shared);
+        sh.clock.skew_ms = skew_ms;
+        sh.clock.cached = None;
+    }
+
+    /// How long the scripts' clock is cached ([`DEFAULT_CLOCK_CACHE`] unless set; zero: read
+    /// at every request).
+    pub fn set_clock_cache(&self, interval: Duration) {
+        let mut sh = lock(&self.shared);
+        sh.clock.interval = interval;
+        sh.clock.cached = None;
+    }
+
+    /// The index `index` is deleted and created again (the model's `recreate-index`): every
+    /// document in it is gone, and its `_primary_term` and `_seq_no` start again at 1 and 0.
+    pub fn recreate_index(&self, index: &str) {
+        let mut sh = lock(&self.shared);
+        sh.service.indices.remove(index);
+        sh.service.last_acknowledged = None;
+    }
+
+    /// What the scripts' clock reads now (milliseconds since the Unix epoch).
+    pub fn script_now(&self) -> u64 {
+        lock(&self.shared).clock.now()
     }
 
     /// The next request is not applied, and answered 500 only after `delay`.
@@ -360,10 +435,22 @@ fn parse_cond(q: &BTreeMap<String, String>) -> Result<Option<Token>, String> {
     }
 }
 
+/// [`route`] on the server's shared state (its store and its script clock).
+fn route_shared(
+    sh: &mut Shared,
+    method: &tiny_http::Method,
+    path: &[String],
+    q: &BTreeMap<String, String>,
+    body: &Value,
+) -> Result<Req, (u16, Value)> {
+    route(&mut sh.service, &mut sh.clock, method, path, q, body)
+}
+
 /// Routes one request; `None` for the store's write (executed by the caller, which may lose
 /// it).
 fn route(
     service: &mut Service,
+    clock: &mut ScriptClock,
     method: &tiny_http::Method,
     path: &[String],
     q: &BTreeMap<String, String>,
@@ -404,10 +491,8 @@ fn route(
                     Some(_) => {}
                 }
             }
-            // `ctx._now`: this server's wall clock.
-            service.now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+            // `ctx._now`: the cached, possibly skewed clock of this "node".
+            service.now = clock.now();
             let mut op = service.parse_update(body).map_err(|e| bad_request(&e))?;
             if let Op::Update { cond: c, .. } = &mut op {
                 *c = cond;
@@ -490,6 +575,14 @@ fn serve(shared: &Mutex<Shared>, mut request: tiny_http::Request) {
                 None => bad_request("expected {\"script\": {\"lang\": .., \"source\": ..}}"),
             }
         }
+        // `GET _scripts/<id>`: the source as it was stored.
+        (tiny_http::Method::Get, ["_scripts", id]) => match sh.service.scripts.get(*id) {
+            Some(src) => (
+                200,
+                json!({"_id": id, "found": true, "script": {"lang": "painless", "source": src}}),
+            ),
+            None => (404, json!({"_id": id, "found": false})),
+        },
         (tiny_http::Method::Get, [index, "_doc", id]) => match sh.service.get(index, id) {
             Some(d) => (
                 200,
@@ -502,7 +595,7 @@ fn serve(shared: &Mutex<Shared>, mut request: tiny_http::Request) {
             ),
             None => (404, json!({"_index": index, "_id": id, "found": false})),
         },
-        _ => match route(&mut sh.service, &method, &path, &q, &body) {
+        _ => match route_shared(&mut sh, &method, &path, &q, &body) {
             Err(refusal) => refusal,
             Ok(req) => {
                 if let Some(Fault::RequestLost(delay)) = fault {

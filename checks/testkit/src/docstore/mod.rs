@@ -26,7 +26,7 @@ pub mod world;
 pub use client::SimClient;
 pub use lockwright_model::docstore::protocol::{DATA_ID, DATA_INDEX, LOCK_INDEX};
 pub use loopback::LoopbackServer;
-pub use recipes::{Defect, WithDefect};
+pub use recipes::{create_lock_document, install_fresh, Defect, WithDefect};
 pub use record::{format_trace, Actor, Call, Outcome, Step};
 pub use workload::{Op, ThreadPlan, Workload};
 pub use world::SimStore;

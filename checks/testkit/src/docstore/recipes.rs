@@ -203,7 +203,7 @@ fn leased_upsert_acquire<'a>(
         // The server's clock decides (`ctx._now` in the script, also for the upsert): only
         // the lease's length goes in the request, never the client's time.
         script: StoredScript {
-            id: "lease-acquire",
+            id: lockwright::docstore::scripts::script_id("lease-acquire"),
             params: json!({"owner": owner, "lease": expires.saturating_sub(now)}),
             scripted_upsert: true,
         },
@@ -334,6 +334,42 @@ impl Defect {
             Defect::LeasedFixUnconditional => (&LEASED_FIX_UNCONDITIONAL, Role::Writer),
             Defect::LeasedFixUnchecked => (&LEASED_FIX_UNCHECKED, Role::Writer),
         }
+    }
+}
+
+/// Test setup on a fresh store, where no lease can be live: the recipe's stored scripts, and
+/// (the fixed recipe) the lock document created as a free lease (`PUT <index>/_create/<id>
+/// {}`). Production installs it with `LeaseLock::install_lock`, which reserves it for one lease
+/// first because it cannot know that no lease is live; tests of everything but the install
+/// start from a fresh store and need not wait. Also the "operator who re-installs too early"
+/// of the tests that show what the recipe does then.
+///
+/// # Errors
+/// The store's answer.
+pub fn install_fresh<S: DocStore>(
+    lock: &LeaseLock<S>,
+) -> Result<(), lockwright::docstore::DocLockError> {
+    lock.install_scripts()?;
+    if lock.rules().fixed {
+        create_lock_document(lock)?;
+    }
+    Ok(())
+}
+
+/// `PUT <index>/_create/<id> {}` of `lock`'s document (already there: fine): the unguarded
+/// install, as `LeaseLock::install_lock` did before issue #35.
+///
+/// # Errors
+/// The store's answer.
+pub fn create_lock_document<S: DocStore>(
+    lock: &LeaseLock<S>,
+) -> Result<(), lockwright::docstore::DocLockError> {
+    let name = lock.lock_name();
+    let (index, id) = name.split_once('/').expect("<index>/<id>");
+    match lock.store().create(index, id, &serde_json::json!({})) {
+        Ok(_) => Ok(()),
+        Err(e) if e.is_conflict() => Ok(()),
+        Err(source) => Err(lockwright::docstore::DocLockError::Store { lock: name, source }),
     }
 }
 

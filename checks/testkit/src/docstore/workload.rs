@@ -186,7 +186,9 @@ impl Workload {
     }
 
     /// The real lock client `client` uses: the recipe's lock document, the model's owner id
-    /// (`c<client>-i<incarnation>`), enough attempts that no fault budget here exhausts them.
+    /// (`c<client>-i<incarnation>`), enough attempts that no fault budget here exhausts them,
+    /// and no clock margin: the simulated store's scripts read the true clock (the model's
+    /// `skew` 0, whose margin is 0).
     pub fn lock_for<R: Runtime>(&self, client: SimClient<R>) -> LeaseLock<SimClient<R>> {
         let c = client.id();
         let owner = client.owner();
@@ -197,7 +199,8 @@ impl Workload {
             std::time::Duration::from_millis(self.lease_ticks * TICK_MS),
         )
         .with_owner(owner)
-        .with_attempts(16);
+        .with_attempts(16)
+        .with_clock_margin(std::time::Duration::ZERO);
         match self.defect(c) {
             Some(d) => lock.with_defect(d),
             None => lock,

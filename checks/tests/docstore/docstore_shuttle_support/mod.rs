@@ -132,7 +132,7 @@ fn is_release(req: &lockwright_testkit::docstore::service::Req) -> bool {
         req.op,
         Op::Delete { .. }
             | Op::Update {
-                body: UpdateBody::Script(Script::LeaseRelease),
+                body: UpdateBody::Script(Script::LeaseRelease { .. }),
                 ..
             }
     )

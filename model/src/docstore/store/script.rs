@@ -37,12 +37,29 @@ pub enum Script {
     FencedWrite { token: Token },
     /// `lease-release` (the fixed `leased`): frees the lease and keeps the lock document
     /// (`{}`); sent with `if_seq_no`/`if_primary_term` = the holder's token, so only the
-    /// holder of that grant frees it.
-    LeaseRelease,
+    /// holder of that grant frees it — and a `noop` unless the document's owner is `owner`:
+    /// a re-created index repeats `_seq_no`s, so a holder of a lost document can carry the
+    /// numbers of the new one (issue #35).
+    LeaseRelease { owner: Owner },
+    /// `lease-renew` (the fixed `leased`'s renewal, sent with `if_seq_no`/`if_primary_term`):
+    /// throws unless the document's owner is `owner`; otherwise writes `expires`. Unlike
+    /// `lease-acquire` it never takes a free document: a version equal by number from a
+    /// re-created index must not hand a holder of the lost document the new one.
+    LeaseRenew {
+        owner: Owner,
+        now: Time,
+        expires: Time,
+    },
     /// `fence-claim` (claim-at-acquire): throw if `token` is lower than the document's fence;
     /// otherwise record it as the fence, the data unchanged. Sent with an `upsert` that holds
     /// the fence, so a missing data document is created already fenced.
     FenceClaim { token: Token },
+    /// `lease-install` (the fix's guarded re-install, issue #35): sent as a scripted upsert
+    /// with an empty `upsert`. On a missing lock document (`ctx.op == 'create'`) it writes a
+    /// lease of the reserved installer `owner` until `expires` (the server's `ctx._now` + the
+    /// lease), so no client is granted before every lease granted before the loss has passed;
+    /// on an existing document it is a `noop`: it never overwrites a lease, live or not.
+    LeaseInstall { owner: Owner, expires: Time },
 }
 
 /// A script's verdict on one document.
@@ -87,7 +104,9 @@ impl Script {
             Script::LeaseAcquireNoop { .. } => "lease-acquire-noop",
             Script::FencedWrite { .. } => "fenced-write",
             Script::FenceClaim { .. } => "fence-claim",
-            Script::LeaseRelease => "lease-release",
+            Script::LeaseRelease { .. } => "lease-release",
+            Script::LeaseRenew { .. } => "lease-renew",
+            Script::LeaseInstall { .. } => "lease-install",
         }
     }
 
@@ -132,8 +151,18 @@ impl Script {
                  Debug.explain('stale fencing token'); } \
                  ctx._source.fence = ['primary_term': params.primary_term, 'seq_no': params.seq_no];"
             }
-            Script::LeaseRelease => {
-                "ctx._source.remove('owner'); ctx._source.remove('expires');"
+            Script::LeaseRelease { .. } => {
+                "if (ctx._source.owner == params.owner) { ctx._source.remove('owner'); \
+                 ctx._source.remove('expires'); } else { ctx.op = 'noop'; }"
+            }
+            Script::LeaseRenew { .. } => {
+                "if (ctx._source.owner != params.owner) { \
+                 Debug.explain('lease held by another owner'); } \
+                 ctx._source.expires = ctx._now + params.lease;"
+            }
+            Script::LeaseInstall { .. } => {
+                "if (ctx.op == 'create') { ctx._source.owner = params.owner; \
+                 ctx._source.expires = ctx._now + params.lease; } else { ctx.op = 'noop'; }"
             }
         }
     }
@@ -194,7 +223,16 @@ impl Script {
                 }
                 _ => Index(Source::Lease { owner, expires }),
             },
-            Script::LeaseRelease => Index(Source::Empty),
+            Script::LeaseRelease { owner } => match source.owner() {
+                Some(o) if o == owner => Index(Source::Empty),
+                _ => Noop,
+            },
+            Script::LeaseRenew { owner, expires, .. } => match source.owner() {
+                Some(o) if o == owner => Index(Source::Lease { owner, expires }),
+                _ => Fail(ScriptError::Explain("lease held by another owner")),
+            },
+            // An existing document is never touched (the create case is the upsert's).
+            Script::LeaseInstall { .. } => Noop,
             Script::FencedWrite { token } | Script::FenceClaim { token } => match source.fence() {
                 Some(fence) if token < fence => Fail(ScriptError::Explain("stale fencing token")),
                 _ => Index(Source::Data { fence: Some(token) }),
