@@ -226,6 +226,21 @@ impl ScenarioArgs {
             sc = sc.with_shared_client(true);
         }
         if let Some(w) = self.sequence_width {
+            // A chain of creates in flight together, one per client, wraps from the top
+            // through the negative values; with more clients than the negative half has
+            // values it would wrap back to non-negative suffixes, which a 32-bit counter
+            // never reaches with a real fleet: a verdict there would be the width's, not
+            // ZooKeeper's.
+            let negatives = 1usize << (w - 1);
+            if usize::from(sc.clients) > negatives {
+                bail!(
+                    "--sequence-width {w} with --clients {}: at most {negatives} clients for a \
+                     {w}-bit counter (more would wrap the counter back past its negative half); \
+                     use --sequence-width {} or fewer clients",
+                    sc.clients,
+                    usize::BITS - (usize::from(sc.clients) - 1).leading_zeros() + 1
+                );
+            }
             sc = sc.with_sequence_width(Some(w));
         }
         Ok(sc.with_symmetry(self.symmetry_or(sc.symmetry)))

@@ -36,6 +36,18 @@ fn bad_arguments_exit_2_in_every_subcommand() {
             &["check", "--family", "zk", "--os", "ofd"],
             "--os does not apply",
         ),
+        (
+            &[
+                "check",
+                "--family",
+                "zk",
+                "--clients",
+                "3",
+                "--sequence-width",
+                "2",
+            ],
+            "at most 2 clients for a 2-bit counter",
+        ),
         (&["explore", "--addr", "0.0.0.0:3000"], "only loopback"),
         (&["verify-server", "--clients", "0"], "--clients"),
         (

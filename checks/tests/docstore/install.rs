@@ -128,3 +128,23 @@ fn installing_never_touches_an_existing_lock_document() {
     let store = HttpStore::new(&server.url());
     assert!(store.get("files-lock", "1-pad").unwrap().is_none());
 }
+
+/// A first deployment installs the lock before its data index exists: Elasticsearch answers
+/// the GET of a document in a missing index with 404 `index_not_found_exception` (not
+/// `found: false`), which the loopback now answers too. `install_lock` reads that as "no fence
+/// yet" and installs; the store's own answer is the oracle (the loopback's index list).
+#[test]
+fn the_lock_installs_before_its_data_index_exists() {
+    let server = LoopbackServer::start();
+    let a = lock(&server, "owner-a");
+    a.install_scripts().unwrap();
+    assert!(
+        a.install_lock(&[("never-made-data", "1")]).unwrap(),
+        "installed"
+    );
+    // The new document is reserved to the installer for one lease; then it is granted.
+    let g = a
+        .acquire(LEASE * 3, Duration::from_millis(50))
+        .expect("granted once the reservation passed");
+    g.release().unwrap();
+}

@@ -159,7 +159,8 @@ impl<S: DocStore> LeaseGuard<'_, S> {
         }
     }
 
-    /// Extends the lease: `lease-acquire` again, sent only if the lock document is still the
+    /// Extends the lease: the `lease-renew` script (it refuses a document another owner
+    /// holds), sent only if the lock document is still the
     /// version this guard last wrote (`POST <index>/_update/<id>?if_seq_no=S&if_primary_term=T`
     /// with its acquire's or its last renewal's `_seq_no`/`_primary_term`; the server measures
     /// the new lease with `ctx._now`). The deadline counts from this send. **The fencing token

@@ -432,6 +432,15 @@ impl DocStore for HttpStore {
         if a.body.get("found").and_then(Value::as_bool) == Some(false) {
             return Ok(None);
         }
+        // A document of an index that does not exist (yet) does not exist either: the store
+        // answers 404 with `index_not_found_exception` rather than `found: false` (a lock
+        // installed before its data index is made, issue #35 review).
+        if a.status == 404
+            && a.body.pointer("/error/type").and_then(Value::as_str)
+                == Some("index_not_found_exception")
+        {
+            return Ok(None);
+        }
         if a.status != 200 {
             return Err(rejected(&line, &a));
         }

@@ -198,8 +198,9 @@ impl<S: DocStore> LeaseLock<S> {
         }
     }
 
-    /// Installs the stored scripts the recipe needs (`lease-acquire`, `lease-release`,
-    /// `lease-install`, `fenced-write`, `fence-claim`) with `POST _scripts/<id>`. It never
+    /// Installs the stored scripts the recipe needs (`lease-acquire`, `lease-renew`,
+    /// `lease-release`, `lease-install`, `fenced-write`, `fence-claim`, each under its
+    /// versioned id) with `POST _scripts/<id>`. It never
     /// touches a lock document: the lock document is installed apart, by
     /// [`LeaseLock::install_lock`], and a program that acquires should not install it.
     ///
@@ -255,6 +256,14 @@ impl<S: DocStore> LeaseLock<S> {
     ///   ([`DocLockError::InstallBelowFence`]).
     ///
     /// Returns whether it created the document (`false`: it was there already).
+    ///
+    /// Limits (issue #35 review, not yet fixed): the padding runs only in the call that created
+    /// the document, so an install interrupted after the create (a lost reply, a crash, an
+    /// error while padding) leaves tokens below the fence and a rerun does not resume it; the
+    /// padding assumes a one-shard lock index (`_seq_no` is per shard, and `<id>-pad` is routed
+    /// by its own id) and costs two requests per two `_seq_no`s of the fence; the reservation
+    /// lasts this installer's lease, so build the installing `LeaseLock` with a lease at least
+    /// as long as every holder's.
     ///
     /// # Errors
     /// [`DocLockError::InstallBelowFence`]; [`DocLockError::Store`] with the store's answer.

@@ -593,6 +593,19 @@ fn serve(shared: &Mutex<Shared>, mut request: tiny_http::Request) {
                     "_source": source_to_json(d.source, &sh.service.owners),
                 }),
             ),
+            // As Elasticsearch and OpenSearch answer: a missing document in an existing
+            // index is `found: false`; a missing index is an `index_not_found_exception`.
+            None if sh.service.shard(index).is_none() => (
+                404,
+                json!({
+                    "error": {
+                        "type": "index_not_found_exception",
+                        "reason": format!("no such index [{index}]"),
+                        "index": index,
+                    },
+                    "status": 404,
+                }),
+            ),
             None => (404, json!({"_index": index, "_id": id, "found": false})),
         },
         _ => match route_shared(&mut sh, &method, &path, &q, &body) {
