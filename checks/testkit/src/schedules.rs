@@ -79,7 +79,7 @@ where
 /// For a suite that ran its own shuttle search under [`serial`]: the schedule of the failure
 /// `message` that `body` met, among those written since `before` — the newest one that
 /// replays to it (shuttle writes one when the task panics and a complete one when the
-/// execution is torn down) — and the new schedule files removed (see [`remove_new`]).
+/// execution is torn down) — and the new schedule files removed (as [`search`] does).
 ///
 /// # Panics
 /// If no schedule written since `before` replays to `message`.
