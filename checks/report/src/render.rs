@@ -405,7 +405,7 @@ fn three_processes_section(
          inside a process, so the checker keeps one state per class of states that differ \
          only by such a renaming, and *unique states* counts those classes; every verdict \
          and counterexample length is the same as in the full space \
-         (`model/tests/file/symmetry.rs`), which the second row shows for the standard \
+         (`model/tests/models/file/symmetry.rs`), which the second row shows for the standard \
          scenario. Unlinking or replacing the lock file gives two writers by design, with \
          every lock kind (only `ensure_valid` can tell, see [protocol.md](protocol.md)); \
          `nfs-flock` also gives two *valid* writers, by a foreign open-close as in the \

@@ -1,6 +1,6 @@
 //! shuttle, on the real code: the `SkipHeldContains` defect (`ensure_valid` does not check the
 //! held set) cannot be told from the correct protocol, as the model says
-//! (`model/tests/file/held_set_check_is_redundant.rs`: `native-skip-held-contains` has `native`'s
+//! (`model/tests/models/file/held_set_check_is_redundant.rs`: `native-skip-held-contains` has `native`'s
 //! state space, state for state).
 //!
 //! The scenario is the one where the model shows the check order matters under POSIX (row

@@ -211,7 +211,7 @@ impl Scenario {
     /// Whether some fault in the budget can let a second client acquire while a holder still
     /// writes (so that a stale write can be attempted), per recipe. Found by checking each
     /// recipe under each single fault and kept honest by a test that checks every recipe ×
-    /// write mode × single fault again (`model/tests/docstore/stale_write_reach.rs`):
+    /// write mode × single fault again (`model/tests/models/docstore/stale_write_reach.rs`):
     /// `global` and `document` by a stray delete, a lost reply, a re-created index or a
     /// rollback; `leased` and the fix's twins by a pause past the lease, and by a rollback
     /// unless the writes claim the data document at acquire (`fenced-claim`; always for

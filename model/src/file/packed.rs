@@ -10,7 +10,7 @@
 //!
 //! The encoding is injective: every field of [`State`] is in it (the destructuring below
 //! does not compile if a field is added and forgotten), each table is preceded by its length,
-//! and each entry has a fixed width. `model/tests/file/packed_states.rs` checks that the reachable
+//! and each entry has a fixed width. `model/tests/models/file/packed_states.rs` checks that the reachable
 //! states of several scenarios get distinct encodings.
 //!
 //! [`Checkable::visited_key`]: crate::checker::Checkable::visited_key

@@ -66,7 +66,7 @@ impl Family for Scenario {
     }
 
     /// Where the two session properties can be reached, as the model finds it for every
-    /// recipe, guard and client sharing under each single fault (`model/tests/zk/applies.rs`
+    /// recipe, guard and client sharing under each single fault (`model/tests/models/zk/applies.rs`
     /// checks this rule against the model, both ways):
     /// - "handoff after expiry" needs a holder's session to end while it still believes it
     ///   holds: an `expire`, or a `restart` whose abandoned session then times out — but with
@@ -154,7 +154,7 @@ mod tests {
     /// A lost reply and a re-created parent end no session: neither session property applies,
     /// and neither is reached. A restart reports the loss at once with the lockwright guard,
     /// so no holder is left believing when its old session ends ("handoff after expiry" n/a);
-    /// with the Curator guard it is. `model/tests/zk/applies.rs` checks the whole rule.
+    /// with the Curator guard it is. `model/tests/models/zk/applies.rs` checks the whole rule.
     #[test]
     fn session_properties_need_a_session_to_end() {
         let sc = Scenario::new(Variant::Curator, WriteMode::Fenced)

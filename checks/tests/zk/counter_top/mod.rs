@@ -14,7 +14,7 @@
 //!   next acquire makes it again and is granted at suffix 0.
 //!
 //! The wrap to negative suffixes (creates in flight together) is timing-dependent on a real
-//! server and is checked in the model (`model/tests/zk/counter_top.rs`, rows 38–39).
+//! server and is checked in the model (`model/tests/models/zk/counter_top.rs`, rows 38–39).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

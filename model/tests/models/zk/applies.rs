@@ -5,7 +5,7 @@
 //! reported" are reached exactly where the rule says they apply. A wrong entry either way fails
 //! here, so the CLI neither hides a reached property nor fails a scenario that cannot reach it.
 //!
-//! `cargo test -p lockwright-model --test zk applies::`
+//! `cargo test -p lockwright-model --test models zk::applies::`
 
 use lockwright_model::family::Family;
 use lockwright_model::zk::{Faults, Guard, Scenario, Variant, WriteMode};

@@ -2,7 +2,7 @@
 //! every verdict is the same as without, on 3-client scenarios of every variant. The counts
 //! are pinned both ways (`docs/zookeeper.md` quotes them).
 //!
-//! `cargo test -p lockwright-model --test zk symmetry:: -- --nocapture` prints them.
+//! `cargo test -p lockwright-model --test models zk::symmetry:: -- --nocapture` prints them.
 
 use lockwright_model::check;
 use lockwright_model::zk::{Faults, Scenario, Variant, WriteMode};

@@ -2,7 +2,7 @@
 //! and checks of the model. Judged by the model's grant history (ghost epochs, which holders
 //! are writers), never by the tokens the store compares.
 //!
-//! `cargo test -p lockwright-model --test docstore reinstall::`
+//! `cargo test -p lockwright-model --test models docstore::reinstall::`
 
 use lockwright_model::checker::check;
 use lockwright_model::docstore::protocol::{

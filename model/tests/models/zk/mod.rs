@@ -2,7 +2,7 @@
 //! the verdicts, counts and counterexamples themselves are pinned once, in
 //! `docs/results-zk.json`, by `checks/report/tests/report_fresh.rs`), the deep scenarios,
 //! symmetry, Stateright's own checker agreeing, and the "n/a" rule for properties a fault list
-//! cannot reach. `cargo test -p lockwright-model --test zk`.
+//! cannot reach. `cargo test -p lockwright-model --test models zk::`.
 
 mod applies;
 mod counter_top;

@@ -4,7 +4,7 @@
 //! mode's flaw, pinned in `docs/results-zk.json`); the corrected design (`fenced-claim`) does not. They take minutes, so they are ignored by
 //! plain `cargo test` (the standard scenario is row 1 of `docs/results-zk.json`, run by `report_fresh.rs`):
 //!
-//! `LOCKWRIGHT_DEEP=1 cargo test --release -p lockwright-model --test zk deep:: -- --ignored --nocapture`
+//! `LOCKWRIGHT_DEEP=1 cargo test --release -p lockwright-model --test models zk::deep:: -- --ignored --nocapture`
 
 use lockwright_model::check;
 use lockwright_model::zk::{Faults, Scenario, Variant, WriteMode};
@@ -69,7 +69,7 @@ fn deep_rows() -> Vec<(Scenario, usize, Vec<&'static str>)> {
 }
 
 #[test]
-#[ignore = "minutes; run with LOCKWRIGHT_DEEP=1 cargo test --release -p lockwright-model --test zk deep:: -- --ignored"]
+#[ignore = "minutes; run with LOCKWRIGHT_DEEP=1 cargo test --release -p lockwright-model --test models zk::deep:: -- --ignored"]
 fn deep_scenarios() {
     assert_eq!(
         std::env::var("LOCKWRIGHT_DEEP").as_deref(),

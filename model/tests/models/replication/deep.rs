@@ -2,7 +2,7 @@
 //! rounds, files and crashes; ignored by default: about 10 s in release, a minute or two in the
 //! test profile).
 //!
-//! `cargo test --release -p lockwright-model --test replication deep:: -- --ignored --nocapture`
+//! `cargo test --release -p lockwright-model --test models replication::deep:: -- --ignored --nocapture`
 
 use lockwright_model::check;
 use lockwright_model::replication::{
@@ -67,7 +67,7 @@ fn deep_rows() -> Vec<(Scenario, usize, Vec<&'static str>)> {
 }
 
 #[test]
-#[ignore = "slow (a minute or two in the test profile); cargo test --release -p lockwright-model --test replication deep:: -- --ignored"]
+#[ignore = "slow (a minute or two in the test profile); cargo test --release -p lockwright-model --test models replication::deep:: -- --ignored"]
 fn deep_scenarios() {
     let mut wrong = Vec::new();
     for (sc, states, violated) in deep_rows() {

@@ -2,7 +2,7 @@
 //! on (`reach`; the verdicts, counts and counterexamples themselves are pinned once, in
 //! `docs/results-docstore.json`, by `checks/report/tests/report_fresh.rs`), the store's
 //! semantics row by row, the deep scenarios, Stateright's own
-//! checker agreeing, and the replay API. `cargo test -p lockwright-model --test docstore`.
+//! checker agreeing, and the replay API. `cargo test -p lockwright-model --test models docstore::`.
 
 mod deep;
 mod reach;

@@ -7,7 +7,7 @@
 //! - Symmetry reduction (readers sorted) changes no verdict: the reduced and unreduced runs
 //!   agree on every property, for every variant × reader kind × pace, with three readers.
 //!
-//! `cargo test -p lockwright-model --test replication stateright_agrees:: -- --nocapture` prints
+//! `cargo test -p lockwright-model --test models replication::stateright_agrees:: -- --nocapture` prints
 //! both state counts of each symmetry row.
 
 use lockwright_model::check;

@@ -5,7 +5,7 @@
 //! where the table says it applies. A wrong entry either way fails here, so the CLI neither
 //! hides a reached property nor fails a scenario that cannot reach it.
 //!
-//! `cargo test -p lockwright-model --test docstore stale_write_reach::`
+//! `cargo test -p lockwright-model --test models docstore::stale_write_reach::`
 
 use lockwright_model::docstore::{Faults, Scenario, Variant, Writes};
 use lockwright_model::family::Family;

@@ -1,7 +1,7 @@
 //! The document-store standard scenario (runs in every `cargo test`) and the deep scenarios
 //! (3-4 clients, larger fault budgets; minutes, so `#[ignore]`d).
 //!
-//! `LOCKWRIGHT_DEEP=1 cargo test --release -p lockwright-model --test docstore deep:: -- --ignored --nocapture`
+//! `LOCKWRIGHT_DEEP=1 cargo test --release -p lockwright-model --test models docstore::deep:: -- --ignored --nocapture`
 
 use lockwright_model::check;
 use lockwright_model::docstore::protocol::{
@@ -109,7 +109,7 @@ fn deep_rows() -> Vec<(Scenario, usize, Vec<&'static str>, Vec<&'static str>)> {
 }
 
 #[test]
-#[ignore = "minutes; run with LOCKWRIGHT_DEEP=1 cargo test --release -p lockwright-model --test docstore deep:: -- --ignored (the two fixed-recipe rows, 5,994,390 and 6,667,064 states, predate RenewLease of issue #35 and must be re-pinned on the next run)"]
+#[ignore = "minutes; run with LOCKWRIGHT_DEEP=1 cargo test --release -p lockwright-model --test models docstore::deep:: -- --ignored (the two fixed-recipe rows, 5,994,390 and 6,667,064 states, predate RenewLease of issue #35 and must be re-pinned on the next run)"]
 fn deep_scenarios() {
     for (sc, states, violated, not_found) in deep_rows() {
         let report = check(&sc);

@@ -2,7 +2,7 @@
 //! of the all-faults scenario against Stateright's own checker. They take minutes, so they
 //! are ignored by plain `cargo test`:
 //!
-//! `LOCKWRIGHT_DEEP=1 cargo test --release -p lockwright-model --test file deep:: -- --ignored --nocapture`
+//! `LOCKWRIGHT_DEEP=1 cargo test --release -p lockwright-model --test models file::deep:: -- --ignored --nocapture`
 
 use lockwright_model::check;
 use lockwright_model::checker::pinned::assert_stateright_agrees;
@@ -61,7 +61,7 @@ fn deep_rows() -> Vec<(Scenario, usize, Vec<&'static str>)> {
 }
 
 #[test]
-#[ignore = "minutes; LOCKWRIGHT_DEEP=1 cargo test --release -p lockwright-model --test file deep:: -- --ignored"]
+#[ignore = "minutes; LOCKWRIGHT_DEEP=1 cargo test --release -p lockwright-model --test models file::deep:: -- --ignored"]
 fn deep_scenarios() {
     require_deep();
     for (sc, states, violated) in deep_rows() {
@@ -92,7 +92,7 @@ fn deep_scenarios() {
 /// same states and make the same discoveries; the reduced run (plain `cargo test`, the
 /// "3 processes × 2 threads" section of `docs/results.json`) gives the same verdicts.
 #[test]
-#[ignore = "minutes; LOCKWRIGHT_DEEP=1 cargo test --release -p lockwright-model --test file deep:: -- --ignored"]
+#[ignore = "minutes; LOCKWRIGHT_DEEP=1 cargo test --release -p lockwright-model --test models file::deep:: -- --ignored"]
 fn full_all_faults_space_agrees_with_stateright() {
     require_deep();
     let full = Scenario::all_faults(LockKind::Ofd).with_symmetry(false);
