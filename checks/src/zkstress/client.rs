@@ -73,6 +73,8 @@ fn reason_name(e: &ZkLockError) -> String {
             LostReason::NodeDeleted => "node-deleted",
             LostReason::NodeReplaced { .. } => "node-replaced",
             LostReason::SessionReplaced { .. } => "session-replaced",
+            LostReason::AuthFailed { .. } => "auth-failed",
+            LostReason::ClientClosed { .. } => "client-closed",
             _ => "other",
         }
         .to_string(),

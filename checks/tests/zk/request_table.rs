@@ -614,3 +614,97 @@ fn the_docs_table_is_this_table() {
         }
     }
 }
+
+/// A scripted client on `s` whose script is `script`, a mutex over it on a fresh directory, and
+/// an observer client.
+fn scripted_mutex(
+    s: &lockwright_checks::peers::zookeeper::ZkServer,
+    name: &str,
+    script: Vec<(Req, Answer)>,
+) -> (Arc<Scripted>, ZkMutex<Scripted>, ZkClient, String) {
+    let obs = client(s);
+    let d = dir(name);
+    block_on(obs.ensure_dir(&d)).unwrap();
+    let coord = Arc::new(Scripted {
+        c: client(s),
+        script: Mutex::new(script),
+        trace: Mutex::new(Vec::new()),
+        running: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+    });
+    let m = ZkMutex::with_shared(Arc::clone(&coord), &d).unwrap();
+    (coord, m, obs, d)
+}
+
+/// Issue #33, "failures that persist end": a session that ends after every create (each
+/// listing answered `SessionExpired`) used to reset the re-open bound at every create, so the
+/// acquire opened sessions for as long as they kept ending. Progress is now the listing that
+/// puts the node in line: after `SESSION_REOPEN_LIMIT` re-opens without one the acquire fails
+/// with `SessionsKeepEnding`, each re-open paced, and no node is left behind.
+#[test]
+fn an_acquire_whose_sessions_end_after_every_create_gives_up() {
+    let s = server();
+    let script = (0..8).map(|_| (Req::List, expired())).collect();
+    let (coord, m, obs, d) = scripted_mutex(&s, "reopen-bound", script);
+    let start = Instant::now();
+    let e = block_on(m.acquire_timeout(Duration::from_secs(20))).unwrap_err();
+    let took = start.elapsed();
+    assert!(
+        matches!(e, ZkLockError::SessionsKeepEnding { .. }),
+        "expected SessionsKeepEnding, got {e}"
+    );
+    coord.settled_trace_len();
+    // One listing per session (a create may also meet a reaped container and make it again).
+    let lists = coord.trace().iter().filter(|r| **r == Req::List).count();
+    let limit = lockwright::zk::SESSION_REOPEN_LIMIT as usize;
+    assert_eq!(lists, limit + 1, "{:?}", coord.trace());
+    // Paced from the second re-open on: 10 + 20 + 40 + 80 ms.
+    assert!(
+        took >= Duration::from_millis(150),
+        "re-opens not paced: {took:?}"
+    );
+    // The replaced sessions were closed with their nodes. The script's last "expiry" was a
+    // lie (the session lives), so its node lives until the client goes: at most that one.
+    let left = children(&obs, &d);
+    assert!(
+        left.len() <= 1,
+        "the replaced sessions' nodes left behind: {left:?}"
+    );
+    drop(m);
+    drop(coord);
+    assert!(
+        zk_support::eventually(Duration::from_secs(10), || children(&obs, &d).is_empty()),
+        "nodes left behind: {:?}",
+        children(&obs, &d)
+    );
+}
+
+/// Issue #33: a lock directory that vanishes between its make and every create (each create
+/// answered `NoNode`) used to loop, making the directory again without a pause and without an
+/// end. The acquire now makes it at most `DIRECTORY_REMAKE_LIMIT` times, pacing from the second
+/// on, and then fails with a hard error naming the directory.
+#[test]
+fn an_acquire_whose_directory_keeps_vanishing_ends() {
+    let s = server();
+    let script = (0..10).map(|_| (Req::Create, no_node())).collect();
+    let (coord, m, _obs, d) = scripted_mutex(&s, "vanishing-dir", script);
+    let start = Instant::now();
+    let e = block_on(m.acquire_timeout(Duration::from_secs(20))).unwrap_err();
+    let took = start.elapsed();
+    assert_eq!(variant(&e), "Zk", "{e}");
+    assert!(
+        e.to_string().contains(&d),
+        "the error names the directory: {e}"
+    );
+    let makes = coord
+        .trace()
+        .iter()
+        .filter(|r| **r == Req::EnsureDir)
+        .count();
+    let limit = lockwright::zk::DIRECTORY_REMAKE_LIMIT as usize;
+    assert_eq!(makes, limit + 1, "{:?}", coord.trace());
+    // Paced from the second make on: 10 + 20 + 40 + 80 ms.
+    assert!(
+        took >= Duration::from_millis(150),
+        "makes not paced: {took:?}"
+    );
+}

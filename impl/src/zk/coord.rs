@@ -118,8 +118,16 @@ pub enum SessionEvent {
     /// have expired there already. It comes back (same session) or turns into `Expired`.
     Suspended,
     /// The session is gone (expired, closed, or declared expired by the client after 1.4× the
-    /// session timeout without hearing from the server). Terminal for this session.
+    /// session timeout without hearing from the server). Terminal for this session; a new
+    /// session can be opened.
     Expired,
+    /// The server refused the session's authentication (ZooKeeper's `AuthFailed` state). Terminal
+    /// for the client: a new session would be refused too, so no step opens one. The session
+    /// itself may live on at the server until its timeout, and its nodes with it.
+    AuthFailed,
+    /// The client was closed (ZooKeeper's `Closed` state): its session was closed, and no new one
+    /// is opened through it.
+    Closed,
 }
 
 /// An error answered by a coordination step.

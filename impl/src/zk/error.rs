@@ -72,6 +72,18 @@ pub enum LostReason {
     /// Our lock node is still there but someone wrote to it (a guarded write's version check
     /// failed: Curator's revoker writes `__REVOKE__` into the lock node to ask for it).
     NodeChanged,
+    /// The server refused the session's authentication: the client cannot reach the session
+    /// any more, and no new session is opened. The server keeps the session, and the lock
+    /// node, until the session times out.
+    AuthFailed {
+        /// The session the lock was granted in.
+        session: SessionId,
+    },
+    /// The client was closed, and its session with it.
+    ClientClosed {
+        /// The session the lock was granted in.
+        session: SessionId,
+    },
 }
 
 impl LostReason {
@@ -103,6 +115,13 @@ impl fmt::Display for LostReason {
             LostReason::NodeChanged => f.write_str(
                 "someone wrote to the lock node (its version changed; Curator's revoker writes __REVOKE__ there)",
             ),
+            LostReason::AuthFailed { session } => write!(
+                f,
+                "the server refused session {session}'s authentication; the lock node stays until the session times out"
+            ),
+            LostReason::ClientClosed { session } => {
+                write!(f, "the client was closed, and session {session} with it")
+            }
         }
     }
 }

@@ -443,6 +443,12 @@ impl<C: Coordination> ZkGuard<C> {
             SessionEvent::Expired => HoldState::Lost(LostReason::SessionExpired {
                 session: self.hold.owner,
             }),
+            SessionEvent::AuthFailed => HoldState::Lost(LostReason::AuthFailed {
+                session: self.hold.owner,
+            }),
+            SessionEvent::Closed => HoldState::Lost(LostReason::ClientClosed {
+                session: self.hold.owner,
+            }),
         }
     }
 
@@ -468,6 +474,12 @@ impl<C: Coordination> ZkGuard<C> {
             SessionEvent::Suspended => return Err(h.lost_error(LostReason::Suspended)),
             // `ReceiveSessionEvent`.
             SessionEvent::Expired => return Err(h.learn_lost(h.coord.session()).await),
+            SessionEvent::AuthFailed => {
+                return Err(h.mark_lost(LostReason::AuthFailed { session: h.owner }))
+            }
+            SessionEvent::Closed => {
+                return Err(h.mark_lost(LostReason::ClientClosed { session: h.owner }))
+            }
         }
         let session = h.coord.session();
         // Current data first: a follower that has not applied the delete of our node (an

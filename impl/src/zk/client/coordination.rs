@@ -224,18 +224,15 @@ impl Coordination for ZkClient {
     }
 
     fn session_event(&self) -> SessionEvent {
-        match self.client().state() {
-            SessionState::SyncConnected | SessionState::ConnectedReadOnly => {
-                SessionEvent::Connected
-            }
-            s if s.is_terminated() => SessionEvent::Expired,
-            _ => SessionEvent::Suspended,
-        }
+        session_event_of(self.client().state())
     }
 
     async fn new_session(&self, expired: SessionId) -> Result<SessionId, CoordError> {
         let _one = self.inner.renewing.lock().await;
         let c = self.client();
+        if let Some(refused) = reopen_refused(c.state()) {
+            return Err(refused);
+        }
         if sid(&c) != expired && !c.state().is_terminated() {
             return Ok(sid(&c));
         }
@@ -290,5 +287,68 @@ impl Coordination for ZkClient {
             let _running = running;
             task.await;
         });
+    }
+}
+
+/// The session's state as the recipe reads it. `AuthFailed` and `Closed` are terminal like
+/// `Expired`, but a new session would not help: each is its own event, never an expiry.
+fn session_event_of(state: SessionState) -> SessionEvent {
+    match state {
+        SessionState::SyncConnected | SessionState::ConnectedReadOnly => SessionEvent::Connected,
+        SessionState::AuthFailed => SessionEvent::AuthFailed,
+        SessionState::Closed => SessionEvent::Closed,
+        s if s.is_terminated() => SessionEvent::Expired,
+        _ => SessionEvent::Suspended,
+    }
+}
+
+/// Why no new session may be opened in place of one in `state`: the server refused the
+/// authentication (a new session would be refused too, and each attempt costs the server a
+/// handshake), or the client was closed (opening a session would bring it back to life).
+fn reopen_refused(state: SessionState) -> Option<CoordError> {
+    match state {
+        SessionState::AuthFailed => Some(CoordError::AuthFailed {
+            detail: "the server refused the session's authentication".to_string(),
+        }),
+        SessionState::Closed => Some(CoordError::ClientClosed),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue #33: the terminal states that are not an expiry are read as what they are, and
+    /// stop a re-open; an expired session may be replaced.
+    #[test]
+    fn auth_failed_and_closed_are_their_own_ends_and_refuse_a_new_session() {
+        assert_eq!(
+            session_event_of(SessionState::AuthFailed),
+            SessionEvent::AuthFailed
+        );
+        assert_eq!(session_event_of(SessionState::Closed), SessionEvent::Closed);
+        assert_eq!(
+            session_event_of(SessionState::Expired),
+            SessionEvent::Expired
+        );
+        assert_eq!(
+            session_event_of(SessionState::Disconnected),
+            SessionEvent::Suspended
+        );
+        assert_eq!(
+            session_event_of(SessionState::SyncConnected),
+            SessionEvent::Connected
+        );
+        assert!(matches!(
+            reopen_refused(SessionState::AuthFailed),
+            Some(CoordError::AuthFailed { .. })
+        ));
+        assert_eq!(
+            reopen_refused(SessionState::Closed),
+            Some(CoordError::ClientClosed)
+        );
+        assert_eq!(reopen_refused(SessionState::Expired), None);
+        assert_eq!(reopen_refused(SessionState::Disconnected), None);
     }
 }

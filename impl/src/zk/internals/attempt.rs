@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use super::{
     pick_own, synced_search, timed, timed_request, Backoff, Granted, Own, Patience, Pc, Spec, Stop,
-    GIVE_UP_WAIT, SESSION_REOPEN_LIMIT,
+    DIRECTORY_REMAKE_LIMIT, GIVE_UP_WAIT, SESSION_REOPEN_LIMIT,
 };
 use crate::zk::coord::{CoordError, Coordination, SessionId, WatchOutcome};
 use crate::zk::error::ZkLockError;
@@ -91,6 +91,7 @@ impl<C: Coordination> Attempt<C> {
         let deadline = self.deadline;
         let mut backoff = Backoff::new();
         let mut creates = 0u32;
+        let mut dirs_made = 0u32;
         loop {
             // A session replaced under us (a shared client renewed it): the same rules as
             // learning it ourselves (the model's `RestartClient`, applied before our next step).
@@ -121,7 +122,9 @@ impl<C: Coordination> Attempt<C> {
                             self.own = Some(Own::from_created(node));
                             self.pc = Pc::Created;
                             backoff = Backoff::new();
-                            self.progress();
+                            // Not yet progress for the re-open bound: a session that ends
+                            // after every create would reset it forever. The listing that
+                            // puts the node in line is (`listed`).
                         }
                         Err(e) if e.outcome_unknown() => {
                             // `LoseReply` on the create.
@@ -137,8 +140,23 @@ impl<C: Coordination> Attempt<C> {
                                 .await
                             {
                                 None => return Err(Stop::TimedOut),
-                                // A create into a missing directory was no attempt at the lock.
-                                Some(Ok(())) => creates -= 1,
+                                // A create into a missing directory was no attempt at the lock,
+                                // but a directory that keeps vanishing (deleted by someone, or
+                                // an empty container reaped) ends the attempt: paced, bounded.
+                                Some(Ok(())) if dirs_made >= DIRECTORY_REMAKE_LIMIT => {
+                                    return Err(Stop::Failed(ZkLockError::from_coord(
+                                        "create the lock node (the lock directory keeps vanishing)",
+                                        &spec.dir,
+                                        CoordError::NoNode,
+                                    )))
+                                }
+                                Some(Ok(())) => {
+                                    creates -= 1;
+                                    dirs_made += 1;
+                                    if dirs_made > 1 {
+                                        self.pause(&mut backoff, deadline).await;
+                                    }
+                                }
                                 Some(Err(CoordError::SessionExpired)) => self.learn().await?,
                                 Some(Err(e)) if e.outcome_unknown() => {
                                     self.pause(&mut backoff, deadline).await;

@@ -335,6 +335,8 @@ pub(crate) async fn delete_after_loss<C: Coordination>(
 ) {
     match reason {
         LostReason::NodeDeleted | LostReason::NodeReplaced { .. } => {}
+        // No session can send the delete: the node goes with its session at the server.
+        LostReason::AuthFailed { .. } | LostReason::ClientClosed { .. } => {}
         LostReason::NodeChanged => {
             if let Ok(Some(stat)) = coord.check_node(node).await {
                 if stat.czxid == czxid {
