@@ -62,6 +62,9 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("lockwright: error: {e:#}");
+            for advice in cli::advice_lines(&e) {
+                eprintln!("lockwright: what to do: {advice}");
+            }
             cli::error_status(&e)
         }
     }

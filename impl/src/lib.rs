@@ -205,6 +205,8 @@ mod doc_table;
 #[cfg(feature = "docstore")]
 #[cfg_attr(docsrs, doc(cfg(feature = "docstore")))]
 pub mod docstore;
+#[cfg(test)]
+mod error_style;
 pub mod file;
 #[cfg(feature = "replication")]
 #[cfg_attr(docsrs, doc(cfg(feature = "replication")))]

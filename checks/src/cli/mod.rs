@@ -47,6 +47,25 @@ pub fn error_status(e: &anyhow::Error) -> ExitCode {
     }
 }
 
+/// What to do about `e`: the `advice()` of each lockwright error in its chain, once each, in
+/// chain order. The message itself says what happened (`{e:#}` prints each cause once).
+pub fn advice_lines(e: &anyhow::Error) -> Vec<&'static str> {
+    let mut lines: Vec<&'static str> = Vec::new();
+    for cause in e.chain() {
+        let advice = if let Some(l) = cause.downcast_ref::<lockwright::file::LockError>() {
+            l.advice()
+        } else if let Some(z) = cause.downcast_ref::<lockwright::zk::ZkLockError>() {
+            z.advice()
+        } else {
+            None
+        };
+        if let Some(a) = advice.filter(|a| !lines.contains(a)) {
+            lines.push(a);
+        }
+    }
+    lines
+}
+
 /// Exit status 1 after printing why, for a run that hit its `--max-secs`.
 pub fn timed_out(command: &str, max_secs: u64) -> ExitCode {
     eprintln!("lockwright {command}: stopped after --max-secs {max_secs}: the run failed");

@@ -400,7 +400,7 @@ fn names_and_quotes(
     let Some(e) = e else {
         return Err("a 400 was not an error".to_owned());
     };
-    let text = e.to_string();
+    let text = crate::chain(&e);
     let line = match request {
         Request::Acquire => "POST http://127.0.0.1",
         Request::FencedWrite => "POST http://127.0.0.1",

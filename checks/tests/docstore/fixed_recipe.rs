@@ -39,7 +39,7 @@ fn the_fixed_recipe_gives_no_grant_without_its_lock_document() {
     let err = b.try_acquire().unwrap_err();
     assert!(matches!(err, DocLockError::Store { .. }), "{err}");
     assert!(!err.is_held(), "a missing document is not contention");
-    let msg = err.to_string();
+    let msg = crate::chain(&err);
     assert!(
         msg.contains(&format!("POST {}/files-lock/_update/1: 404", server.url()))
             && msg.contains("document_missing_exception"),

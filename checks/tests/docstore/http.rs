@@ -118,7 +118,7 @@ fn contention_is_refused_and_a_blocking_acquire_waits_for_the_release() {
     let g = a.try_acquire().unwrap();
     let err = b.try_acquire().unwrap_err();
     assert!(err.is_held(), "{err}");
-    let msg = err.to_string();
+    let msg = crate::chain(&err);
     assert!(msg.contains("files-lock/1"), "{msg}");
     assert!(
         msg.contains(&format!("POST {}/files-lock/_update/1: 400", server.url())),
@@ -202,7 +202,7 @@ fn a_stale_token_is_refused_by_the_fence_and_its_release_is_not_the_owners() {
         .unwrap_err();
     assert!(matches!(err, DocLockError::Fenced { .. }), "{err}");
     assert!(err.is_lost());
-    let msg = err.to_string();
+    let msg = crate::chain(&err);
     assert!(msg.contains("stale fencing token"), "{msg}");
     assert!(
         msg.contains(&format!("POST {}/files/_update/1: 400", server.url())),
@@ -288,7 +288,7 @@ fn a_claim_refuses_an_older_holders_late_write_and_fences_a_missing_document() {
         .fenced_write("files", "1", &json!({"name": "from a"}))
         .unwrap_err();
     assert!(matches!(err, DocLockError::Fenced { .. }), "{err}");
-    assert!(err.to_string().contains("stale fencing token"), "{err}");
+    assert!(crate::chain(&err).contains("stale fencing token"), "{err}");
     let w = claimed.write(&json!({"name": "from b"})).unwrap();
     assert_eq!(w.result, WriteResult::Updated);
     // A claim comes first or not at all.
@@ -439,14 +439,14 @@ fn an_unreachable_store_is_reported_with_its_url() {
         .with_attempts(2);
     let err = a.install_scripts().unwrap_err();
     assert!(
-        err.to_string().contains(&format!(
+        crate::chain(&err).contains(&format!(
             "POST {url}/_scripts/{}: store unreachable",
             lockwright::docstore::scripts::script_id("lease-acquire")
         )),
         "{err}"
     );
     let err = a.try_acquire().unwrap_err();
-    let msg = err.to_string();
+    let msg = crate::chain(&err);
     assert!(
         msg.contains(&format!("{url}/files-lock/_update/1")),
         "{msg}"
@@ -457,7 +457,7 @@ fn an_unreachable_store_is_reported_with_its_url() {
         .acquire(Duration::from_millis(100), Duration::from_millis(20))
         .unwrap_err();
     assert!(matches!(err, DocLockError::TimedOut { .. }), "{err}");
-    assert!(err.to_string().contains(&url), "{err}");
+    assert!(crate::chain(&err).contains(&url), "{err}");
 }
 
 #[test]
@@ -472,12 +472,15 @@ fn the_loopback_server_refuses_what_the_model_cannot_answer() {
         Some(404),
         "{err}"
     );
-    assert!(err.to_string().contains("unable to find script"), "{err}");
+    assert!(
+        crate::chain(&err).contains("unable to find script"),
+        "{err}"
+    );
     // A stored script whose source is not the model's.
     s.put_script("lease-acquire", "ctx.op = 'noop'").unwrap();
     let err = a.try_acquire().unwrap_err();
     assert!(
-        err.to_string().contains("not the model's painless source"),
+        crate::chain(&err).contains("not the model's painless source"),
         "{err}"
     );
     // A document shape the model does not have.

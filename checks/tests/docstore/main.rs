@@ -38,3 +38,16 @@ pub fn timing() -> std::sync::RwLockWriteGuard<'static, ()> {
 pub fn heavy() -> std::sync::RwLockReadGuard<'static, ()> {
     QUIET.read().unwrap_or_else(|p| p.into_inner())
 }
+
+/// An error and its causes on one line, as an error-chain printer shows them (`a: b: c`): the
+/// messages follow the std style, so a cause is in its own message only.
+pub fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cause = c.source();
+    }
+    s
+}

@@ -30,6 +30,6 @@ fn a_tls_failure_fails_at_once_and_says_so() {
         started.elapsed() < Duration::from_secs(1),
         "not retried until the timeout: {err}"
     );
-    assert!(err.to_string().to_lowercase().contains("tls"), "{err}");
+    assert!(crate::chain(&err).to_lowercase().contains("tls"), "{err}");
     assert!(!err.store_error().is_some_and(|e| e.no_answer()), "{err}");
 }

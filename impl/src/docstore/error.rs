@@ -158,6 +158,50 @@ impl DocLockError {
         )
     }
 
+    /// What to do about it, in one sentence (`None` where the message says all). Kept out of
+    /// the message, as the std convention has it: `Display` says what happened, `source()`
+    /// why, and this what to do; the `lockwright` CLI prints it on a line of its own.
+    pub fn advice(&self) -> Option<&'static str> {
+        Some(match self {
+            DocLockError::Held { .. } => "retry later, or acquire with a timeout",
+            DocLockError::TimedOut { .. } => {
+                "the lock stayed held (or the store did not answer): retry later or wait longer; \
+                 the source error is the last attempt's"
+            }
+            DocLockError::LeaseExpired { .. } => {
+                "stop writing, since another owner may hold the lock now, and acquire it again"
+            }
+            DocLockError::Fenced { .. } | DocLockError::Superseded { .. } => {
+                "release the guard without writing again, and acquire the lock again"
+            }
+            DocLockError::NotOwner { .. } => {
+                "writes made under this lock may have interleaved with another holder's (fencing \
+                 refused the stale ones): check them, and acquire again before writing"
+            }
+            DocLockError::BadPatch { .. } => {
+                "pass the fields to write as a JSON object, without a `fence` field (the lock \
+                 sets it)"
+            }
+            DocLockError::NotHolding { .. } => "acquire the lock (again) before using it",
+            DocLockError::InstallBelowFence { .. } => {
+                "move the protected data to a new document (or clear its fence once no old \
+                 holder can write) before using this lock"
+            }
+            DocLockError::ScriptMismatch { found: Some(_), .. } => {
+                "another program stored a different script under this client's id: find it \
+                 (script ids name their version, so it is not another lockwright version), then \
+                 install this client's scripts again"
+            }
+            DocLockError::ScriptMismatch { found: None, .. } => {
+                "install the scripts first (`install_scripts`)"
+            }
+            DocLockError::HeldByThisOwner { .. } => {
+                "release that guard first, or give each holder its own LeaseLock"
+            }
+            DocLockError::Store { source, .. } => return source.advice(),
+        })
+    }
+
     /// `<index>/<id>` of the lock document.
     pub fn lock(&self) -> &str {
         match self {
@@ -192,13 +236,12 @@ impl DocLockError {
 impl fmt::Display for DocLockError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            DocLockError::Held { lock, answer } => write!(
+            DocLockError::Held { lock, .. } => {
+                write!(f, "lock {lock} is held by another owner")
+            }
+            DocLockError::TimedOut { lock, waited, .. } => write!(
                 f,
-                "lock {lock} is held by another owner ({answer}); retry later or acquire with a timeout"
-            ),
-            DocLockError::TimedOut { lock, waited, last } => write!(
-                f,
-                "timed out after {:.3}s waiting for lock {lock}: {last}",
+                "timed out after {:.3}s waiting for lock {lock}",
                 waited.as_secs_f64()
             ),
             DocLockError::LeaseExpired {
@@ -207,15 +250,15 @@ impl fmt::Display for DocLockError {
                 now_ms,
             } => write!(
                 f,
-                "lease on lock {lock} has passed (deadline {deadline_ms} ms, now {now_ms} ms on this client's clock); stop writing, another owner may hold it, and acquire again"
+                "lease on lock {lock} has passed (deadline {deadline_ms} ms, now {now_ms} ms on this client's clock)"
             ),
-            DocLockError::Fenced { lock, token, answer } => write!(
+            DocLockError::Fenced { lock, token, .. } => write!(
                 f,
-                "fenced write under lock {lock} with token {token} was refused ({answer}): a newer holder has written, so this lock is lost; release it and acquire again"
+                "fenced write under lock {lock} with token {token} was refused: a newer holder has written, so this lock is lost"
             ),
-            DocLockError::NotOwner { lock, answer } => write!(
+            DocLockError::NotOwner { lock, .. } => write!(
                 f,
-                "lock {lock} was no longer ours at release or renewal ({answer}): its lease passed and another owner took it, or someone deleted the lock document"
+                "lock {lock} was no longer ours at release or renewal: its lease passed and another owner took it, or someone deleted the lock document"
             ),
             DocLockError::Superseded {
                 lock,
@@ -226,7 +269,7 @@ impl fmt::Display for DocLockError {
                 let found = found.map_or("none".to_owned(), |t| t.to_string());
                 write!(
                     f,
-                    "lock {lock} is lost: {what} carries token {found}, not this holder's {token} (a newer holder took the lock, or the store lost this grant's write); release it and acquire again"
+                    "lock {lock} is lost: {what} carries token {found}, not this holder's {token} (a newer holder took the lock, or the store lost this grant's write)"
                 )
             }
             DocLockError::BadPatch { lock, reason } => write!(
@@ -243,7 +286,7 @@ impl fmt::Display for DocLockError {
                 installed,
             } => write!(
                 f,
-                "lock {lock} was installed at {installed}, but the fence of {data} is {fence}, a higher _primary_term than the lock index has: every claim would be refused; move the protected data to a new document (or clear its fence once no old holder can write) before using this lock"
+                "lock {lock} was installed at {installed}, but the fence of {data} is {fence}, a higher _primary_term than the lock index has: every claim would be refused"
             ),
             DocLockError::ScriptMismatch {
                 lock,
@@ -253,18 +296,18 @@ impl fmt::Display for DocLockError {
             } => match found {
                 Some(found) => write!(
                     f,
-                    "lock {lock}: stored script {id} holds `{found}`, not this client's `{expected}`; another program stored it under this client's id"
+                    "lock {lock}: stored script {id} holds `{found}`, not this client's `{expected}`"
                 ),
                 None => write!(
                     f,
-                    "lock {lock}: no stored script {id} (this client's `{expected}`); install the scripts first"
+                    "lock {lock}: no stored script {id} (this client's `{expected}`)"
                 ),
             },
             DocLockError::HeldByThisOwner { lock } => write!(
                 f,
-                "lock {lock} is already held through this LeaseLock (one holder per owner id); release that guard first, or give each holder its own LeaseLock"
+                "lock {lock} is already held through this LeaseLock (one holder per owner id)"
             ),
-            DocLockError::Store { lock, source } => write!(f, "lock {lock}: {source}"),
+            DocLockError::Store { lock, .. } => write!(f, "a store request for lock {lock} failed"),
         }
     }
 }

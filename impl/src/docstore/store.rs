@@ -248,16 +248,32 @@ impl fmt::Display for StoreError {
             StoreError::Unreachable { request, detail } => {
                 write!(f, "{request}: store unreachable ({detail}); not sent")
             }
-            StoreError::Tls { request, detail } => write!(
-                f,
-                "{request}: TLS failed ({detail}); an https URL needs the docstore-tls feature \
-                 and a server certificate the client trusts"
-            ),
+            StoreError::Tls { request, detail } => write!(f, "{request}: TLS failed ({detail})"),
             StoreError::BadResponse {
                 request,
                 status,
                 detail,
             } => write!(f, "{request}: unexpected answer (HTTP {status}): {detail}"),
+        }
+    }
+}
+
+impl StoreError {
+    /// What to do about it, in one sentence (`None` where there is nothing to add): kept out
+    /// of the message, as [`super::DocLockError::advice`].
+    pub fn advice(&self) -> Option<&'static str> {
+        match self {
+            StoreError::Tls { .. } => Some(
+                "an https URL needs the docstore-tls feature and a server certificate the \
+                 client trusts (the public web roots: a CA of your own is not supported yet)",
+            ),
+            StoreError::Unreachable { .. } => {
+                Some("check the store's URL and that the cluster is up")
+            }
+            StoreError::OutcomeUnknown { .. } => Some(
+                "read the lock document before acting again: the request may have been applied",
+            ),
+            StoreError::Rejected { .. } | StoreError::BadResponse { .. } => None,
         }
     }
 }

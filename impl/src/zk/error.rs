@@ -440,7 +440,7 @@ impl fmt::Display for ZkLockError {
                 cleanup,
             } => write!(
                 f,
-                "ZooKeeper lock {path} is {}; {cleanup}; retry later or wait with acquire()",
+                "ZooKeeper lock {path} is {}; {cleanup}",
                 holder_phrase(holder)
             ),
             ZkLockError::TimedOut {
@@ -456,7 +456,7 @@ impl fmt::Display for ZkLockError {
             ),
             ZkLockError::LockLost { path, node, reason } => write!(
                 f,
-                "ZooKeeper lock {path} (node {node}) is lost: {reason}; stop writing, since another client may hold it now, and acquire it again"
+                "ZooKeeper lock {path} (node {node}) is lost: {reason}"
             ),
             ZkLockError::Superseded { path, node, .. } => write!(
                 f,
@@ -464,7 +464,7 @@ impl fmt::Display for ZkLockError {
             ),
             ZkLockError::Unreachable { connect, detail } => write!(
                 f,
-                "cannot reach ZooKeeper at {connect} ({detail}); check the connect string and that the server is up"
+                "cannot reach ZooKeeper at {connect} ({detail})"
             ),
             ZkLockError::AuthFailed { connect, detail } if connect.is_empty() => write!(
                 f,
@@ -484,26 +484,22 @@ impl fmt::Display for ZkLockError {
             ),
             ZkLockError::BadPath { path, reason } => write!(
                 f,
-                "bad ZooKeeper lock path {path:?}: {reason}; use an absolute path such as \"/locks/my-index\""
+                "bad ZooKeeper lock path {path:?}: {reason}"
             ),
-            ZkLockError::WriteFailed {
-                index,
-                path,
-                source,
-            } => write!(
+            ZkLockError::WriteFailed { index, path, .. } => write!(
                 f,
-                "guarded write failed at operation {index} on {path}: {source}; nothing was written"
+                "guarded write failed at operation {index} on {path}; nothing was written"
             ),
             ZkLockError::AlreadyHeld { path, node } => write!(
                 f,
-                "ZooKeeper lock {path} is already held through this ZkMutex (node {node}); a second acquire would wait behind itself forever: re-enter with ZkGuard::reenter(), or acquire through a clone of the mutex to queue"
+                "ZooKeeper lock {path} is already held through this ZkMutex (node {node}); a second acquire would wait behind itself forever"
             ),
             ZkLockError::SequenceExhausted { path, node, suffix } => write!(
                 f,
-                "ZooKeeper lock {path}: the directory's sequence counter is at its top (our node {node} got suffix {suffix}), so suffixes no longer follow creation order; our node was deleted and the lock cannot be queued for; re-create the lock directory while no client uses it"
+                "ZooKeeper lock {path}: the directory's sequence counter is at its top (our node {node} got suffix {suffix}), so suffixes no longer follow creation order; our node was deleted and the lock cannot be queued for"
             ),
-            ZkLockError::Zk { op, path, source } => {
-                write!(f, "ZooKeeper request failed ({op} {path}): {source}")
+            ZkLockError::Zk { op, path, .. } => {
+                write!(f, "ZooKeeper request failed ({op} {path})")
             }
         }
     }

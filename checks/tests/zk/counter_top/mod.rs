@@ -187,7 +187,8 @@ fn the_fix_fails_loudly_at_the_top_and_recreating_the_directory_restarts_the_cou
     let exhausted = |e: &ZkLockError| {
         matches!(e, ZkLockError::SequenceExhausted { suffix, .. } if *suffix == i64::from(TOP))
             && e.advice().is_some()
-            && e.to_string().contains("re-create the lock directory")
+            && e.advice()
+                .is_some_and(|a| a.contains("delete the lock directory"))
     };
     block_on(async {
         let ga = a.acquire().await.unwrap();
