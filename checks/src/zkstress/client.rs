@@ -230,7 +230,7 @@ async fn increment(
     let outcome = if cfg.resource == ResourceMode::Guarded {
         match guard.guarded_write(&ops).await {
             Ok(_) => "ok",
-            Err(e) if e.is_lock_lost() => "rejected",
+            Err(e) if e.is_lost() => "rejected",
             Err(ZkLockError::Zk { source, .. }) if source.outcome_unknown() => "unknown",
             Err(e) => {
                 ledger.error(&format!("counter write: {e}"))?;

@@ -68,7 +68,7 @@ fn native_child() {
             },
             ["valid", t] => match locks.get(&t.parse().unwrap()).map(LockHandle::ensure_valid) {
                 Some(Ok(())) => "valid".to_owned(),
-                Some(Err(e)) if e.is_invalidated() => "invalid".to_owned(),
+                Some(Err(e)) if e.is_lost() => "invalid".to_owned(),
                 Some(Err(e)) => format!("error {e}"),
                 None => "no lock".to_owned(),
             },

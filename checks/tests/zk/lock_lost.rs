@@ -53,7 +53,7 @@ fn an_expired_session_makes_ensure_valid_and_guarded_writes_report_lock_lost() {
     assert_ne!(a.session(), old_session, "A learned: a new session");
     // Final: every later use says so, and nothing is written.
     let e = block_on(ga.guarded_write(&[GuardedOp::set_data(resource, "a-late")])).unwrap_err();
-    assert!(e.is_lock_lost(), "{e}");
+    assert!(e.is_lost(), "{e}");
     assert_eq!(block_on(b.read_node(resource)).unwrap().0, b"a");
     // B writes; a late fenced write by A is refused by the resource.
     block_on(gb.guarded_write(&[GuardedOp::set_data(resource, "b")])).unwrap();
@@ -380,7 +380,7 @@ fn lost_completes_when_the_node_is_deleted_and_not_before() {
     let reason = poll_for(g.lost(), Duration::from_secs(10)).expect("lost() completed");
     deleter.join().unwrap();
     assert_eq!(reason, LostReason::NodeDeleted);
-    assert!(!m.is_held(), "a final loss is not held");
+    assert!(!m.holds(), "a final loss is not held");
 }
 
 /// `lost()` after the session expired: `SessionExpired`.
@@ -406,14 +406,14 @@ fn participants_list_the_holder_first_and_is_held_follows_the_guard() {
     let ma = ZkMutex::new(a, &d).unwrap();
     let mb = ZkMutex::new(b.clone(), &d).unwrap();
     assert!(block_on(ma.participants()).unwrap().is_empty());
-    assert!(!ma.is_held());
+    assert!(!ma.holds());
     let ga = block_on(ma.acquire()).unwrap();
-    assert!(ma.is_held());
+    assert!(ma.holds());
     assert!(
-        !ma.clone().is_held(),
+        !ma.clone().holds(),
         "a clone is another value: it holds nothing"
     );
-    assert!(!mb.is_held());
+    assert!(!mb.holds());
     let mb2 = mb.clone();
     let waiter = std::thread::spawn(move || block_on(mb2.acquire()).unwrap());
     assert!(eventually(Duration::from_secs(10), || children(&b, &d)
@@ -423,7 +423,7 @@ fn participants_list_the_holder_first_and_is_held_follows_the_guard() {
     assert_eq!(p.len(), 2, "{p:?}");
     assert_eq!(p[0], ga.node(), "the holder comes first");
     block_on(ga.release()).unwrap();
-    assert!(!ma.is_held());
+    assert!(!ma.holds());
     let gb = waiter.join().unwrap();
     assert_eq!(
         block_on(ma.participants()).unwrap(),

@@ -221,9 +221,16 @@ impl LockError {
         )
     }
 
-    /// Whether the lock was invalidated (see [`InvalidReason`]).
-    pub fn is_invalidated(&self) -> bool {
+    /// Whether the lock is lost: it was invalidated (see [`InvalidReason`]), so stop writing.
+    /// The same name in every family (`ZkLockError::is_lost`, `DocLockError::is_lost`).
+    pub fn is_lost(&self) -> bool {
         matches!(self, LockError::Invalidated { .. })
+    }
+
+    /// Renamed [`LockError::is_lost`], the name every family uses.
+    #[deprecated(since = "0.1.0", note = "renamed `is_lost()`, as in every family")]
+    pub fn is_invalidated(&self) -> bool {
+        self.is_lost()
     }
 
     /// The path the error is about (`None` for [`LockError::BadLockName`]).

@@ -314,12 +314,19 @@ impl ZkLockError {
         )
     }
 
-    /// Whether the error reports a lost lock (also a claim a newer holder superseded).
-    pub fn is_lock_lost(&self) -> bool {
+    /// Whether the error reports a lost lock (also a claim a newer holder superseded): stop
+    /// writing. The same name in every family (`LockError::is_lost`, `DocLockError::is_lost`).
+    pub fn is_lost(&self) -> bool {
         matches!(
             self,
             ZkLockError::LockLost { .. } | ZkLockError::Superseded { .. }
         )
+    }
+
+    /// Renamed [`ZkLockError::is_lost`], the name every family uses.
+    #[deprecated(since = "0.1.0", note = "renamed `is_lost()`, as in every family")]
+    pub fn is_lock_lost(&self) -> bool {
+        self.is_lost()
     }
 
     /// The reason, for [`ZkLockError::LockLost`].

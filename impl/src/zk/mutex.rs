@@ -121,13 +121,20 @@ impl<C: Coordination> ZkMutex<C> {
     /// (or dropped), has seen no final loss, and its client still runs the session it was
     /// granted in (Curator's `isAcquiredInThisProcess`, per value). No request: for the
     /// server's view, ask the guard ([`ZkGuard::ensure_valid`]).
-    pub fn is_held(&self) -> bool {
+    pub fn holds(&self) -> bool {
         let last = self.last.lock().unwrap_or_else(|p| p.into_inner());
         // The hold may outlive its guards for a moment (a released node's delete runs in a
         // task that keeps it): held means a guard not yet released.
         last.upgrade().is_some_and(|h| {
             h.lost().is_none() && h.replaced().is_none() && h.count.load(Ordering::Acquire) > 0
         })
+    }
+
+    /// Renamed [`ZkMutex::holds`]: `is_held` said the opposite of [`ZkLockError::is_held`]
+    /// (someone else holds) in the same module.
+    #[deprecated(since = "0.1.0", note = "renamed `holds()`; `ZkLockError::is_held()` means someone else holds")]
+    pub fn is_held(&self) -> bool {
+        self.holds()
     }
 
     /// Every participant's lock node, full paths, in queue order: the first holds the lock,

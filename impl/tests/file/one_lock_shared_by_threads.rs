@@ -45,7 +45,7 @@ fn writer_threads_share_one_lock_and_all_see_it_invalidated() {
         .collect();
     for c in checks {
         let e = c.join().unwrap().expect_err("invalidated in every thread");
-        assert!(e.is_invalidated(), "{e:?}");
+        assert!(e.is_lost(), "{e:?}");
     }
     drop(lock);
 }

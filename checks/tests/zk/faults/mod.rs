@@ -468,9 +468,9 @@ fn a_hold_of_a_replaced_session_is_not_held() {
     let d = dir("held-after-restart");
     let m = ZkMutex::with_shared(Arc::clone(&f), &d).unwrap();
     let g = block_on(m.acquire()).unwrap();
-    assert!(m.is_held());
+    assert!(m.holds());
     f.restart();
-    assert!(!m.is_held(), "the client runs another session: not held");
+    assert!(!m.holds(), "the client runs another session: not held");
     let again = block_on(m.acquire_timeout(Duration::from_secs(10)))
         .unwrap_or_else(|e| panic!("the next acquire goes ahead: {e}"));
     assert_eq!(again.session(), f.new.session());
