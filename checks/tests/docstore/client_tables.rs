@@ -6,8 +6,9 @@
 //! they run a script. (The requests each step sends are compared with the model's on every
 //! step of every shuttle run: `docstore/shuttle.rs`.)
 
+use lockwright::docstore::scripts;
 use lockwright::docstore::testing::{Pc, Rules, LEASED};
-use lockwright::docstore::{scripts, Recipe, Role};
+use lockwright::docstore::testing::{Recipe, Role};
 use lockwright_model::docstore::store::{Owner, Script, Token};
 use lockwright_model::docstore::{self as model, Variant};
 use lockwright_testkit::docstore::recipes::{

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::guard::{LeaseGuard, LockRef};
-use super::recipe::{Pc, Recipe, Role, Rules, Step, Writes};
+use super::recipe::{Pc, Recipe, Role, Rules, Step};
 use super::store::{DocStore, StoreError};
 use super::DocLockError;
 
@@ -171,18 +171,8 @@ impl<S: DocStore> LeaseLock<S> {
         &self.store
     }
 
-    /// The recipe: [`Recipe::Leased`], the one production recipe.
-    pub fn recipe(&self) -> Recipe {
-        Recipe::Leased
-    }
-
-    /// The write mode: [`Writes::Fenced`] (a caller claims with [`LeaseGuard::claim`]).
-    pub fn writes(&self) -> Writes {
-        Writes::Fenced
-    }
-
     /// The role ([`Role::Writer`] except for the test-only read/write recipe's readers).
-    pub fn role(&self) -> Role {
+    pub(crate) fn role(&self) -> Role {
         self.role
     }
 

@@ -63,7 +63,7 @@
 //!   the checks implement it with a simulated store built on the model's document semantics.
 //! - `recipe`: the recipe as data — one table (`Rules`: the step table, the scripts, the
 //!   acquire request) that the client code interprets, and what each step sends. Production
-//!   has one table, [`Recipe::Leased`]'s; the broken recipes' tables are the test kit's
+//!   has one table, `Recipe::Leased`'s; the broken recipes' tables are the test kit's
 //!   (`lockwright_testkit::docstore::recipes`), run through `testing` (feature `test-util`, the
 //!   family's only `cfg` switch).
 //! - [`HttpStore`]: the production interface: HTTP/JSON to an Elasticsearch-compatible REST
@@ -116,5 +116,5 @@ pub use error::DocLockError;
 pub use guard::LeaseGuard;
 pub use http::{HttpStore, DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT};
 pub use lock::{default_owner, LeaseLock, DEFAULT_ATTEMPTS, DEFAULT_CLOCK_MARGIN};
-pub use recipe::{Recipe, Role, Writes};
+
 pub use store::{Doc, DocStore, Refusal, StoreError, StoredScript, Token, WriteResult, Written};

@@ -5,7 +5,7 @@
 //! of the requests.
 //!
 //! Production has one recipe, [`Recipe::Leased`] (the model's fixed `leased`, the table
-//! [`LEASED`]), with [`Writes::Fenced`] writes, claimed at acquire ([`Writes::FencedClaim`],
+//! [`LEASED`]), with `Writes::Fenced` writes, claimed at acquire (`Writes::FencedClaim`,
 //! through [`crate::docstore::LeaseGuard::claim`]). The recipes of the blog as written
 //! (`global`, `document`, `read-write`), the broken first draft of the corrected one
 //! (`leased-noop`), the corrected one before its fix against the store's own faults
@@ -35,50 +35,11 @@ pub enum Recipe {
 }
 
 impl Recipe {
-    /// The model's name (`leased`).
-    pub fn name(self) -> &'static str {
-        self.rules().name
-    }
-
-    /// Whether the recipe is a lease (a clock read before each write).
-    pub fn leased(self) -> bool {
-        self.rules().leased
-    }
-
-    /// Whether the recipe is the fix of `docs/docstore.md` §6 (the model's
-    /// `installs_lock_once`, `verifies_grant`, `conditions_writes`, `checks_fence_on_read`:
-    /// the client has all four pieces or none).
-    pub fn fixed(self) -> bool {
-        self.rules().fixed
-    }
-
     /// The recipe's table.
     pub(crate) fn rules(self) -> &'static Rules {
         match self {
             Recipe::Leased => &LEASED,
         }
-    }
-}
-
-/// How the holder writes the protected document.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Writes {
-    /// The `fenced-write` script with the holder's token: the data document refuses a token
-    /// lower than the highest it accepted. A token the document has not seen yet is accepted,
-    /// so an older holder's late write can land between a newer holder's read and its write
-    /// (a lost update: `docs/docstore.md`).
-    Fenced,
-    /// `Fenced`, and right after the grant, before its first read, the holder claims the data
-    /// document with its token (the `fence-claim` script with an `upsert`): from then on the
-    /// document refuses every older token. [`crate::docstore::LeaseGuard::claim`].
-    FencedClaim,
-}
-
-impl Writes {
-    /// Whether writes carry the holder's token (`Fenced`, `FencedClaim`: always).
-    pub fn fenced(self) -> bool {
-        matches!(self, Writes::Fenced | Writes::FencedClaim)
     }
 }
 

@@ -41,7 +41,7 @@
 //! # Structure
 //!
 //! [`Copier`] is written over [`ReplicaFs`]: every mutating call is one step of the model
-//! ([`Step`], [`Step::model_action`]), so a recorded run maps onto a model path, and tests can
+//! ([`Step`]; `Step::model_action` with `test-util`), so a recorded run maps onto a model path, and tests can
 //! drive the copier through any interleaving. [`StdReplicaFs`] is production (`std::fs`).
 //! A failed round loses nothing: whatever step fails, the replica keeps its last complete
 //! commit, and the next round starts over from a fresh listing.

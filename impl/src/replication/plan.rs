@@ -112,7 +112,7 @@ pub enum Keep {
 }
 
 /// One mutating call of the copier's [`crate::replication::ReplicaFs`]: exactly one action of
-/// the model (`lockwright_model::replication::Action`, named in [`Step::model_action`]).
+/// the model (`lockwright_model::replication::Action`, named in `Step::model_action`, with `test-util`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[allow(missing_docs)] // the fields are the file names each call takes, named as in the calls
 pub enum Step {
@@ -135,6 +135,8 @@ pub enum Step {
 impl Step {
     /// The model action this call is (`Create`, `Fill`, `CopyToTemp`, `Fsync`, `Rename`,
     /// `SyncDir`, `Delete`).
+    #[cfg(feature = "test-util")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
     pub fn model_action(&self) -> &'static str {
         match self {
             Step::Create { .. } => "Create",

@@ -132,7 +132,10 @@ impl<C: Coordination> ZkMutex<C> {
 
     /// Renamed [`ZkMutex::holds`]: `is_held` said the opposite of [`ZkLockError::is_held`]
     /// (someone else holds) in the same module.
-    #[deprecated(since = "0.1.0", note = "renamed `holds()`; `ZkLockError::is_held()` means someone else holds")]
+    #[deprecated(
+        since = "0.1.0",
+        note = "renamed `holds()`; `ZkLockError::is_held()` means someone else holds"
+    )]
     pub fn is_held(&self) -> bool {
         self.holds()
     }

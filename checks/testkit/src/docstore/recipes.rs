@@ -9,8 +9,9 @@
 //! Each table equals the model's (`lockwright_model::docstore::next`) cell for cell, and each
 //! script its `Script::painless`: `checks/tests/docstore/client_tables.rs` compares them.
 
+use lockwright::docstore::testing::Role;
 use lockwright::docstore::testing::{Request, Row, Rules, Step, LEASED};
-use lockwright::docstore::{DocStore, LeaseLock, Role, StoredScript};
+use lockwright::docstore::{DocStore, LeaseLock, StoredScript};
 use serde_json::json;
 
 /// The painless sources of the broken recipes' stored scripts (the production ones are

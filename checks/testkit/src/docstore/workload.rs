@@ -11,7 +11,8 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use lockwright::docstore::{LeaseLock, Role as WireRole};
+use lockwright::docstore::testing::Role as WireRole;
+use lockwright::docstore::LeaseLock;
 use lockwright_model::docstore::protocol::{DATA_ID, DATA_INDEX, LOCK_INDEX};
 use lockwright_model::docstore::{ClientId, Delivery, Role, Scenario, Variant, Writes};
 use serde_json::json;
