@@ -4,8 +4,10 @@
 //! message that repeats it prints every cause twice) and not what to do (that is `advice()`,
 //! which the CLI prints on a line of its own).
 //!
-//! Each family's list is checked for completeness by a `match` without a wildcard: a new
-//! variant does not compile until it is listed here.
+//! Completeness: each family's `match` names every variant without a wildcard, so a new variant
+//! does not compile until it is named there, and the list must cover as many distinct variants
+//! as that `match` has arms — a count kept by hand beside it (Rust cannot count enum variants):
+//! whoever adds the arm must raise the count, and the list then fails until it has the variant.
 
 use std::error::Error;
 
@@ -58,9 +60,15 @@ fn violations(name: &str, e: &dyn Error, advice: Option<&str>) -> Vec<String> {
 /// `unadvised` must have `advice()`.
 fn assert_style(
     all: Vec<(&'static str, Box<dyn Error>, Option<&'static str>)>,
+    variants: usize,
     advised: bool,
     unadvised: &[&str],
 ) {
+    // Every variant the `match` names is in the list (the `match` has `variants` arms).
+    let mut names: Vec<&str> = all.iter().map(|(n, _, _)| *n).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), variants, "variants listed: {names:?}");
     let mut failures = Vec::new();
     for (name, e, advice) in &all {
         failures.extend(violations(name, &**e, *advice));
@@ -177,7 +185,7 @@ mod file {
                 (name(&e), Box::new(e) as Box<dyn std::error::Error>, a)
             })
             .collect();
-        super::assert_style(all, false, &[]);
+        super::assert_style(all, 11, false, &[]);
     }
 }
 
@@ -298,7 +306,7 @@ mod zk {
             })
             .collect();
         // A failed request: what to do depends on the ZooKeeper error, its source.
-        super::assert_style(all, true, &["Zk"]);
+        super::assert_style(all, 13, true, &["Zk"]);
     }
 }
 
@@ -420,7 +428,7 @@ mod docstore {
                 (name(&e), Box::new(e) as Box<dyn std::error::Error>, a)
             })
             .collect();
-        super::assert_style(all, true, &[]);
+        super::assert_style(all, 12, true, &[]);
     }
 
     #[test]
@@ -465,7 +473,7 @@ mod docstore {
                 (name, Box::new(e) as Box<dyn std::error::Error>, a)
             })
             .collect();
-        super::assert_style(all, false, &[]);
+        super::assert_style(all, 5, false, &[]);
     }
 }
 
@@ -514,6 +522,6 @@ mod replication {
                 (name, Box::new(e) as Box<dyn std::error::Error>, a)
             })
             .collect();
-        super::assert_style(all, false, &[]);
+        super::assert_style(all, 5, false, &[]);
     }
 }

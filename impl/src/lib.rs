@@ -75,11 +75,11 @@
 //! | wait up to a timeout | `factory.obtain_timeout(dir, name, timeout)` | `mutex.acquire_timeout(timeout).await` | `lock.acquire(timeout, poll)` (`acquire_owned`) | — |
 //! | wait as long as it takes | `factory.obtain_blocking(dir, name)` | `mutex.acquire().await` | — (a lease is always bounded: use a long timeout) | — |
 //! | validity check before a write | `lock.ensure_valid()` | `guard.ensure_valid().await` | `guard.ensure_valid()` (`&mut`: it records the expiry) | — (the round holds the lock) |
-//! | is this error a lost lock? | `LockError::is_invalidated()` | `ZkLockError::is_lock_lost()` | `DocLockError::is_lost()` | — |
+//! | is this error a lost lock? | `LockError::is_lost()` | `ZkLockError::is_lost()` | `DocLockError::is_lost()` | — |
 //! | is it held by someone else? | `LockError::is_held()` | `ZkLockError::is_held()` | `DocLockError::is_held()` | `ReplicationError::Lock` |
 //! | wait for the loss of a held lock | — (`ensure_valid` before each write) | `guard.lost().await` (a watch on the node and the session) | — (`ensure_valid` before each write) | — |
 //! | the queue of participants | — | `mutex.participants().await` (holder first) | — | — |
-//! | does this value hold it now? | — (a `Lock` is held until closed) | `mutex.is_held()` | — (a `LeaseGuard` is held until released or expired) | — |
+//! | does this value hold it now? | — (a `Lock` is held until closed) | `mutex.holds()` | — (a `LeaseGuard` is held until released or expired) | — |
 //! | fencing token for the resource | — (one host: the kernel is the arbiter) | `guard.token()` (the node's `czxid`) | `guard.token()` (`_primary_term`/`_seq_no`) | — |
 //! | release | `lock.close()` or drop | `guard.release().await` or drop | `guard.release()` or drop | at the end of the round |
 //!

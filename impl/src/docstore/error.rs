@@ -6,9 +6,10 @@ use std::time::Duration;
 use super::store::{StoreError, Token};
 
 /// Everything that can go wrong acquiring, checking, writing under or releasing a document
-/// lock. Every message names the lock (`<index>/<id>`) and, where the store answered or failed
-/// to, the request (method and URL) and the status. [`DocLockError::is_held`] tells "someone
-/// else holds it, try later" from everything else.
+/// lock. Every message names the lock (`<index>/<id>`); where the store answered or failed to,
+/// the source ([`StoreError`]) names the request (method and URL) and the status, and
+/// [`DocLockError::advice`] says what to do. [`DocLockError::is_held`] tells "someone else holds
+/// it, try later" from everything else.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum DocLockError {
@@ -147,7 +148,7 @@ impl DocLockError {
     }
 
     /// Whether this lock is lost ([`DocLockError::LeaseExpired`], [`DocLockError::Fenced`],
-    /// [`DocLockError::NotOwner`]): stop writing.
+    /// [`DocLockError::NotOwner`], [`DocLockError::Superseded`]): stop writing.
     pub fn is_lost(&self) -> bool {
         matches!(
             self,

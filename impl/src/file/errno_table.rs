@@ -887,6 +887,10 @@ fn no_errno_outside_the_conflict_set_is_held_or_acquired() {
 }
 
 #[test]
+#[cfg_attr(
+    not(lockwright_repository),
+    ignore = "the docs pages are not in the published package; run in the repository"
+)]
 fn the_docs_table_is_this_table() {
     crate::doc_table::assert_section_is("docs/protocol.md", BEGIN, END, &render());
 }

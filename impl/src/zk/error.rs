@@ -1,6 +1,7 @@
 //! [`ZkLockError`]: the one error type of the ZooKeeper mutex, built like the file family's
 //! [`crate::LockError`]: every message names the lock directory (or the connect string) and says
-//! what to do; "held, try later" is told apart from "lost" and from a broken setup.
+//! what happened, `source()` carries the ZooKeeper error underneath, and `advice()` says what to
+//! do; "held, try later" is told apart from "lost" and from a broken setup.
 
 use std::fmt;
 use std::time::Duration;
@@ -371,6 +372,17 @@ impl ZkLockError {
             ZkLockError::TimedOut { .. } => {
                 "the lock stayed held: retry later, wait longer, or find the holder named above"
             }
+            ZkLockError::LockLost {
+                reason: LostReason::AuthFailed { .. },
+                ..
+            } => {
+                "stop writing; fix the credentials given to ZkClientBuilder::auth, connect a new \
+                 ZkClient and acquire again (the old lock node goes when its session times out)"
+            }
+            ZkLockError::LockLost {
+                reason: LostReason::ClientClosed { .. },
+                ..
+            } => "stop writing; connect a new ZkClient and acquire the lock again through it",
             ZkLockError::LockLost { .. } => {
                 "stop writing, since another client may hold the lock now, and acquire it again"
             }

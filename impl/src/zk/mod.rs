@@ -56,7 +56,9 @@ pub use coord::{
 pub use defects::{recipe_rules, ZkDefect};
 pub use error::{BadPathReason, Cleanup, Holder, LostReason, ZkLockError};
 pub use fencing::{Claimed, FencedResource, FencingToken, HighWaterMark, StaleToken};
-pub use internals::{CLEANUP_LIMIT, DIRECTORY_REMAKE_LIMIT, GIVE_UP_WAIT, SESSION_REOPEN_LIMIT};
+pub use internals::{
+    CLEANUP_LIMIT, DIRECTORY_REMAKE_LIMIT, GIVE_UP_WAIT, SESSION_LIVED, SESSION_REOPEN_LIMIT,
+};
 pub use mutex::{HoldState, ZkGuard, ZkMutex};
 
 /// Blocks the current thread on a future: the way to use this module from synchronous code.

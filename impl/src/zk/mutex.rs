@@ -305,6 +305,19 @@ impl<C: Coordination> Hold<C> {
         }
     }
 
+    /// The loss an `AuthFailed` or `ClientClosed` answer means: the session the lock was
+    /// granted in can no longer be reached, and no new one is opened.
+    fn ended(&self, e: &CoordError) -> LostReason {
+        match e {
+            CoordError::ClientClosed => LostReason::ClientClosed {
+                session: self.owner,
+            },
+            _ => LostReason::AuthFailed {
+                session: self.owner,
+            },
+        }
+    }
+
     /// A `SessionExpired` answer or event about session `expired`: learn (a new session), and
     /// the lock is lost.
     async fn learn_lost(self: &Arc<Self>, expired: SessionId) -> ZkLockError {
@@ -497,6 +510,9 @@ impl<C: Coordination> ZkGuard<C> {
         match h.coord.sync(&h.spec.dir).await {
             Ok(()) => {}
             Err(CoordError::SessionExpired) => return Err(h.learn_lost(session).await),
+            Err(e @ (CoordError::AuthFailed { .. } | CoordError::ClientClosed)) => {
+                return Err(h.mark_lost(h.ended(&e)))
+            }
             Err(e) if e.outcome_unknown() => return Err(h.lost_error(LostReason::Suspended)),
             Err(e) => {
                 return Err(ZkLockError::from_coord(
@@ -525,6 +541,9 @@ impl<C: Coordination> ZkGuard<C> {
             })),
             Ok(None) => Err(h.mark_lost(LostReason::NodeDeleted)),
             Err(CoordError::SessionExpired) => Err(h.learn_lost(session).await),
+            Err(e @ (CoordError::AuthFailed { .. } | CoordError::ClientClosed)) => {
+                Err(h.mark_lost(h.ended(&e)))
+            }
             Err(e) if e.outcome_unknown() => Err(h.lost_error(LostReason::Suspended)),
             Err(e) => Err(ZkLockError::from_coord("check the lock node", &h.node, e)),
         }
@@ -616,6 +635,10 @@ impl<C: Coordination> ZkGuard<C> {
                 index: None,
                 error: CoordError::SessionExpired,
             }) => Err(h.learn_lost(session).await),
+            Err(MultiError {
+                index: None,
+                error: e @ (CoordError::AuthFailed { .. } | CoordError::ClientClosed),
+            }) => Err(h.mark_lost(h.ended(&e))),
             Err(MultiError { index: None, error }) => Err(ZkLockError::from_coord(
                 "guarded write (outcome unknown if the connection was lost)",
                 &h.node,

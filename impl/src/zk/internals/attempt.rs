@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use super::{
     pick_own, synced_search, timed, timed_request, Backoff, Granted, Own, Patience, Pc, Spec, Stop,
-    DIRECTORY_REMAKE_LIMIT, GIVE_UP_WAIT, SESSION_REOPEN_LIMIT,
+    DIRECTORY_REMAKE_LIMIT, GIVE_UP_WAIT, SESSION_LIVED, SESSION_REOPEN_LIMIT,
 };
 use crate::zk::coord::{CoordError, Coordination, SessionId, WatchOutcome};
 use crate::zk::error::ZkLockError;
@@ -27,6 +27,8 @@ pub(super) struct Attempt<C: Coordination> {
     pub(super) reopens: u32,
     /// The pause before the next re-open after the first.
     pub(super) reopen_pause: Backoff,
+    /// When the last new session was opened (`None`: none yet in this acquire).
+    pub(super) reopened_at: Option<Instant>,
     /// The session the attempt believes is current.
     pub(super) known: SessionId,
     /// The protection id of the current create.
@@ -61,6 +63,7 @@ pub(crate) async fn acquire<C: Coordination>(
         },
         reopens: 0,
         reopen_pause: Backoff::new(),
+        reopened_at: None,
         known: coord.session(),
         protection: None,
         own: None,
@@ -136,27 +139,25 @@ impl<C: Coordination> Attempt<C> {
                         Err(CoordError::SessionExpired) => self.learn().await?,
                         Err(CoordError::NoNode) => {
                             // The lock directory is missing: make it (containers, as Curator).
+                            // A directory that keeps vanishing (deleted by someone, or an
+                            // empty container reaped) ends the attempt: paced, bounded.
+                            if dirs_made >= DIRECTORY_REMAKE_LIMIT {
+                                return Err(Stop::Failed(ZkLockError::from_coord(
+                                    "create the lock node (the lock directory keeps vanishing)",
+                                    &spec.dir,
+                                    CoordError::NoNode,
+                                )));
+                            }
+                            if dirs_made > 0 {
+                                self.pause(&mut backoff, deadline).await;
+                            }
+                            dirs_made += 1;
                             match timed_request(coord, &spec, coord.ensure_dir(&spec.dir), deadline)
                                 .await
                             {
                                 None => return Err(Stop::TimedOut),
-                                // A create into a missing directory was no attempt at the lock,
-                                // but a directory that keeps vanishing (deleted by someone, or
-                                // an empty container reaped) ends the attempt: paced, bounded.
-                                Some(Ok(())) if dirs_made >= DIRECTORY_REMAKE_LIMIT => {
-                                    return Err(Stop::Failed(ZkLockError::from_coord(
-                                        "create the lock node (the lock directory keeps vanishing)",
-                                        &spec.dir,
-                                        CoordError::NoNode,
-                                    )))
-                                }
-                                Some(Ok(())) => {
-                                    creates -= 1;
-                                    dirs_made += 1;
-                                    if dirs_made > 1 {
-                                        self.pause(&mut backoff, deadline).await;
-                                    }
-                                }
+                                // A create into a missing directory was no attempt at the lock.
+                                Some(Ok(())) => creates -= 1,
                                 Some(Err(CoordError::SessionExpired)) => self.learn().await?,
                                 Some(Err(e)) if e.outcome_unknown() => {
                                     self.pause(&mut backoff, deadline).await;
@@ -273,6 +274,7 @@ impl<C: Coordination> Attempt<C> {
                                 WatchOutcome::Fired => {
                                     self.pc = Pc::Created;
                                     self.pred = None;
+                                    self.progress();
                                 }
                                 WatchOutcome::SessionExpired => self.learn().await?,
                             }
@@ -346,10 +348,7 @@ impl<C: Coordination> Attempt<C> {
         patience: Patience,
     ) -> Result<Option<Granted>, Stop> {
         let children = match r {
-            Ok(c) => {
-                self.progress();
-                c
-            }
+            Ok(c) => c,
             // The directory vanished: no children, so our node is gone.
             Err(CoordError::NoNode) => Vec::new(),
             Err(CoordError::SessionExpired) => {
@@ -417,7 +416,9 @@ impl<C: Coordination> Attempt<C> {
         }
     }
 
-    /// A request in the current session made progress: re-opens count from zero again.
+    /// The attempt moved forward (its predecessor's watch fired, or the session it opened
+    /// lived [`SESSION_LIVED`]): re-opens count from zero again. A create or a listing is not
+    /// progress: a session that ends after each of them would reset the bound forever.
     fn progress(&mut self) {
         self.reopens = 0;
         self.reopen_pause = Backoff::new();
@@ -435,6 +436,14 @@ impl<C: Coordination> Attempt<C> {
             a.pc = Pc::Idle;
             a.known = a.coord.session();
         };
+        // A session that lived for a while made progress (a waiter's session may end now and
+        // then in a long `acquire()`): only sessions that keep ending soon count.
+        if self
+            .reopened_at
+            .is_some_and(|at| coord.now().saturating_duration_since(at) >= SESSION_LIVED)
+        {
+            self.progress();
+        }
         if self.reopens >= SESSION_REOPEN_LIMIT {
             gone(self);
             return Err(Stop::Failed(ZkLockError::SessionsKeepEnding {
@@ -453,6 +462,7 @@ impl<C: Coordination> Attempt<C> {
             }
         }
         self.reopens += 1;
+        self.reopened_at = Some(coord.now());
         let bound = self
             .deadline
             .filter(|_| !self.spec.unbounded_past_deadline)

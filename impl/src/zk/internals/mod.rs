@@ -66,19 +66,25 @@ pub const GIVE_UP_WAIT: Duration = Duration::from_secs(1);
 
 /// How many new sessions in a row an acquire, a release or a cleanup opens before it gives up,
 /// when each one ends again before the attempt made progress in it (a server that expires every
-/// new session at once; a session that cannot be re-opened for good; for an acquire, progress
-/// is a listing that puts its node in line — a session that ends after every create makes
-/// none). The first re-open is immediate; each further one waits for the retry pause first
-/// (10 ms doubling), so a give-up comes after about 150 ms of pauses. An acquire then fails with
+/// new session at once; a session that cannot be re-opened for good). For an acquire, progress
+/// is its predecessor's watch firing, or a session that lived [`SESSION_LIVED`]: a session that
+/// ends after every create or every listing makes none. The first re-open is immediate; each
+/// further one waits for the retry pause first (10 ms doubling to 1 s, reset only by
+/// progress), so a give-up comes after about 150 ms of pauses. An acquire then fails with
 /// [`crate::zk::ZkLockError::SessionsKeepEnding`]; a release or a cleanup stops (the node went
 /// with the first expired session).
 pub const SESSION_REOPEN_LIMIT: u32 = 5;
 
+/// How long a newly opened session must live before its end counts as a new failure, not as
+/// one more in a row ([`SESSION_REOPEN_LIMIT`]): a waiter in a long `acquire()` whose session
+/// ends now and then goes on waiting; sessions that keep ending sooner end the acquire.
+pub const SESSION_LIVED: Duration = Duration::from_secs(10);
+
 /// How many times one acquire makes the lock directory again after a create answered `NoNode`
 /// (someone deletes the directory, or the server reaps it as an empty container, between the
-/// make and the create). From the second on each is paced like a lost reply; past the limit
-/// the acquire fails (`ZkLockError::Zk` with `NoNode`, naming the directory) instead of
-/// looping.
+/// make and the create): at most this many makes, from the second on each paced like a lost
+/// reply; at the next `NoNode` the acquire fails (`ZkLockError::Zk` with `NoNode`, naming the
+/// directory) instead of looping.
 pub const DIRECTORY_REMAKE_LIMIT: u32 = 5;
 
 /// How long a background cleanup (a release, a give-up's delete, a lost create's search) keeps

@@ -3,8 +3,8 @@
 //! `docs/results.json`, by `checks/report/tests/report_fresh.rs`), the deep scenarios, symmetry
 //! reduction and the packed encoding checked against the full space, Stateright's own checker
 //! and the checker's thread count agreeing, and the replay API the refinement replayer relies
-//! on. One test binary, one module per former suite: `cargo test -p lockwright-model --test
-//! file` (a module alone: append its name, e.g. `-- reach::`).
+//! on. A module of the models' one test binary: `cargo test -p lockwright-model --test models
+//! file::` (a suite alone: e.g. `file::reach::`).
 
 mod checker_threads;
 mod deep;
