@@ -82,3 +82,75 @@ fn renew_keeps_the_claimed_session() {
         "a later grant orders after the renewals"
     );
 }
+
+/// A renewal whose reply was lost, then sent again (issue #35, item 5): the lost one was
+/// applied, so the document's version moved on and the retry, conditioned on the old version,
+/// is refused. Before the fix that read as `NotOwner` — a holder whose own renewal landed
+/// declared its lock lost. The guard now reads the document back: still this owner's, so the
+/// lost renewal was its own; it adopts that version and renews again. Oracle: the loopback's
+/// documents (the lock document is free after the release, so another owner acquires at once)
+/// and the claimed session going on.
+#[test]
+fn a_renewal_sent_again_after_a_lost_reply_keeps_the_lock() {
+    let server = LoopbackServer::start();
+    let a = lock(&server, "owner-a");
+    let b = lock(&server, "owner-b");
+    lockwright_testkit::docstore::install_fresh(&a).unwrap();
+    let mut g = a.try_acquire().unwrap();
+    let token = g.token();
+    {
+        let mut data = g.claim("files", "1").unwrap();
+        data.read().unwrap();
+    }
+    let before = a
+        .store()
+        .get("files-lock", "1")
+        .unwrap()
+        .expect("lock document");
+    // Applied, answered after the client's 1 s timeout.
+    server.lose_next_reply(Duration::from_millis(2_500));
+    let e = g.renew().unwrap_err();
+    assert!(e.store_error().is_some_and(|s| s.no_answer()), "{e}");
+    let applied = a
+        .store()
+        .get("files-lock", "1")
+        .unwrap()
+        .expect("lock document");
+    assert_ne!(applied.token, before.token, "the lost renewal was applied");
+    g.renew().expect("the retry finds its own applied renewal");
+    assert_eq!(g.token(), token, "the fencing token stays the acquire's");
+    g.read("files", "1").unwrap();
+    g.fenced_write("files", "1", &json!({"pages": 3})).unwrap();
+    g.release().unwrap();
+    b.try_acquire()
+        .expect("released: the lock document is free");
+}
+
+/// The twin: after a lost renewal, the lock document was replaced (an operator deleted it and
+/// installed it again, too early) and another owner took the lock, all inside this holder's
+/// lease. The retry is refused as a conflict, the read-back finds another owner, and the
+/// renewal reports `NotOwner`, never a renewal.
+#[test]
+fn a_renewal_sent_again_after_another_owner_took_over_is_not_owner() {
+    let server = LoopbackServer::start();
+    let a = lock(&server, "owner-a");
+    let b = lock(&server, "owner-b");
+    lockwright_testkit::docstore::install_fresh(&a).unwrap();
+    let mut g = a.try_acquire().unwrap();
+    server.lose_next_reply(Duration::from_millis(2_500));
+    assert!(g.renew().is_err());
+    a.store().delete("files-lock", "1").unwrap();
+    lockwright_testkit::docstore::create_lock_document(&b).unwrap();
+    let _h = b.try_acquire().unwrap();
+    let e = g.renew().unwrap_err();
+    assert!(
+        matches!(e, lockwright::docstore::DocLockError::NotOwner { .. }),
+        "{e}"
+    );
+    let doc = a
+        .store()
+        .get("files-lock", "1")
+        .unwrap()
+        .expect("lock document");
+    assert_eq!(doc.source["owner"], "owner-b", "b still holds");
+}

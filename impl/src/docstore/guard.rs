@@ -94,6 +94,10 @@ pub struct LeaseGuard<'a, S: DocStore> {
     /// other document reads it first (issue #35: the write was conditioned on whatever the
     /// last read read).
     pub(super) read: Option<(String, String, Option<Token>)>,
+    /// The clock read before a renewal that got no answer (it may have been applied): the
+    /// next renewal, refused because the document moved on, reads the document back to tell
+    /// its own applied renewal from a loss (issue #35: it reported `NotOwner`).
+    pub(super) renew_unanswered: Option<u64>,
 }
 
 impl<S: DocStore> fmt::Debug for LeaseGuard<'_, S> {
@@ -203,14 +207,42 @@ impl<S: DocStore> LeaseGuard<'_, S> {
             params: serde_json::json!({"owner": lock.owner, "lease": lock.lease_ms}),
             scripted_upsert: false,
         };
-        match lock
-            .store
-            .update_with_script_if(&lock.index, &lock.id, &script, self.version)
-        {
+        let mut answer =
+            lock.store
+                .update_with_script_if(&lock.index, &lock.id, &script, self.version);
+        // An earlier renewal got no answer and this one is refused as a conflict: if the lock
+        // document is still ours, the lost renewal was applied (only this owner writes it while
+        // its owner field is ours). Adopt that version, with the deadline the lost renewal
+        // gave at the latest, and renew again on it.
+        if let (Err(e), Some(then)) = (&answer, self.renew_unanswered) {
+            if e.is_conflict() {
+                if let Ok(Some(doc)) = lock.store.get(&lock.index, &lock.id) {
+                    if doc.source.get("owner").and_then(|o| o.as_str()) == Some(lock.owner.as_str())
+                    {
+                        self.version = doc.token;
+                        self.deadline = Some(lock.deadline_from(then));
+                        answer = lock.store.update_with_script_if(
+                            &lock.index,
+                            &lock.id,
+                            &script,
+                            self.version,
+                        );
+                    }
+                }
+            }
+        }
+        match answer {
             Ok(w) => {
+                self.renew_unanswered = None;
                 self.version = w.token;
                 self.deadline = Some(lock.deadline_from(now));
                 Ok(())
+            }
+            Err(e) if e.no_answer() => {
+                // Applied or not: the next renewal finds out. The deadline stays the last
+                // known one, which holds either way.
+                self.renew_unanswered.get_or_insert(now);
+                Err(lock.store_error(e))
             }
             Err(e) if matches!(e.status(), Some(404 | 409)) => {
                 self.pc = Pc::Idle;

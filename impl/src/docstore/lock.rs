@@ -397,6 +397,7 @@ impl<S: DocStore> LeaseLock<S> {
                         claimed: false,
                         verified: false,
                         read: None,
+                        renew_unanswered: None,
                     })
                 }
                 // No answer, or (`_update` only) a concurrent update raced this one: send the
