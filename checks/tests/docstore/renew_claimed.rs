@@ -122,7 +122,8 @@ fn a_renewal_sent_again_after_a_lost_reply_keeps_the_lock() {
     g.read("files", "1").unwrap();
     g.fenced_write("files", "1", &json!({"pages": 3})).unwrap();
     g.release().unwrap();
-    b.try_acquire()
+    let _h = b
+        .try_acquire()
         .expect("released: the lock document is free");
 }
 
