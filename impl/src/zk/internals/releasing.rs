@@ -235,7 +235,7 @@ async fn background_cleanup<C: Coordination>(
                 }
             }
             Leftover::Delete { ref node } => {
-                return match release_node(coord, spec, node, known).await {
+                return match release_node_until(coord, spec, node, known, limit).await {
                     Ok(Released::Deleted) => Cleanup::Deleted { node: node.clone() },
                     Ok(Released::SessionGone) => Cleanup::SessionGone,
                     Ok(Released::Forgotten) | Err(_) => Cleanup::Background { node: None },
@@ -269,11 +269,22 @@ pub(crate) async fn release_node<C: Coordination>(
     coord: &C,
     spec: &Spec,
     node: &str,
+    known: SessionId,
+) -> Result<Released, ZkLockError> {
+    release_node_until(coord, spec, node, known, coord.now() + CLEANUP_LIMIT).await
+}
+
+/// [`release_node`], retrying lost replies only until `limit` (a cleanup's search and its
+/// delete share one [`CLEANUP_LIMIT`]).
+async fn release_node_until<C: Coordination>(
+    coord: &C,
+    spec: &Spec,
+    node: &str,
     mut known: SessionId,
+    limit: Instant,
 ) -> Result<Released, ZkLockError> {
     let rules = spec.rules();
     let mut backoff = Backoff::new();
-    let limit = coord.now() + CLEANUP_LIMIT;
     let mut expired = false;
     let mut reopens = 0u32;
     loop {
