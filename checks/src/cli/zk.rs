@@ -256,6 +256,12 @@ pub struct ZkStressRunArgs {
     /// Give up after this many seconds (exit 1: the run did not finish).
     #[arg(long, default_value_t = 900)]
     pub max_secs: u64,
+    /// The lockwright clients run this deliberately broken recipe variant (the model's name:
+    /// no-protection, release-forgets, adopt-old-session, delete-by-name-retry,
+    /// search-without-sync, text-order, unfenced); their trace is still judged by the correct
+    /// model, so the run must fail. Needs a binary built with `--features client-variants`.
+    #[arg(long)]
+    pub client_variant: Option<String>,
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
@@ -368,6 +374,7 @@ pub fn run_zk_stress_run(a: ZkStressRunArgs) -> anyhow::Result<ExitCode> {
         peers_dir: None,
         max_duration: Duration::from_secs(a.max_secs),
         progress: !a.quiet,
+        client_variant: a.client_variant,
     };
     let summary = orchestrator::run(&cfg)?;
     orchestrator::print_summary(&summary, a.json, &mut std::io::stdout())?;
@@ -407,6 +414,12 @@ pub struct ZkStressClientArgs {
     /// The counter znode.
     #[arg(long, default_value = "")]
     pub counter: String,
+    /// Record every request and answer to this file (one JSON line each).
+    #[arg(long)]
+    pub trace: Option<std::path::PathBuf>,
+    /// Run a deliberately broken recipe variant (test builds: `client-variants` feature).
+    #[arg(long)]
+    pub client_variant: Option<String>,
 }
 
 /// `lockwright zk-stress-client`.
@@ -425,5 +438,65 @@ pub fn run_zk_stress_client(a: ZkStressClientArgs) -> anyhow::Result<ExitCode> {
         count: a.count,
         resource: a.resource,
         counter: a.counter,
+        trace: a.trace,
+        variant: a.client_variant,
+    })
+}
+
+/// `lockwright zk-trace-check` (hidden): a recorded run's trace check, made again from the
+/// copies a run leaves with `LOCKWRIGHT_TRACE_COPY=DIR` and `LOCKWRIGHT_TXNLOG_COPY=FILE`.
+#[derive(clap::Args, Debug)]
+pub struct ZkTraceCheckArgs {
+    /// The trace files' directory.
+    #[arg(long)]
+    pub traces: std::path::PathBuf,
+    /// The transaction log as `TxnLogToolkit` printed it.
+    #[arg(long)]
+    pub txnlog: std::path::PathBuf,
+    /// lockwright clients in the run.
+    #[arg(long, default_value_t = 4)]
+    pub clients: u8,
+    #[arg(long, default_value = "/lockwright/zk-stress-run")]
+    pub path: String,
+    /// The counter's value before the clients started.
+    #[arg(long, default_value_t = 0)]
+    pub counter_initial: u64,
+}
+
+/// See [`ZkTraceCheckArgs`]. Exit 1 when a step is unmatched.
+///
+/// # Errors
+/// Files that cannot be read.
+pub fn run_zk_trace_check(a: ZkTraceCheckArgs) -> anyhow::Result<ExitCode> {
+    use crate::zkstress::{trace, txnlog};
+    use lockwright_model::zk::{Faults, Scenario, Variant, WriteMode};
+    let text =
+        std::fs::read(&a.txnlog).with_context(|| format!("cannot read {}", a.txnlog.display()))?;
+    let txns = txnlog::parse(&text);
+    let procs = trace::read_dir(&a.traces)?;
+    let model = Scenario::new(Variant::Curator, WriteMode::Guarded)
+        .with_clients(a.clients)
+        .with_reentrant(false)
+        .with_symmetry(false)
+        .with_faults(Faults {
+            expire: u8::MAX,
+            lose_reply: u8::MAX,
+            restart: u8::MAX,
+            ..Faults::NONE
+        });
+    let counter = format!("{}.counter", a.path.trim_end_matches('/'));
+    let v = trace::check(
+        &procs,
+        &txns,
+        &a.path,
+        &counter,
+        Some(a.counter_initial),
+        model,
+    );
+    println!("{}", serde_json::to_string_pretty(&v)?);
+    Ok(if v.trace_unmatched == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     })
 }

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::{RunConfig, Server};
 use crate::zkstress::client::parse_counter;
-use crate::zkstress::ledger::{LedgerHistory, LedgerReport};
+use crate::zkstress::ledger::{LedgerHistory, LedgerReport, ResourceMode};
 use crate::zkstress::txnlog::{self, LogVerdict};
 
 /// What the oracles found.
@@ -45,6 +45,12 @@ pub struct Verdict {
     pub counter_log_violations: Vec<String>,
     /// Client errors no fault explains (the rule: `unexplained_errors` in this module).
     pub unexplained_errors: Vec<String>,
+    /// The trace check: every lockwright client's requests and answers, merged with the
+    /// log and replayed through the model (`crate::zkstress::trace`).
+    pub trace: crate::zkstress::trace::TraceVerdict,
+    /// The transaction log as read (for the trace check; empty when it was not read).
+    #[serde(skip)]
+    pub txns: Vec<txnlog::Txn>,
 }
 
 async fn session(zk: &str, cfg: &RunConfig) -> anyhow::Result<ZkClient> {
@@ -195,6 +201,7 @@ pub(super) fn conclude(
     v.unreported_by_killed = unreported_by_killed(&log, history, killed_pids).min(phantom);
     v.phantom_increments = phantom - v.unreported_by_killed;
     v.log = Some(log);
+    v.txns = txns;
     Ok(v)
 }
 
@@ -253,6 +260,84 @@ pub(super) fn unexplained_errors(
         .collect()
 }
 
+/// The trace check of a finished run: the clients' records in `trace_dir` merged with the
+/// log and replayed through the correct model (`Curator` recipe, the run's write mode, fault
+/// budgets no run exhausts). Skipped (said why) without a log, with Curator clients (their
+/// requests are not recorded, but their nodes are in the directory), or with more clients than
+/// the model has.
+pub(super) fn trace_check(
+    cfg: &RunConfig,
+    trace_dir: &std::path::Path,
+    v: &Verdict,
+    counter_initial: Option<u64>,
+) -> crate::zkstress::trace::TraceVerdict {
+    use crate::zkstress::trace::{self, TraceVerdict};
+    use lockwright_model::zk::{Faults, Scenario, Variant, WriteMode};
+    let skip = |why: String| TraceVerdict {
+        trace_skipped: Some(why),
+        ..TraceVerdict::default()
+    };
+    if v.txns.is_empty() {
+        return skip("no transaction log was read".into());
+    }
+    if cfg.curator_clients > 0 {
+        return skip(
+            "Curator clients are not recorded (their nodes would be unknown to the model)".into(),
+        );
+    }
+    let Ok(clients) = u8::try_from(cfg.clients).map_err(drop).and_then(|n| {
+        if (1..=8).contains(&n) {
+            Ok(n)
+        } else {
+            Err(())
+        }
+    }) else {
+        return skip(format!("{} clients: the model has at most 8", cfg.clients));
+    };
+    // For a reader who wants the records the verdict came from.
+    if let Some(copy) = std::env::var_os("LOCKWRIGHT_TRACE_COPY") {
+        let copy = std::path::PathBuf::from(copy);
+        let _ = std::fs::create_dir_all(&copy);
+        if let Ok(entries) = std::fs::read_dir(trace_dir) {
+            for e in entries.flatten() {
+                let _ = std::fs::copy(e.path(), copy.join(e.file_name()));
+            }
+        }
+    }
+    let procs = match trace::read_dir(trace_dir) {
+        Ok(p) => p,
+        Err(e) => return skip(format!("the traces cannot be read: {e:#}")),
+    };
+    let writes = match cfg.resource {
+        ResourceMode::Guarded => WriteMode::Guarded,
+        ResourceMode::Unchecked => WriteMode::Unfenced,
+        _ => WriteMode::Fenced,
+    };
+    let model = Scenario::new(Variant::Curator, writes)
+        .with_clients(clients)
+        .with_reentrant(false)
+        .with_symmetry(false)
+        .with_faults(Faults {
+            expire: u8::MAX,
+            lose_reply: u8::MAX,
+            restart: u8::MAX,
+            ..Faults::NONE
+        });
+    let counter_initial = if cfg.resource.has_counter() && !cfg.resource.counter_in_resource() {
+        counter_initial
+    } else {
+        None
+    };
+    trace::check(
+        &procs,
+        &v.txns,
+        &cfg.lock_path,
+        &cfg.counter_path(),
+        counter_initial,
+        model,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -276,6 +361,7 @@ mod tests {
             peers_dir: None,
             max_duration: Duration::from_secs(1),
             progress: false,
+            client_variant: None,
         }
     }
 

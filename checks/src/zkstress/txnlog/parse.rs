@@ -26,7 +26,9 @@ pub enum Op {
         checks: Vec<String>,
         set_data: Vec<(String, String)>,
     },
-    /// Anything else (createSession, failed multis, errors, ...).
+    /// A session opened (the trace check's restarts and renewals).
+    CreateSession,
+    /// Anything else (failed multis, errors, ...).
     Other,
 }
 
@@ -207,6 +209,7 @@ pub fn parse(text: &[u8]) -> Vec<Txn> {
                     .collect(),
             },
             "multi" => parse_multi(body).unwrap_or(Op::Other),
+            "createSession" => Op::CreateSession,
             _ => Op::Other,
         };
         out.push(Txn { zxid, session, op });
