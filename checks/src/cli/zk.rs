@@ -375,6 +375,7 @@ pub fn run_zk_stress_run(a: ZkStressRunArgs) -> anyhow::Result<ExitCode> {
         max_duration: Duration::from_secs(a.max_secs),
         progress: !a.quiet,
         client_variant: a.client_variant,
+        trace_copy: std::env::var_os("LOCKWRIGHT_TRACE_COPY").map(std::path::PathBuf::from),
     };
     let summary = orchestrator::run(&cfg)?;
     orchestrator::print_summary(&summary, a.json, &mut std::io::stdout())?;
@@ -444,15 +445,17 @@ pub fn run_zk_stress_client(a: ZkStressClientArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// `lockwright zk-trace-check` (hidden): a recorded run's trace check, made again from the
-/// copies a run leaves with `LOCKWRIGHT_TRACE_COPY=DIR` and `LOCKWRIGHT_TXNLOG_COPY=FILE`.
+/// copies a `zk-stress-run` leaves with `LOCKWRIGHT_TRACE_COPY=DIR` (the clients' traces and
+/// each server's transaction log, `DIR/txnlog-N.txt`). Guarded writes only.
 #[derive(clap::Args, Debug)]
 pub struct ZkTraceCheckArgs {
     /// The trace files' directory.
     #[arg(long)]
     pub traces: std::path::PathBuf,
-    /// The transaction log as `TxnLogToolkit` printed it.
+    /// One transaction log as `TxnLogToolkit` printed it [default: the members' copies,
+    /// TRACES/txnlog-N.txt].
     #[arg(long)]
-    pub txnlog: std::path::PathBuf,
+    pub txnlog: Option<std::path::PathBuf>,
     /// lockwright clients in the run.
     #[arg(long, default_value_t = 4)]
     pub clients: u8,
@@ -461,6 +464,9 @@ pub struct ZkTraceCheckArgs {
     /// The counter's value before the clients started.
     #[arg(long, default_value_t = 0)]
     pub counter_initial: u64,
+    /// Print the merged steps at these log points (`FROM-TO`) on stderr.
+    #[arg(long)]
+    pub show: Option<String>,
 }
 
 /// See [`ZkTraceCheckArgs`]. Exit 1 when a step is unmatched.
@@ -469,22 +475,43 @@ pub struct ZkTraceCheckArgs {
 /// Files that cannot be read.
 pub fn run_zk_trace_check(a: ZkTraceCheckArgs) -> anyhow::Result<ExitCode> {
     use crate::zkstress::{trace, txnlog};
-    use lockwright_model::zk::{Faults, Scenario, Variant, WriteMode};
-    let text =
-        std::fs::read(&a.txnlog).with_context(|| format!("cannot read {}", a.txnlog.display()))?;
-    let txns = txnlog::parse(&text);
+    use lockwright_model::zk::WriteMode;
+    // The members' logs as the run copied them (`txnlog-N.txt`), or the one file given.
+    let files: Vec<std::path::PathBuf> = match a.txnlog {
+        Some(f) => vec![f],
+        None => {
+            let mut v: Vec<_> = std::fs::read_dir(&a.traces)?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with("txnlog-"))
+                })
+                .collect();
+            v.sort();
+            v
+        }
+    };
+    let mut members = Vec::new();
+    for f in &files {
+        let text = std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?;
+        members.push(txnlog::parse(&text));
+    }
+    let txns = txnlog::committed(&members);
     let procs = trace::read_dir(&a.traces)?;
-    let model = Scenario::new(Variant::Curator, WriteMode::Guarded)
-        .with_clients(a.clients)
-        .with_reentrant(false)
-        .with_symmetry(false)
-        .with_faults(Faults {
-            expire: u8::MAX,
-            lose_reply: u8::MAX,
-            restart: u8::MAX,
-            ..Faults::NONE
-        });
+    let model = trace::model_for(a.clients, WriteMode::Guarded);
     let counter = format!("{}.counter", a.path.trim_end_matches('/'));
+    if let Some((from, to)) = a.show.as_deref().and_then(|r| r.split_once('-')) {
+        let (from, to): (usize, usize) = (from.parse()?, to.parse()?);
+        let merged = trace::merge(&procs, &txns, &a.path, &counter, Some(a.counter_initial));
+        for p in merged
+            .steps
+            .iter()
+            .filter(|p| (from..=to).contains(&p.key.0))
+        {
+            eprintln!("{:?} c{} {:?}  {}", p.key, p.client, p.kind, p.what);
+        }
+    }
     let v = trace::check(
         &procs,
         &txns,

@@ -648,19 +648,26 @@ impl Scenario {
     /// not enabled (no budget left) or `c` shares its client (a process of two mutexes is not
     /// modelled as killed).
     ///
+    /// With `reuse`, the new process's session is the client's current one: the model opened
+    /// it when the client learned its session expired (inside that step), while the real
+    /// process was killed before its own re-open got through; the replacement's session is
+    /// the one the model already has, so nothing is disconnected or opened.
+    ///
     /// The exhaustive checks never take this step: `RestartClient` is the model's restart (a
     /// client handle replaced inside a living process, whose mutex goes on with the
     /// session-change rules). A killed process differs only in forgetting everything, which
     /// the checks' real runs do (the `kill` fault) and the model's paths did not.
-    pub fn kill_process(&self, s: &State, c: ClientId) -> Option<State> {
+    pub fn kill_process(&self, s: &State, c: ClientId, reuse: bool) -> Option<State> {
         if s.budget.restart == 0 || self.shares_client(c) || c >= self.clients {
             return None;
         }
         let mut next = s.clone();
         next.budget.restart -= 1;
-        let old = next.session(c);
-        next.server.disconnect(old);
-        self.open_next_session(&mut next, c);
+        if !reuse {
+            let old = next.session(c);
+            next.server.disconnect(old);
+            self.open_next_session(&mut next, c);
+        }
         let cl = next.clients[c as usize];
         next.clients[c as usize] = Client {
             session: cl.session,
@@ -705,7 +712,7 @@ mod kill_tests {
         let restarted = m.step(&s, Action::RestartClient(0)).expect("enabled");
         assert_eq!(restarted.clients[0].pc, Pc::Releasing);
         assert!(m.step(&restarted, Action::CreateLockNode(0)).is_none());
-        let mut k = m.kill_process(&s, 0).expect("budget left");
+        let mut k = m.kill_process(&s, 0, false).expect("budget left");
         assert_eq!(k.clients[0].pc, Pc::Idle);
         assert_eq!(k.server.children().len(), 1, "the old node stays");
         for a in [Action::CreateLockNode(0), Action::ListChildren(0)] {
@@ -716,11 +723,20 @@ mod kill_tests {
             .step(&k, Action::ExpireOldSession(0))
             .expect("the old session times out");
         assert_eq!(k.server.children().len(), 1);
-        assert!(m.kill_process(&m.kill_process(&s, 0).unwrap(), 0).is_some());
-        let spent = m.kill_process(&m.kill_process(&s, 0).unwrap(), 0).unwrap();
+        assert!(m
+            .kill_process(&m.kill_process(&s, 0, false).unwrap(), 0, false)
+            .is_some());
+        let spent = m
+            .kill_process(&m.kill_process(&s, 0, false).unwrap(), 0, false)
+            .unwrap();
         assert!(
-            m.kill_process(&spent, 0).is_none(),
+            m.kill_process(&spent, 0, false).is_none(),
             "the restart budget bounds it"
         );
+        // `reuse`: the replacement runs in the session the model's client already has.
+        let r = m.kill_process(&s, 0, true).expect("budget left");
+        assert_eq!(r.clients[0].pc, Pc::Idle);
+        assert_eq!(r.session(0), s.session(0));
+        assert_eq!(r.server.sessions(), s.server.sessions());
     }
 }

@@ -205,6 +205,9 @@ pub struct RunConfig {
     pub progress: bool,
     /// The lockwright clients run this broken recipe variant (`--client-variant`).
     pub client_variant: Option<String>,
+    /// Keep the records the trace check read: the clients' trace files and the transaction
+    /// log of each server as printed (`txnlog-N.txt`) are copied into this directory.
+    pub trace_copy: Option<PathBuf>,
 }
 
 impl RunConfig {

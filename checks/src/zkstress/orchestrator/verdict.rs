@@ -175,9 +175,20 @@ pub(super) fn conclude(
         return Ok(v);
     }
     let mut text = Vec::new();
-    for d in &dirs {
+    let mut members = Vec::new();
+    for (i, d) in dirs.iter().enumerate() {
         match txnlog::read_logs(d) {
-            Ok(t) => text.extend(t),
+            Ok(t) => {
+                if let Some(dir) = &cfg.trace_copy {
+                    std::fs::create_dir_all(dir)
+                        .and_then(|()| std::fs::write(dir.join(format!("txnlog-{i}.txt")), &t))
+                        .with_context(|| {
+                            format!("cannot copy the transaction log into {}", dir.display())
+                        })?;
+                }
+                members.push(txnlog::parse(&t));
+                text.extend(t);
+            }
             Err(e) => {
                 v.log_skipped = Some(format!("{e:#}"));
                 return Ok(v);
@@ -189,9 +200,10 @@ pub(super) fn conclude(
         std::fs::write(&copy, &text)
             .with_context(|| format!("cannot write LOCKWRIGHT_TXNLOG_COPY={copy:?}"))?;
     }
-    // Every member's log holds the history it committed; `parse` sorts by zxid and keeps one
-    // copy of each transaction.
-    let txns = txnlog::parse(&text);
+    // Every member's log holds what it logged, committed or not: a proposal of a leader that
+    // was killed before a quorum acknowledged it stays in that member's log (epoch 2's
+    // `closeSession`s, re-done in epoch 3). Only what a quorum logged was committed.
+    let txns = txnlog::committed(&members);
     let log = txnlog::judge(&txns, &cfg.lock_path, &counter, &history.holds);
     if !cfg.resource.counter_in_resource() {
         if let (Some(i), Some(f)) = (initial, v.counter_final) {
@@ -272,7 +284,7 @@ pub(super) fn trace_check(
     counter_initial: Option<u64>,
 ) -> crate::zkstress::trace::TraceVerdict {
     use crate::zkstress::trace::{self, TraceVerdict};
-    use lockwright_model::zk::{Faults, Scenario, Variant, WriteMode};
+    use lockwright_model::zk::WriteMode;
     let skip = |why: String| TraceVerdict {
         trace_skipped: Some(why),
         ..TraceVerdict::default()
@@ -295,9 +307,8 @@ pub(super) fn trace_check(
         return skip(format!("{} clients: the model has at most 8", cfg.clients));
     };
     // For a reader who wants the records the verdict came from.
-    if let Some(copy) = std::env::var_os("LOCKWRIGHT_TRACE_COPY") {
-        let copy = std::path::PathBuf::from(copy);
-        let _ = std::fs::create_dir_all(&copy);
+    if let Some(copy) = &cfg.trace_copy {
+        let _ = std::fs::create_dir_all(copy);
         if let Ok(entries) = std::fs::read_dir(trace_dir) {
             for e in entries.flatten() {
                 let _ = std::fs::copy(e.path(), copy.join(e.file_name()));
@@ -313,16 +324,7 @@ pub(super) fn trace_check(
         ResourceMode::Unchecked => WriteMode::Unfenced,
         _ => WriteMode::Fenced,
     };
-    let model = Scenario::new(Variant::Curator, writes)
-        .with_clients(clients)
-        .with_reentrant(false)
-        .with_symmetry(false)
-        .with_faults(Faults {
-            expire: u8::MAX,
-            lose_reply: u8::MAX,
-            restart: u8::MAX,
-            ..Faults::NONE
-        });
+    let model = trace::model_for(clients, writes);
     let counter_initial = if cfg.resource.has_counter() && !cfg.resource.counter_in_resource() {
         counter_initial
     } else {
@@ -362,6 +364,7 @@ mod tests {
             max_duration: Duration::from_secs(1),
             progress: false,
             client_variant: None,
+            trace_copy: None,
         }
     }
 

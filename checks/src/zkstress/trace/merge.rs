@@ -27,9 +27,14 @@ pub enum Kind {
     /// A session the client gave up while the server kept it (the client library declared it
     /// expired): a new session, the old one alive (`RestartClient`).
     Restart,
+    /// The server reaped the empty lock directory (a container); the recipe makes it again at
+    /// its next create (`RecreateParent`).
+    RecreateParent,
     /// A new process under the client's id (the `kill` fault's replacement): a new session,
     /// the old one alive with its node, the process's state gone (`Scenario::kill_process`).
-    Killed,
+    /// `reuse`: the model's client already runs the session the new process got (it opened
+    /// it when it learned the old one expired; the real process died before its re-open).
+    Killed { reuse: bool },
     /// A request: the op, its answer, and for a lost reply whether the log shows it applied.
     Request { op: Op, res: Res, applied: bool },
     /// A listing answered: whether the client's own node was listed and lowest.
@@ -84,6 +89,8 @@ struct Log {
     gone: HashMap<String, usize>,
     closed: HashMap<i64, usize>,
     opened: HashMap<i64, usize>,
+    /// Points where the lock directory itself was deleted (a container reaped).
+    reaped: Vec<usize>,
     /// Counter writes by the data they set.
     writes: HashMap<String, usize>,
     /// Creates by path, in order (for a lost create: the first with the attempt's prefix).
@@ -105,6 +112,7 @@ impl Log {
             opened: HashMap::new(),
             writes: HashMap::new(),
             creates: Vec::new(),
+            reaped: Vec::new(),
         };
         for (i, t) in txns.iter().enumerate() {
             let k = i + 1;
@@ -121,6 +129,11 @@ impl Log {
                     kids.remove(child_name(path));
                     log.deleted.insert(path.clone(), k);
                     log.gone.insert(path.clone(), k);
+                }
+                TxnOp::Delete { path }
+                    if path.trim_end_matches('/') == dir.trim_end_matches('/') =>
+                {
+                    log.reaped.push(k);
                 }
                 TxnOp::CloseSession { ephemerals } => {
                     for p in ephemerals.iter().filter(|p| mine(p)) {
@@ -213,8 +226,19 @@ pub fn merge(
             what: format!("log: closeSession {s:#x} of c{c}"),
         });
     }
+    for &k in &log.reaped {
+        out.steps.push(Placed {
+            key: (k, 0),
+            client: 0,
+            kind: Kind::RecreateParent,
+            what: format!("log: the lock directory {dir} reaped"),
+        });
+    }
     let mut seen_client: BTreeSet<u8> = BTreeSet::new();
     let mut lb: HashMap<u8, (usize, u8)> = HashMap::new();
+    // Clients whose model session was opened by a learn (an answer `SessionExpired`) that no
+    // real `new-session` has matched yet.
+    let mut phantom: BTreeSet<u8> = BTreeSet::new();
     for (c, evs) in procs {
         let c = *c;
         let mut at = lb.get(&c).copied().unwrap_or((0, 0));
@@ -222,6 +246,13 @@ pub fn merge(
         let mut watched: Option<String> = None;
         // The last request step was answered SessionExpired: that step was the learn.
         let mut learned_by_answer = false;
+        // The session an answered request already told the client was gone: the model's
+        // client learned it there (and runs a new session); a later request still sent in
+        // it (the release learned it, the next acquire had not renewed yet) is the same learn.
+        let mut learned: Option<i64> = None;
+        // The newest session the client has had (a second `new_session` call that answers
+        // it again, from another part of the recipe, opens nothing).
+        let mut newest: Option<i64> = None;
         // A re-open of the session failed since the last new session: the recipe gave up what
         // it had (a release stops, the acquire fails), as a killed process does.
         let mut reopen_failed = false;
@@ -237,15 +268,26 @@ pub fn merge(
             // meets the expiry at its next request, as the real one does).
             let dead = log.closed.get(&e.session).is_some_and(|&k| k <= at.0);
             let placed: Option<Option<((usize, u8), Kind)>> = match (e.op, e.res) {
+                // The counter read is the stress client's own request, not the recipe's: a
+                // failed one teaches the recipe nothing (the update is abandoned; the model's
+                // `Read` is the resource's read, which has no failure).
+                (Op::Read, r) if r != Res::Ok => Some(None),
                 (_, Res::Loss) if dead => Some(None),
                 (Op::Start, _) => {
+                    newest = Some(e.session);
                     if seen_client.insert(c) {
                         Some(None)
                     } else {
-                        Some(exact(log.opened.get(&e.session).copied()).map(|k| (k, Kind::Killed)))
+                        let reuse = phantom.remove(&c);
+                        Some(
+                            exact(log.opened.get(&e.session).copied())
+                                .map(|k| (k, Kind::Killed { reuse })),
+                        )
                     }
                 }
                 (Op::Sync | Op::EnsureDir | Op::Check, _) => Some(None),
+                // The lock directory was reaped: the recipe makes it and creates again.
+                (Op::Create, Res::NoNode) => Some(None),
                 (Op::NewSession, Res::Error) => {
                     reopen_failed = true;
                     Some(None)
@@ -258,6 +300,7 @@ pub fn merge(
                 // the client's next session before it closes this one, the client abandoned a
                 // live session (its `new-session` is `RestartClient`), and this answer is no
                 // server step.
+                (_, Res::Expired) if e.op != Op::Wait && learned == Some(e.session) => Some(None),
                 (_, Res::Expired) if e.op != Op::Wait => {
                     let next = evs[i + 1..]
                         .iter()
@@ -363,6 +406,11 @@ pub fn merge(
                     exact(log.deleted.get(&p).copied())
                         .map(|k| Some((k, req(Op::Delete, Res::Ok, true))))
                 }
+                // A lost hold's delete runs in the background (the release task) and may come
+                // after the next acquire's first requests: its node already gone, it changes
+                // nothing at the server, and the model's client released it before its next
+                // request (`replay::implied_release`). No step.
+                (Op::Delete, Res::NoNode) if own != e.path => Some(None),
                 (Op::Delete, Res::NoNode) => {
                     let name = e.path.as_deref().map(child_name).unwrap_or("").to_string();
                     read(&|k| !log.children[k].contains(&name))
@@ -398,8 +446,18 @@ pub fn merge(
                     None => Some(None),
                 },
                 (Op::NewSession, Res::Ok) => {
+                    phantom.remove(&c);
                     let (old, new) = (e.session, e.new_session.unwrap_or(e.session));
-                    if old == new || std::mem::take(&mut learned_by_answer) {
+                    let again = newest == Some(new);
+                    newest = Some(new);
+                    if old == new || again {
+                        Some(None)
+                    } else if std::mem::take(&mut learned_by_answer) {
+                        // The model's client opened its new session when the answer told it
+                        // the old one was gone: this is that session. What a failed re-open
+                        // made the recipe give up, the model's client gives up at its next
+                        // request (a node of the expired session: `implied_release`).
+                        reopen_failed = false;
                         Some(None)
                     } else {
                         let close = log.closed.get(&old).copied();
@@ -407,17 +465,21 @@ pub fn merge(
                         let forgot = std::mem::take(&mut reopen_failed);
                         match (close, open) {
                             (Some(_), Some(op)) if forgot => {
-                                exact(Some(op)).map(|k| Some((k, Kind::Killed)))
+                                exact(Some(op)).map(|k| Some((k, Kind::Killed { reuse: false })))
                             }
                             (Some(cl), Some(op)) if cl < op => {
                                 Some(Some(((cl.max(at.0), 1), Kind::Learn)))
                             }
                             (Some(cl), None) if forgot => {
-                                Some(Some(((cl.max(at.0), 1), Kind::Killed)))
+                                Some(Some(((cl.max(at.0), 1), Kind::Killed { reuse: false })))
                             }
                             (Some(cl), None) => Some(Some(((cl.max(at.0), 1), Kind::Learn))),
                             (_, Some(op)) => {
-                                let kind = if forgot { Kind::Killed } else { Kind::Restart };
+                                let kind = if forgot {
+                                    Kind::Killed { reuse: false }
+                                } else {
+                                    Kind::Restart
+                                };
                                 exact(Some(op)).map(|k| Some((k, kind)))
                             }
                             (None, None) => None,
@@ -438,8 +500,17 @@ pub fn merge(
                 Some(Some((key, kind))) => {
                     if let Kind::Request { res, .. } = &kind {
                         learned_by_answer = *res == Res::Expired;
-                    } else if matches!(kind, Kind::Learn | Kind::Restart | Kind::Killed) {
+                        if learned_by_answer {
+                            learned = Some(e.session);
+                            phantom.insert(c);
+                        }
+                    } else if matches!(kind, Kind::Learn | Kind::Restart | Kind::Killed { .. }) {
                         learned_by_answer = false;
+                    }
+                    if matches!(kind, Kind::Killed { .. }) {
+                        // The model's client forgot its node: a late delete of it by the
+                        // release task is another node's to the merge.
+                        own = None;
                     }
                     at = key.max(at);
                     out.steps.push(Placed {

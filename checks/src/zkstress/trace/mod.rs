@@ -39,6 +39,9 @@ pub struct TraceVerdict {
     pub trace_model_steps: u64,
     /// Observations compared with the model's client (a guard returned, an acquire failed).
     pub trace_observations: u64,
+    /// Deletes the model's client made of a node already gone, which the recipe does not
+    /// send (`replay::implied_release`): the one step the replay takes without a request.
+    pub trace_implied_deletes: u64,
     /// Why the trace was not checked, if it was not (no log, foreign clients, too many).
     pub trace_skipped: Option<String>,
 }
@@ -70,6 +73,28 @@ pub fn read_dir(dir: &Path) -> anyhow::Result<Vec<(u8, Vec<record::Event>)>> {
     Ok(out)
 }
 
+/// The model a run's trace is replayed through: the Curator recipe (what the lockwright
+/// clients run), `clients` of them, none reentrant, no symmetry, the write mode of the run's
+/// resource, and the fault budgets a real run uses (expiry, lost replies, restarts and
+/// kills, a reaped lock directory) large enough that no run exhausts them.
+pub fn model_for(
+    clients: u8,
+    writes: lockwright_model::zk::WriteMode,
+) -> lockwright_model::zk::Scenario {
+    use lockwright_model::zk::{Faults, Scenario, Variant};
+    Scenario::new(Variant::Curator, writes)
+        .with_clients(clients)
+        .with_reentrant(false)
+        .with_symmetry(false)
+        .with_faults(Faults {
+            expire: u8::MAX,
+            lose_reply: u8::MAX,
+            restart: u8::MAX,
+            recreate_parent: u8::MAX,
+            ..Faults::NONE
+        })
+}
+
 /// Merges and replays one run. `clients` lockwright clients (model client ids), the lock
 /// directory, the counter znode and its value before the clients started, the scenario the
 /// clients run.
@@ -90,6 +115,10 @@ pub fn check(
         trace_first_unmatched: merged.unplaced.first().cloned().or(r.first_unmatched),
         trace_model_steps: r.actions,
         trace_observations: r.observations,
+        trace_implied_deletes: r.implied_deletes,
         trace_skipped: None,
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -18,6 +18,8 @@ pub struct Replayed {
     pub actions: u64,
     /// Observations compared.
     pub observations: u64,
+    /// `DeleteLockNode` steps taken without a request (see [`implied_release`]).
+    pub implied_deletes: u64,
     /// Steps from the first the model could not take to the end (not replayed).
     pub unmatched: u64,
     pub first_unmatched: Option<String>,
@@ -42,6 +44,7 @@ fn action(step: &Placed) -> Option<(Action, &'static [Pc])> {
     Some(match &step.kind {
         Kind::Expire => (ExpireSession(c), &[]),
         Kind::ExpireOld => (ExpireOldSession(c), &[]),
+        Kind::RecreateParent => (RecreateParent, &[]),
         Kind::Restart => (RestartClient(c), &[]),
         Kind::Learn => (ReceiveSessionEvent(c), &[]),
         Kind::Searched { found: true } => (FindOwnNode(c), &[Pc::Created]),
@@ -49,7 +52,7 @@ fn action(step: &Placed) -> Option<(Action, &'static [Pc])> {
         Kind::Listed { own: false, .. } => (ListChildren(c), &[Pc::Idle]),
         Kind::Listed { lowest: true, .. } => (ListChildren(c), &[Pc::Holding, Pc::Granted]),
         Kind::Listed { .. } => (ListChildren(c), &[Pc::MustWatch]),
-        Kind::Acquired | Kind::GaveUp | Kind::Killed => return None,
+        Kind::Acquired | Kind::GaveUp | Kind::Killed { .. } => return None,
         Kind::Request { op, res, applied } => match (op, res) {
             (Op::Create | Op::Delete | Op::Multi, Res::Loss) => (LoseReply(c, *applied), &[]),
             (_, Res::Loss) => (LoseReply(c, false), &[]),
@@ -72,6 +75,23 @@ fn action(step: &Placed) -> Option<(Action, &'static [Pc])> {
             _ => return None,
         },
     })
+}
+
+/// The one model step the replay takes without a request: the model's client `c` must
+/// delete its node (`Releasing`, after it learned while holding that its session expired),
+/// the node is already gone from the server (it went with the session, so the delete
+/// answers `NoNode` and changes nothing there), and the real client's next request is
+/// another one. The recipe's guard, once it reported the hold lost, deletes nothing on
+/// `release()` (`impl/src/zk/mutex.rs`, `ZkGuard::release`); the model deletes. Where the
+/// node is still there, no delete is implied: the model and the recipe then disagree on the
+/// server, and the trace fails.
+fn implied_release(m: &Scenario, s: &State, c: u8) -> bool {
+    let cl = &s.clients[usize::from(c)];
+    cl.pc == Pc::Releasing
+        && cl
+            .own
+            .is_some_and(|o| s.server.node(o.name).is_none_or(|z| z.czxid != o.czxid))
+        && m.step(s, Action::DeleteLockNode(c)).is_some()
 }
 
 fn enabled(m: &Scenario, s: &State) -> String {
@@ -117,8 +137,8 @@ pub fn replay(steps: &[Placed], model: Scenario) -> Replayed {
                         ))
                     };
                 }
-                Kind::Killed => {
-                    let Some(next) = model.kill_process(&state, step.client) else {
+                Kind::Killed { reuse } => {
+                    let Some(next) = model.kill_process(&state, step.client, *reuse) else {
                         return Err(
                             "the model cannot kill this client's process (no restart budget left)"
                                 .into(),
@@ -145,6 +165,12 @@ pub fn replay(steps: &[Placed], model: Scenario) -> Replayed {
             let Some((a, expect)) = action(step) else {
                 return Err("no model action for this event".into());
             };
+            if model.step(&state, a).is_none() && implied_release(&model, &state, step.client) {
+                state = model
+                    .step(&state, Action::DeleteLockNode(step.client))
+                    .expect("checked by implied_release");
+                out.implied_deletes += 1;
+            }
             let Some(next) = model.step(&state, a) else {
                 return Err(format!(
                     "the model does not allow {a} here (model client c{} is at {:?})",

@@ -196,7 +196,8 @@ pub fn parse(text: &[u8]) -> Vec<Txn> {
                 Op::Create { path, ephemeral }
             }
             // A path has no newline: the first line is the whole body.
-            "delete" => Op::Delete {
+            // The server reaps an empty container (the lock directory) the same way.
+            "delete" | "deleteContainer" => Op::Delete {
                 path: first_line(&rest).trim_start_matches('\'').to_string(),
             },
             "closeSession" => Op::CloseSession {

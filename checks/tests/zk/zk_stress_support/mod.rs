@@ -33,6 +33,7 @@ pub fn config(name: &str) -> RunConfig {
         max_duration: Duration::from_secs(300),
         progress: true,
         client_variant: None,
+        trace_copy: None,
     }
 }
 
