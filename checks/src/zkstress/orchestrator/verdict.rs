@@ -429,6 +429,38 @@ mod tests {
         assert_eq!(exact.len(), 1, "{exact:?}");
     }
 
+    /// One trace step the model does not take fails the run, with the step in the message;
+    /// a skipped trace check (said why) does not.
+    #[test]
+    fn one_unmatched_trace_step_fails_the_run() {
+        use super::super::tally::oracle_failures;
+        use crate::zkstress::trace::TraceVerdict;
+        let with = |trace| {
+            oracle_failures(&Verdict {
+                trace,
+                ..Verdict::default()
+            })
+        };
+        let f = with(TraceVerdict {
+            trace_events: 10,
+            trace_unmatched: 1,
+            trace_first_unmatched: Some("trace step #9: the model does not allow X".into()),
+            ..TraceVerdict::default()
+        });
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(f[0].contains("does not allow X"), "{f:?}");
+        assert!(with(TraceVerdict {
+            trace_events: 10,
+            ..TraceVerdict::default()
+        })
+        .is_empty());
+        assert!(with(TraceVerdict {
+            trace_skipped: Some("Curator clients are not recorded".into()),
+            ..TraceVerdict::default()
+        })
+        .is_empty());
+    }
+
     /// A counter write the log shows, made under a hold of a process the kill fault killed
     /// before it reported the write, is explained; the same write by a process that was not
     /// killed, or that reported the write, is not (it stays a phantom increment).

@@ -288,9 +288,29 @@ pub fn merge(
                 (Op::Sync | Op::EnsureDir | Op::Check, _) => Some(None),
                 // The lock directory was reaped: the recipe makes it and creates again.
                 (Op::Create, Res::NoNode) => Some(None),
+                // The recipe learned its session is gone and could not open another. Where the
+                // server had closed that session (before the client's next session opened),
+                // this is the model's learn (`ReceiveSessionEvent`, which opens the model's next
+                // session at once; the real one comes later and is no step then); where not,
+                // the client gave up a live session, which the session it opens later says
+                // (`kill_process`).
                 (Op::NewSession, Res::Error) => {
                     reopen_failed = true;
-                    Some(None)
+                    let next = evs[i + 1..]
+                        .iter()
+                        .find(|n| {
+                            n.op == Op::NewSession
+                                && n.session == e.session
+                                && n.new_session.is_some()
+                        })
+                        .and_then(|n| n.new_session)
+                        .and_then(|s| log.opened.get(&s).copied());
+                    match log.closed.get(&e.session).copied() {
+                        Some(cl) if learned != Some(e.session) && next.is_none_or(|op| cl < op) => {
+                            Some(Some(((cl.max(at.0), 1), Kind::Learn)))
+                        }
+                        _ => Some(None),
+                    }
                 }
                 (Op::AcquireFailed, _) if reopen_failed => Some(None),
                 (_, Res::Error) if !matches!(e.op, Op::Acquired | Op::AcquireFailed) => Some(None),
@@ -504,6 +524,11 @@ pub fn merge(
                             learned = Some(e.session);
                             phantom.insert(c);
                         }
+                    } else if kind == Kind::Learn && e.op == Op::NewSession && e.res == Res::Error {
+                        // The model opened its next session here; the real one comes later.
+                        learned_by_answer = true;
+                        learned = Some(e.session);
+                        phantom.insert(c);
                     } else if matches!(kind, Kind::Learn | Kind::Restart | Kind::Killed { .. }) {
                         learned_by_answer = false;
                     }
