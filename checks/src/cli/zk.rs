@@ -521,9 +521,11 @@ pub fn run_zk_trace_check(a: ZkTraceCheckArgs) -> anyhow::Result<ExitCode> {
         model,
     );
     println!("{}", serde_json::to_string_pretty(&v)?);
-    Ok(if v.trace_unmatched == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(
+        if v.trace_unmatched == 0 && v.trace_grant_violations.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        },
+    )
 }

@@ -233,6 +233,13 @@ pub(super) fn oracle_failures(v: &Verdict) -> Vec<String> {
             v.trace.trace_first_unmatched.as_deref().unwrap_or("?")
         ));
     }
+    if !v.trace.trace_grant_violations.is_empty() {
+        f.push(format!(
+            "{} grants of a node not first in line at the log point of their listing, first: {}",
+            v.trace.trace_grant_violations.len(),
+            v.trace.trace_grant_violations[0]
+        ));
+    }
     if !v.leftover_nodes.is_empty() {
         f.push(format!(
             "{} lock nodes left after every client stopped: {:?}",

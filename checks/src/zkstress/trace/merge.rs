@@ -72,6 +72,9 @@ pub struct Merged {
     pub events: u64,
     /// Events the log cannot place, described.
     pub unplaced: Vec<String>,
+    /// Grants whose node was not the first-created live node at the log point their listing
+    /// reflects.
+    pub grant_violations: Vec<String>,
 }
 
 /// The log replayed point by point.
@@ -393,7 +396,25 @@ pub fn merge(
                     let me = own.as_deref().map(child_name);
                     let listed = me.is_some_and(|m| set.contains(m));
                     let first = lowest(&names);
-                    read(&|k| log.children[k] == set).map(|k| {
+                    let placed = read(&|k| log.children[k] == set);
+                    // The grant judged at the grant: at the point of the log this listing
+                    // reflects, the node the client takes as lowest must be the one created
+                    // first among the live ones (the log's order, not the suffix's).
+                    if let (Some((k, _)), Some(m), true) = (placed, me, listed && first == me) {
+                        let created = |n: &str| {
+                            log.created
+                                .get(&format!("{}/{n}", dir.trim_end_matches('/')))
+                                .copied()
+                        };
+                        let oldest = log.children[k].iter().min_by_key(|n| created(n));
+                        if oldest.map(String::as_str) != Some(m) {
+                            out.grant_violations.push(format!(
+                                "c{c} granted on {m} at log point {k}, where {} was created first",
+                                oldest.map_or("nothing", String::as_str)
+                            ));
+                        }
+                    }
+                    placed.map(|k| {
                         Some((
                             k,
                             Kind::Listed {

@@ -42,6 +42,12 @@ pub struct TraceVerdict {
     /// Deletes the model's client made of a node already gone, which the recipe does not
     /// send (`replay::implied_release`): the one step the replay takes without a request.
     pub trace_implied_deletes: u64,
+    /// Grants judged at the grant: a listing that made its client lowest is placed at the
+    /// point of the log it reflects; there the client's node must be the live one created
+    /// first (by `czxid`, the log's order). MUST be empty.
+    pub trace_grant_violations: Vec<String>,
+    /// Grants so judged.
+    pub trace_grants_checked: u64,
     /// Why the trace was not checked, if it was not (no log, foreign clients, too many).
     pub trace_skipped: Option<String>,
 }
@@ -116,6 +122,12 @@ pub fn check(
         trace_model_steps: r.actions,
         trace_observations: r.observations,
         trace_implied_deletes: r.implied_deletes,
+        trace_grant_violations: merged.grant_violations.clone(),
+        trace_grants_checked: merged
+            .steps
+            .iter()
+            .filter(|p| matches!(p.kind, Kind::Listed { lowest: true, .. }))
+            .count() as u64,
         trace_skipped: None,
     }
 }

@@ -127,6 +127,8 @@ fn a_handoff_merges_into_the_log_and_is_a_model_path() {
     // write, delete.
     assert_eq!(v.trace_model_steps, 13, "{v:?}");
     assert_eq!(v.trace_observations, 2, "{v:?}");
+    assert_eq!(v.trace_grants_checked, 2, "{v:?}");
+    assert!(v.trace_grant_violations.is_empty(), "{v:?}");
 }
 
 /// A client that says it got the lock while its listing showed a lower node: the model's
@@ -187,5 +189,19 @@ fn a_grant_against_the_logs_order_is_unmatched() {
     assert!(
         first.contains("sends the client to [Holding, Granted]") && first.contains("MustWatch"),
         "{first}"
+    );
+    // Judged at the grant without the model too: at the listing's point of the log, c1's
+    // node was created first.
+    assert_eq!(
+        v.trace_grant_violations.len(),
+        1,
+        "{:?}",
+        v.trace_grant_violations
+    );
+    assert!(
+        v.trace_grant_violations[0].contains("c0 granted on _c_a-lock-0000000000")
+            && v.trace_grant_violations[0].contains("_c_b-lock-0000000001 was created first"),
+        "{:?}",
+        v.trace_grant_violations
     );
 }
