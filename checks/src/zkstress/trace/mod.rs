@@ -2,10 +2,10 @@
 //!
 //! Each lockwright client process records the requests its mutex sent and the answers it got
 //! ([`record`]). After the run those records are merged with ZooKeeper's transaction log
-//! ([`merge`]): the log fixes the server's order, and each client event gets its place in it —
+//! ([`merge()`]): the log fixes the server's order, and each client event gets its place in it —
 //! a write at its own zxid, a read at the first point of the log whose state is what the read
 //! returned (and not before the client's previous event). The merged trace is then replayed
-//! through the model of the variant the clients run ([`replay`]): each event becomes the model
+//! through the model of the variant the clients run ([`replay()`]): each event becomes the model
 //! action its request names (chosen from the event and the log, never from what the model
 //! happens to allow), which must be enabled in the state the previous ones reached; where the
 //! answer says where the client goes (granted, waiting, node gone), the model's client must go

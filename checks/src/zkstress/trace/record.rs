@@ -4,7 +4,7 @@
 //! event, written before the next request is sent, so a client killed by the `kill` fault
 //! leaves every event up to its last answer.
 //!
-//! [`Traced`] wraps the production [`ZkClient`] (or any [`Coordination`]): the recipe runs
+//! [`Traced`] wraps the production `ZkClient` (or any [`Coordination`]): the recipe runs
 //! unchanged on it. Nothing here decides anything; the orchestrator merges the records with
 //! ZooKeeper's transaction log and replays them through the model (`super::replay`).
 

@@ -18,7 +18,7 @@ pub struct Replayed {
     pub actions: u64,
     /// Observations compared.
     pub observations: u64,
-    /// `DeleteLockNode` steps taken without a request (see [`implied_release`]).
+    /// `DeleteLockNode` steps taken without a request (see `implied_release`).
     pub implied_deletes: u64,
     /// Steps from the first the model could not take to the end (not replayed).
     pub unmatched: u64,
