@@ -42,6 +42,10 @@ enum Command {
     /// One zk-stress-run client process (started by zk-stress-run).
     #[command(hide = true)]
     ZkStressClient(cli::zk::ZkStressClientArgs),
+    /// The trace check of a recorded zk-stress-run, again (LOCKWRIGHT_TRACE_COPY,
+    /// LOCKWRIGHT_TXNLOG_COPY).
+    #[command(hide = true)]
+    ZkTraceCheck(cli::zk::ZkTraceCheckArgs),
 }
 
 fn main() -> ExitCode {
@@ -57,6 +61,7 @@ fn main() -> ExitCode {
         Command::ZkBench(a) => cli::zk::run_zk_bench(a),
         Command::ZkStressRun(a) => cli::zk::run_zk_stress_run(a),
         Command::ZkStressClient(a) => cli::zk::run_zk_stress_client(a),
+        Command::ZkTraceCheck(a) => cli::zk::run_zk_trace_check(a),
     };
     match result {
         Ok(code) => code,

@@ -256,6 +256,12 @@ pub struct ZkStressRunArgs {
     /// Give up after this many seconds (exit 1: the run did not finish).
     #[arg(long, default_value_t = 900)]
     pub max_secs: u64,
+    /// The lockwright clients run this deliberately broken recipe variant (the model's name:
+    /// no-protection, release-forgets, adopt-old-session, delete-by-name-retry,
+    /// search-without-sync, text-order, unfenced); their trace is still judged by the correct
+    /// model, so the run must fail. Needs a binary built with `--features client-variants`.
+    #[arg(long)]
+    pub client_variant: Option<String>,
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
@@ -368,6 +374,8 @@ pub fn run_zk_stress_run(a: ZkStressRunArgs) -> anyhow::Result<ExitCode> {
         peers_dir: None,
         max_duration: Duration::from_secs(a.max_secs),
         progress: !a.quiet,
+        client_variant: a.client_variant,
+        trace_copy: std::env::var_os("LOCKWRIGHT_TRACE_COPY").map(std::path::PathBuf::from),
     };
     let summary = orchestrator::run(&cfg)?;
     orchestrator::print_summary(&summary, a.json, &mut std::io::stdout())?;
@@ -407,6 +415,12 @@ pub struct ZkStressClientArgs {
     /// The counter znode.
     #[arg(long, default_value = "")]
     pub counter: String,
+    /// Record every request and answer to this file (one JSON line each).
+    #[arg(long)]
+    pub trace: Option<std::path::PathBuf>,
+    /// Run a deliberately broken recipe variant (test builds: `client-variants` feature).
+    #[arg(long)]
+    pub client_variant: Option<String>,
 }
 
 /// `lockwright zk-stress-client`.
@@ -425,5 +439,93 @@ pub fn run_zk_stress_client(a: ZkStressClientArgs) -> anyhow::Result<ExitCode> {
         count: a.count,
         resource: a.resource,
         counter: a.counter,
+        trace: a.trace,
+        variant: a.client_variant,
     })
+}
+
+/// `lockwright zk-trace-check` (hidden): a recorded run's trace check, made again from the
+/// copies a `zk-stress-run` leaves with `LOCKWRIGHT_TRACE_COPY=DIR` (the clients' traces and
+/// each server's transaction log, `DIR/txnlog-N.txt`). Guarded writes only.
+#[derive(clap::Args, Debug)]
+pub struct ZkTraceCheckArgs {
+    /// The trace files' directory.
+    #[arg(long)]
+    pub traces: std::path::PathBuf,
+    /// One transaction log as `TxnLogToolkit` printed it [default: the members' copies,
+    /// TRACES/txnlog-N.txt].
+    #[arg(long)]
+    pub txnlog: Option<std::path::PathBuf>,
+    /// lockwright clients in the run.
+    #[arg(long, default_value_t = 4)]
+    pub clients: u8,
+    #[arg(long, default_value = "/lockwright/zk-stress-run")]
+    pub path: String,
+    /// The counter's value before the clients started.
+    #[arg(long, default_value_t = 0)]
+    pub counter_initial: u64,
+    /// Print the merged steps at these log points (`FROM-TO`) on stderr.
+    #[arg(long)]
+    pub show: Option<String>,
+}
+
+/// See [`ZkTraceCheckArgs`]. Exit 1 when a step is unmatched.
+///
+/// # Errors
+/// Files that cannot be read.
+pub fn run_zk_trace_check(a: ZkTraceCheckArgs) -> anyhow::Result<ExitCode> {
+    use crate::zkstress::{trace, txnlog};
+    use lockwright_model::zk::WriteMode;
+    // The members' logs as the run copied them (`txnlog-N.txt`), or the one file given.
+    let files: Vec<std::path::PathBuf> = match a.txnlog {
+        Some(f) => vec![f],
+        None => {
+            let mut v: Vec<_> = std::fs::read_dir(&a.traces)?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with("txnlog-"))
+                })
+                .collect();
+            v.sort();
+            v
+        }
+    };
+    let mut members = Vec::new();
+    for f in &files {
+        let text = std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?;
+        members.push(txnlog::parse(&text));
+    }
+    let txns = txnlog::committed(&members);
+    let procs = trace::read_dir(&a.traces)?;
+    let model = trace::model_for(a.clients, WriteMode::Guarded);
+    let counter = format!("{}.counter", a.path.trim_end_matches('/'));
+    if let Some((from, to)) = a.show.as_deref().and_then(|r| r.split_once('-')) {
+        let (from, to): (usize, usize) = (from.parse()?, to.parse()?);
+        let merged = trace::merge(&procs, &txns, &a.path, &counter, Some(a.counter_initial));
+        for p in merged
+            .steps
+            .iter()
+            .filter(|p| (from..=to).contains(&p.key.0))
+        {
+            eprintln!("{:?} c{} {:?}  {}", p.key, p.client, p.kind, p.what);
+        }
+    }
+    let v = trace::check(
+        &procs,
+        &txns,
+        &a.path,
+        &counter,
+        Some(a.counter_initial),
+        model,
+    );
+    println!("{}", serde_json::to_string_pretty(&v)?);
+    Ok(
+        if v.trace_unmatched == 0 && v.trace_grant_violations.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        },
+    )
 }

@@ -37,6 +37,11 @@ use lockwright::zk::{
 };
 
 use super::ledger::{LedgerConn, ResourceMode, WriteOutcome};
+use super::trace::record::{Event, Op, Recorder, Res, Traced};
+
+/// The client's coordination handle: the production client, every step recorded when the run
+/// asks for a trace.
+type Coord = Traced<ZkClient>;
 
 /// How a client runs.
 #[derive(Clone, Debug)]
@@ -60,6 +65,11 @@ pub struct ClientConfig {
     pub resource: ResourceMode,
     /// The counter znode (with a counter resource).
     pub counter: String,
+    /// Where to write this process's trace (`None`: no trace).
+    pub trace: Option<std::path::PathBuf>,
+    /// A deliberately broken recipe variant (`--client-variant`; needs the `client-variants`
+    /// feature), by the model's name.
+    pub variant: Option<String>,
 }
 
 /// How long an acquire may wait before the client reports it and tries again.
@@ -93,12 +103,31 @@ pub fn run(cfg: &ClientConfig) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("cannot register with verify server {}", cfg.server))?;
     block_on(async {
         let zk = connect(cfg, &mut ledger).await?;
-        let mutex = ZkMutex::new(zk, &cfg.path)?;
+        let rec = match &cfg.trace {
+            Some(p) => Recorder::create(p)
+                .with_context(|| format!("cannot create the trace file {}", p.display()))?,
+            None => Recorder::none(),
+        };
+        let mutex = with_variant(
+            ZkMutex::new(Traced::new(zk, rec, cfg.counter.clone()), &cfg.path)?,
+            cfg.variant.as_deref(),
+        )?;
         let mut seq = 0u64;
         while seq < cfg.count {
             let guard = match mutex.acquire_timeout(ACQUIRE_PATIENCE).await {
-                Ok(g) => g,
+                Ok(g) => {
+                    let c = mutex.coordination();
+                    let mut ev = Event::new(Op::Acquired, Res::Ok, g.session());
+                    ev.path = Some(g.node().to_string());
+                    ev.zxid = Some(g.token().get());
+                    c.observe(ev);
+                    g
+                }
                 Err(e) => {
+                    let c = mutex.coordination();
+                    let mut ev = Event::new(Op::AcquireFailed, Res::Error, c.session());
+                    ev.data = Some(e.to_string());
+                    c.observe(ev);
                     ledger.error(&format!("acquire: {e}"))?;
                     std::thread::sleep(Duration::from_millis(50));
                     continue;
@@ -141,7 +170,7 @@ pub fn run(cfg: &ClientConfig) -> anyhow::Result<ExitCode> {
                 break;
             }
         }
-        let st = mutex.coordination().stats();
+        let st = mutex.coordination().inner().stats();
         ledger.stats(&format!(
             "creates={} lists={} watches={} exists={} deletes={} multis={} other={} renewals={} searches={} holds={seq}",
             st.creates, st.lists, st.watches, st.exists, st.deletes, st.multis, st.other, st.renewals, st.searches
@@ -149,6 +178,42 @@ pub fn run(cfg: &ClientConfig) -> anyhow::Result<ExitCode> {
         println!("zk-stress-client {} done after {seq} holds", cfg.id);
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// The mutex with the recipe variant `name` (the model's name of a [`ZkDefect`]).
+///
+/// [`ZkDefect`]: https://docs.rs/lockwright (test-only, behind `test-util`)
+///
+/// # Errors
+/// An unknown name, or a binary built without the `client-variants` feature.
+#[cfg(feature = "client-variants")]
+fn with_variant(m: ZkMutex<Coord>, name: Option<&str>) -> anyhow::Result<ZkMutex<Coord>> {
+    use lockwright::zk::ZkDefect;
+    let Some(name) = name else {
+        return Ok(m);
+    };
+    let defect = match name {
+        "no-protection" => ZkDefect::NoProtection,
+        "release-forgets" => ZkDefect::ReleaseForgets,
+        "adopt-old-session" => ZkDefect::AdoptOldSession,
+        "delete-by-name-retry" => ZkDefect::DeleteByNameRetry,
+        "search-without-sync" => ZkDefect::SearchWithoutSync,
+        "text-order" => ZkDefect::TextOrder,
+        "unfenced" => ZkDefect::UnfencedWrites,
+        other => anyhow::bail!("--client-variant {other}: not a recipe defect this client can run"),
+    };
+    Ok(m.with_defect(defect))
+}
+
+#[cfg(not(feature = "client-variants"))]
+fn with_variant(m: ZkMutex<Coord>, name: Option<&str>) -> anyhow::Result<ZkMutex<Coord>> {
+    match name {
+        None => Ok(m),
+        Some(n) => anyhow::bail!(
+            "--client-variant {n}: this lockwright was built without the `client-variants` \
+             feature (cargo run -p lockwright-checks --features client-variants -- ...)"
+        ),
+    }
 }
 
 /// Opens the session, retrying for a minute (the server may be restarting).
@@ -172,7 +237,7 @@ async fn connect(cfg: &ClientConfig, ledger: &mut LedgerConn) -> anyhow::Result<
 
 /// What the recipe says after a rejection, waiting out a `Suspended` answer (not a loss: the
 /// session may come back) for up to three session timeouts; `still-held` or a final reason.
-async fn final_answer(guard: &ZkGuard, session_timeout: Duration) -> (bool, String) {
+async fn final_answer(guard: &ZkGuard<Coord>, session_timeout: Duration) -> (bool, String) {
     let end = Instant::now() + session_timeout * 3;
     loop {
         match guard.ensure_valid().await {
@@ -189,8 +254,8 @@ async fn final_answer(guard: &ZkGuard, session_timeout: Duration) -> (bool, Stri
 /// the write was refused (the lock is gone). Read errors abandon the section (reported).
 async fn increment(
     cfg: &ClientConfig,
-    mutex: &ZkMutex,
-    guard: &ZkGuard,
+    mutex: &ZkMutex<Coord>,
+    guard: &ZkGuard<Coord>,
     ledger: &mut LedgerConn,
     seq: u64,
 ) -> anyhow::Result<bool> {

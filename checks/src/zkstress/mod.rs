@@ -24,4 +24,5 @@ pub mod ledger;
 pub mod orchestrator;
 pub mod proxy;
 pub mod summary;
+pub mod trace;
 pub mod txnlog;

@@ -108,6 +108,12 @@ pub struct ZkRunSummary {
     pub log_violations: u64,
     /// Lock nodes left once every client's session had time to end: MUST be 0.
     pub leftover_nodes: u64,
+    /// The trace check (`crate::zkstress::trace`): client events merged with the log and
+    /// replayed through the model; those it could not place or the model could not take
+    /// (MUST be 0), and the first of them.
+    pub trace_events: u64,
+    pub trace_unmatched: u64,
+    pub trace_first_unmatched: Option<String>,
     /// Lock errors the clients reported, and how many no fault explains (MUST be 0).
     pub client_errors: u64,
     pub client_errors_unexplained: u64,
@@ -311,6 +317,23 @@ impl ZkRunSummary {
                     ),
                     (None, Some(why)) => format!("not judged: {why}"),
                     (None, None) => "not judged".to_string(),
+                },
+            ),
+            (
+                "trace check".into(),
+                match &self.verdict.trace.trace_skipped {
+                    Some(why) => format!("not made: {why}"),
+                    None => format!(
+                        "{} client events ({} model steps, {} observations), {} unmatched{}",
+                        self.trace_events,
+                        self.verdict.trace.trace_model_steps,
+                        self.verdict.trace.trace_observations,
+                        self.trace_unmatched,
+                        self.trace_first_unmatched
+                            .as_deref()
+                            .map(|f| format!(", first: {f}"))
+                            .unwrap_or_default()
+                    ),
                 },
             ),
             (

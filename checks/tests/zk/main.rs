@@ -15,6 +15,7 @@ mod mutex;
 mod request_table;
 mod stress_ensemble;
 mod stress_run;
+mod trace;
 
 /// Tests that assert on elapsed time take [`timing`] (exclusive). The suites that load the
 /// machine take [`heavy`] (shared): the stress runs (one server and three), the Curator and

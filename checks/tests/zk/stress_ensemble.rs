@@ -60,6 +60,11 @@ fn every_ensemble_fault_keeps_the_counter_and_the_log_clean() {
         "{}",
         show(&s)
     );
+    // The trace check: every client event merged with the members' logs and replayed
+    // through the model (leader changes, client-declared expiries and all).
+    assert!(s.verdict.trace.trace_skipped.is_none(), "{}", show(&s));
+    assert!(s.trace_events >= 1000, "{}", show(&s));
+    assert_eq!(s.trace_unmatched, 0, "{}", show(&s));
     let json = serde_json::to_value(&s).expect("the summary serializes");
     assert_eq!(json["servers"], 3);
     assert_eq!(json["faults"]["leader-kill"], s.faults.leader_kill);

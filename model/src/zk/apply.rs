@@ -638,3 +638,105 @@ impl Scenario {
         }
     }
 }
+
+impl Scenario {
+    /// Replay only (`lockwright zk-stress-run`'s trace check): the process client `c` runs in
+    /// was killed (SIGKILL) and a new process took its place. The new process opens a new
+    /// session; the old one lives on at the server until it times out (`ExpireOldSession`),
+    /// keeping its node where it was; the new process knows nothing of it (`Idle`, no node, no
+    /// cleanup, no hold). Taken from the `restart` budget. `None` where `RestartClient(c)` is
+    /// not enabled (no budget left) or `c` shares its client (a process of two mutexes is not
+    /// modelled as killed).
+    ///
+    /// With `reuse`, the new process's session is the client's current one: the model opened
+    /// it when the client learned its session expired (inside that step), while the real
+    /// process was killed before its own re-open got through; the replacement's session is
+    /// the one the model already has, so nothing is disconnected or opened.
+    ///
+    /// The exhaustive checks never take this step: `RestartClient` is the model's restart (a
+    /// client handle replaced inside a living process, whose mutex goes on with the
+    /// session-change rules). A killed process differs only in forgetting everything, which
+    /// the checks' real runs do (the `kill` fault) and the model's paths did not.
+    pub fn kill_process(&self, s: &State, c: ClientId, reuse: bool) -> Option<State> {
+        if s.budget.restart == 0 || self.shares_client(c) || c >= self.clients {
+            return None;
+        }
+        let mut next = s.clone();
+        next.budget.restart -= 1;
+        if !reuse {
+            let old = next.session(c);
+            next.server.disconnect(old);
+            self.open_next_session(&mut next, c);
+        }
+        let cl = next.clients[c as usize];
+        next.clients[c as usize] = Client {
+            session: cl.session,
+            known: cl.session,
+            process: cl.process,
+            ..Client::NEW
+        };
+        next.last = Event::None;
+        next.compact();
+        Some(next)
+    }
+}
+
+#[cfg(test)]
+mod kill_tests {
+    use crate::zk::{Action, Faults, Pc, Scenario, Variant, WriteMode};
+    use stateright::Model;
+
+    fn model() -> Scenario {
+        Scenario::new(Variant::Curator, WriteMode::Guarded)
+            .with_clients(2)
+            .with_reentrant(false)
+            .with_symmetry(false)
+            .with_faults(Faults {
+                restart: 2,
+                ..Faults::NONE
+            })
+    }
+
+    /// A killed holder's replacement starts from nothing while its old node stays first in
+    /// line until the old session times out. `RestartClient` is not that step: its mutex lives
+    /// on and releases the old node itself (the real trace that showed the gap: a `kill`
+    /// during `zk-stress-run`, the new process's first create refused by the model).
+    #[test]
+    fn a_killed_process_starts_over_while_its_node_waits_for_the_session_timeout() {
+        let m = model();
+        let mut s = m.init_states().remove(0);
+        for a in [Action::CreateLockNode(0), Action::ListChildren(0)] {
+            s = m.step(&s, a).expect("enabled");
+        }
+        assert_eq!(s.clients[0].pc, Pc::Holding);
+        let restarted = m.step(&s, Action::RestartClient(0)).expect("enabled");
+        assert_eq!(restarted.clients[0].pc, Pc::Releasing);
+        assert!(m.step(&restarted, Action::CreateLockNode(0)).is_none());
+        let mut k = m.kill_process(&s, 0, false).expect("budget left");
+        assert_eq!(k.clients[0].pc, Pc::Idle);
+        assert_eq!(k.server.children().len(), 1, "the old node stays");
+        for a in [Action::CreateLockNode(0), Action::ListChildren(0)] {
+            k = m.step(&k, a).expect("the new process acquires");
+        }
+        assert_eq!(k.clients[0].pc, Pc::MustWatch, "behind its old node");
+        k = m
+            .step(&k, Action::ExpireOldSession(0))
+            .expect("the old session times out");
+        assert_eq!(k.server.children().len(), 1);
+        assert!(m
+            .kill_process(&m.kill_process(&s, 0, false).unwrap(), 0, false)
+            .is_some());
+        let spent = m
+            .kill_process(&m.kill_process(&s, 0, false).unwrap(), 0, false)
+            .unwrap();
+        assert!(
+            m.kill_process(&spent, 0, false).is_none(),
+            "the restart budget bounds it"
+        );
+        // `reuse`: the replacement runs in the session the model's client already has.
+        let r = m.kill_process(&s, 0, true).expect("budget left");
+        assert_eq!(r.clients[0].pc, Pc::Idle);
+        assert_eq!(r.session(0), s.session(0));
+        assert_eq!(r.server.sessions(), s.server.sessions());
+    }
+}

@@ -84,6 +84,10 @@ pub(super) struct Spawner<'a> {
     pub(super) verify: SocketAddr,
     pub(super) ledger: SocketAddr,
     pub(super) curator: Option<CuratorPeer>,
+    /// Where the lockwright clients write their traces, one file per process.
+    pub(super) trace_dir: std::path::PathBuf,
+    /// Processes started so far (numbers the trace files).
+    pub(super) started: std::sync::atomic::AtomicUsize,
 }
 
 impl Spawner<'_> {
@@ -173,6 +177,14 @@ impl Spawner<'_> {
                     .args(["--hold-ms", &hold, "--session-timeout-ms", &session])
                     .args(["--resource", cfg.resource.name()])
                     .args(["--counter", &cfg.counter_path()]);
+                let n = self
+                    .started
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                c.arg("--trace")
+                    .arg(self.trace_dir.join(format!("c{id}-p{n}.jsonl")));
+                if let Some(v) = &cfg.client_variant {
+                    c.args(["--client-variant", v]);
+                }
                 c
             }
             Impl::Curator => {

@@ -203,6 +203,11 @@ pub struct RunConfig {
     pub max_duration: Duration,
     /// A progress line on stderr every second.
     pub progress: bool,
+    /// The lockwright clients run this broken recipe variant (`--client-variant`).
+    pub client_variant: Option<String>,
+    /// Keep the records the trace check read: the clients' trace files and the transaction
+    /// log of each server as printed (`txnlog-N.txt`) are copied into this directory.
+    pub trace_copy: Option<PathBuf>,
 }
 
 impl RunConfig {
@@ -310,12 +315,15 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<ZkRunSummary> {
     let deadline = start + cfg.max_duration;
     let verify_thread =
         thread::spawn(move || verify.run(deadline + Duration::from_secs(120), false));
+    let trace_dir = tempfile::tempdir().context("cannot make the trace directory")?;
     let spawner = Spawner {
         cfg,
         proxy: &proxy,
         verify: verify_addr,
         ledger: ledger.addr(),
         curator,
+        trace_dir: trace_dir.path().to_path_buf(),
+        started: std::sync::atomic::AtomicUsize::new(0),
     };
     let clients = spawner.spawn_all(total)?;
     let mut run = Run::new(
@@ -363,6 +371,7 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<ZkRunSummary> {
     if let Some(log) = &verdict.log {
         overlaps.add_log_fates(&log.fates);
     }
+    verdict.trace = verdict::trace_check(cfg, trace_dir.path(), &verdict, counter_initial);
     verdict.unexplained_errors = verdict::unexplained_errors(
         &history,
         &tally.fault_times,

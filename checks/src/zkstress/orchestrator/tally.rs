@@ -109,6 +109,9 @@ impl Tally {
                 .as_ref()
                 .map_or(0, |l| l.violations.len() as u64),
             leftover_nodes: verdict.leftover_nodes.len() as u64,
+            trace_events: verdict.trace.trace_events,
+            trace_unmatched: verdict.trace.trace_unmatched,
+            trace_first_unmatched: verdict.trace.trace_first_unmatched.clone(),
             client_errors: ledger.client_errors,
             client_errors_unexplained: verdict.unexplained_errors.len() as u64,
             verdict,
@@ -222,6 +225,20 @@ pub(super) fn oracle_failures(v: &Verdict) -> Vec<String> {
                 l.violations[0]
             ));
         }
+    }
+    if v.trace.trace_unmatched > 0 {
+        f.push(format!(
+            "{} trace events the model does not take, first: {}",
+            v.trace.trace_unmatched,
+            v.trace.trace_first_unmatched.as_deref().unwrap_or("?")
+        ));
+    }
+    if !v.trace.trace_grant_violations.is_empty() {
+        f.push(format!(
+            "{} grants of a node not first in line at the log point of their listing, first: {}",
+            v.trace.trace_grant_violations.len(),
+            v.trace.trace_grant_violations[0]
+        ));
     }
     if !v.leftover_nodes.is_empty() {
         f.push(format!(

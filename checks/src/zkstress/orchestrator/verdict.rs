@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::{RunConfig, Server};
 use crate::zkstress::client::parse_counter;
-use crate::zkstress::ledger::{LedgerHistory, LedgerReport};
+use crate::zkstress::ledger::{LedgerHistory, LedgerReport, ResourceMode};
 use crate::zkstress::txnlog::{self, LogVerdict};
 
 /// What the oracles found.
@@ -45,6 +45,12 @@ pub struct Verdict {
     pub counter_log_violations: Vec<String>,
     /// Client errors no fault explains (the rule: `unexplained_errors` in this module).
     pub unexplained_errors: Vec<String>,
+    /// The trace check: every lockwright client's requests and answers, merged with the
+    /// log and replayed through the model (`crate::zkstress::trace`).
+    pub trace: crate::zkstress::trace::TraceVerdict,
+    /// The transaction log as read (for the trace check; empty when it was not read).
+    #[serde(skip)]
+    pub txns: Vec<txnlog::Txn>,
 }
 
 async fn session(zk: &str, cfg: &RunConfig) -> anyhow::Result<ZkClient> {
@@ -169,9 +175,20 @@ pub(super) fn conclude(
         return Ok(v);
     }
     let mut text = Vec::new();
-    for d in &dirs {
+    let mut members = Vec::new();
+    for (i, d) in dirs.iter().enumerate() {
         match txnlog::read_logs(d) {
-            Ok(t) => text.extend(t),
+            Ok(t) => {
+                if let Some(dir) = &cfg.trace_copy {
+                    std::fs::create_dir_all(dir)
+                        .and_then(|()| std::fs::write(dir.join(format!("txnlog-{i}.txt")), &t))
+                        .with_context(|| {
+                            format!("cannot copy the transaction log into {}", dir.display())
+                        })?;
+                }
+                members.push(txnlog::parse(&t));
+                text.extend(t);
+            }
             Err(e) => {
                 v.log_skipped = Some(format!("{e:#}"));
                 return Ok(v);
@@ -183,9 +200,10 @@ pub(super) fn conclude(
         std::fs::write(&copy, &text)
             .with_context(|| format!("cannot write LOCKWRIGHT_TXNLOG_COPY={copy:?}"))?;
     }
-    // Every member's log holds the history it committed; `parse` sorts by zxid and keeps one
-    // copy of each transaction.
-    let txns = txnlog::parse(&text);
+    // Every member's log holds what it logged, committed or not: a proposal of a leader that
+    // was killed before a quorum acknowledged it stays in that member's log (epoch 2's
+    // `closeSession`s, re-done in epoch 3). Only what a quorum logged was committed.
+    let txns = txnlog::committed(&members);
     let log = txnlog::judge(&txns, &cfg.lock_path, &counter, &history.holds);
     if !cfg.resource.counter_in_resource() {
         if let (Some(i), Some(f)) = (initial, v.counter_final) {
@@ -195,6 +213,7 @@ pub(super) fn conclude(
     v.unreported_by_killed = unreported_by_killed(&log, history, killed_pids).min(phantom);
     v.phantom_increments = phantom - v.unreported_by_killed;
     v.log = Some(log);
+    v.txns = txns;
     Ok(v)
 }
 
@@ -253,6 +272,74 @@ pub(super) fn unexplained_errors(
         .collect()
 }
 
+/// The trace check of a finished run: the clients' records in `trace_dir` merged with the
+/// log and replayed through the correct model (`Curator` recipe, the run's write mode, fault
+/// budgets no run exhausts). Skipped (said why) without a log, with Curator clients (their
+/// requests are not recorded, but their nodes are in the directory), or with more clients than
+/// the model has.
+pub(super) fn trace_check(
+    cfg: &RunConfig,
+    trace_dir: &std::path::Path,
+    v: &Verdict,
+    counter_initial: Option<u64>,
+) -> crate::zkstress::trace::TraceVerdict {
+    use crate::zkstress::trace::{self, TraceVerdict};
+    use lockwright_model::zk::WriteMode;
+    let skip = |why: String| TraceVerdict {
+        trace_skipped: Some(why),
+        ..TraceVerdict::default()
+    };
+    if v.txns.is_empty() {
+        return skip("no transaction log was read".into());
+    }
+    if cfg.curator_clients > 0 {
+        return skip(
+            "Curator clients are not recorded (their nodes would be unknown to the model)".into(),
+        );
+    }
+    let Ok(clients) = u8::try_from(cfg.clients).map_err(drop).and_then(|n| {
+        if (1..=8).contains(&n) {
+            Ok(n)
+        } else {
+            Err(())
+        }
+    }) else {
+        return skip(format!("{} clients: the model has at most 8", cfg.clients));
+    };
+    // For a reader who wants the records the verdict came from.
+    if let Some(copy) = &cfg.trace_copy {
+        let _ = std::fs::create_dir_all(copy);
+        if let Ok(entries) = std::fs::read_dir(trace_dir) {
+            for e in entries.flatten() {
+                let _ = std::fs::copy(e.path(), copy.join(e.file_name()));
+            }
+        }
+    }
+    let procs = match trace::read_dir(trace_dir) {
+        Ok(p) => p,
+        Err(e) => return skip(format!("the traces cannot be read: {e:#}")),
+    };
+    let writes = match cfg.resource {
+        ResourceMode::Guarded => WriteMode::Guarded,
+        ResourceMode::Unchecked => WriteMode::Unfenced,
+        _ => WriteMode::Fenced,
+    };
+    let model = trace::model_for(clients, writes);
+    let counter_initial = if cfg.resource.has_counter() && !cfg.resource.counter_in_resource() {
+        counter_initial
+    } else {
+        None
+    };
+    trace::check(
+        &procs,
+        &v.txns,
+        &cfg.lock_path,
+        &cfg.counter_path(),
+        counter_initial,
+        model,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -276,6 +363,8 @@ mod tests {
             peers_dir: None,
             max_duration: Duration::from_secs(1),
             progress: false,
+            client_variant: None,
+            trace_copy: None,
         }
     }
 
@@ -338,6 +427,38 @@ mod tests {
             ..Verdict::default()
         });
         assert_eq!(exact.len(), 1, "{exact:?}");
+    }
+
+    /// One trace step the model does not take fails the run, with the step in the message;
+    /// a skipped trace check (said why) does not.
+    #[test]
+    fn one_unmatched_trace_step_fails_the_run() {
+        use super::super::tally::oracle_failures;
+        use crate::zkstress::trace::TraceVerdict;
+        let with = |trace| {
+            oracle_failures(&Verdict {
+                trace,
+                ..Verdict::default()
+            })
+        };
+        let f = with(TraceVerdict {
+            trace_events: 10,
+            trace_unmatched: 1,
+            trace_first_unmatched: Some("trace step #9: the model does not allow X".into()),
+            ..TraceVerdict::default()
+        });
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(f[0].contains("does not allow X"), "{f:?}");
+        assert!(with(TraceVerdict {
+            trace_events: 10,
+            ..TraceVerdict::default()
+        })
+        .is_empty());
+        assert!(with(TraceVerdict {
+            trace_skipped: Some("Curator clients are not recorded".into()),
+            ..TraceVerdict::default()
+        })
+        .is_empty());
     }
 
     /// A counter write the log shows, made under a hold of a process the kill fault killed

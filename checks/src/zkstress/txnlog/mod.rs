@@ -127,6 +127,30 @@ pub fn judge_counter(log: &LogVerdict, initial: u64, final_value: u64) -> Vec<St
     out
 }
 
+/// The committed history of an ensemble from its members' logs (each parsed on its own):
+/// the transactions a quorum of members logged (a majority of `members.len()`), one copy
+/// each, in zxid order. A member logs a proposal before it acknowledges it, and the leader
+/// commits only what a quorum acknowledged, so a committed transaction is in a quorum's logs;
+/// a proposal of a leader killed before that is in fewer, and the next leader never applied
+/// it. One member: its whole log.
+#[must_use]
+pub fn committed(members: &[Vec<Txn>]) -> Vec<Txn> {
+    let quorum = members.len() / 2 + 1;
+    let mut seen: BTreeMap<i64, (usize, &Txn)> = BTreeMap::new();
+    for m in members {
+        let mut mine = BTreeSet::new();
+        for t in m {
+            if mine.insert(t.zxid) {
+                seen.entry(t.zxid).or_insert((0, t)).0 += 1;
+            }
+        }
+    }
+    seen.into_values()
+        .filter(|(n, _)| *n >= quorum)
+        .map(|(_, t)| t.clone())
+        .collect()
+}
+
 /// Rebuilds the lock directory `dir` from `txns` and judges the counter writes on `counter` and
 /// the announced `holds` (see the module docs).
 pub fn judge(txns: &[Txn], dir: &str, counter: &str, holds: &[HoldRecord]) -> LogVerdict {

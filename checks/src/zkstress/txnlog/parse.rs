@@ -26,7 +26,9 @@ pub enum Op {
         checks: Vec<String>,
         set_data: Vec<(String, String)>,
     },
-    /// Anything else (createSession, failed multis, errors, ...).
+    /// A session opened (the trace check's restarts and renewals).
+    CreateSession,
+    /// Anything else (failed multis, errors, ...).
     Other,
 }
 
@@ -194,7 +196,8 @@ pub fn parse(text: &[u8]) -> Vec<Txn> {
                 Op::Create { path, ephemeral }
             }
             // A path has no newline: the first line is the whole body.
-            "delete" => Op::Delete {
+            // The server reaps an empty container (the lock directory) the same way.
+            "delete" | "deleteContainer" => Op::Delete {
                 path: first_line(&rest).trim_start_matches('\'').to_string(),
             },
             "closeSession" => Op::CloseSession {
@@ -207,6 +210,7 @@ pub fn parse(text: &[u8]) -> Vec<Txn> {
                     .collect(),
             },
             "multi" => parse_multi(body).unwrap_or(Op::Other),
+            "createSession" => Op::CreateSession,
             _ => Op::Other,
         };
         out.push(Txn { zxid, session, op });

@@ -357,3 +357,22 @@ fn at_the_counters_top_a_later_node_writing_beside_an_earlier_one_is_two_holders
         );
     }
 }
+
+/// An ensemble's committed history: what a quorum of members logged. A proposal only the
+/// killed leader logged (its `closeSession` never committed, re-done by the next leader under
+/// another zxid) is left out; one member's log is taken whole.
+#[test]
+fn only_what_a_quorum_logged_is_committed() {
+    use super::{committed, Op, Txn};
+    let t = |zxid| Txn {
+        zxid,
+        session: 1,
+        op: Op::Other,
+    };
+    let a = vec![t(1), t(2), t(3)];
+    let b = vec![t(1), t(2)];
+    let c = vec![t(1), t(4)];
+    let zx = |v: Vec<Txn>| v.into_iter().map(|t| t.zxid).collect::<Vec<_>>();
+    assert_eq!(zx(committed(&[a.clone(), b, c])), vec![1, 2]);
+    assert_eq!(zx(committed(&[a])), vec![1, 2, 3]);
+}

@@ -32,6 +32,8 @@ pub fn config(name: &str) -> RunConfig {
         peers_dir: Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR"))),
         max_duration: Duration::from_secs(300),
         progress: true,
+        client_variant: None,
+        trace_copy: None,
     }
 }
 
