@@ -42,10 +42,9 @@ impl Family for Scenario {
 
     fn actor(action: &Action) -> serde_json::Map<String, serde_json::Value> {
         let client = match action {
-            Action::Call(c, ..)
-            | Action::Pause(c)
-            | Action::SlowAcquire(c)
-            | Action::Crash(c) => Some(*c),
+            Action::Call(c, ..) | Action::Pause(c) | Action::SlowAcquire(c) | Action::Crash(c) => {
+                Some(*c)
+            }
             _ => None,
         };
         let mut m = serde_json::Map::new();

@@ -15,12 +15,12 @@
 //! `docs/redis.md` has the verdict table and the commands.
 
 mod family;
-#[cfg(test)]
-mod tests;
-mod verdicts;
 pub mod protocol;
 pub mod scenario;
 pub mod server;
+#[cfg(test)]
+mod tests;
+mod verdicts;
 
 pub use protocol::{
     next, recipe, Action, Client, ClientId, Delivery, Event, Pc, Recipe, ReleaseBy, Resource,

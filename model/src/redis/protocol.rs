@@ -164,7 +164,9 @@ pub struct Resource {
 pub enum Event {
     None,
     Contention,
-    Granted { after_crash: bool },
+    Granted {
+        after_crash: bool,
+    },
     LockLost,
     /// A write reached the resource: whether it was accepted, came from a grant older than
     /// the newest, came from a grant older than the last accepted write's, and read a
@@ -408,11 +410,7 @@ impl Scenario {
             ValidityBy::FullTtl => Validity::Until(self.ttl),
             ValidityBy::Wrapping => {
                 let mask = (1u32 << WIDTH) - 1;
-                let v = self
-                    .ttl
-                    .wrapping_sub(self.drift)
-                    .wrapping_sub(elapsed)
-                    & mask;
+                let v = self.ttl.wrapping_sub(self.drift).wrapping_sub(elapsed) & mask;
                 match v {
                     0 => return None,
                     v if v > self.ttl => Validity::Long,
@@ -430,8 +428,7 @@ impl Scenario {
         let timed = s.instances.iter().any(|i| {
             i.down > 0
                 || i.key.is_some_and(|e| e.left.is_some())
-                || i
-                    .replica
+                || i.replica
                     .is_some_and(|r| r.key.is_some_and(|e| e.left.is_some()))
         }) || s.clients.iter().any(|c| {
             c.alive
@@ -730,9 +727,7 @@ impl Scenario {
         s.instances.iter().all(|i| match i.key {
             Some(e) if e.left.is_none() => {
                 let cl = &s.clients[e.token.client as usize];
-                cl.alive
-                    && cl.round == e.token.round
-                    && (cl.pc.holding() || cl.pc.acquiring())
+                cl.alive && cl.round == e.token.round && (cl.pc.holding() || cl.pc.acquiring())
             }
             _ => true,
         })

@@ -105,7 +105,11 @@ fn wrapping_validity_turns_a_slow_acquisition_into_a_long_hold() {
     let slow = wrapping.ttl - wrapping.drift + 1;
     assert_eq!(wrapping.validity(slow), Some(Validity::Long));
     assert_eq!(checked.validity(slow), None);
-    assert_eq!(wrapping.validity(wrapping.ttl - wrapping.drift), None, "exactly 0");
+    assert_eq!(
+        wrapping.validity(wrapping.ttl - wrapping.drift),
+        None,
+        "exactly 0"
+    );
     assert_eq!(checked.validity(1), Some(Validity::Until(1)));
     assert_eq!(wrapping.validity(1), Some(Validity::Until(1)));
 }
@@ -113,8 +117,14 @@ fn wrapping_validity_turns_a_slow_acquisition_into_a_long_hold() {
 #[test]
 fn fault_lists_round_trip() {
     let f = Faults::parse("pause=1,clock-jump=2,delayed-restart=1,lose-reply=1").expect("ok");
-    assert_eq!(f.to_string(), "pause=1,clock-jump=2,delayed-restart=1,lose-reply=1");
+    assert_eq!(
+        f.to_string(),
+        "pause=1,clock-jump=2,delayed-restart=1,lose-reply=1"
+    );
     assert_eq!(Faults::parse(&f.to_string()), Ok(f));
     assert!(Faults::parse("expire=1").is_err());
-    assert_eq!(Faults::parse("none").map(|f| f.to_string()), Ok("none".into()));
+    assert_eq!(
+        Faults::parse("none").map(|f| f.to_string()),
+        Ok("none".into())
+    );
 }

@@ -4,8 +4,8 @@
 
 use super::protocol::{
     ACQUIRED_AFTER_CRASH, AT_MOST_ONE_HOLDER, AT_MOST_ONE_LIVE_HOLDER, CONTENTION_SEEN,
-    FENCED_WRITES_ARE_EXCLUSIVE, LOCK_LOST_REPORTED, NO_LOST_UPDATE, NO_STALE_LOCK,
-    SECOND_GRANT, STALE_WRITE_ATTEMPTED,
+    FENCED_WRITES_ARE_EXCLUSIVE, LOCK_LOST_REPORTED, NO_LOST_UPDATE, NO_STALE_LOCK, SECOND_GRANT,
+    STALE_WRITE_ATTEMPTED,
 };
 use super::scenario::{Scenario, Variant, Writes};
 
@@ -82,7 +82,9 @@ impl Scenario {
             out.push((
                 FENCED_WRITES_ARE_EXCLUSIVE,
                 match self.writes {
-                    Writes::Unfenced => "an unfenced resource accepts the superseded holder's write",
+                    Writes::Unfenced => {
+                        "an unfenced resource accepts the superseded holder's write"
+                    }
                     Writes::Cas => {
                         "check-and-set by the random value: the superseded holder's late claim \
                          takes the resource over (random tokens have no order)"
@@ -216,7 +218,10 @@ mod explore {
                     got.sort_unstable();
                     want.sort_unstable();
                     let mark = if got == want { "ok" } else { "DIFF" };
-                    println!("{mark} {v} {w} {f}: {} states {got:?} want {want:?}", r.unique_states);
+                    println!(
+                        "{mark} {v} {w} {f}: {} states {got:?} want {want:?}",
+                        r.unique_states
+                    );
                 }
             }
         }
