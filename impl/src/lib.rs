@@ -212,6 +212,9 @@ pub mod replication;
 #[cfg(feature = "zookeeper")]
 #[cfg_attr(docsrs, doc(cfg(feature = "zookeeper")))]
 pub mod zk;
+#[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
+pub mod redis;
 
 pub use file::{
     BadNameReason, InvalidReason, Lock, LockError, LockFactory, LockHandle, NativeFsLock,
