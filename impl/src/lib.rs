@@ -206,15 +206,15 @@ mod doc_table;
 #[cfg_attr(docsrs, doc(cfg(feature = "docstore")))]
 pub mod docstore;
 pub mod file;
+#[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
+pub mod redis;
 #[cfg(feature = "replication")]
 #[cfg_attr(docsrs, doc(cfg(feature = "replication")))]
 pub mod replication;
 #[cfg(feature = "zookeeper")]
 #[cfg_attr(docsrs, doc(cfg(feature = "zookeeper")))]
 pub mod zk;
-#[cfg(feature = "redis")]
-#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
-pub mod redis;
 
 pub use file::{
     BadNameReason, InvalidReason, Lock, LockError, LockFactory, LockHandle, NativeFsLock,

@@ -32,19 +32,49 @@ pub enum Answer {
 /// `docs/redis.md` shows; [`classify`] implements it, and a test runs each row through it.
 pub const REPLY_TABLE: &[(&str, &str)] = &[
     ("+OK to SET NX", "granted by this instance"),
-    ("integer n to the fenced acquire script", "granted, fencing counter n"),
-    ("nil to SET NX or the fenced script", "refused: the key holds another token"),
+    (
+        "integer n to the fenced acquire script",
+        "granted, fencing counter n",
+    ),
+    (
+        "nil to SET NX or the fenced script",
+        "refused: the key holds another token",
+    ),
     ("integer 1 to release or extend", "done"),
-    ("integer 0 to release or extend", "refused: the key is gone or another token's"),
-    ("-LOADING", "unavailable: the instance is loading its data after a restart"),
-    ("-READONLY", "unavailable: the instance is a replica (a fail-over demoted it)"),
-    ("-MASTERDOWN", "unavailable: a replica whose primary link is down"),
+    (
+        "integer 0 to release or extend",
+        "refused: the key is gone or another token's",
+    ),
+    (
+        "-LOADING",
+        "unavailable: the instance is loading its data after a restart",
+    ),
+    (
+        "-READONLY",
+        "unavailable: the instance is a replica (a fail-over demoted it)",
+    ),
+    (
+        "-MASTERDOWN",
+        "unavailable: a replica whose primary link is down",
+    ),
     ("-OOM", "unavailable: maxmemory reached, the SET is refused"),
     ("-BUSY", "unavailable: a script has run past lua-time-limit"),
-    ("-TRYAGAIN, -CLUSTERDOWN", "unavailable: the cluster is resharding or down"),
-    ("-WRONGTYPE", "fatal: the key is used by something else (not a string)"),
-    ("-NOAUTH, -NOPERM, -WRONGPASS", "fatal: this client may not run the command"),
-    ("any other error reply", "fatal: an answer the recipe does not expect"),
+    (
+        "-TRYAGAIN, -CLUSTERDOWN",
+        "unavailable: the cluster is resharding or down",
+    ),
+    (
+        "-WRONGTYPE",
+        "fatal: the key is used by something else (not a string)",
+    ),
+    (
+        "-NOAUTH, -NOPERM, -WRONGPASS",
+        "fatal: this client may not run the command",
+    ),
+    (
+        "any other error reply",
+        "fatal: an answer the recipe does not expect",
+    ),
     ("no answer (refused, reset, timed out)", "unavailable"),
 ];
 
@@ -194,7 +224,9 @@ impl RedisLockError {
     pub fn advice(&self) -> Option<&'static str> {
         Some(match self {
             RedisLockError::Held { .. } => "retry later, or wait for the lock with lock_timeout()",
-            RedisLockError::TimedOut { .. } => "the lock stayed held or unreachable: retry later or wait longer",
+            RedisLockError::TimedOut { .. } => {
+                "the lock stayed held or unreachable: retry later or wait longer"
+            }
             RedisLockError::Unavailable { .. } => {
                 "check that the Redis instances are up and reachable; a majority must answer"
             }
@@ -258,7 +290,10 @@ impl fmt::Display for RedisLockError {
                  instances still held its token)"
             ),
             RedisLockError::Refused { key, code, detail } => {
-                write!(f, "Redis refused a command on lock {key:?}: -{code} {detail}")
+                write!(
+                    f,
+                    "Redis refused a command on lock {key:?}: -{code} {detail}"
+                )
             }
         }
     }

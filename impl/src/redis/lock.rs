@@ -174,11 +174,18 @@ impl<B: Backend> RedisLock<B> {
         };
         if granted >= needed && fatal.is_none() {
             if let Some(validity) = validity {
+                // The validity counts from the first SET (the earliest key's TTL started
+                // then); without the re-check, from now, as if acquiring took no time.
+                let from = if self.no_recheck() {
+                    start + elapsed
+                } else {
+                    start
+                };
                 return Ok(RedisGuard {
                     lock: self,
                     token,
                     fence,
-                    valid_until: self.backend.now().saturating_sub(elapsed) + validity,
+                    valid_until: from + validity,
                     released: false,
                 });
             }

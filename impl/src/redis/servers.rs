@@ -111,12 +111,10 @@ fn reply(address: &str, answer: redis::RedisResult<redis::Value>) -> Result<Repl
         Ok(redis::Value::Int(n)) => Ok(Reply::Int(n)),
         Ok(redis::Value::SimpleString(s)) if s == "OK" => Ok(Reply::Ok),
         Ok(other) => Ok(Reply::Other(format!("{other:?}"))),
-        Err(e) if e.is_io_error() || e.is_timeout() || e.is_connection_dropped() => {
-            Err(NoAnswer {
-                instance: address.to_string(),
-                reason: e.to_string(),
-            })
-        }
+        Err(e) if e.is_io_error() || e.is_timeout() || e.is_connection_dropped() => Err(NoAnswer {
+            instance: address.to_string(),
+            reason: e.to_string(),
+        }),
         Err(e) => match e.code() {
             Some(code) => Ok(Reply::Error {
                 code: code.to_string(),

@@ -69,7 +69,7 @@ pub enum Reply {
     Down,
 }
 
-impl<T: Copy + Eq> Instance<T> {
+impl<T: Clone + Eq> Instance<T> {
     /// An empty instance, with an empty replica if `replica`.
     pub fn new(replica: bool) -> Self {
         Instance {
@@ -114,7 +114,7 @@ impl<T: Copy + Eq> Instance<T> {
         if !self.up() {
             return Reply::Down;
         }
-        match self.key {
+        match &self.key {
             Some(e) if e.token == token => {
                 self.key = None;
                 Reply::Ok
@@ -179,11 +179,11 @@ impl<T: Copy + Eq> Instance<T> {
     /// This instance's wall clock jumps forward past every expiry: every key with an expiry
     /// is gone at once (real time, the clients' clocks, has not moved).
     pub fn jump(&mut self) {
-        if self.key.is_some_and(|e| e.left.is_some()) {
+        if self.key.as_ref().is_some_and(|e| e.left.is_some()) {
             self.key = None;
         }
         if let Some(r) = self.replica.as_mut() {
-            if r.key.is_some_and(|e| e.left.is_some()) {
+            if r.key.as_ref().is_some_and(|e| e.left.is_some()) {
                 r.key = None;
             }
         }
@@ -207,12 +207,13 @@ impl<T: Copy + Eq> Instance<T> {
     /// Whether the replica lags behind the primary.
     pub fn lagging(&self) -> bool {
         self.replica
+            .as_ref()
             .is_some_and(|r| r.key != self.key || r.counter != self.counter)
     }
 
     /// Asynchronous replication catches up: the replica gets the primary's data.
     pub fn replicate(&mut self) {
-        let (key, counter) = (self.key, self.counter);
+        let (key, counter) = (self.key.clone(), self.counter);
         if let Some(r) = self.replica.as_mut() {
             *r = Replica { key, counter };
         }

@@ -1,0 +1,1 @@
+//! Real `redis-server`s: see the `shuttle` and `sim` modules for the simulated suite.
