@@ -3,6 +3,7 @@
 //! `redis-server`s started by the tests (`real_server`). `cargo test -p lockwright-checks
 //! --test redis`.
 
+mod error_table;
 mod real_server;
 mod shuttle;
 mod sim;
