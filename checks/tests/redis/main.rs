@@ -4,6 +4,7 @@
 //! --test redis`.
 
 mod error_table;
+mod peers;
 mod real_server;
 mod shuttle;
 mod sim;

@@ -12,14 +12,14 @@ use std::time::{Duration, Instant};
 use lockwright::redis::{RedisDefect, RedisLock, RedisLockError, RedisServers};
 
 /// A `redis-server` on a free loopback port, without persistence; killed on drop.
-struct Server {
+pub struct Server {
     child: Child,
-    port: u16,
+    pub port: u16,
     _dir: tempfile::TempDir,
 }
 
 impl Server {
-    fn start() -> Server {
+    pub fn start() -> Server {
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .expect("a free port")
@@ -57,7 +57,7 @@ impl Server {
         server
     }
 
-    fn address(&self) -> String {
+    pub fn address(&self) -> String {
         format!("127.0.0.1:{}", self.port)
     }
 
@@ -122,13 +122,13 @@ fn servers(s: &[&Server]) -> RedisServers {
 }
 
 /// The counter oracle: `GET counter`, then `SET counter n+1` (two commands, not atomic).
-fn read_counter(s: &Server) -> u64 {
+pub fn read_counter(s: &Server) -> u64 {
     s.raw(&["GET", "counter"])
         .and_then(|v| v.parse().ok())
         .unwrap_or(0)
 }
 
-fn write_counter(s: &Server, n: u64) {
+pub fn write_counter(s: &Server, n: u64) {
     assert_eq!(
         s.raw(&["SET", "counter", &n.to_string()]).as_deref(),
         Some("+OK")

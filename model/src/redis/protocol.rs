@@ -405,7 +405,7 @@ impl Scenario {
         let v = match recipe(self.variant).validity {
             ValidityBy::Checked => {
                 let v = i64::from(self.ttl) - i64::from(elapsed) - i64::from(self.drift);
-                (v > 0).then(|| Validity::Until(v as Time))?
+                (v > 0).then_some(Validity::Until(v as Time))?
             }
             ValidityBy::FullTtl => Validity::Until(self.ttl),
             ValidityBy::Wrapping => {
