@@ -20,13 +20,29 @@ pub struct Server {
 
 impl Server {
     pub fn start() -> Server {
+        Server::start_with(&[])
+    }
+
+    /// A server with extra arguments (`--replicaof`, or `--sentinel` with a config file).
+    pub fn start_with(extra: &[&str]) -> Server {
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .expect("a free port")
             .port();
         let dir = tempfile::tempdir().expect("temporary folder");
-        let child = Command::new("redis-server")
-            .args([
+        let sentinel = extra.first() == Some(&"--sentinel");
+        let mut cmd = Command::new("redis-server");
+        if sentinel {
+            let conf = dir.path().join("sentinel.conf");
+            let text = format!(
+                "port {port}\nbind 127.0.0.1\nsentinel monitor m 127.0.0.1 {} 2\n\
+                 sentinel down-after-milliseconds m 1000\nsentinel failover-timeout m 5000\n",
+                extra[1]
+            );
+            std::fs::write(&conf, text).expect("sentinel.conf");
+            cmd.arg(&conf).arg("--sentinel");
+        } else {
+            cmd.args([
                 "--port",
                 &port.to_string(),
                 "--bind",
@@ -35,7 +51,11 @@ impl Server {
                 "",
             ])
             .args(["--appendonly", "no", "--daemonize", "no"])
-            .args(["--enable-debug-command", "local", "--dir"])
+            .args(["--enable-debug-command", "local"])
+            .args(extra);
+        }
+        let child = cmd
+            .arg("--dir")
             .arg(dir.path())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -62,7 +82,7 @@ impl Server {
     }
 
     /// One command over a fresh connection; the first line of the answer.
-    fn raw(&self, args: &[&str]) -> Option<String> {
+    pub fn raw(&self, args: &[&str]) -> Option<String> {
         let mut s = TcpStream::connect(self.address()).ok()?;
         s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
         s.write_all(&resp(args)).ok()?;
@@ -96,7 +116,7 @@ impl Server {
         lines
     }
 
-    fn kill(&mut self) {
+    pub fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -313,4 +333,71 @@ fn redlock_over_three_servers_needs_a_majority() {
     assert!(matches!(e, RedisLockError::Unavailable { .. }), "{e}");
     assert!(e.advice().is_some());
     drop(s2);
+}
+
+/// Sentinel fail-over loses a lock (DESIGN.md's recipe): a primary, a replica and three
+/// sentinels; replication cut on the primary (`ACL SETUSER default -psync -sync` and `CLIENT
+/// KILL TYPE replica`: on loopback a killed link resyncs in about 1 ms); client a takes the
+/// lock on the primary; the primary is SIGKILLed; the sentinels promote the replica, which never
+/// got the key, and client b takes the lock there. Both increment a counter on a separate
+/// server (the resource): one increment is lost. The model's row 10 (`failover`).
+#[test]
+fn sentinel_failover_to_a_replica_without_the_key_makes_two_holders() {
+    let _t = crate::timing();
+    let resource = Server::start();
+    let mut primary = Server::start();
+    let p = primary.port.to_string();
+    let replica = Server::start_with(&["--replicaof", "127.0.0.1", &p]);
+    let _sentinels = [
+        Server::start_with(&["--sentinel", &p]),
+        Server::start_with(&["--sentinel", &p]),
+        Server::start_with(&["--sentinel", &p]),
+    ];
+    // Wait for the replica to sync, then cut replication.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while replica.raw(&["GET", "synced"]).as_deref() != Some("yes") {
+        primary.raw(&["SET", "synced", "yes"]);
+        assert!(Instant::now() < deadline, "replica never synced");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_secs(2)); // the sentinels discover the replica
+    assert_eq!(
+        primary
+            .raw(&["ACL", "SETUSER", "default", "-psync", "-sync"])
+            .as_deref(),
+        Some("+OK")
+    );
+    primary.raw(&["CLIENT", "KILL", "TYPE", "replica"]);
+    let ttl = Duration::from_secs(30);
+    let a = RedisLock::new(servers(&[&primary]), "lock", ttl);
+    let ga = a.try_lock().expect("a acquires on the primary");
+    let ra = read_counter(&resource);
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(
+        replica.raw(&["GET", "lock"]).as_deref(),
+        Some("$-1"),
+        "the cut held"
+    );
+    primary.kill();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while replica.raw(&["SET", "promoted", "1"]).as_deref() != Some("+OK") {
+        assert!(Instant::now() < deadline, "the replica was never promoted");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let b = RedisLock::new(servers(&[&replica]), "lock", ttl);
+    let gb = b.try_lock().expect("b acquires on the promoted replica");
+    assert!(
+        ga.validity_left().is_some(),
+        "a still holds by its own clock"
+    );
+    let rb = read_counter(&resource);
+    write_counter(&resource, ra + 1);
+    write_counter(&resource, rb + 1);
+    assert_eq!(
+        read_counter(&resource),
+        1,
+        "no lost update fails: 1 of 2 increments"
+    );
+    drop(gb);
+    drop(ga);
 }
