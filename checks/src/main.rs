@@ -42,6 +42,9 @@ enum Command {
     /// One zk-stress-run client process (started by zk-stress-run).
     #[command(hide = true)]
     ZkStressClient(cli::zk::ZkStressClientArgs),
+    /// The Redis lock under server stalls (DEBUG SLEEP past the TTL) on a real redis-server,
+    /// judged by a counter the holders increment; fails on a lost increment.
+    RedisStressRun(cli::redis::RedisStressRunArgs),
 }
 
 fn main() -> ExitCode {
@@ -57,6 +60,7 @@ fn main() -> ExitCode {
         Command::ZkBench(a) => cli::zk::run_zk_bench(a),
         Command::ZkStressRun(a) => cli::zk::run_zk_stress_run(a),
         Command::ZkStressClient(a) => cli::zk::run_zk_stress_client(a),
+        Command::RedisStressRun(a) => cli::redis::run(a),
     };
     match result {
         Ok(code) => code,

@@ -8,6 +8,7 @@ mod peers;
 mod real_server;
 mod shuttle;
 mod sim;
+mod stress;
 
 /// Tests that assert on elapsed time take [`timing`] (exclusive); this binary's CPU-heavy
 /// suites take [`heavy`] (shared). On this 2-core machine a timing test then never runs beside
