@@ -6,6 +6,7 @@
 mod error_table;
 mod peers;
 mod real_server;
+mod redlock_crate;
 mod shuttle;
 mod sim;
 mod stress;
