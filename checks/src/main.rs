@@ -46,6 +46,9 @@ enum Command {
     /// LOCKWRIGHT_TXNLOG_COPY).
     #[command(hide = true)]
     ZkTraceCheck(cli::zk::ZkTraceCheckArgs),
+    /// The Redis lock under server stalls (DEBUG SLEEP past the TTL) on a real redis-server,
+    /// judged by a counter the holders increment; fails on a lost increment.
+    RedisStressRun(cli::redis::RedisStressRunArgs),
 }
 
 fn main() -> ExitCode {
@@ -62,6 +65,7 @@ fn main() -> ExitCode {
         Command::ZkStressRun(a) => cli::zk::run_zk_stress_run(a),
         Command::ZkStressClient(a) => cli::zk::run_zk_stress_client(a),
         Command::ZkTraceCheck(a) => cli::zk::run_zk_trace_check(a),
+        Command::RedisStressRun(a) => cli::redis::run(a),
     };
     match result {
         Ok(code) => code,

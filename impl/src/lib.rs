@@ -208,6 +208,9 @@ pub mod docstore;
 #[cfg(test)]
 mod error_style;
 pub mod file;
+#[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
+pub mod redis;
 #[cfg(feature = "replication")]
 #[cfg_attr(docsrs, doc(cfg(feature = "replication")))]
 pub mod replication;

@@ -13,6 +13,8 @@
 //! - [`replication`]: replication by generations — a copier brings each commit of a Lucene
 //!   index into a replica that readers reopen continuously (the seed's rule, Lucene's
 //!   replicator).
+//! - [`redis`]: Redis locks — the single-instance lock and Redlock over N instances, with
+//!   clock jumps, pauses, restarts and fail-overs (Kleppmann's and Sanfilippo's scenarios).
 //!
 //! Each family folder holds its semantics module (what the kernel or server does, shared with
 //! the simulator the checks run the real implementation on) and its protocol.
@@ -25,6 +27,7 @@ pub mod checker;
 pub mod docstore;
 pub mod family;
 pub mod file;
+pub mod redis;
 pub mod replication;
 pub mod zk;
 

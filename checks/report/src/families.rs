@@ -15,6 +15,7 @@
 //! cites, `traces/F/<id>.md|svg` (all of them on demand: `lockwright-report --traces <dir>`).
 
 pub mod docstore;
+pub mod redis;
 pub mod replication;
 pub mod zk;
 
@@ -167,10 +168,11 @@ impl FamilyReport {
 /// The families [`run_all`] runs, by `Family::NAME`: the owners of `results-<name>.*` and
 /// `traces/<name>/` ([`compare::owner`](crate::compare::owner)). A new family: one line here
 /// and one in [`run_all`].
-pub const NAMES: [&str; 3] = [
+pub const NAMES: [&str; 4] = [
     <lockwright_model::zk::Scenario as Family>::NAME,
     <lockwright_model::docstore::Scenario as Family>::NAME,
     <lockwright_model::replication::Scenario as Family>::NAME,
+    <lockwright_model::redis::Scenario as Family>::NAME,
 ];
 
 /// Runs every family's rows. A new family: one line here (and one in [`NAMES`]).
@@ -182,6 +184,7 @@ pub fn run_all() -> anyhow::Result<Vec<FamilyReport>> {
         run::<lockwright_model::zk::Scenario>()?,
         run::<lockwright_model::docstore::Scenario>()?,
         run::<lockwright_model::replication::Scenario>()?,
+        run::<lockwright_model::redis::Scenario>()?,
     ])
 }
 

@@ -187,7 +187,7 @@ pub struct Report {
 }
 
 impl Report {
-    /// The family named `name` (`zk`, `docstore`, `replication`).
+    /// The family named `name` (`zk`, `docstore`, `replication`, `redis`).
     pub fn family(&self, name: &str) -> Option<&families::FamilyReport> {
         self.families.iter().find(|f| f.family == name)
     }

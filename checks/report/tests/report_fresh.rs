@@ -29,7 +29,7 @@
 use std::path::Path;
 
 use lockwright_model::checker::pinned::{assert_discoveries_replay, reachable};
-use lockwright_model::{docstore, file, replication, zk, Report};
+use lockwright_model::{docstore, file, redis, replication, zk, Family, Report};
 use lockwright_report as report;
 use report::compare::owner;
 use report::families::{self, Presenter, NAMES};
@@ -234,6 +234,29 @@ fn replication_docs_are_fresh() {
     });
 }
 
+#[test]
+fn redis_docs_are_fresh() {
+    family_docs_are_fresh(|sc: &redis::Scenario, label, r| {
+        // Not vacuous: in every row the resource accepts some write.
+        assert!(
+            reachable(sc, |s: &redis::State| s.resource.version > 0),
+            "{label}: no write is ever accepted"
+        );
+        // Each row's verdicts are the documented ones (what makes its `lockwright check`
+        // command exit 0): every violation and every unreached applicable example is declared.
+        let mut got: Vec<&str> = r
+            .verdicts
+            .iter()
+            .filter(|v| !v.holds() && sc.applies(v.name))
+            .map(|v| v.name)
+            .collect();
+        let mut want: Vec<&str> = Family::documented(sc).iter().map(|d| d.0).collect();
+        got.sort_unstable();
+        want.sort_unstable();
+        assert_eq!(got, want, "{label}: verdicts against documented()");
+    });
+}
+
 /// Every relative link in the hand-written pages that points into `traces/` or at a generated
 /// page names a file that exists, so a regenerated report cannot silently orphan them.
 #[test]
@@ -246,6 +269,7 @@ fn hand_written_pages_link_to_existing_files() {
         "zookeeper.md",
         "docstore.md",
         "replication.md",
+        "redis.md",
     ] {
         let path = docs.join(page);
         let Ok(text) = std::fs::read_to_string(&path) else {
@@ -276,6 +300,7 @@ fn family_pages_link_to_their_generated_tables() {
         ("zookeeper.md", "results-zk.md"),
         ("docstore.md", "results-docstore.md"),
         ("replication.md", "results-replication.md"),
+        ("redis.md", "results-redis.md"),
     ] {
         let target = format!("]({generated})");
         assert!(

@@ -46,6 +46,7 @@ Examples:
   lockwright check --variant simple --faults crash=1,restart=1 --json
   lockwright check --family zk --variant adopt-old-session --clients 2
   lockwright check --family docstore --variant global --faults crash=1,restart=1
+  lockwright check --family redis --variant redlock --faults clock-jump=1
   lockwright check --engine stateright --symmetry off   # Stateright's own BFS, full space";
 
 #[derive(clap::Args, Debug)]
@@ -190,6 +191,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
         FamilyName::Zk => check_family(&args.scenario.zk()?, &args),
         FamilyName::Docstore => check_family(&args.scenario.docstore()?, &args),
         FamilyName::Replication => check_family(&args.scenario.replication()?, &args),
+        FamilyName::Redis => check_family(&args.scenario.redis()?, &args),
     }
 }
 

@@ -15,6 +15,7 @@
 
 pub mod check;
 pub mod explore;
+pub mod redis;
 pub mod report;
 pub mod scenario;
 pub mod stress;

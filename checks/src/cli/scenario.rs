@@ -23,7 +23,7 @@ fn pick<T: Copy>(
         })
 }
 use lockwright_model::file::{self, Faults, LockKind, Variant};
-use lockwright_model::{docstore, replication, zk};
+use lockwright_model::{docstore, redis, replication, zk};
 
 /// `on` or `off`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -50,6 +50,9 @@ pub enum FamilyName {
     Docstore,
     /// Index replication by generations: copy orders against readers of the replica.
     Replication,
+    /// Redis locks: the single-instance lock and Redlock, Kleppmann's and Sanfilippo's
+    /// scenarios.
+    Redis,
 }
 
 impl FamilyName {
@@ -60,6 +63,7 @@ impl FamilyName {
             FamilyName::Zk => "zk",
             FamilyName::Docstore => "docstore",
             FamilyName::Replication => "replication",
+            FamilyName::Redis => "redis",
         }
     }
 }
@@ -85,7 +89,8 @@ pub struct ScenarioArgs {
     /// leased-fix-unverified, leased-fix-unconditional, leased-fix-unchecked, document-bulk.
     /// replication: segments-first,
     /// any-order, seed-rule, lucene-4.10-handler, lucene-5-handler, lockwright-no-retention,
-    /// lockwright.
+    /// lockwright. redis: single, single-unchecked, redlock, redlock-no-recheck,
+    /// redlock-wrapping-validity, redis-py.
     #[arg(long)]
     pub variant: Option<String>,
     /// file: OS lock kind of the native variants: flock, posix, ofd, nfs-flock (`mixed` always
@@ -98,7 +103,8 @@ pub struct ScenarioArgs {
     /// file: threads per process (1..=8).
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=8))]
     pub threads: Option<u8>,
-    /// zk, docstore: number of clients (zk 1..=4, client c0 re-enters; docstore 1..=4).
+    /// zk, docstore, redis: number of clients (zk 1..=4, client c0 re-enters; docstore 1..=4;
+    /// redis 1..=3).
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=4))]
     pub clients: Option<u8>,
     /// zk: clients c0 and c1 are two mutexes of one process sharing one ZooKeeper client (one
@@ -125,17 +131,22 @@ pub struct ScenarioArgs {
     /// replication: keep-up (every reader reopens between two syncs) or unbounded.
     #[arg(long)]
     pub pace: Option<String>,
-    /// replication: commits the copier replicates (1..=6).
+    /// replication: commits the copier replicates (1..=6). redis: critical sections each
+    /// client runs (1..=2).
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=6))]
     pub rounds: Option<u8>,
     /// replication: data files per commit (1..=4).
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=4))]
     pub data_files: Option<u8>,
+    /// redis: Redis instances (1 for the single-instance recipes; 1, 3 or 5 for Redlock).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=5))]
+    pub instances: Option<u8>,
     /// docstore `leased`: the lease length in clock ticks (1..=3).
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=3))]
     pub lease: Option<u8>,
     /// How the protected resource is written. zk: unfenced, check-then-write, fenced,
     /// fenced-claim, fenced-by-sequence, guarded. docstore: unfenced, fenced, fenced-claim.
+    /// redis: unfenced, fenced, fenced-claim, cas.
     #[arg(long)]
     pub writes: Option<String>,
     /// Fault budgets, or `none`. file: crash, restart, unlink, replace, foreign, lose-lock,
@@ -143,7 +154,8 @@ pub struct ScenarioArgs {
     /// `crash=2,restart=2,unlink=1,replace=1,foreign=1`). zk: expire, lose-reply,
     /// restart, recreate-parent, abandon, suspend, lag, misread. docstore: crash, restart, stray-delete,
     /// lose-reply, pause, failover, recreate-index, recreate-doc, rollback. replication: crash
-    /// (of the copier).
+    /// (of the copier). redis: pause, slow-acquire, clock-jump, restart, delayed-restart,
+    /// failover, lose-reply, crash.
     #[arg(long)]
     pub faults: Option<String>,
     /// Symmetry reduction: `on` merges states that differ only by renaming interchangeable
@@ -176,6 +188,7 @@ impl ScenarioArgs {
             ("--pace", self.pace.is_some()),
             ("--rounds", self.rounds.is_some()),
             ("--data-files", self.data_files.is_some()),
+            ("--instances", self.instances.is_some()),
         ];
         for (flag, set) in given {
             if set && !takes.contains(&flag) {
@@ -292,6 +305,63 @@ impl ScenarioArgs {
         }
         let symmetry = self.symmetry_or(sc.symmetry);
         Ok(replication::Scenario { symmetry, ..sc })
+    }
+
+    /// The Redis family's scenario: the standard (or deep) one with the given options applied
+    /// (a different variant starts from its own defaults: three instances for Redlock, one
+    /// otherwise).
+    ///
+    /// # Errors
+    /// An unknown variant, write mode or fault, a count out of range, or an option of another
+    /// family.
+    pub fn redis(&self) -> anyhow::Result<redis::Scenario> {
+        use redis::{Variant, Writes};
+        self.refuse(&["--clients", "--writes", "--rounds", "--instances"])?;
+        if self.symmetry == Some(Switch::On) {
+            bail!("--family redis has no symmetry reduction (its clients are not interchangeable: tokens order them)");
+        }
+        let base = if self.deep {
+            redis::Scenario::deep()
+        } else {
+            redis::Scenario::standard()
+        };
+        let variant = match &self.variant {
+            Some(v) => pick(v, &Variant::ALL, |x| x.name(), "variant")?,
+            None => base.variant,
+        };
+        let mut sc = if variant == base.variant {
+            base
+        } else {
+            redis::Scenario::new(variant, base.writes).with_faults(base.faults)
+        };
+        if let Some(w) = &self.writes {
+            sc = sc.with_writes(pick(w, &Writes::ALL, |x| x.name(), "write mode")?);
+        }
+        if let Some(f) = &self.faults {
+            sc = sc.with_faults(redis::Faults::parse(f).map_err(anyhow::Error::msg)?);
+        }
+        if let Some(c) = self.clients {
+            if !(1..=3).contains(&c) {
+                bail!("--clients must be 1..=3 for --family redis");
+            }
+            sc = sc.with_clients(c);
+        }
+        if let Some(r) = self.rounds {
+            if !(1..=2).contains(&r) {
+                bail!("--rounds must be 1..=2 for --family redis");
+            }
+            sc = sc.with_rounds(r);
+        }
+        if let Some(n) = self.instances {
+            if !variant.redlock() && n != 1 {
+                bail!("--instances {n}: --variant {variant} runs on one instance (Redlock's variants take 1, 3 or 5)");
+            }
+            if n % 2 == 0 {
+                bail!("--instances {n}: Redlock needs an odd number of instances (1, 3 or 5)");
+            }
+            sc = sc.with_instances(n);
+        }
+        Ok(sc)
     }
 
     /// The document-store family's scenario: the standard (or deep) one with the given

@@ -72,6 +72,13 @@ fn standard_scenarios_pass_as_documented() {
                  paused past its lease still believes it may write)",
             ),
         ),
+        (
+            "redis",
+            Some(
+                "  always    \"at most one holder\"           VIOLATED (as documented: a holder \
+                 paused past its validity still believes it holds when the next is granted)",
+            ),
+        ),
     ] {
         let o = lockwright(&["check", "--family", family, "--quiet"]);
         let out = stdout(&o);
@@ -533,4 +540,53 @@ fn a_bare_fence_loses_an_update_as_documented_in_both_families() {
             "{family}: {out}"
         );
     }
+}
+
+/// The Redis family's documented verdicts are a rule over the scenario, not a list of rows:
+/// Kleppmann's clock jump on Redlock exits 0 with its two violations declared, and the same
+/// scenario with a wrong expectation (or `redlock-no-recheck` expected to hold) exits 1.
+#[test]
+fn redis_verdicts_follow_the_documented_rule() {
+    let o = lockwright(&[
+        "check",
+        "--family",
+        "redis",
+        "--variant",
+        "redlock",
+        "--writes",
+        "unfenced",
+        "--faults",
+        "clock-jump=1",
+        "-q",
+    ]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("\"at most one live holder\"      VIOLATED (as documented: a server's clock jumps forward"), "{out}");
+    assert!(out.contains("24461 unique states"), "{out}");
+
+    let o = lockwright(&[
+        "check",
+        "--family",
+        "redis",
+        "--variant",
+        "redlock",
+        "--writes",
+        "unfenced",
+        "--faults",
+        "none",
+        "-q",
+        "--expect-violated",
+        "at most one live holder",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("\"at most one live holder\": expected VIOLATED, got holds"),
+        "{}",
+        stdout(&o)
+    );
+
+    let o = lockwright(&["check", "--family", "redis", "--instances", "3", "-q"]);
+    assert_eq!(o.status.code(), Some(2), "single runs on one instance");
+    let o = lockwright(&["check", "--family", "redis", "--readers", "1", "-q"]);
+    assert_eq!(o.status.code(), Some(2), "--readers is not a redis option");
 }

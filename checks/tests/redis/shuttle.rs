@@ -1,0 +1,182 @@
+//! The real `RedisLock` under shuttle on the simulated Redis (`sim`): clients increment a
+//! counter under the lock; the oracle is the counter against the increments the workload
+//! made, never the lock's own answers. The correct recipes (`single`, `redlock`) keep every
+//! increment over every explored schedule; the test switches that put the model's broken
+//! variants back into the shipped code (`UncheckedRelease` = `single-unchecked`, `NoRecheck`
+//! = `redlock-no-recheck`) are caught, each with its schedule replayed.
+//!
+//! Budgets: 300 random executions for a recipe expected to hold (each a few hundred
+//! scheduling points; the broken twins fail within the first few dozen, so 300 is several
+//! times what finding a lost increment takes); the twins search the same seed with up to
+//! 1000 executions.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use lockwright::redis::{Backend, RedisDefect, RedisLock};
+use lockwright_testkit::schedules::{self, persisting, Scheduler};
+use shuttle::scheduler::RandomScheduler;
+use shuttle::Runner;
+
+use crate::sim::Sim;
+
+/// TTL of the simulated lock: long enough that Redlock's three `SET`s (3 ms) and the drift
+/// allowance (2.2 ms) leave validity, short enough that a waiting client's retries outlast it.
+const TTL: Duration = Duration::from_millis(20);
+
+#[derive(Clone, Copy, Debug)]
+struct Workload {
+    instances: usize,
+    clients: usize,
+    rounds: usize,
+    defect: Option<RedisDefect>,
+}
+
+/// One execution: each client takes the lock `rounds` times and increments the counter once
+/// under it (read, work until just before its validity ends, write); then the counter must
+/// equal the increments made.
+fn run(w: Workload) -> u64 {
+    let world = Sim::world(w.instances);
+    let handles: Vec<_> = (0..w.clients)
+        .map(|c| {
+            let world = Arc::clone(&world);
+            shuttle::thread::spawn(move || {
+                let mut lock = RedisLock::new(Sim::new(&world, c), "lock", TTL)
+                    .with_retry_delay(Duration::from_millis(1));
+                if let Some(d) = w.defect {
+                    lock = lock.with_defect(d);
+                }
+                for _ in 0..w.rounds {
+                    let Ok(guard) = lock.lock_timeout(Duration::from_millis(200)) else {
+                        continue;
+                    };
+                    let Some(left) = guard.validity_left() else {
+                        continue;
+                    };
+                    world.lock().expect("world").enter(c, left);
+                    if guard.ensure_valid().is_ok() {
+                        let read = world.lock().expect("world").counter;
+                        // The work under the lock takes as long as the holder believes it may
+                        // (the clock stops just short of its validity's end).
+                        lock.backend().sleep(TTL);
+                        let mut wd = world.lock().expect("world");
+                        wd.counter = read + 1;
+                        wd.acknowledged += 1;
+                    }
+                    world.lock().expect("world").leave(c);
+                    let _ = guard.release();
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().expect("client");
+    }
+    let w = world.lock().expect("world");
+    let made = w.acknowledged;
+    assert_eq!(
+        w.counter,
+        w.acknowledged,
+        "no lost update: the counter lost {} of {} increments (grants {:?})",
+        w.acknowledged - w.counter,
+        w.acknowledged,
+        w.grants
+    );
+    made
+}
+
+/// `executions` random schedules keep every increment; and the check is not vacuous: in some
+/// of them every client got its every round (so two clients did contend).
+fn holds(w: Workload, executions: usize) {
+    let _heavy = crate::heavy();
+    let full = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = Arc::clone(&full);
+    let all = (w.clients * w.rounds) as u64;
+    Runner::new(RandomScheduler::new_from_seed(38, executions), persisting()).run(move || {
+        if run(w) == all {
+            counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    });
+    let full = full.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(full > 0, "{w:?}: no execution completed every round");
+    eprintln!("{w:?}: {full} of {executions} executions completed every round");
+}
+
+/// Finds the broken twin's lost update and replays its schedule.
+fn caught(w: Workload) -> (usize, String) {
+    let _heavy = crate::heavy();
+    let serial = schedules::serial();
+    let failure = schedules::search(
+        &serial,
+        move || {
+            run(w);
+        },
+        38,
+        1000,
+        &[Scheduler::Random],
+    )
+    .unwrap_or_else(|| panic!("{w:?}: no lost update in 1000 executions"));
+    assert!(
+        failure.message.contains("no lost update"),
+        "{}",
+        failure.message
+    );
+    let again = schedules::replay(&serial, &failure.schedule, move || {
+        run(w);
+    })
+    .expect("the schedule replays to the failure");
+    assert!(again.contains("no lost update"), "{again}");
+    (failure.executions, failure.message)
+}
+
+#[test]
+fn single_keeps_every_increment() {
+    holds(
+        Workload {
+            instances: 1,
+            clients: 2,
+            rounds: 2,
+            defect: None,
+        },
+        300,
+    );
+}
+
+/// `single-unchecked` (the model's row 12): the plain `DEL` of a holder whose key expired
+/// deletes the next holder's key, and its own next round overlaps that holder.
+#[test]
+fn single_unchecked_release_loses_an_increment() {
+    let (n, msg) = caught(Workload {
+        instances: 1,
+        clients: 2,
+        rounds: 2,
+        defect: Some(RedisDefect::UncheckedRelease),
+    });
+    eprintln!("single-unchecked: caught after {n} executions: {msg}");
+}
+
+#[test]
+fn redlock_keeps_every_increment() {
+    holds(
+        Workload {
+            instances: 3,
+            clients: 2,
+            rounds: 2,
+            defect: None,
+        },
+        300,
+    );
+}
+
+/// `redlock-no-recheck` (the model's row 20): a majority held for the full TTL outlasts the
+/// first instance's key, which expired `elapsed` earlier.
+#[test]
+fn redlock_without_recheck_loses_an_increment() {
+    let (n, msg) = caught(Workload {
+        instances: 3,
+        clients: 2,
+        rounds: 2,
+        defect: Some(RedisDefect::NoRecheck),
+    });
+    eprintln!("redlock-no-recheck: caught after {n} executions: {msg}");
+}
