@@ -29,7 +29,7 @@
 use std::path::Path;
 
 use lockwright_model::checker::pinned::{assert_discoveries_replay, reachable};
-use lockwright_model::{docstore, file, replication, zk, Report};
+use lockwright_model::{docstore, etcd, file, replication, zk, Report};
 use lockwright_report as report;
 use report::compare::owner;
 use report::families::{self, Presenter, NAMES};
@@ -234,6 +234,32 @@ fn replication_docs_are_fresh() {
     });
 }
 
+#[test]
+fn etcd_docs_are_fresh() {
+    family_docs_are_fresh(|sc: &etcd::Scenario, label, r| {
+        // Not vacuous: in every row some increment is acknowledged.
+        assert!(
+            reachable(sc, |s: &etcd::State| s.acked > 0),
+            "{label}: no write is ever accepted"
+        );
+        // Every row's violated `always` properties are exactly the ones its scenario
+        // documents (what `lockwright check` expects of it).
+        let mut violated: Vec<&str> = r
+            .verdicts
+            .iter()
+            .filter(|v| v.expectation == stateright::Expectation::Always && !v.holds())
+            .map(|v| v.name)
+            .collect();
+        let mut documented: Vec<&str> = lockwright_model::Family::documented(sc)
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect();
+        violated.sort_unstable();
+        documented.sort_unstable();
+        assert_eq!(violated, documented, "{label}: documented verdicts");
+    });
+}
+
 /// Every relative link in the hand-written pages that points into `traces/` or at a generated
 /// page names a file that exists, so a regenerated report cannot silently orphan them.
 #[test]
@@ -246,6 +272,7 @@ fn hand_written_pages_link_to_existing_files() {
         "zookeeper.md",
         "docstore.md",
         "replication.md",
+        "etcd.md",
     ] {
         let path = docs.join(page);
         let Ok(text) = std::fs::read_to_string(&path) else {
@@ -276,6 +303,7 @@ fn family_pages_link_to_their_generated_tables() {
         ("zookeeper.md", "results-zk.md"),
         ("docstore.md", "results-docstore.md"),
         ("replication.md", "results-replication.md"),
+        ("etcd.md", "results-etcd.md"),
     ] {
         let target = format!("]({generated})");
         assert!(

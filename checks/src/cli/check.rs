@@ -190,6 +190,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
         FamilyName::Zk => check_family(&args.scenario.zk()?, &args),
         FamilyName::Docstore => check_family(&args.scenario.docstore()?, &args),
         FamilyName::Replication => check_family(&args.scenario.replication()?, &args),
+        FamilyName::Etcd => check_family(&args.scenario.etcd()?, &args),
     }
 }
 

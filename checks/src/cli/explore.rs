@@ -42,6 +42,7 @@ pub fn run(args: ExploreArgs) -> anyhow::Result<ExitCode> {
         FamilyName::Zk => serve(&args.scenario.zk()?, args.addr),
         FamilyName::Docstore => serve(&args.scenario.docstore()?, args.addr),
         FamilyName::Replication => serve(&args.scenario.replication()?, args.addr),
+        FamilyName::Etcd => serve(&args.scenario.etcd()?, args.addr),
     }
 }
 

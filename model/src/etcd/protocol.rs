@@ -705,9 +705,109 @@ impl Model for Scenario {
     }
 }
 
+impl Scenario {
+    /// The server in one line: revision, lock keys (`pfx/<lease>@<create revision>`), leases
+    /// with their ticks left, the counter.
+    pub fn server_view(&self, s: &State) -> String {
+        let keys: Vec<String> = s
+            .server
+            .keys
+            .iter()
+            .map(|k| format!("pfx/{:x}@{}", k.lease, k.create))
+            .collect();
+        let leases: Vec<String> = s
+            .server
+            .leases
+            .iter()
+            .map(|l| format!("{:x}:{}", l.id, l.left))
+            .collect();
+        let mut v = format!(
+            "rev {}; keys [{}]; leases [{}]",
+            s.server.rev,
+            keys.join(" "),
+            leases.join(" ")
+        );
+        if self.writes == WriteMode::Guarded {
+            v.push_str(&format!("; counter {}", s.server.counter.value));
+        } else {
+            v.push_str(&format!("; resource {}", s.resource.value));
+            if let Some(m) = s.resource.max_token {
+                v.push_str(&format!(" (token ≥ {m})"));
+            }
+        }
+        if s.server.compacted > 0 {
+            v.push_str(&format!("; compacted at {}", s.server.compacted));
+        }
+        v
+    }
+
+    /// What `action` did to its client, in words.
+    fn effect(&self, before: &State, action: Action, after: &State) -> String {
+        let Some(c) = action.client() else {
+            return match action {
+                Action::Tick => "a tick of the server's clock".into(),
+                Action::LeaderChange => "a new leader refreshes every lease".into(),
+                Action::Compact => format!("compact at revision {}", after.server.compacted),
+                _ => String::new(),
+            };
+        };
+        let (b, a) = (
+            &before.clients[usize::from(c)],
+            &after.clients[usize::from(c)],
+        );
+        let pc = match a.pc {
+            Pc::Held => "holds".to_string(),
+            Pc::Waiting { key } => format!("watches pfx/{:x}", key.lease),
+            Pc::Watch { key, from } => format!("will watch pfx/{:x} from rev {from}", key.lease),
+            Pc::Updating { read } => format!("read {read}"),
+            Pc::Unlock
+                if b.pc == Pc::Updating { read: 0 } || matches!(b.pc, Pc::Updating { .. }) =>
+            {
+                let accepted = after.acked > before.acked;
+                if accepted {
+                    "write accepted".into()
+                } else {
+                    "write refused".into()
+                }
+            }
+            Pc::Idle | Pc::Done if a.lost_reported && !b.lost_reported => {
+                "told the lock is lost".into()
+            }
+            other => format!("{other:?}").to_lowercase(),
+        };
+        let token = match a.session {
+            Some(x)
+                if a.pc.holding()
+                    || matches!(
+                        a.pc,
+                        Pc::Find | Pc::Waiting { .. } | Pc::Watch { .. } | Pc::Recheck
+                    ) =>
+            {
+                format!(
+                    " (key pfx/{:x}@{}, deadline {})",
+                    x.lease, a.my_rev, x.deadline
+                )
+            }
+            _ => String::new(),
+        };
+        format!("{pc}{token}")
+    }
+}
+
 impl Checkable for Scenario {
     fn successor_into(&self, s: &State, action: Action, out: &mut State) -> bool {
         out.clone_from(s);
         self.apply(out, action)
+    }
+
+    fn describe_step(&self, before: &State, action: &Action, after: &State) -> String {
+        let who = action
+            .client()
+            .map_or("etcd".to_string(), |c| format!("c{c}"));
+        format!(
+            "{who} {}: {}",
+            action.name(),
+            self.effect(before, *action, after)
+        )
     }
 }
