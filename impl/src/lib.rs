@@ -205,6 +205,9 @@ mod doc_table;
 #[cfg(feature = "docstore")]
 #[cfg_attr(docsrs, doc(cfg(feature = "docstore")))]
 pub mod docstore;
+#[cfg(feature = "etcd")]
+#[cfg_attr(docsrs, doc(cfg(feature = "etcd")))]
+pub mod etcd;
 pub mod file;
 #[cfg(feature = "replication")]
 #[cfg_attr(docsrs, doc(cfg(feature = "replication")))]
