@@ -9,6 +9,7 @@ mod support;
 
 mod issue_11456;
 mod one_member;
+mod three_members;
 
 /// Tests that assert on elapsed time take [`timing`] (exclusive); the others [`heavy`].
 static QUIET: std::sync::RwLock<()> = std::sync::RwLock::new(());

@@ -20,9 +20,9 @@ pub fn free_port() -> u16 {
 /// Panics, naming what to do, unless `etcd` and `etcdctl` are installed (`.ci/prerequisites`
 /// installs them): a missing server fails the suite rather than passing it silently.
 pub fn need_etcd() {
-    for tool in ["etcd", "etcdctl"] {
+    for (tool, arg) in [("etcd", "--version"), ("etcdctl", "version")] {
         let ok = Command::new(tool)
-            .arg("--version")
+            .arg(arg)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()
@@ -190,8 +190,16 @@ fn num(v: &Value, f: &str) -> i64 {
 
 /// The counter's value (0 if absent), read by the oracle.
 pub fn read_counter(base: &str, key: &str) -> i64 {
-    let v = post(base, "/v3/kv/range", &json!({"key": b64(key.as_bytes())})).expect("range");
-    v["kvs"]
+    try_read_counter(base, key).expect("range")
+}
+
+/// [`read_counter`], failing with etcd's answer instead of panicking.
+///
+/// # Errors
+/// No answer, or an error answer.
+pub fn try_read_counter(base: &str, key: &str) -> Result<i64, String> {
+    let v = post(base, "/v3/kv/range", &json!({"key": b64(key.as_bytes())}))?;
+    Ok(v["kvs"]
         .as_array()
         .and_then(|a| a.first())
         .map(|kv| {
@@ -200,17 +208,25 @@ pub fn read_counter(base: &str, key: &str) -> i64 {
                 .and_then(|s| s.parse().ok())
                 .unwrap_or(0)
         })
-        .unwrap_or(0)
+        .unwrap_or(0))
 }
 
 /// A plain put (no fence): the counter a second holder would lose increments of.
 pub fn put_counter(base: &str, key: &str, value: i64) {
+    try_put_counter(base, key, value).expect("put");
+}
+
+/// [`put_counter`], failing with etcd's answer instead of panicking.
+///
+/// # Errors
+/// No answer, or an error answer.
+pub fn try_put_counter(base: &str, key: &str, value: i64) -> Result<(), String> {
     post(
         base,
         "/v3/kv/put",
         &json!({"key": b64(key.as_bytes()), "value": b64(value.to_string().as_bytes())}),
     )
-    .expect("put");
+    .map(drop)
 }
 
 /// The keys under `prefix`, oldest first, as `(key, create_revision, lease)`.
@@ -297,4 +313,169 @@ pub fn history(base: &str, prefix: &str) -> Vec<Event> {
         }
     }
     out
+}
+
+/// Three members on loopback (`--heartbeat-interval 25 --election-timeout 250`: a new leader
+/// within about 0.7 s of a kill), each killed on drop.
+pub struct Cluster {
+    pub members: Vec<Option<Member>>,
+    /// Each member's flags, to restart it with the same data directory.
+    args: Vec<Vec<String>>,
+    dirs: Vec<tempfile::TempDir>,
+}
+
+impl Cluster {
+    /// A healthy three-member cluster.
+    pub fn three() -> Cluster {
+        let ports: Vec<(u16, u16)> = (0..3).map(|_| (free_port(), free_port())).collect();
+        let initial: Vec<String> = ports
+            .iter()
+            .enumerate()
+            .map(|(i, (_, p))| format!("n{i}=http://127.0.0.1:{p}"))
+            .collect();
+        let initial = initial.join(",");
+        let mut args = Vec::new();
+        let mut dirs = Vec::new();
+        for (i, (c, p)) in ports.iter().enumerate() {
+            let dir = tempfile::tempdir().expect("temporary folder");
+            let client = format!("http://127.0.0.1:{c}");
+            let peer = format!("http://127.0.0.1:{p}");
+            args.push(
+                [
+                    "--name",
+                    &format!("n{i}"),
+                    "--data-dir",
+                    &dir.path().join("data").display().to_string(),
+                    "--listen-client-urls",
+                    &client,
+                    "--advertise-client-urls",
+                    &client,
+                    "--listen-peer-urls",
+                    &peer,
+                    "--initial-advertise-peer-urls",
+                    &peer,
+                    "--initial-cluster",
+                    &initial,
+                    "--initial-cluster-token",
+                    "lockwright-it",
+                    "--initial-cluster-state",
+                    "new",
+                    "--heartbeat-interval",
+                    "25",
+                    "--election-timeout",
+                    "250",
+                ]
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>(),
+            );
+            dirs.push(dir);
+        }
+        let mut cluster = Cluster {
+            members: Vec::new(),
+            args,
+            dirs,
+        };
+        for i in 0..3 {
+            let m = cluster.spawn(i);
+            cluster.members.push(Some(m));
+        }
+        for m in cluster.members.iter().flatten() {
+            m.wait_healthy(Duration::from_secs(30));
+        }
+        cluster
+    }
+
+    fn spawn(&self, i: usize) -> Member {
+        let a = &self.args[i];
+        let client = a[a
+            .iter()
+            .position(|x| x == "--advertise-client-urls")
+            .expect("flag")
+            + 1]
+        .clone();
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dirs[i].path().join("log"))
+            .expect("log file");
+        let child = Command::new("etcd")
+            .args(a)
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("etcd starts");
+        Member {
+            name: format!("n{i}"),
+            client,
+            child: Some(child),
+            _dir: tempfile::tempdir().expect("placeholder folder"),
+        }
+    }
+
+    /// `(member index, member id, leader id)` as each live member reports them.
+    fn status(&self) -> Vec<(usize, String, String)> {
+        self.members
+            .iter()
+            .enumerate()
+            .filter_map(|(i, m)| m.as_ref().map(|m| (i, m)))
+            .filter_map(|(i, m)| {
+                let v = post(&m.client, "/v3/maintenance/status", &json!({})).ok()?;
+                Some((
+                    i,
+                    v["header"]["member_id"].as_str()?.to_owned(),
+                    v["leader"].as_str()?.to_owned(),
+                ))
+            })
+            .collect()
+    }
+
+    /// The leader's index, once the live members agree on one that is not `not`.
+    pub fn leader(&self, not: Option<&str>, within: Duration) -> (usize, String) {
+        let until = Instant::now() + within;
+        loop {
+            let st = self.status();
+            if let Some((_, _, leader)) = st.first() {
+                let agreed = st.iter().all(|s| &s.2 == leader)
+                    && leader != "0"
+                    && Some(leader.as_str()) != not;
+                if agreed {
+                    if let Some((i, id, _)) = st.iter().find(|s| &s.1 == leader) {
+                        return (*i, id.clone());
+                    }
+                }
+            }
+            assert!(
+                Instant::now() < until,
+                "no leader within {within:?}: {st:?}"
+            );
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
+    /// SIGKILLs member `i`.
+    pub fn kill(&mut self, i: usize) {
+        if let Some(mut m) = self.members[i].take() {
+            if let Some(mut c) = m.child.take() {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+    }
+
+    /// Starts member `i` again with its flags and data directory (it rejoins).
+    pub fn restart(&mut self, i: usize) {
+        let m = self.spawn(i);
+        m.wait_healthy(Duration::from_secs(30));
+        self.members[i] = Some(m);
+    }
+
+    /// The client URL of member `i`.
+    pub fn client(&self, i: usize) -> String {
+        self.members[i]
+            .as_ref()
+            .expect("live member")
+            .client
+            .clone()
+    }
 }
