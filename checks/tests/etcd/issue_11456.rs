@@ -39,7 +39,7 @@ fn legitimate(history: &[Event], key: &str) -> bool {
         .filter(|e| e.1 == "PUT" && e.0 < put)
         .map(|e| e.2.as_str())
         .filter(|k| {
-            let last = history.iter().filter(|e| e.2 == *k && e.0 < put).last();
+            let last = history.iter().rfind(|e| e.2 == *k && e.0 < put);
             last.is_some_and(|e| e.1 == "PUT")
         })
         .collect();

@@ -5,10 +5,12 @@
 //! `cargo test -p lockwright-checks --test etcd`; fails where `etcd` is not installed
 //! (`bash .ci/prerequisites`).
 
+mod sim;
 mod support;
 
 mod issue_11456;
 mod one_member;
+mod shuttle_sim;
 mod three_members;
 
 /// Tests that assert on elapsed time take [`timing`] (exclusive); the others [`heavy`].

@@ -32,4 +32,6 @@ mod mutex;
 pub use client::{Etcd, LeaseId, Revision};
 pub use error::{EtcdError, EtcdLockError, LostReason, ERROR_TABLE};
 pub use gateway::Gateway;
+#[cfg(feature = "test-util")]
+pub use mutex::EtcdDefect;
 pub use mutex::{EtcdGuard, EtcdMutex, HighWaterMark, Session};

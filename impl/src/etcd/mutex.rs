@@ -48,10 +48,13 @@ impl<E: Etcd> SessionInner<E> {
     }
 
     fn lost(&self) -> Option<LostReason> {
+        // The clock first: never call into the interface with the state locked (a simulated
+        // etcd may switch threads there).
+        let now = self.etcd.now();
         let s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if s.gone {
             Some(LostReason::LeaseGone)
-        } else if self.etcd.now() >= s.deadline {
+        } else if now >= s.deadline {
             Some(LostReason::DeadlinePassed)
         } else {
             None
@@ -110,6 +113,38 @@ impl<E: Etcd + 'static> Session<E> {
         Ok(Session { inner, keeper })
     }
 
+    /// A session without its keepalive thread: the caller sends each keepalive
+    /// ([`Session::keepalive_once`]) — for a simulated etcd whose clock and scheduler the test
+    /// drives (shuttle).
+    ///
+    /// # Errors
+    /// The grant failed.
+    #[cfg(feature = "test-util")]
+    pub fn without_keeper(etcd: Arc<E>, ttl: Duration) -> Result<Session<E>, EtcdError> {
+        let sent = etcd.now();
+        let lease = etcd.grant(ttl)?;
+        Ok(Session {
+            inner: Arc::new(SessionInner {
+                etcd,
+                lease,
+                ttl,
+                state: Mutex::new(SessionState {
+                    deadline: sent + ttl,
+                    gone: false,
+                }),
+                stop: AtomicBool::new(true),
+                wake: Condvar::new(),
+            }),
+            keeper: None,
+        })
+    }
+
+    /// One keepalive, as the keepalive thread sends them.
+    #[cfg(feature = "test-util")]
+    pub fn keepalive_once(&self) {
+        self.inner.keepalive_once();
+    }
+
     /// The session's lease.
     pub fn lease(&self) -> LeaseId {
         self.inner.lease
@@ -145,6 +180,18 @@ pub struct EtcdMutex<E: Etcd + 'static> {
     session: Arc<Session<E>>,
     prefix: Vec<u8>,
     key: Vec<u8>,
+    #[cfg(feature = "test-util")]
+    defect: Option<EtcdDefect>,
+}
+
+/// Known etcd recipe defects, re-created in the shipped code for the checks that must catch
+/// them (`test-util` only).
+#[cfg(feature = "test-util")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EtcdDefect {
+    /// etcd 3.4's Mutex: no re-read of the own key after waiting (etcd-io/etcd#11456), and no
+    /// look at the session's deadline before returning.
+    NoRecheck,
 }
 
 impl<E: Etcd + 'static> EtcdMutex<E> {
@@ -157,7 +204,25 @@ impl<E: Etcd + 'static> EtcdMutex<E> {
             session,
             prefix,
             key,
+            #[cfg(feature = "test-util")]
+            defect: None,
         }
+    }
+
+    /// The same mutex with a known defect switched on.
+    #[cfg(feature = "test-util")]
+    #[must_use]
+    pub fn with_defect(mut self, defect: EtcdDefect) -> EtcdMutex<E> {
+        self.defect = Some(defect);
+        self
+    }
+
+    fn rechecks(&self) -> bool {
+        #[cfg(feature = "test-util")]
+        if self.defect == Some(EtcdDefect::NoRecheck) {
+            return false;
+        }
+        true
     }
 
     /// The own key.
@@ -225,6 +290,13 @@ impl<E: Etcd + 'static> EtcdMutex<E> {
             .map(|kv| kv.create_revision);
         if owner != Some(my_rev) {
             self.wait_older(my_rev, until)?;
+        }
+        if !self.rechecks() {
+            return Ok(EtcdGuard {
+                mutex: self,
+                my_rev,
+                released: false,
+            });
         }
         // Re-read the own key (3.5's check; 3.4 returned here, #11456).
         let mine = etcd
