@@ -10,6 +10,7 @@ mod support;
 
 mod issue_11456;
 mod one_member;
+mod peers;
 mod shuttle_sim;
 mod three_members;
 
