@@ -8,6 +8,7 @@
 mod sim;
 mod support;
 
+mod go_peer;
 mod issue_11456;
 mod one_member;
 mod peers;
