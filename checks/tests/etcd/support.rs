@@ -104,6 +104,8 @@ impl Drop for Member {
     fn drop(&mut self) {
         if let Some(mut c) = self.child.take() {
             let pid = c.id() as libc::pid_t;
+            // SAFETY: signalling a child process this test started (a paused one first resumes).
+            unsafe { libc::kill(pid, libc::SIGCONT) };
             // SAFETY: signalling a child process this test started.
             unsafe { libc::kill(pid, libc::SIGTERM) };
             let until = Instant::now() + Duration::from_secs(3);
@@ -461,6 +463,15 @@ impl Cluster {
                 let _ = c.wait();
             }
         }
+    }
+
+    /// Sends `signal` to member `i` (SIGSTOP: the member pauses, as in a long GC pause or a
+    /// frozen VM; SIGCONT resumes it).
+    pub fn signal(&self, i: usize, signal: libc::c_int) {
+        let m = self.members[i].as_ref().expect("live member");
+        let pid = m.child.as_ref().expect("running").id() as libc::pid_t;
+        // SAFETY: signalling a child process this test started.
+        unsafe { libc::kill(pid, signal) };
     }
 
     /// Starts member `i` again with its flags and data directory (it rejoins).

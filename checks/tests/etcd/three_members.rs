@@ -1,4 +1,5 @@
-//! The mutex on a three-member cluster while the leader is killed (SIGKILL) and restarted:
+//! The mutex on a three-member cluster while the leader is killed (SIGKILL) and restarted, or
+//! paused (SIGSTOP) past the election timeout and resumed:
 //! clients on the followers keep incrementing a counter under the lock, and no acknowledged
 //! increment is lost (a second holder would lose one). A leader change refreshes every lease
 //! to its full TTL at the server, so no hold is lost to it.
@@ -27,8 +28,26 @@ fn retry<T>(mut f: impl FnMut() -> Result<T, String>) -> T {
     }
 }
 
+/// How the leader is taken away.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fault {
+    /// SIGKILL, then a restart with the same data directory.
+    Kill,
+    /// SIGSTOP for 1.5 s (six election timeouts), then SIGCONT: it comes back as a follower.
+    Pause,
+}
+
 #[test]
 fn leader_kill_loses_no_increment() {
+    leader_fault_loses_no_increment(Fault::Kill);
+}
+
+#[test]
+fn leader_pause_loses_no_increment() {
+    leader_fault_loses_no_increment(Fault::Pause);
+}
+
+fn leader_fault_loses_no_increment(fault: Fault) {
     need_etcd();
     let _g = crate::heavy();
     let mut cluster = Cluster::three();
@@ -70,11 +89,22 @@ fn leader_kill_loses_no_increment() {
         })
         .collect();
     std::thread::sleep(Duration::from_millis(800));
-    cluster.kill(leader);
-    let (new_leader, _) = cluster.leader(Some(&leader_id), Duration::from_secs(10));
+    let new_leader = match fault {
+        Fault::Kill => {
+            cluster.kill(leader);
+            let (new_leader, _) = cluster.leader(Some(&leader_id), Duration::from_secs(10));
+            std::thread::sleep(Duration::from_millis(800));
+            cluster.restart(leader);
+            new_leader
+        }
+        Fault::Pause => {
+            cluster.signal(leader, libc::SIGSTOP);
+            std::thread::sleep(Duration::from_millis(1500));
+            cluster.signal(leader, libc::SIGCONT);
+            cluster.leader(Some(&leader_id), Duration::from_secs(10)).0
+        }
+    };
     assert_ne!(new_leader, leader);
-    std::thread::sleep(Duration::from_millis(800));
-    cluster.restart(leader);
     std::thread::sleep(Duration::from_millis(500));
     stop.store(true, Ordering::SeqCst);
     for c in clients {
