@@ -84,6 +84,17 @@ impl Sim {
         };
     }
 
+    /// Whether the key of `lease` exists and waits behind an older one.
+    pub fn waiting(&self, lease: LeaseId) -> bool {
+        let s = self.state.lock().expect("sim");
+        let Ok(id) = u8::try_from(lease.0) else {
+            return false;
+        };
+        s.server
+            .key(id)
+            .is_some_and(|k| s.server.keys.iter().any(|o| o.create < k.create))
+    }
+
     /// The counter's value (the oracle reads etcd, not the lock).
     pub fn counter(&self) -> u8 {
         self.state.lock().expect("sim").server.counter.value
