@@ -207,6 +207,9 @@ mod doc_table;
 pub mod docstore;
 #[cfg(test)]
 mod error_style;
+#[cfg(feature = "etcd")]
+#[cfg_attr(docsrs, doc(cfg(feature = "etcd")))]
+pub mod etcd;
 pub mod file;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]

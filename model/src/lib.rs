@@ -10,6 +10,8 @@
 //!   read/write) as written, and a corrected recipe with leases and fencing tokens.
 //! - [`zk`]: the ZooKeeper mutex — Curator's `InterProcessMutex` and the lockwright recipe,
 //!   with session expiry, lost replies and a re-created parent.
+//! - [`etcd`]: etcd's lease mutex — `concurrency.Mutex` 3.5 and 3.4 (etcd-io/etcd#11456), the
+//!   lock service, with leases on the server's clock, compaction and leader changes.
 //! - [`replication`]: replication by generations — a copier brings each commit of a Lucene
 //!   index into a replica that readers reopen continuously (the seed's rule, Lucene's
 //!   replicator).
@@ -25,6 +27,7 @@ pub const MODEL_VERSION: &str = "6";
 
 pub mod checker;
 pub mod docstore;
+pub mod etcd;
 pub mod family;
 pub mod file;
 pub mod redis;

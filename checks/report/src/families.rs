@@ -15,6 +15,7 @@
 //! cites, `traces/F/<id>.md|svg` (all of them on demand: `lockwright-report --traces <dir>`).
 
 pub mod docstore;
+pub mod etcd;
 pub mod redis;
 pub mod replication;
 pub mod zk;
@@ -168,11 +169,12 @@ impl FamilyReport {
 /// The families [`run_all`] runs, by `Family::NAME`: the owners of `results-<name>.*` and
 /// `traces/<name>/` ([`compare::owner`](crate::compare::owner)). A new family: one line here
 /// and one in [`run_all`].
-pub const NAMES: [&str; 4] = [
+pub const NAMES: [&str; 5] = [
     <lockwright_model::zk::Scenario as Family>::NAME,
     <lockwright_model::docstore::Scenario as Family>::NAME,
     <lockwright_model::replication::Scenario as Family>::NAME,
     <lockwright_model::redis::Scenario as Family>::NAME,
+    <lockwright_model::etcd::Scenario as Family>::NAME,
 ];
 
 /// Runs every family's rows. A new family: one line here (and one in [`NAMES`]).
@@ -185,7 +187,24 @@ pub fn run_all() -> anyhow::Result<Vec<FamilyReport>> {
         run::<lockwright_model::docstore::Scenario>()?,
         run::<lockwright_model::replication::Scenario>()?,
         run::<lockwright_model::redis::Scenario>()?,
+        run::<lockwright_model::etcd::Scenario>()?,
     ])
+}
+
+/// Runs one family's rows, by `Family::NAME` (`lockwright-report --family NAME`).
+///
+/// # Errors
+/// A name not in [`NAMES`], or a counterexample that does not replay.
+pub fn run_one(name: &str) -> anyhow::Result<FamilyReport> {
+    use lockwright_model::{docstore, etcd, redis, replication, zk};
+    match name {
+        n if n == <zk::Scenario as Family>::NAME => run::<zk::Scenario>(),
+        n if n == <docstore::Scenario as Family>::NAME => run::<docstore::Scenario>(),
+        n if n == <replication::Scenario as Family>::NAME => run::<replication::Scenario>(),
+        n if n == <redis::Scenario as Family>::NAME => run::<redis::Scenario>(),
+        n if n == <etcd::Scenario as Family>::NAME => run::<etcd::Scenario>(),
+        other => anyhow::bail!("no family `{other}` (one of: {})", NAMES.join(", ")),
+    }
 }
 
 /// `c0`, `c0 and c1`, `c0, c1 and c2`; `nobody`.

@@ -38,6 +38,10 @@ struct ReportArgs {
     /// models only (no shuttle runs) and touches nothing else; nothing in DIR is deleted.
     #[arg(long, value_name = "DIR", conflicts_with = "out")]
     traces: Option<PathBuf>,
+    /// Regenerate only this family's `results-<family>.md`/`.json` and its cited traces
+    /// (zk, docstore, replication, etcd): model runs only, nothing else touched.
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["check", "traces"])]
+    family: Option<String>,
     /// No progress line on stderr.
     #[arg(long, short)]
     quiet: bool,
@@ -65,6 +69,18 @@ fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let out = args.out.unwrap_or_else(report::default_docs_dir);
+    if let Some(name) = args.family {
+        let f = report::families::run_one(&name)?;
+        report::write_family(&f, &out, &report::cited::cited_ids(&out)?)?;
+        println!(
+            "wrote results-{name}.md/.json into {}: {} rows, {} counterexamples ({:.1} s)",
+            out.display(),
+            f.runs.len(),
+            f.traces.len(),
+            started.elapsed().as_secs_f64()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     if !args.quiet {
         eprintln!(
             "lockwright-report: model runs and shuttle runs of every family for {} (a few \

@@ -10,7 +10,7 @@
 //! the prose tables cannot drift without a model run here.
 
 use lockwright_model::file::{Faults, LockKind, Scenario, Variant};
-use lockwright_model::{check, docstore, replication, zk, Report};
+use lockwright_model::{check, docstore, etcd, replication, zk, Report};
 
 const AMOW: &str = "at most one writer";
 const VALID: &str = "at most one valid writer";
@@ -615,4 +615,14 @@ fn docstore_page_table_is_the_generated_one() {
 #[test]
 fn replication_page_table_is_the_generated_one() {
     page_table_matches_generated("replication.md", "results-replication.json");
+}
+
+/// etcd.md §5: the standard scenario (row 1 of `results-etcd.json`) is the one `lockwright
+/// check --family etcd` runs, every property holds, and the page states its golden count.
+#[test]
+fn etcd_standard_scenario_claims() {
+    let sc = etcd::Scenario::standard();
+    let golden = Golden::find("results-etcd.json", "runs", &sc.label());
+    assert_page_states("etcd.md", golden.states());
+    assert!(lockwright_model::Family::documented(&sc).is_empty());
 }

@@ -29,7 +29,7 @@
 use std::path::Path;
 
 use lockwright_model::checker::pinned::{assert_discoveries_replay, reachable};
-use lockwright_model::{docstore, file, redis, replication, zk, Family, Report};
+use lockwright_model::{docstore, etcd, file, redis, replication, zk, Family, Report};
 use lockwright_report as report;
 use report::compare::owner;
 use report::families::{self, Presenter, NAMES};
@@ -257,6 +257,30 @@ fn redis_docs_are_fresh() {
     });
 }
 
+#[test]
+fn etcd_docs_are_fresh() {
+    family_docs_are_fresh(|sc: &etcd::Scenario, label, r| {
+        // Not vacuous: in every row some increment is acknowledged.
+        assert!(
+            reachable(sc, |s: &etcd::State| s.acked > 0),
+            "{label}: no write is ever accepted"
+        );
+        // Every row's violated `always` properties are exactly the ones its scenario
+        // documents (what `lockwright check` expects of it).
+        let mut violated: Vec<&str> = r
+            .verdicts
+            .iter()
+            .filter(|v| v.expectation == stateright::Expectation::Always && !v.holds())
+            .map(|v| v.name)
+            .collect();
+        let mut documented: Vec<&str> =
+            Family::documented(sc).into_iter().map(|(p, _)| p).collect();
+        violated.sort_unstable();
+        documented.sort_unstable();
+        assert_eq!(violated, documented, "{label}: documented verdicts");
+    });
+}
+
 /// Every relative link in the hand-written pages that points into `traces/` or at a generated
 /// page names a file that exists, so a regenerated report cannot silently orphan them.
 #[test]
@@ -270,6 +294,7 @@ fn hand_written_pages_link_to_existing_files() {
         "docstore.md",
         "replication.md",
         "redis.md",
+        "etcd.md",
     ] {
         let path = docs.join(page);
         let Ok(text) = std::fs::read_to_string(&path) else {
@@ -301,6 +326,7 @@ fn family_pages_link_to_their_generated_tables() {
         ("docstore.md", "results-docstore.md"),
         ("replication.md", "results-replication.md"),
         ("redis.md", "results-redis.md"),
+        ("etcd.md", "results-etcd.md"),
     ] {
         let target = format!("]({generated})");
         assert!(

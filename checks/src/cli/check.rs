@@ -192,6 +192,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
         FamilyName::Docstore => check_family(&args.scenario.docstore()?, &args),
         FamilyName::Replication => check_family(&args.scenario.replication()?, &args),
         FamilyName::Redis => check_family(&args.scenario.redis()?, &args),
+        FamilyName::Etcd => check_family(&args.scenario.etcd()?, &args),
     }
 }
 

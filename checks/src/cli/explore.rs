@@ -43,6 +43,7 @@ pub fn run(args: ExploreArgs) -> anyhow::Result<ExitCode> {
         FamilyName::Docstore => serve(&args.scenario.docstore()?, args.addr),
         FamilyName::Replication => serve(&args.scenario.replication()?, args.addr),
         FamilyName::Redis => serve(&args.scenario.redis()?, args.addr),
+        FamilyName::Etcd => serve(&args.scenario.etcd()?, args.addr),
     }
 }
 

@@ -23,7 +23,7 @@ fn pick<T: Copy>(
         })
 }
 use lockwright_model::file::{self, Faults, LockKind, Variant};
-use lockwright_model::{docstore, redis, replication, zk};
+use lockwright_model::{docstore, etcd, redis, replication, zk};
 
 /// `on` or `off`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -53,6 +53,8 @@ pub enum FamilyName {
     /// Redis locks: the single-instance lock and Redlock, Kleppmann's and Sanfilippo's
     /// scenarios.
     Redis,
+    /// etcd's lease mutex: `concurrency.Mutex` 3.5 and 3.4, the lock service.
+    Etcd,
 }
 
 impl FamilyName {
@@ -64,6 +66,7 @@ impl FamilyName {
             FamilyName::Docstore => "docstore",
             FamilyName::Replication => "replication",
             FamilyName::Redis => "redis",
+            FamilyName::Etcd => "etcd",
         }
     }
 }
@@ -90,7 +93,8 @@ pub struct ScenarioArgs {
     /// replication: segments-first,
     /// any-order, seed-rule, lucene-4.10-handler, lucene-5-handler, lockwright-no-retention,
     /// lockwright. redis: single, single-unchecked, redlock, redlock-no-recheck,
-    /// redlock-wrapping-validity, redis-py.
+    /// redlock-wrapping-validity, redis-py. etcd: etcd-3.5, etcd-3.4, lock-service, unlock-retry-by-name,
+    /// lease-id-token.
     #[arg(long)]
     pub variant: Option<String>,
     /// file: OS lock kind of the native variants: flock, posix, ofd, nfs-flock (`mixed` always
@@ -103,8 +107,8 @@ pub struct ScenarioArgs {
     /// file: threads per process (1..=8).
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=8))]
     pub threads: Option<u8>,
-    /// zk, docstore, redis: number of clients (zk 1..=4, client c0 re-enters; docstore 1..=4;
-    /// redis 1..=3).
+    /// zk, docstore, redis, etcd: number of clients (zk 1..=4, client c0 re-enters; docstore
+    /// 1..=4; redis 1..=3; etcd 1..=3).
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=4))]
     pub clients: Option<u8>,
     /// zk: clients c0 and c1 are two mutexes of one process sharing one ZooKeeper client (one
@@ -118,9 +122,18 @@ pub struct ScenarioArgs {
     #[arg(long, value_parser = clap::value_parser!(u8).range(2..=8))]
     pub sequence_width: Option<u8>,
     /// zk: what a holder does when it learns its session expired: lockwright (reports the
-    /// lock lost) or curator (`InterProcessMutex`: keeps believing it holds).
+    /// lock lost) or curator (`InterProcessMutex`: keeps believing it holds). etcd: what ends
+    /// a holder's belief: none (the Mutex alone), session (Go's `Session.Done()`, a deadline
+    /// from the keepalive reply's arrival) or lockwright (a deadline from the keepalive's send).
     #[arg(long)]
     pub guard: Option<String>,
+    /// etcd: lock attempts per client (1..=3).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=3))]
+    pub cycles: Option<u8>,
+    /// etcd: the revision counter's width in bits (2..=7); a write that would pass its top is
+    /// not enabled (etcd's int64 is never reached).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(2..=7))]
+    pub revision_width: Option<u8>,
     /// docstore `read-write`: how many of the clients are readers. replication: reader
     /// threads on the replica (1..=4).
     #[arg(long)]
@@ -147,6 +160,7 @@ pub struct ScenarioArgs {
     /// How the protected resource is written. zk: unfenced, check-then-write, fenced,
     /// fenced-claim, fenced-by-sequence, guarded. docstore: unfenced, fenced, fenced-claim.
     /// redis: unfenced, fenced, fenced-claim, cas.
+    /// etcd: unfenced, fenced, fenced-claim, guarded.
     #[arg(long)]
     pub writes: Option<String>,
     /// Fault budgets, or `none`. file: crash, restart, unlink, replace, foreign, lose-lock,
@@ -155,7 +169,7 @@ pub struct ScenarioArgs {
     /// restart, recreate-parent, abandon, suspend, lag, misread. docstore: crash, restart, stray-delete,
     /// lose-reply, pause, failover, recreate-index, recreate-doc, rollback. replication: crash
     /// (of the copier). redis: pause, slow-acquire, clock-jump, restart, delayed-restart,
-    /// failover, lose-reply, crash.
+    /// failover, lose-reply, crash. etcd: expire, pause, lose-reply, leader-change, compact, restart.
     #[arg(long)]
     pub faults: Option<String>,
     /// Symmetry reduction: `on` merges states that differ only by renaming interchangeable
@@ -189,6 +203,8 @@ impl ScenarioArgs {
             ("--rounds", self.rounds.is_some()),
             ("--data-files", self.data_files.is_some()),
             ("--instances", self.instances.is_some()),
+            ("--cycles", self.cycles.is_some()),
+            ("--revision-width", self.revision_width.is_some()),
         ];
         for (flag, set) in given {
             if set && !takes.contains(&flag) {
@@ -257,6 +273,55 @@ impl ScenarioArgs {
             sc = sc.with_sequence_width(Some(w));
         }
         Ok(sc.with_symmetry(self.symmetry_or(sc.symmetry)))
+    }
+
+    /// The etcd family's scenario: the standard (or deep) one with the given options applied.
+    ///
+    /// # Errors
+    /// An unknown variant, write mode, guard or fault, more than 3 clients, or an option of
+    /// another family.
+    pub fn etcd(&self) -> anyhow::Result<etcd::Scenario> {
+        use etcd::{Guard, Variant, WriteMode};
+        self.refuse(&[
+            "--clients",
+            "--writes",
+            "--guard",
+            "--cycles",
+            "--revision-width",
+        ])?;
+        let mut sc = if self.deep {
+            etcd::Scenario::deep()
+        } else {
+            etcd::Scenario::standard()
+        };
+        if let Some(v) = &self.variant {
+            sc = sc.with_variant(pick(v, &Variant::ALL, |x| x.name(), "variant")?);
+        }
+        if let Some(w) = &self.writes {
+            sc = sc.with_writes(pick(w, &WriteMode::ALL, |x| x.name(), "write mode")?);
+        }
+        if let Some(g) = &self.guard {
+            sc = sc.with_guard(pick(g, &Guard::ALL, |x| x.name(), "guard")?);
+        }
+        if let Some(c) = self.clients {
+            if c > 3 {
+                bail!("--clients must be 1..=3 for --family etcd");
+            }
+            sc = sc.with_clients(c);
+        }
+        if let Some(n) = self.cycles {
+            sc = sc.with_cycles(n);
+        }
+        if let Some(w) = self.revision_width {
+            sc = sc.with_revision_width(w);
+        }
+        if let Some(f) = &self.faults {
+            sc = sc.with_faults(etcd::Faults::parse(f).map_err(anyhow::Error::msg)?);
+        }
+        if self.symmetry == Some(Switch::On) {
+            bail!("--family etcd has no symmetry reduction (its clients' leases are ordered)");
+        }
+        Ok(sc)
     }
 
     /// The replication family's scenario: the standard (or deep) one with the given options
