@@ -525,3 +525,112 @@ mod replication {
         super::assert_style(all, 5, false, &[]);
     }
 }
+
+#[cfg(feature = "redis")]
+mod redis {
+    use std::time::Duration;
+
+    use crate::redis::{NoAnswer, RedisLockError};
+
+    #[test]
+    fn every_redis_lock_error_follows_the_style() {
+        let key = || "locks:index".to_string();
+        let no_answer = NoAnswer {
+            instance: "127.0.0.1:6380".into(),
+            reason: "connection refused".into(),
+        };
+        let all: Vec<RedisLockError> = vec![
+            RedisLockError::Held {
+                key: key(),
+                granted: 1,
+                needed: 2,
+            },
+            RedisLockError::TimedOut {
+                key: key(),
+                waited: Duration::from_secs(2),
+                last: Box::new(RedisLockError::Held {
+                    key: key(),
+                    granted: 0,
+                    needed: 1,
+                }),
+            },
+            RedisLockError::Unavailable {
+                key: key(),
+                granted: 1,
+                needed: 2,
+                first: no_answer.to_string(),
+                source: Some(no_answer),
+            },
+            RedisLockError::TooSlow {
+                key: key(),
+                elapsed: Duration::from_millis(380),
+                ttl: Duration::from_millis(100),
+            },
+            RedisLockError::Expired {
+                key: key(),
+                overdue: Duration::from_millis(5),
+            },
+            RedisLockError::NotOwner {
+                key: key(),
+                confirmed: 1,
+                needed: 2,
+            },
+            RedisLockError::Refused {
+                key: key(),
+                code: "NOSCRIPT".into(),
+                detail: "No matching script".into(),
+            },
+        ];
+        let all = all
+            .into_iter()
+            .map(|e| {
+                let name = match &e {
+                    RedisLockError::Held { .. } => "Held",
+                    RedisLockError::TimedOut { .. } => "TimedOut",
+                    RedisLockError::Unavailable { .. } => "Unavailable",
+                    RedisLockError::TooSlow { .. } => "TooSlow",
+                    RedisLockError::Expired { .. } => "Expired",
+                    RedisLockError::NotOwner { .. } => "NotOwner",
+                    RedisLockError::Refused { .. } => "Refused",
+                };
+                let a = e.advice();
+                (name, Box::new(e) as Box<dyn std::error::Error>, a)
+            })
+            .collect();
+        super::assert_style(all, 7, true, &[]);
+    }
+}
+
+#[cfg(feature = "etcd")]
+mod etcd {
+    use crate::etcd::{EtcdError, EtcdLockError, LostReason};
+
+    #[test]
+    fn every_etcd_lock_error_follows_the_style() {
+        let key = || "locks/index/694d7a1b2c3d".to_string();
+        let all: Vec<EtcdLockError> = vec![
+            EtcdLockError::TimedOut { key: key() },
+            EtcdLockError::LockLost {
+                key: key(),
+                reason: LostReason::KeyGone,
+            },
+            EtcdLockError::Etcd {
+                key: key(),
+                source: EtcdError::LeaseNotFound,
+            },
+        ];
+        let all = all
+            .into_iter()
+            .map(|e| {
+                let name = match &e {
+                    EtcdLockError::TimedOut { .. } => "TimedOut",
+                    EtcdLockError::LockLost { .. } => "LockLost",
+                    EtcdLockError::Etcd { .. } => "Etcd",
+                };
+                let a = e.advice();
+                (name, Box::new(e) as Box<dyn std::error::Error>, a)
+            })
+            .collect();
+        super::assert_style(all, 3, true, &[]);
+    }
+}

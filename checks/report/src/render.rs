@@ -662,7 +662,54 @@ pub(super) fn to_json<T: serde::Serialize>(value: &T) -> anyhow::Result<String> 
         }
         out.push('\n');
     }
-    Ok(out)
+    Ok(collapse_flat(&out))
+}
+
+/// How long a collapsed line may get (indentation included).
+const FLAT_LINE: usize = 160;
+
+/// Puts each object or array that holds only scalars on one line when it fits in
+/// [`FLAT_LINE`] (a property's verdict, a scenario's counts): the golden files stay one
+/// changed line per changed verdict in a diff, at about half the size. Text-level, over
+/// `serde_json`'s pretty printing (the matching close is the next line at the same
+/// indentation), so the order of keys and every token stay as printed.
+fn collapse_flat(pretty: &str) -> String {
+    let lines: Vec<&str> = pretty.lines().collect();
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let opens = |l: &str| l.ends_with('{') || l.ends_with('[');
+    let mut out = String::with_capacity(pretty.len());
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        if opens(line) {
+            let depth = indent(line);
+            let close = (i + 1..lines.len()).find(|&j| indent(lines[j]) <= depth);
+            if let Some(j) = close {
+                let inner = &lines[i + 1..j];
+                let flat = !inner.is_empty() && inner.iter().all(|l| !opens(l));
+                if flat {
+                    let mut one = line.to_string();
+                    for (k, l) in inner.iter().enumerate() {
+                        if k > 0 {
+                            one.push(' ');
+                        }
+                        one.push_str(l.trim());
+                    }
+                    one.push_str(lines[j].trim());
+                    if one.len() <= FLAT_LINE {
+                        out.push_str(&one);
+                        out.push('\n');
+                        i = j + 1;
+                        continue;
+                    }
+                }
+            }
+        }
+        out.push_str(line);
+        out.push('\n');
+        i += 1;
+    }
+    out
 }
 
 #[cfg(test)]
@@ -678,8 +725,9 @@ mod tests {
         assert!(REGENERATE.starts_with("cargo run -p lockwright-report"));
     }
 
-    /// A counterexample's path is one line of the JSON; everything else is `serde_json`'s
-    /// pretty printing, and the text parses to the same value.
+    /// A counterexample's path is one line of the JSON, an object of scalars that fits is one
+    /// line; everything else is `serde_json`'s pretty printing, and the text parses to the
+    /// same value.
     #[test]
     fn json_paths_are_one_line_each() {
         let p = |path: Option<Vec<&str>>| PropertyResult {
@@ -697,7 +745,12 @@ mod tests {
         let value = vec![p(Some(vec!["Open(p0, t0)", "TryLock(p0, t0)"])), p(None)];
         let text = to_json(&value).unwrap();
         assert!(
-            text.contains("\n    \"path\": [\"Open(p0, t0)\", \"TryLock(p0, t0)\"]\n  },\n"),
+            text.contains("\"path\": [\"Open(p0, t0)\", \"TryLock(p0, t0)\"]}"),
+            "{text}"
+        );
+        // A property of scalars only is one line.
+        assert!(
+            text.contains("\n  {\"name\": \"at most one writer\", \"expectation\": \"always\", \"verdict\": \"holds\""),
             "{text}"
         );
         assert_eq!(

@@ -57,6 +57,8 @@ pub fn advice_lines(e: &anyhow::Error) -> Vec<&'static str> {
             l.advice()
         } else if let Some(z) = cause.downcast_ref::<lockwright::zk::ZkLockError>() {
             z.advice()
+        } else if let Some(r) = cause.downcast_ref::<lockwright::redis::RedisLockError>() {
+            r.advice()
         } else {
             None
         };

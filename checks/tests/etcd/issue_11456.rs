@@ -181,7 +181,7 @@ fn lockwright_reports_the_lost_lock_where_34_grants_it() {
     let r1 = w1.join().expect("waiter 1");
     let (w2_key, r2) = w2.join().expect("waiter 2");
     let e = r1.expect_err("waiter 1 must not hold");
-    assert!(e.is_lock_lost(), "{e}");
+    assert!(e.is_lost(), "{e}");
     assert!(r2.is_some(), "waiter 2 holds");
     assert!(legitimate(&history(&base, PREFIX), &w2_key));
 }

@@ -90,11 +90,11 @@ fn a_dropped_lease_is_a_lost_lock() {
     assert!(g.is_held());
     revoke(&m.client, lease);
     let e = g.guarded_put(b"/it/data", b"2").expect_err("refused");
-    assert!(e.is_lock_lost(), "{e}");
+    assert!(e.is_lost(), "{e}");
     let until = Instant::now() + Duration::from_secs(3);
     while g.is_held() && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert!(!g.is_held(), "the session never noticed its lease is gone");
-    assert!(g.unlock().expect_err("the key is gone").is_lock_lost());
+    assert!(g.unlock().expect_err("the key is gone").is_lost());
 }

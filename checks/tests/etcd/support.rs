@@ -233,7 +233,7 @@ pub fn try_put_counter(base: &str, key: &str, value: i64) -> Result<(), String> 
 
 /// The keys under `prefix`, oldest first, as `(key, create_revision, lease)`.
 pub fn lock_keys(base: &str, prefix: &str) -> Vec<(String, i64, i64)> {
-    let p = format!("{}/", prefix.trim_end_matches('/'));
+    let p = format!("{prefix}/");
     let mut end = p.clone().into_bytes();
     *end.last_mut().expect("non-empty") += 1;
     let v = post(

@@ -161,19 +161,25 @@ pub enum EtcdLockError {
 
 impl EtcdLockError {
     /// Whether the lock is lost (the caller must stop acting as holder).
-    pub fn is_lock_lost(&self) -> bool {
+    pub fn is_lost(&self) -> bool {
         matches!(self, EtcdLockError::LockLost { .. })
     }
 
     /// What to do about it.
-    pub fn advice(&self) -> &'static str {
-        match self {
+    pub fn advice(&self) -> Option<&'static str> {
+        Some(match self {
             EtcdLockError::TimedOut { .. } => "try again later, or with a longer timeout",
             EtcdLockError::LockLost { .. } => {
                 "stop writing as holder: another client may hold the lock now; lock again"
             }
             EtcdLockError::Etcd { source, .. } => source.advice(),
-        }
+        })
+    }
+
+    /// Whether someone else holds the lock, so trying again later may succeed (the name every
+    /// family uses): an acquire that timed out waiting.
+    pub fn is_held(&self) -> bool {
+        matches!(self, EtcdLockError::TimedOut { .. })
     }
 }
 
@@ -235,6 +241,6 @@ mod tests {
             e.source().map(ToString::to_string).as_deref(),
             Some("etcd: requested lease not found")
         );
-        assert!(e.advice().contains("session"));
+        assert!(e.advice().is_some_and(|a| a.contains("session")));
     }
 }

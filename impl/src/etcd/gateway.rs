@@ -177,7 +177,15 @@ impl Etcd for Gateway {
             "/v3/lease/grant",
             &json!({ "TTL": ttl.as_secs().max(1).to_string() }),
         )?;
-        Ok(LeaseId(num(&v, "ID")))
+        // A grant answered without an id would read as lease 0: a key put with lease 0 never
+        // expires. Refuse it.
+        match num(&v, "ID") {
+            0 => Err(EtcdError::BadResponse {
+                request: "POST /v3/lease/grant".to_owned(),
+                detail: format!("no lease ID in the answer: {v}"),
+            }),
+            id => Ok(LeaseId(id)),
+        }
     }
 
     fn keepalive(&self, lease: LeaseId) -> Result<Option<Duration>, EtcdError> {

@@ -195,9 +195,11 @@ pub enum EtcdDefect {
 }
 
 impl<E: Etcd + 'static> EtcdMutex<E> {
-    /// The mutex on `prefix` (a trailing `/` is added) for `session`.
+    /// The mutex on `prefix` for `session`: its keys are `prefix + "/" + <lease hex>`, exactly
+    /// as Go's `concurrency.NewMutex(session, prefix)` names them (a prefix that already ends
+    /// in `/` gets a second one there too), so both exclude each other on the same prefix.
     pub fn new(session: Arc<Session<E>>, prefix: &str) -> EtcdMutex<E> {
-        let prefix = format!("{}/", prefix.trim_end_matches('/')).into_bytes();
+        let prefix = format!("{prefix}/").into_bytes();
         let mut key = prefix.clone();
         key.extend_from_slice(format!("{:x}", session.lease().0).as_bytes());
         EtcdMutex {
@@ -437,8 +439,10 @@ impl<E: Etcd + 'static> EtcdGuard<'_, E> {
     /// [`EtcdLockError::LockLost`] if the key was already gone (the lock was lost while held);
     /// [`EtcdLockError::Etcd`].
     pub fn unlock(mut self) -> Result<(), EtcdLockError> {
-        self.released = true;
         let m = self.mutex;
+        // No answer: `released` stays false, so the drop at the end of this call sends the
+        // conditional delete once more (a key left behind would block every other client for
+        // as long as the session lives).
         let t = m
             .session
             .etcd()
@@ -449,6 +453,7 @@ impl<E: Etcd + 'static> EtcdGuard<'_, E> {
                 failure: Vec::new(),
             })
             .map_err(|e| m.err(e))?;
+        self.released = true;
         if t.succeeded {
             Ok(())
         } else {

@@ -260,12 +260,25 @@ impl fmt::Display for RedisLockError {
             RedisLockError::TimedOut { key, waited, .. } => {
                 write!(f, "gave up waiting for Redis lock {key:?} after {waited:?}")
             }
+            // The first failure is the source when it was no answer (printed after this by a
+            // chain printer); otherwise (a refusal) it is only here.
+            RedisLockError::Unavailable {
+                key,
+                granted,
+                needed,
+                source: Some(_),
+                ..
+            } => write!(
+                f,
+                "too few Redis instances answered for lock {key:?} ({granted} granted, \
+                 {needed} needed)"
+            ),
             RedisLockError::Unavailable {
                 key,
                 granted,
                 needed,
                 first,
-                ..
+                source: None,
             } => write!(
                 f,
                 "too few Redis instances answered for lock {key:?} ({granted} granted, \
