@@ -174,18 +174,17 @@ impl<B: Backend> RedisLock<B> {
         };
         if granted >= needed && fatal.is_none() {
             if let Some(validity) = validity {
-                // The validity counts from the first SET (the earliest key's TTL started
-                // then); without the re-check, from now, as if acquiring took no time.
-                let from = if self.no_recheck() {
-                    start + elapsed
-                } else {
-                    start
-                };
+                // Redlock's validity counts from now (`ttl − elapsed − drift` is what is left
+                // of the earliest key's TTL, which started at the first SET): the guard is
+                // valid until `start + ttl − drift`. (It counted from `start` before, so the
+                // acquisition time was taken off twice: a lock acquired in 60 ms of a 100 ms
+                // TTL came back already expired.) Without the re-check, validity is the whole
+                // TTL from now, as if acquiring took no time.
                 return Ok(RedisGuard {
                     lock: self,
                     token,
                     fence,
-                    valid_until: from + validity,
+                    valid_until: start + elapsed + validity,
                     released: false,
                 });
             }
@@ -355,7 +354,8 @@ impl<B: Backend> RedisGuard<'_, B> {
             .and_then(|v| v.checked_sub(self.lock.drift()))
         {
             Some(v) if !v.is_zero() => {
-                self.valid_until = start + v;
+                // From now, as at acquire: `start + ttl − drift`.
+                self.valid_until = start + elapsed + v;
                 Ok(())
             }
             _ => Err(RedisLockError::TooSlow {
@@ -392,5 +392,59 @@ impl<B: Backend> Drop for RedisGuard<'_, B> {
         if !self.released {
             self.lock.release_everywhere(&self.token);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+    use std::time::Duration;
+
+    use super::RedisLock;
+    use crate::redis::{Backend, Command, NoAnswer, Reply};
+
+    /// Three instances that grant every `SET NX` and take 20 ms per command on one clock.
+    struct Slow {
+        now: Cell<Duration>,
+    }
+
+    impl Backend for Slow {
+        fn instances(&self) -> usize {
+            3
+        }
+        fn call(&self, _i: usize, command: Command<'_>) -> Result<Reply, NoAnswer> {
+            self.now.set(self.now.get() + Duration::from_millis(20));
+            Ok(match command {
+                Command::SetNx { .. } => Reply::Ok,
+                _ => Reply::Int(1),
+            })
+        }
+        fn now(&self) -> Duration {
+            self.now.get()
+        }
+        fn sleep(&self, d: Duration) {
+            self.now.set(self.now.get() + d);
+        }
+        fn token(&self) -> String {
+            "t".to_string()
+        }
+    }
+
+    /// Redlock's validity counts from the end of the acquisition: 3 SETs of 20 ms against a
+    /// 100 ms TTL (drift 3 ms) leave 37 ms, and the guard holds until start + 97 ms. It counted
+    /// from the start before (the acquisition time taken off twice): the guard came back with
+    /// no validity left at all.
+    #[test]
+    fn validity_counts_from_the_end_of_the_acquisition() {
+        let lock = RedisLock::new(
+            Slow {
+                now: Cell::new(Duration::from_secs(1)),
+            },
+            "k",
+            Duration::from_millis(100),
+        );
+        let g = lock.try_lock().expect("a majority in 60 ms of 100");
+        assert_eq!(g.validity_left(), Some(Duration::from_millis(37)));
+        g.ensure_valid().expect("valid right after the acquisition");
     }
 }
