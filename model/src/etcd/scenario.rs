@@ -1,6 +1,7 @@
 //! The options of an etcd run: the recipe ([`Variant`]), how the protected resource is written
 //! ([`WriteMode`]), what ends a holder's belief ([`Guard`]), the fault budgets ([`Faults`]),
-//! and [`Scenario`], with the per-variant step table ([`Scenario::after_wait`] and friends).
+//! and [`Scenario`] (what each variant does differently is read from [`Variant`]:
+//! [`Variant::rechecks`], [`Variant::server_keeps_alive`]).
 
 use std::fmt;
 
