@@ -112,8 +112,15 @@ pub fn replay(steps: &[Placed], model: Scenario) -> Replayed {
         .into_iter()
         .next()
         .expect("the model has an initial state");
+    // The model's fault budgets are small counters (`u8`), made to bound an exhaustive
+    // search; a real run can show more faults of a kind than any budget holds (the deep
+    // run has hundreds of expiries). A replay judges the order of steps, not how many faults
+    // there were, so every step starts with the budgets full: past the 255th expiry the
+    // model would otherwise refuse it, and every later step would read as unmatched.
+    let full = state.budget;
     let mut out = Replayed::default();
     for (i, step) in steps.iter().enumerate() {
+        state.budget = full;
         let pc = |s: &State| s.clients[usize::from(step.client)].pc;
         let fail = |reason: String, s: &State| {
             format!(

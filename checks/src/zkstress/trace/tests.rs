@@ -205,3 +205,29 @@ fn a_grant_against_the_logs_order_is_unmatched() {
         v.trace_grant_violations
     );
 }
+
+/// More faults of a kind than the model's budget holds (a deep run has hundreds of expiries;
+/// the budgets are `u8`): each is still a model step. Here the budget is one expiry and the
+/// log closes both clients' sessions after their holds. Before the replay refilled the
+/// budgets, the second close was unmatched ("the model does not allow ExpireSession").
+#[test]
+fn more_faults_than_the_models_budget_still_replay() {
+    let mut l = log();
+    l.push(txn(
+        9,
+        100,
+        TxnOp::CloseSession {
+            ephemerals: Vec::new(),
+        },
+    ));
+    l.push(txn(
+        10,
+        200,
+        TxnOp::CloseSession {
+            ephemerals: Vec::new(),
+        },
+    ));
+    let v = judge(&procs(), &l);
+    assert_eq!(v.trace_unmatched, 0, "{v:?}");
+    assert_eq!(v.trace_model_steps, 15, "two expiries more: {v:?}");
+}
