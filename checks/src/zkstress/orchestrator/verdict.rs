@@ -204,7 +204,10 @@ pub(super) fn conclude(
     // was killed before a quorum acknowledged it stays in that member's log (epoch 2's
     // `closeSession`s, re-done in epoch 3). Only what a quorum logged was committed.
     let txns = txnlog::committed(&members);
-    let log = txnlog::judge(&txns, &cfg.lock_path, &counter, &history.holds);
+    let mut log = txnlog::judge(&txns, &cfg.lock_path, &counter, &history.holds);
+    // Members that logged different transactions under one zxid: the merged history is not
+    // one history, and the run fails on it (a ZooKeeper divergence, or a misread log).
+    log.violations.extend(txnlog::diverged(&members));
     if !cfg.resource.counter_in_resource() {
         if let (Some(i), Some(f)) = (initial, v.counter_final) {
             v.counter_log_violations = txnlog::judge_counter(&log, i, f);

@@ -128,27 +128,57 @@ pub fn judge_counter(log: &LogVerdict, initial: u64, final_value: u64) -> Vec<St
 }
 
 /// The committed history of an ensemble from its members' logs (each parsed on its own):
-/// the transactions a quorum of members logged (a majority of `members.len()`), one copy
-/// each, in zxid order. A member logs a proposal before it acknowledges it, and the leader
-/// commits only what a quorum acknowledged, so a committed transaction is in a quorum's logs;
-/// a proposal of a leader killed before that is in fewer, and the next leader never applied
-/// it. One member: its whole log.
+/// the transactions a quorum of members logged (a majority of `members.len()`) with the same
+/// content, one copy each, in zxid order. A member logs a proposal before it acknowledges it,
+/// and the leader commits only what a quorum acknowledged, so a committed transaction is in a
+/// quorum's logs; a proposal of a leader killed before that is in fewer, and the next leader
+/// never applied it. One member: its whole log. Members that logged different transactions
+/// under one zxid are [`diverged`]'s business: such a zxid counts only the copies that agree.
 #[must_use]
 pub fn committed(members: &[Vec<Txn>]) -> Vec<Txn> {
     let quorum = members.len() / 2 + 1;
-    let mut seen: BTreeMap<i64, (usize, &Txn)> = BTreeMap::new();
+    by_zxid(members)
+        .into_values()
+        .filter_map(|copies| {
+            copies
+                .iter()
+                .find(|t| copies.iter().filter(|u| u == t).count() >= quorum)
+                .map(|t| (*t).clone())
+        })
+        .collect()
+}
+
+/// Zxids that members logged with different content: ZooKeeper gives each proposal one zxid
+/// (a new leader starts a new epoch), so two members that disagree on one have diverged
+/// histories (or the parser reads one of them wrong) — either way no verdict built on the
+/// merged log can be trusted. One message per zxid, naming what each member logged.
+#[must_use]
+pub fn diverged(members: &[Vec<Txn>]) -> Vec<String> {
+    by_zxid(members)
+        .into_iter()
+        .filter(|(_, copies)| copies.iter().any(|t| *t != copies[0]))
+        .map(|(zxid, copies)| {
+            let logged: Vec<String> = copies.iter().map(|t| format!("{:?}", t.op)).collect();
+            format!(
+                "zxid {zxid:#x}: members logged different transactions: {}",
+                logged.join(" / ")
+            )
+        })
+        .collect()
+}
+
+/// Each zxid's copies, at most one per member (a member's first).
+fn by_zxid(members: &[Vec<Txn>]) -> BTreeMap<i64, Vec<&Txn>> {
+    let mut seen: BTreeMap<i64, Vec<&Txn>> = BTreeMap::new();
     for m in members {
         let mut mine = BTreeSet::new();
         for t in m {
             if mine.insert(t.zxid) {
-                seen.entry(t.zxid).or_insert((0, t)).0 += 1;
+                seen.entry(t.zxid).or_default().push(t);
             }
         }
     }
-    seen.into_values()
-        .filter(|(n, _)| *n >= quorum)
-        .map(|(_, t)| t.clone())
-        .collect()
+    seen
 }
 
 /// Rebuilds the lock directory `dir` from `txns` and judges the counter writes on `counter` and

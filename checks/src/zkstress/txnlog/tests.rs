@@ -376,3 +376,32 @@ fn only_what_a_quorum_logged_is_committed() {
     assert_eq!(zx(committed(&[a.clone(), b, c])), vec![1, 2]);
     assert_eq!(zx(committed(&[a])), vec![1, 2, 3]);
 }
+
+/// Two members that logged different transactions under one zxid have diverged: the copy a
+/// quorum does not share is not committed, and `diverged` names the zxid. Before, any quorum of
+/// zxids counted, whatever the members logged under them.
+#[test]
+fn members_that_logged_different_content_under_one_zxid_are_reported() {
+    use super::{committed, diverged, Op, Txn};
+    let t = |zxid, path: &str| Txn {
+        zxid,
+        session: 1,
+        op: Op::Create {
+            path: path.into(),
+            ephemeral: true,
+        },
+    };
+    let a = vec![t(1, "/l/x"), t(2, "/l/y")];
+    let b = vec![t(1, "/l/x"), t(2, "/l/z")];
+    let c = vec![t(1, "/l/x")];
+    let all = [a.clone(), b.clone(), c];
+    let zx = |v: Vec<Txn>| v.into_iter().map(|t| t.zxid).collect::<Vec<_>>();
+    // zxid 2: two copies, but no two agree: not committed.
+    assert_eq!(zx(committed(&all)), vec![1]);
+    let d = diverged(&all);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert!(d[0].starts_with("zxid 0x2: "), "{d:?}");
+    // Agreeing members: nothing reported.
+    assert!(diverged(&[a.clone(), a.clone(), b[..1].to_vec()]).is_empty());
+    assert_eq!(zx(committed(&[a.clone(), a, b])), vec![1, 2]);
+}
