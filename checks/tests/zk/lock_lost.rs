@@ -371,13 +371,15 @@ fn lost_completes_when_the_node_is_deleted_and_not_before() {
     let m = ZkMutex::new(a, &d).unwrap();
     let g = block_on(m.acquire()).unwrap();
     // Held: still pending after half a second.
-    assert_eq!(poll_for(g.lost(), Duration::from_millis(500)), None);
+    assert!(poll_for(g.lost(), Duration::from_millis(500)).is_none());
     let node = g.node().to_string();
     let deleter = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(300));
         block_on(op.delete_node(&node)).unwrap();
     });
-    let reason = poll_for(g.lost(), Duration::from_secs(10)).expect("lost() completed");
+    let reason = poll_for(g.lost(), Duration::from_secs(10))
+        .expect("lost() completed")
+        .expect("a loss, not a check error");
     deleter.join().unwrap();
     assert_eq!(reason, LostReason::NodeDeleted);
     assert!(!m.holds(), "a final loss is not held");
@@ -393,7 +395,9 @@ fn lost_completes_with_the_expired_session() {
     let g = block_on(m.acquire()).unwrap();
     let session = a.session();
     block_on(a.kill_session()).unwrap();
-    let reason = poll_for(g.lost(), Duration::from_secs(10)).expect("lost() completed");
+    let reason = poll_for(g.lost(), Duration::from_secs(10))
+        .expect("lost() completed")
+        .expect("a loss, not a check error");
     assert_eq!(reason, LostReason::SessionExpired { session });
 }
 

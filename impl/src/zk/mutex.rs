@@ -556,17 +556,23 @@ impl<C: Coordination> ZkGuard<C> {
     /// the connection is down (`Suspended`, not final) it checks again every 100 ms. Never
     /// completes while the lock is held. Race it against your work (`select!`), or drop it:
     /// a dropped wait leaves nothing behind but an unfired watch.
-    pub async fn lost(&self) -> LostReason {
+    ///
+    /// # Errors
+    /// A check the server refused for good (an error that is neither a loss nor a lost
+    /// connection, which checking again would only repeat): whether the lock is still held is
+    /// then unknown. Treat it as a loss — stop writing under the lock — and release.
+    pub async fn lost(&self) -> Result<LostReason, ZkLockError> {
         let h = &self.hold;
         loop {
             match self.ensure_valid().await {
                 Ok(()) => {}
                 Err(e) => match e.lost_reason() {
-                    Some(LostReason::Suspended) | None => {
+                    Some(LostReason::Suspended) => {
                         h.coord.sleep(Duration::from_millis(100)).await;
                         continue;
                     }
-                    Some(reason) => return reason,
+                    Some(reason) => return Ok(reason),
+                    None => return Err(e),
                 },
             }
             match h.coord.watch_node(&h.node).await {

@@ -58,6 +58,9 @@ pub enum Fault {
     /// mutex sharing the client restarted the handle while the `sync` was in flight; the first
     /// session lives on).
     SwapInSync,
+    /// Every `exists` on the lock node from now on is refused for good (`Rejected`: a server
+    /// that will not answer that check, whatever the client does).
+    RejectChecks,
 }
 
 /// `ZkClient` with scripted faults.
@@ -130,6 +133,7 @@ impl Coordination for Faulty {
                     | Fault::StallDelete { .. }
                     | Fault::SwapThenList
                     | Fault::SwapInSync
+                    | Fault::RejectChecks
             )
         }) {
             Some(fault @ Fault::Create { applied }) => {
@@ -231,7 +235,18 @@ impl Coordination for Faulty {
         &'a self,
         path: &'a str,
     ) -> impl Future<Output = Result<Option<NodeStat>, CoordError>> + Send + 'a {
-        self.c().check_node(path)
+        let reject = matches!(
+            self.script.lock().unwrap().front(),
+            Some(Fault::RejectChecks)
+        );
+        async move {
+            if reject {
+                return Err(CoordError::Rejected {
+                    detail: "injected: the check is refused".to_string(),
+                });
+            }
+            self.c().check_node(path).await
+        }
     }
 
     fn guarded_write<'a>(

@@ -12,6 +12,7 @@ mod cancel;
 mod faulty;
 mod stopped;
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -501,4 +502,34 @@ fn claim_refuses_a_loss_the_guard_knows() {
     assert_eq!(e.lost_reason(), Some(LostReason::NodeDeleted), "{e}");
     assert_eq!(store.highest(), None, "the resource was not touched");
     block_on(g.release()).unwrap();
+}
+
+/// `lost()` when the server refuses the check for good: it completes with the error — whether
+/// the lock is held is unknown, and the caller must stop writing — instead of checking again
+/// every 100 ms forever (before, this test timed out: `lost()` never completed).
+#[test]
+fn lost_completes_with_an_error_when_the_check_is_refused_for_good() {
+    let (f, obs, _server) = faulty(&[Fault::RejectChecks]);
+    let d = dir("lost-refused-check");
+    let m = ZkMutex::with_shared(Arc::clone(&f), &d).unwrap();
+    let g = block_on(m.acquire()).unwrap();
+    // Polled for at most 5 s (it completes at once, on the first refused check).
+    let end = std::time::Instant::now() + Duration::from_secs(5);
+    let mut lost = std::pin::pin!(g.lost());
+    let r = block_on(std::future::poll_fn(|cx| {
+        if let std::task::Poll::Ready(v) = lost.as_mut().poll(cx) {
+            return std::task::Poll::Ready(Some(v));
+        }
+        if std::time::Instant::now() >= end {
+            return std::task::Poll::Ready(None);
+        }
+        std::thread::sleep(Duration::from_millis(2));
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }))
+    .expect("lost() completed within 5 s of refused checks");
+    let e = r.expect_err("a refused check is no loss reason");
+    assert!(e.lost_reason().is_none(), "{e}");
+    // Still there: a check error deletes nothing (the caller releases).
+    assert_eq!(children(&obs, &d).len(), 1);
 }
