@@ -16,8 +16,16 @@
 //!   matches the leader's) must stay 0.
 //!
 //! `LOCKWRIGHT_SEQ_BACK_SECS` (default 40) sets how long the faults go on.
+//!
+//! And the replay path that turns the logs 3.8.0 followers write under these faults into a
+//! counter that goes back (`ReplayBack.java`, ZooKeeper's own `FileTxnLog` and restore): a
+//! range of transactions written again after newer ones — the shape found in the members'
+//! logs here — is applied again on restart, and a re-applied reap and re-creation of the
+//! directory leaves its counter where that range ended.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -72,15 +80,15 @@ fn falls(creates: &[Create]) -> Vec<(Create, Create)> {
 fn the_judge_catches_a_sequence_that_goes_back_within_one_directory() {
     let c = |czxid, suffix, dir| Create { czxid, suffix, dir };
     let fine = [
-        c(0x1400_0000_10, 3669, 0x0100_0000_05),
-        c(0x1800_0000_60, 0, 0x1800_0000_55),
-        c(0x1800_0000_61, 1, 0x1800_0000_55),
-        c(0x2200_0009_14, 3890, 0x1800_0000_55),
+        c(0x1400000010, 3669, 0x0100000005),
+        c(0x1800000060, 0, 0x1800000055),
+        c(0x1800000061, 1, 0x1800000055),
+        c(0x2200000914, 3890, 0x1800000055),
     ];
     assert!(falls(&fine).is_empty());
-    let back = [fine[2], fine[3], c(0x2400_0000_12, 3670, 0x1800_0000_55)];
+    let back = [fine[2], fine[3], c(0x2400000012, 3670, 0x1800000055)];
     assert_eq!(falls(&back), [(back[1], back[2])]);
-    let repeat = [fine[2], c(0x1800_0000_70, 1, 0x1800_0000_55)];
+    let repeat = [fine[2], c(0x1800000070, 1, 0x1800000055)];
     assert_eq!(falls(&repeat).len(), 1);
 }
 
@@ -221,6 +229,10 @@ fn judge_views(e: &Ensemble, n: u64) -> Vec<String> {
 /// Many leader changes and partitions while the directory churns: no suffix goes back within
 /// a directory, and every member holds the same directory as the others.
 #[test]
+#[ignore = "fails on ZooKeeper 3.8.0 in 3 of 4 runs: a restarted member's tree parts from the \
+            leader's (zk_digest_mismatches_count > 0; docs/zookeeper-stress.md, the 2026-11-28 \
+            diagnosis); run with `cargo test -p lockwright-checks --test zk sequence_back -- \
+            --ignored --nocapture`"]
 fn a_sequence_suffix_never_goes_back_across_leader_changes() {
     let _heavy = crate::heavy();
     let e = Arc::new(
@@ -254,7 +266,9 @@ fn a_sequence_suffix_never_goes_back_across_leader_changes() {
     let mut log = Vec::new();
     let mut divergence = Vec::new();
     let faults = AtomicU64::new(0);
-    while Instant::now() < end && divergence.is_empty() {
+    // Stop at the first divergence unless told to go on (to see whether a fall follows it).
+    let go_on = std::env::var_os("LOCKWRIGHT_SEQ_BACK_GO_ON").is_some();
+    while Instant::now() < end && (go_on || divergence.is_empty()) {
         thread::sleep(Duration::from_millis(1000 + next() % 1500));
         let Some(l) = e.leader() else {
             let _ = e.wait_ready(Duration::from_secs(60));
@@ -328,7 +342,117 @@ fn a_sequence_suffix_never_goes_back_across_leader_changes() {
         log.join("\n"),
         &fell[..fell.len().min(5)]
     );
+    // ZooKeeper's own account, from each member's log (WARN and above): digest mismatches,
+    // a processor thread that died, transactions logged again below the log's last zxid.
+    let mut servers = String::new();
+    for m in 0..3 {
+        let out = e.output(m);
+        let notable: Vec<&str> = out
+            .lines()
+            .filter(|l| {
+                l.contains("igest") || l.contains("Severe unrecoverable") || l.contains(" is <= ")
+            })
+            .collect();
+        servers.push_str(&format!(
+            "server {}: {} notable lines; first: {:?}\n",
+            m + 1,
+            notable.len(),
+            &notable[..notable.len().min(4)]
+        ));
+    }
+    if let Ok(keep) = std::env::var("LOCKWRIGHT_SEQ_BACK_KEEP") {
+        let _ = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(e.dir())
+            .arg(&keep)
+            .status();
+    }
+    let report = format!("{report}\n{servers}");
     eprintln!("{report}");
     assert!(creates.len() > 100, "too few creates to judge:\n{report}");
     assert!(fell.is_empty() && divergence.is_empty(), "{report}");
+}
+
+/// The replay program's classpath (as `counter_top`'s snapshot writer).
+const JARS: [&str; 3] = [
+    "/usr/share/java/zookeeper.jar",
+    "/usr/share/java/zookeeper-jute.jar",
+    "/usr/share/java/slf4j-api.jar",
+];
+
+/// Compiles `ReplayBack.java` into a directory of its own.
+fn replay_program() -> PathBuf {
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("replay-back");
+    std::fs::create_dir_all(&out).expect("class dir");
+    let src = out.join("ReplayBack.java");
+    std::fs::write(&src, include_str!("ReplayBack.java")).expect("java source");
+    let javac = Command::new("javac")
+        .arg("-cp")
+        .arg(JARS.join(":"))
+        .arg("-d")
+        .arg(&out)
+        .arg(&src)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("javac (the JDK: apt-get install -y openjdk-17-jdk-headless): {e}")
+        });
+    assert!(
+        javac.status.success(),
+        "javac failed:\n{}",
+        String::from_utf8_lossy(&javac.stderr)
+    );
+    out
+}
+
+/// `(czxid, stored counter)` of the directory from one line of `ReplayBack`'s output.
+fn restored(line: &str) -> (String, i64) {
+    let czxid = line
+        .split("czxid ")
+        .nth(1)
+        .and_then(|r| r.split(',').next())
+        .unwrap_or_else(|| panic!("no czxid in {line:?}"));
+    let counter = line
+        .split("stored counter ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no counter in {line:?}"));
+    (czxid.to_string(), counter)
+}
+
+/// ZooKeeper 3.8.0's restore (`FileTxnSnapLog.fastForwardFromEdits`) applies a transaction
+/// older than one it already applied, with an ERROR line only; `DataTree.createNode` raises a
+/// parent's counter only upward. So when a member's log holds a reap and re-creation of the
+/// directory written again after newer creates, the directory restored has the same `czxid`
+/// (no re-creation visible in the committed history) and the counter where the re-written
+/// range ended: 60 in zxid order, 10 with the range written again — suffixes 10…59 would be
+/// handed out a second time by this member as leader. Asserts the bug's presence: a
+/// ZooKeeper that refuses such a log fails this test, and the doc must then say so.
+#[test]
+fn zookeeper_3_8_restores_a_re_written_range_and_the_counter_goes_back() {
+    let classes = replay_program();
+    let data = tempfile::tempdir().expect("temp dir");
+    let out = Command::new("java")
+        .arg("-cp")
+        .arg(format!("{}:{}", classes.display(), JARS.join(":")))
+        .arg("ReplayBack")
+        .arg(data.path())
+        .output()
+        .expect("java");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "ReplayBack failed:\n{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains("restored to")).collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    let (czxid_in_order, in_order) = restored(lines[0]);
+    let (czxid_again, again) = restored(lines[1]);
+    assert_eq!(in_order, 60, "{text}");
+    assert_eq!(czxid_again, czxid_in_order, "the same directory: {text}");
+    assert_eq!(
+        again, 10,
+        "the counter went back to the range's end: {text}"
+    );
 }
