@@ -13,6 +13,7 @@ mod kazoo;
 mod lock_lost;
 mod mutex;
 mod request_table;
+mod sequence_back;
 mod stress_ensemble;
 mod stress_run;
 mod trace;
