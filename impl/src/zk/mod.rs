@@ -59,7 +59,7 @@ pub use fencing::{Claimed, FencedResource, FencingToken, HighWaterMark, StaleTok
 pub use internals::{
     CLEANUP_LIMIT, DIRECTORY_REMAKE_LIMIT, GIVE_UP_WAIT, SESSION_LIVED, SESSION_REOPEN_LIMIT,
 };
-pub use mutex::{HoldState, ZkGuard, ZkMutex};
+pub use mutex::{HoldState, ZkGuard, ZkMutex, REFUSED_CHECKS};
 
 /// Blocks the current thread on a future: the way to use this module from synchronous code.
 /// The futures here need no runtime (see [`ZkClient`]).

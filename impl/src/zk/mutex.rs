@@ -326,6 +326,10 @@ impl<C: Coordination> Hold<C> {
     }
 }
 
+/// How many refused checks in a row end [`ZkGuard::lost`] with the error (a throttled server
+/// answers again after a pause; a check refused for good is refused every time).
+pub const REFUSED_CHECKS: u32 = 5;
+
 /// A held ZooKeeper lock. Dropping the last guard of a hold releases it (in the background;
 /// call [`ZkGuard::release`] to wait for the delete and see its errors).
 ///
@@ -554,35 +558,50 @@ impl<C: Coordination> ZkGuard<C> {
     /// [`ZkGuard::ensure_valid`], then sets a watch on the lock node and waits for it to fire
     /// (the node deleted or changed) or for the session to expire, and checks again; while
     /// the connection is down (`Suspended`, not final) it checks again every 100 ms. Never
-    /// completes while the lock is held. Race it against your work (`select!`), or drop it:
-    /// a dropped wait leaves nothing behind but an unfired watch.
+    /// completes with a reason while the lock is held. Race it against your work (`select!`),
+    /// or drop it: a dropped wait leaves nothing behind but an unfired watch.
     ///
     /// # Errors
-    /// A check the server refused for good (an error that is neither a loss nor a lost
-    /// connection, which checking again would only repeat): whether the lock is still held is
-    /// then unknown. Treat it as a loss — stop writing under the lock — and release.
+    /// The check or the watch refused by the server [`REFUSED_CHECKS`] times in a row (an
+    /// error that is neither a loss nor a lost connection — no auth, throttled, an unknown
+    /// code — with a growing pause between tries): whether the lock is still held is then
+    /// unknown. The guard does not mark itself lost on this (its `state()` stays as it was):
+    /// treat it as a loss — stop writing under the lock — and release.
     pub async fn lost(&self) -> Result<LostReason, ZkLockError> {
         let h = &self.hold;
+        let mut refused = 0u32;
+        let mut pause = Duration::from_millis(100);
         loop {
-            match self.ensure_valid().await {
-                Ok(()) => {}
+            let error = match self.ensure_valid().await {
+                Ok(()) => match h.coord.watch_node(&h.node).await {
+                    // Fired (deleted, changed) or the session expired: check again.
+                    Ok(w) => {
+                        let _ = h.coord.wait_watch_event(w).await;
+                        refused = 0;
+                        continue;
+                    }
+                    // Gone already, or no answer: the next check says which.
+                    Err(e) if e.outcome_unknown() || e == CoordError::NoNode => {
+                        h.coord.sleep(Duration::from_millis(100)).await;
+                        continue;
+                    }
+                    Err(e) => ZkLockError::from_coord("watch the lock node", &h.node, e),
+                },
                 Err(e) => match e.lost_reason() {
                     Some(LostReason::Suspended) => {
                         h.coord.sleep(Duration::from_millis(100)).await;
                         continue;
                     }
                     Some(reason) => return Ok(reason),
-                    None => return Err(e),
+                    None => e,
                 },
+            };
+            refused += 1;
+            if refused >= REFUSED_CHECKS {
+                return Err(error);
             }
-            match h.coord.watch_node(&h.node).await {
-                // Fired (deleted, changed) or the session expired: check again.
-                Ok(w) => {
-                    let _ = h.coord.wait_watch_event(w).await;
-                }
-                // Gone already, or no answer: the next check says which.
-                Err(_) => h.coord.sleep(Duration::from_millis(100)).await,
-            }
+            h.coord.sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_secs(2));
         }
     }
 

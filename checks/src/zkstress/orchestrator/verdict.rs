@@ -277,7 +277,7 @@ pub(super) fn unexplained_errors(
 
 /// The trace check of a finished run: the clients' records in `trace_dir` merged with the
 /// log and replayed through the correct model (`Curator` recipe, the run's write mode, fault
-/// budgets no run exhausts). Skipped (said why) without a log, with Curator clients (their
+/// budgets refilled before every step). Skipped (said why) without a log, with Curator clients (their
 /// requests are not recorded, but their nodes are in the directory), or with more clients than
 /// the model has.
 pub(super) fn trace_check(

@@ -81,8 +81,9 @@ pub fn read_dir(dir: &Path) -> anyhow::Result<Vec<(u8, Vec<record::Event>)>> {
 
 /// The model a run's trace is replayed through: the Curator recipe (what the lockwright
 /// clients run), `clients` of them, none reentrant, no symmetry, the write mode of the run's
-/// resource, and the fault budgets a real run uses (expiry, lost replies, restarts and
-/// kills, a reaped lock directory) large enough that no run exhausts them.
+/// resource, and the fault kinds a real run has (expiry, lost replies, restarts and kills, a
+/// reaped lock directory), each with the largest budget; the replay refills the budgets
+/// before every step, so no run exhausts them.
 pub fn model_for(
     clients: u8,
     writes: lockwright_model::zk::WriteMode,

@@ -147,7 +147,7 @@ pub fn replay(steps: &[Placed], model: Scenario) -> Replayed {
                 Kind::Killed { reuse } => {
                     let Some(next) = model.kill_process(&state, step.client, *reuse) else {
                         return Err(
-                            "the model cannot kill this client's process (no restart budget left)"
+                            "the model cannot kill this client's process here (a shared client, or no such client)"
                                 .into(),
                         );
                     };

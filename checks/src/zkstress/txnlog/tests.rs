@@ -403,5 +403,14 @@ fn members_that_logged_different_content_under_one_zxid_are_reported() {
     assert!(d[0].starts_with("zxid 0x2: "), "{d:?}");
     // Agreeing members: nothing reported.
     assert!(diverged(&[a.clone(), a.clone(), b[..1].to_vec()]).is_empty());
-    assert_eq!(zx(committed(&[a.clone(), a, b])), vec![1, 2]);
+    assert_eq!(
+        zx(committed(&[a.clone(), a.clone(), b.clone()])),
+        vec![1, 2]
+    );
+    // The minority copy first: the quorum's content is the one kept.
+    let kept = committed(&[b, a.clone(), a.clone()]);
+    assert_eq!(
+        kept, a,
+        "the copy two members logged, not the first one seen"
+    );
 }

@@ -58,9 +58,14 @@ pub enum Fault {
     /// mutex sharing the client restarted the handle while the `sync` was in flight; the first
     /// session lives on).
     SwapInSync,
-    /// Every `exists` on the lock node from now on is refused for good (`Rejected`: a server
-    /// that will not answer that check, whatever the client does).
+    /// Every `check_node` (`exists`, on any path) from now on is refused for good
+    /// (`Rejected`: a server that will not answer that check, whatever the client does).
+    /// Never popped: put it last in a script.
     RejectChecks,
+    /// Every `watch_node` (`getData` with a watch) from now on is refused for good, while
+    /// `exists` is answered (ZooKeeper checks READ on `getData`, not on `exists`). Never
+    /// popped: put it last in a script.
+    RejectWatches,
 }
 
 /// `ZkClient` with scripted faults.
@@ -134,6 +139,7 @@ impl Coordination for Faulty {
                     | Fault::SwapThenList
                     | Fault::SwapInSync
                     | Fault::RejectChecks
+                    | Fault::RejectWatches
             )
         }) {
             Some(fault @ Fault::Create { applied }) => {
@@ -197,7 +203,18 @@ impl Coordination for Faulty {
         &'a self,
         path: &'a str,
     ) -> impl Future<Output = Result<Self::Watch, CoordError>> + Send + 'a {
-        self.c().watch_node(path)
+        let reject = matches!(
+            self.script.lock().unwrap().front(),
+            Some(Fault::RejectWatches)
+        );
+        async move {
+            if reject {
+                return Err(CoordError::Rejected {
+                    detail: "injected: the watch is refused".to_string(),
+                });
+            }
+            self.c().watch_node(path).await
+        }
     }
 
     fn wait_watch_event(&self, w: Self::Watch) -> impl Future<Output = WatchOutcome> + Send + '_ {

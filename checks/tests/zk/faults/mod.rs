@@ -504,32 +504,48 @@ fn claim_refuses_a_loss_the_guard_knows() {
     block_on(g.release()).unwrap();
 }
 
-/// `lost()` when the server refuses the check for good: it completes with the error — whether
-/// the lock is held is unknown, and the caller must stop writing — instead of checking again
-/// every 100 ms forever (before, this test timed out: `lost()` never completed).
+/// `lost()` when the server refuses the check (`exists`) or the watch (`getData`) for good: it
+/// completes with that error after `REFUSED_CHECKS` tries — whether the lock is held is
+/// unknown, and the caller must stop writing — instead of trying again every 100 ms forever
+/// (before, both runs timed out: `lost()` never completed). The guard deletes nothing on it.
 #[test]
 fn lost_completes_with_an_error_when_the_check_is_refused_for_good() {
-    let (f, obs, _server) = faulty(&[Fault::RejectChecks]);
-    let d = dir("lost-refused-check");
-    let m = ZkMutex::with_shared(Arc::clone(&f), &d).unwrap();
-    let g = block_on(m.acquire()).unwrap();
-    // Polled for at most 5 s (it completes at once, on the first refused check).
-    let end = std::time::Instant::now() + Duration::from_secs(5);
-    let mut lost = std::pin::pin!(g.lost());
-    let r = block_on(std::future::poll_fn(|cx| {
-        if let std::task::Poll::Ready(v) = lost.as_mut().poll(cx) {
-            return std::task::Poll::Ready(Some(v));
-        }
-        if std::time::Instant::now() >= end {
-            return std::task::Poll::Ready(None);
-        }
-        std::thread::sleep(Duration::from_millis(2));
-        cx.waker().wake_by_ref();
-        std::task::Poll::Pending
-    }))
-    .expect("lost() completed within 5 s of refused checks");
-    let e = r.expect_err("a refused check is no loss reason");
-    assert!(e.lost_reason().is_none(), "{e}");
-    // Still there: a check error deletes nothing (the caller releases).
-    assert_eq!(children(&obs, &d).len(), 1);
+    for (fault, says) in [
+        (Fault::RejectChecks, "the check is refused"),
+        (Fault::RejectWatches, "the watch is refused"),
+    ] {
+        let (f, obs, _server) = faulty(&[fault]);
+        let d = dir("lost-refused-check");
+        let m = ZkMutex::with_shared(Arc::clone(&f), &d).unwrap();
+        let g = block_on(m.acquire()).unwrap();
+        // Polled for at most 10 s (five tries, 0.1 + 0.2 + 0.4 + 0.8 s apart).
+        let end = std::time::Instant::now() + Duration::from_secs(10);
+        let mut lost = std::pin::pin!(g.lost());
+        let r = block_on(std::future::poll_fn(|cx| {
+            if let std::task::Poll::Ready(v) = lost.as_mut().poll(cx) {
+                return std::task::Poll::Ready(Some(v));
+            }
+            if std::time::Instant::now() >= end {
+                return std::task::Poll::Ready(None);
+            }
+            std::thread::sleep(Duration::from_millis(2));
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        }))
+        .unwrap_or_else(|| panic!("{fault:?}: lost() completed within 10 s"));
+        let e = r.expect_err("a refused check is no loss reason");
+        assert!(
+            matches!(
+                &e,
+                lockwright::zk::ZkLockError::Zk {
+                    source: lockwright::zk::CoordError::Rejected { detail },
+                    ..
+                } if detail.contains(says)
+            ),
+            "{fault:?}: {e:?}"
+        );
+        // Still there a moment later: a refused check deletes nothing (the caller releases).
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(children(&obs, &d).len(), 1, "{fault:?}");
+    }
 }
