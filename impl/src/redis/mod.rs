@@ -25,5 +25,5 @@ pub use backend::{
 pub use error::{classify, Answer, RedisLockError, REPLY_TABLE};
 #[cfg(feature = "test-util")]
 pub use lock::RedisDefect;
-pub use lock::{RedisGuard, RedisLock};
+pub use lock::{RedisGuard, RedisLock, MAX_TTL};
 pub use servers::RedisServers;
