@@ -1,9 +1,10 @@
 //! The real `RedisLock` under shuttle on the simulated Redis (`sim`): clients increment a
 //! counter under the lock; the oracle is the counter against the increments the workload
 //! made, never the lock's own answers. The correct recipes (`single`, `redlock`) keep every
-//! increment over every explored schedule; the test switches that put the model's broken
-//! variants back into the shipped code (`UncheckedRelease` = `single-unchecked`, `NoRecheck`
-//! = `redlock-no-recheck`) are caught, each with its schedule replayed.
+//! increment over every explored schedule; the model's broken variants — the same shipped
+//! lock over the test kit's backend wrappers (`lockwright_testkit::redis`:
+//! `UncheckedRelease` = `single-unchecked`, `NoRecheck` = `redlock-no-recheck`) — are
+//! caught, each with its schedule replayed.
 //!
 //! Budgets: 300 random executions for a recipe expected to hold (each a few hundred
 //! scheduling points; the broken twins fail within the first few dozen, so 300 is several
@@ -13,23 +14,32 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use lockwright::redis::{Backend, RedisDefect, RedisLock};
+use lockwright::redis::{Backend, RedisLock};
+use lockwright_testkit::redis::{NoRecheck, UncheckedRelease};
 use lockwright_testkit::schedules::{self, persisting, Scheduler};
 use shuttle::scheduler::RandomScheduler;
+use shuttle::sync::Mutex;
 use shuttle::Runner;
 
-use crate::sim::Sim;
+use crate::sim::{Sim, World};
 
 /// TTL of the simulated lock: long enough that Redlock's three `SET`s (3 ms) and the drift
 /// allowance (2.2 ms) leave validity, short enough that a waiting client's retries outlast it.
 const TTL: Duration = Duration::from_millis(20);
+
+/// A broken variant: the test kit's backend wrapper the lock runs over.
+#[derive(Clone, Copy, Debug)]
+enum Defect {
+    UncheckedRelease,
+    NoRecheck,
+}
 
 #[derive(Clone, Copy, Debug)]
 struct Workload {
     instances: usize,
     clients: usize,
     rounds: usize,
-    defect: Option<RedisDefect>,
+    defect: Option<Defect>,
 }
 
 /// One execution: each client takes the lock `rounds` times and increments the counter once
@@ -41,30 +51,24 @@ fn run(w: Workload) -> u64 {
         .map(|c| {
             let world = Arc::clone(&world);
             shuttle::thread::spawn(move || {
-                let mut lock = RedisLock::new(Sim::new(&world, c), "lock", TTL)
-                    .with_retry_delay(Duration::from_millis(1));
-                if let Some(d) = w.defect {
-                    lock = lock.with_defect(d);
-                }
-                for _ in 0..w.rounds {
-                    let Ok(guard) = lock.lock_timeout(Duration::from_millis(200)) else {
-                        continue;
-                    };
-                    let Some(left) = guard.validity_left() else {
-                        continue;
-                    };
-                    world.lock().expect("world").enter(c, left);
-                    if guard.ensure_valid().is_ok() {
-                        let read = world.lock().expect("world").counter;
-                        // The work under the lock takes as long as the holder believes it may
-                        // (the clock stops just short of its validity's end).
-                        lock.backend().sleep(TTL);
-                        let mut wd = world.lock().expect("world");
-                        wd.counter = read + 1;
-                        wd.acknowledged += 1;
+                let sim = Sim::new(&world, c);
+                match w.defect {
+                    None => client(RedisLock::new(sim, "lock", TTL), &world, c, w.rounds),
+                    Some(Defect::UncheckedRelease) => client(
+                        RedisLock::new(UncheckedRelease(sim), "lock", TTL),
+                        &world,
+                        c,
+                        w.rounds,
+                    ),
+                    Some(Defect::NoRecheck) => {
+                        let drift = RedisLock::new(sim.clone(), "lock", TTL).drift();
+                        client(
+                            RedisLock::new(NoRecheck::new(sim, drift), "lock", TTL),
+                            &world,
+                            c,
+                            w.rounds,
+                        );
                     }
-                    world.lock().expect("world").leave(c);
-                    let _ = guard.release();
                 }
             })
         })
@@ -83,6 +87,31 @@ fn run(w: Workload) -> u64 {
         w.grants
     );
     made
+}
+
+/// Client `c`'s `rounds` on `lock`.
+fn client<B: Backend>(lock: RedisLock<B>, world: &Arc<Mutex<World>>, c: usize, rounds: usize) {
+    let lock = lock.with_retry_delay(Duration::from_millis(1));
+    for _ in 0..rounds {
+        let Ok(guard) = lock.lock_timeout(Duration::from_millis(200)) else {
+            continue;
+        };
+        let Some(left) = guard.validity_left() else {
+            continue;
+        };
+        world.lock().expect("world").enter(c, left);
+        if guard.ensure_valid().is_ok() {
+            let read = world.lock().expect("world").counter;
+            // The work under the lock takes as long as the holder believes it may (the clock
+            // stops just short of its validity's end).
+            lock.backend().sleep(TTL);
+            let mut wd = world.lock().expect("world");
+            wd.counter = read + 1;
+            wd.acknowledged += 1;
+        }
+        world.lock().expect("world").leave(c);
+        let _ = guard.release();
+    }
 }
 
 /// `executions` random schedules keep every increment; and the check is not vacuous: in some
@@ -150,7 +179,7 @@ fn single_unchecked_release_loses_an_increment() {
         instances: 1,
         clients: 2,
         rounds: 2,
-        defect: Some(RedisDefect::UncheckedRelease),
+        defect: Some(Defect::UncheckedRelease),
     });
     eprintln!("single-unchecked: caught after {n} executions: {msg}");
 }
@@ -176,7 +205,7 @@ fn redlock_without_recheck_loses_an_increment() {
         instances: 3,
         clients: 2,
         rounds: 2,
-        defect: Some(RedisDefect::NoRecheck),
+        defect: Some(Defect::NoRecheck),
     });
     eprintln!("redlock-no-recheck: caught after {n} executions: {msg}");
 }

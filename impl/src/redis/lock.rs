@@ -5,18 +5,6 @@ use std::time::Duration;
 use super::backend::{Backend, Command};
 use super::error::{classify, Answer, RedisLockError};
 
-/// Switches that put a known defect back into the recipe, for the checks that must catch it
-/// (`test-util` only; never in production).
-#[cfg(feature = "test-util")]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RedisDefect {
-    /// Release with a plain `DEL key` (no token check): the model's `single-unchecked`.
-    UncheckedRelease,
-    /// Hold a majority for the full TTL, however long acquiring took: the model's
-    /// `redlock-no-recheck`.
-    NoRecheck,
-}
-
 /// The longest TTL the lock sends: 2^62 ms (about 146 million years). A Redis server refuses
 /// a `PX` whose expiry (its clock in ms plus the TTL) overflows an `i64`; any clock reading
 /// below 2^62 ms leaves room for this one.
@@ -38,8 +26,6 @@ pub struct RedisLock<B: Backend> {
     ttl: Duration,
     counter: Option<String>,
     retry: Duration,
-    #[cfg(feature = "test-util")]
-    defect: Option<RedisDefect>,
 }
 
 impl<B: Backend> RedisLock<B> {
@@ -51,8 +37,6 @@ impl<B: Backend> RedisLock<B> {
             ttl,
             counter: None,
             retry: Duration::from_millis(10),
-            #[cfg(feature = "test-util")]
-            defect: None,
         }
     }
 
@@ -71,29 +55,6 @@ impl<B: Backend> RedisLock<B> {
     pub fn with_retry_delay(mut self, d: Duration) -> Self {
         self.retry = d;
         self
-    }
-
-    /// Puts a known defect back (tests only).
-    #[cfg(feature = "test-util")]
-    pub fn with_defect(mut self, defect: RedisDefect) -> Self {
-        self.defect = Some(defect);
-        self
-    }
-
-    /// Whether the `UncheckedRelease` test switch is on.
-    fn unchecked_release(&self) -> bool {
-        #[cfg(feature = "test-util")]
-        return self.defect == Some(RedisDefect::UncheckedRelease);
-        #[cfg(not(feature = "test-util"))]
-        false
-    }
-
-    /// Whether the `NoRecheck` test switch is on.
-    fn no_recheck(&self) -> bool {
-        #[cfg(feature = "test-util")]
-        return self.defect == Some(RedisDefect::NoRecheck);
-        #[cfg(not(feature = "test-util"))]
-        false
     }
 
     /// The key.
@@ -209,22 +170,18 @@ impl<B: Backend> RedisLock<B> {
         let needed = self.quorum();
         // Checked arithmetic: an acquisition slower than the TTL leaves no validity (the
         // `redlock` crate's unsigned subtraction wraps here instead: docs/redis.md, row 22).
-        let validity = if self.no_recheck() {
-            Some(self.ttl)
-        } else {
-            self.ttl
-                .checked_sub(elapsed)
-                .and_then(|v| v.checked_sub(self.drift()))
-                .filter(|v| !v.is_zero())
-        };
+        let validity = self
+            .ttl
+            .checked_sub(elapsed)
+            .and_then(|v| v.checked_sub(self.drift()))
+            .filter(|v| !v.is_zero());
         if granted >= needed {
             if let Some(validity) = validity {
                 // Redlock's validity counts from now (`ttl − elapsed − drift` is what is left
                 // of the earliest key's TTL, which started at the first SET): the guard is
                 // valid until `start + ttl − drift`. (It counted from `start` before, so the
                 // acquisition time was taken off twice: a lock acquired in 60 ms of a 100 ms
-                // TTL came back already expired.) Without the re-check, validity is the whole
-                // TTL from now, as if acquiring took no time.
+                // TTL came back already expired.)
                 return Ok(RedisGuard {
                     lock: self,
                     token,
@@ -309,15 +266,13 @@ impl<B: Backend> RedisLock<B> {
     fn release_everywhere(&self, token: &str) -> Outcomes {
         let mut o = Outcomes::default();
         for i in 0..self.backend.instances() {
-            let command = if self.unchecked_release() {
-                Command::Del { key: &self.key }
-            } else {
+            let reply = self.backend.call(
+                i,
                 Command::Release {
                     key: &self.key,
                     token,
-                }
-            };
-            let reply = self.backend.call(i, command);
+                },
+            );
             o.add(i, &reply, classify(&reply, false));
         }
         o
