@@ -128,3 +128,26 @@ fn fault_lists_round_trip() {
         Ok("none".into())
     );
 }
+
+/// The code draws a fresh token per attempt (`RedisLock::try_lock` calls `Backend::token`
+/// each time), so a client that lost its first attempt to contention holds its second with a
+/// new token. The model kept one token per round until the review of #38 (no key ever held
+/// `tok0.0+1`); redis-py, which keeps one per `acquire()` call, still does.
+#[test]
+fn a_retry_holds_with_a_fresh_token_as_the_code_does() {
+    let second_attempt = |s: &State| {
+        s.instances[0]
+            .key
+            .is_some_and(|e| e.token.to_string() == "tok0.0+1")
+            && s.clients[0].pc.holding()
+    };
+    let single = Scenario::new(Variant::Single, Writes::Unfenced);
+    assert!(reachable(&single, second_attempt));
+    let redis_py = Scenario::new(Variant::RedisPy, Writes::Unfenced)
+        .with_faults(Faults::parse("crash=1").expect("valid"));
+    assert!(!reachable(&redis_py, second_attempt));
+    assert!(reachable(&redis_py, |s: &State| s.clients[0].pc.holding()
+        && s.instances[0]
+            .key
+            .is_some_and(|e| e.token.to_string() == "tok0.0")));
+}

@@ -21,7 +21,7 @@ const WORDS: Words = Words {
             resource, where the clock's `Tick`, a `ClockJump`, a `Restart`, a replica's \
             `Replicate` and a `Failover` happen. *What happened* is the step as `lockwright \
             check --family redis` prints it. *Instances after* shows, per instance, the lock \
-            key's token (`tok<client>.<round>`) and its time left in ticks (`∞`: no expiry), \
+            key's token (`tok<client>.<round>`, `+<n>` for a round's later attempt) and its time left in ticks (`∞`: no expiry), \
             the fencing counter, and the resource's version, fence and owner; *holders after* \
             lists the clients that believe they hold the lock, with the validity they believe \
             in (`∞`: longer than any TTL). Red: a fault.",
