@@ -262,6 +262,8 @@ pub enum Action {
     SlowAcquire(ClientId),
     Crash(ClientId),
     ClockJump(u8),
+    /// Instance `.0`'s clock gains one tick on everyone else's (`fast-clock`).
+    FastClock(u8),
     Restart(u8),
     DelayedRestart(u8),
     /// Asynchronous replication brings instance `.0`'s replica up to date (not a fault).
@@ -280,6 +282,7 @@ impl fmt::Display for Action {
             Action::SlowAcquire(c) => write!(f, "c{c} SlowAcquire"),
             Action::Crash(c) => write!(f, "c{c} Crash"),
             Action::ClockJump(i) => write!(f, "ClockJump(i{i})"),
+            Action::FastClock(i) => write!(f, "FastClock(i{i})"),
             Action::Restart(i) => write!(f, "Restart(i{i})"),
             Action::DelayedRestart(i) => write!(f, "DelayedRestart(i{i})"),
             Action::Replicate(i) => write!(f, "Replicate(i{i})"),
@@ -498,6 +501,9 @@ impl Scenario {
             if b.clock_jump > 0 && inst.key.is_some_and(|e| e.left.is_some()) {
                 out.push(Action::ClockJump(i));
             }
+            if b.fast_clock > 0 && inst.key.is_some_and(|e| e.left.is_some()) {
+                out.push(Action::FastClock(i));
+            }
             let has_data = inst.key.is_some() || inst.counter > 0;
             if b.restart > 0 && has_data {
                 out.push(Action::Restart(i));
@@ -558,6 +564,10 @@ impl Scenario {
             Action::ClockJump(i) => {
                 s.budget.clock_jump -= 1;
                 s.instances[i as usize].jump();
+            }
+            Action::FastClock(i) => {
+                s.budget.fast_clock -= 1;
+                s.instances[i as usize].advance(1);
             }
             Action::Restart(i) => {
                 s.budget.restart -= 1;
