@@ -40,13 +40,25 @@ struct Workload {
     clients: usize,
     rounds: usize,
     defect: Option<Defect>,
+    /// The granted `SET` whose reply is slow by [`SLOW`] (`sim::World::slow_set`).
+    slow_set: Option<usize>,
 }
+
+/// A slow reply: longer than the TTL.
+const SLOW: u32 = 25;
 
 /// One execution: each client takes the lock `rounds` times and increments the counter once
 /// under it (read, work until just before its validity ends, write); then the counter must
 /// equal the increments made.
 fn run(w: Workload) -> u64 {
-    let world = Sim::world(w.instances);
+    run_with(w, |_| {})
+}
+
+/// [`run`], showing the world to `inspect` before the check.
+fn run_with(w: Workload, inspect: impl FnOnce(&World)) -> u64 {
+    // Built with its slow reply rather than set through the lock: a shuttle lock here would
+    // be one more scheduling point, and every seed's schedule would shift.
+    let world = Sim::world_slow(w.instances, w.slow_set, SLOW);
     let handles: Vec<_> = (0..w.clients)
         .map(|c| {
             let world = Arc::clone(&world);
@@ -77,13 +89,15 @@ fn run(w: Workload) -> u64 {
         h.join().expect("client");
     }
     let w = world.lock().expect("world");
+    inspect(&w);
     let made = w.acknowledged;
     assert_eq!(
         w.counter,
         w.acknowledged,
-        "no lost update: the counter lost {} of {} increments (grants {:?})",
+        "no lost update: the counter lost {} of {} increments (slow replies {:?}, grants {:?})",
         w.acknowledged - w.counter,
         w.acknowledged,
+        w.slowed,
         w.grants
     );
     made
@@ -166,6 +180,7 @@ fn single_keeps_every_increment() {
             clients: 2,
             rounds: 2,
             defect: None,
+            slow_set: None,
         },
         300,
     );
@@ -180,6 +195,7 @@ fn single_unchecked_release_loses_an_increment() {
         clients: 2,
         rounds: 2,
         defect: Some(Defect::UncheckedRelease),
+        slow_set: None,
     });
     eprintln!("single-unchecked: caught after {n} executions: {msg}");
 }
@@ -192,6 +208,7 @@ fn redlock_keeps_every_increment() {
             clients: 2,
             rounds: 2,
             defect: None,
+            slow_set: None,
         },
         300,
     );
@@ -206,6 +223,65 @@ fn redlock_without_recheck_loses_an_increment() {
         clients: 2,
         rounds: 2,
         defect: Some(Defect::NoRecheck),
+        slow_set: None,
     });
     eprintln!("redlock-no-recheck: caught after {n} executions: {msg}");
+}
+
+/// A `SET` answered later than the TTL (the model's `slow-acquire`; rows 19 and 21-22): the
+/// re-check refuses the grant (`TooSlow`, released), on one instance (the first grant is
+/// slow) and on Redlock's three (the second). Not vacuous: in some execution the slow reply
+/// did move the clock past the TTL.
+#[test]
+fn the_recheck_refuses_a_slow_acquisition() {
+    for (instances, slow) in [(1, 1), (3, 2)] {
+        let w = Workload {
+            instances,
+            clients: 2,
+            rounds: 1,
+            defect: None,
+            slow_set: Some(slow),
+        };
+        let _heavy = crate::heavy();
+        let past = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = Arc::clone(&past);
+        Runner::new(RandomScheduler::new_from_seed(38, 300), persisting()).run(move || {
+            let (_, moved) = run_slow(w);
+            if moved.iter().any(|&m| m as u128 > TTL.as_millis()) {
+                counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        });
+        let past = past.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(past > 0, "{w:?}: no slow reply outlasted the TTL");
+        eprintln!("{w:?}: a slow reply outlasted the TTL in {past} of 300 executions");
+    }
+}
+
+/// The twin: without the re-check the slow grant is taken, and the counter loses an
+/// increment in an execution where the slow reply moved the clock past the TTL.
+#[test]
+fn without_the_recheck_a_slow_acquisition_loses_an_increment() {
+    for (instances, slow) in [(1, 1), (3, 2)] {
+        let (n, msg) = caught(Workload {
+            instances,
+            clients: 2,
+            rounds: 1,
+            defect: Some(Defect::NoRecheck),
+            slow_set: Some(slow),
+        });
+        assert!(
+            msg.contains(&format!("slow replies [{SLOW}]")),
+            "caught through the slow reply: {msg}"
+        );
+        eprintln!("{instances} instance(s), no re-check, slow SET: caught after {n} executions");
+    }
+}
+
+/// [`run`], and the slow replies the execution delivered (ms the clock moved for each).
+fn run_slow(w: Workload) -> (u64, Vec<u32>) {
+    let world_slowed = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let out = Arc::clone(&world_slowed);
+    let made = run_with(w, move |wd| *out.lock().expect("out") = wd.slowed.clone());
+    let moved = world_slowed.lock().expect("out").clone();
+    (made, moved)
 }
