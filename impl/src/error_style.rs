@@ -559,7 +559,7 @@ mod redis {
                 granted: 1,
                 needed: 2,
                 first: no_answer.to_string(),
-                source: Some(no_answer),
+                source: Some(no_answer.clone()),
             },
             RedisLockError::TooSlow {
                 key: key(),
@@ -574,6 +574,22 @@ mod redis {
                 key: key(),
                 confirmed: 1,
                 needed: 2,
+            },
+            RedisLockError::ReleaseUnknown {
+                key: key(),
+                confirmed: 1,
+                unknown: 2,
+                needed: 2,
+                first: no_answer.to_string(),
+                source: Some(no_answer.clone()),
+            },
+            RedisLockError::BadTtl {
+                key: key(),
+                ttl: Duration::ZERO,
+            },
+            RedisLockError::FencingOnRedlock {
+                key: key(),
+                instances: 3,
             },
             RedisLockError::Refused {
                 key: key(),
@@ -591,13 +607,16 @@ mod redis {
                     RedisLockError::TooSlow { .. } => "TooSlow",
                     RedisLockError::Expired { .. } => "Expired",
                     RedisLockError::NotOwner { .. } => "NotOwner",
+                    RedisLockError::ReleaseUnknown { .. } => "ReleaseUnknown",
+                    RedisLockError::BadTtl { .. } => "BadTtl",
+                    RedisLockError::FencingOnRedlock { .. } => "FencingOnRedlock",
                     RedisLockError::Refused { .. } => "Refused",
                 };
                 let a = e.advice();
                 (name, Box::new(e) as Box<dyn std::error::Error>, a)
             })
             .collect();
-        super::assert_style(all, 7, true, &[]);
+        super::assert_style(all, 10, true, &[]);
     }
 }
 

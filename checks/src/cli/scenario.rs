@@ -154,6 +154,11 @@ pub struct ScenarioArgs {
     /// redis: Redis instances (1 for the single-instance recipes; 1, 3 or 5 for Redlock).
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=5))]
     pub instances: Option<u8>,
+    /// redis: the clock-drift allowance the recipe subtracts from its validity, in ticks
+    /// (0..=2; default 1). 0 is the formula without its drift term (the twin of the
+    /// `fast-clock` rows).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=2))]
+    pub drift: Option<u8>,
     /// docstore `leased`: the lease length in clock ticks (1..=3).
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=3))]
     pub lease: Option<u8>,
@@ -168,8 +173,8 @@ pub struct ScenarioArgs {
     /// `crash=2,restart=2,unlink=1,replace=1,foreign=1`). zk: expire, lose-reply,
     /// restart, recreate-parent, abandon, suspend, lag, misread. docstore: crash, restart, stray-delete,
     /// lose-reply, pause, failover, recreate-index, recreate-doc, rollback. replication: crash
-    /// (of the copier). redis: pause, slow-acquire, clock-jump, restart, delayed-restart,
-    /// failover, lose-reply, crash. etcd: expire, pause, lose-reply, leader-change, compact, restart.
+    /// (of the copier). redis: pause, slow-acquire, clock-jump, fast-clock, restart,
+    /// delayed-restart, failover, lose-reply, crash. etcd: expire, pause, lose-reply, leader-change, compact, restart.
     #[arg(long)]
     pub faults: Option<String>,
     /// Symmetry reduction: `on` merges states that differ only by renaming interchangeable
@@ -203,6 +208,7 @@ impl ScenarioArgs {
             ("--rounds", self.rounds.is_some()),
             ("--data-files", self.data_files.is_some()),
             ("--instances", self.instances.is_some()),
+            ("--drift", self.drift.is_some()),
             ("--cycles", self.cycles.is_some()),
             ("--revision-width", self.revision_width.is_some()),
         ];
@@ -381,7 +387,13 @@ impl ScenarioArgs {
     /// family.
     pub fn redis(&self) -> anyhow::Result<redis::Scenario> {
         use redis::{Variant, Writes};
-        self.refuse(&["--clients", "--writes", "--rounds", "--instances"])?;
+        self.refuse(&[
+            "--clients",
+            "--writes",
+            "--rounds",
+            "--instances",
+            "--drift",
+        ])?;
         if self.symmetry == Some(Switch::On) {
             bail!("--family redis has no symmetry reduction (its clients are not interchangeable: tokens order them)");
         }
@@ -425,6 +437,9 @@ impl ScenarioArgs {
                 bail!("--instances {n}: Redlock needs an odd number of instances (1, 3 or 5)");
             }
             sc = sc.with_instances(n);
+        }
+        if let Some(d) = self.drift {
+            sc = sc.with_drift(d.into());
         }
         Ok(sc)
     }

@@ -15,6 +15,8 @@
 //!   replayer, and a loopback HTTP server on the model's semantics.
 //! - [`replication`]: the replication copier's unsafe orders (Lucene's handlers', the seed's
 //!   rule, …) as step tables the real copier runs.
+//! - [`redis`](mod@redis): the Redis lock's broken variants, as `Backend` wrappers around the
+//!   production lock's backend.
 //! - [`zk`]: the ZooKeeper mutex — a simulated ZooKeeper on the model's server semantics, the
 //!   workloads, the refinement replayer.
 
@@ -22,6 +24,7 @@ pub mod budget;
 pub mod docstore;
 pub mod file;
 pub mod prims;
+pub mod redis;
 pub mod refine;
 pub mod replication;
 pub mod schedules;

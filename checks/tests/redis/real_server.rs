@@ -9,7 +9,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use lockwright::redis::{RedisDefect, RedisLock, RedisLockError, RedisServers};
+use lockwright::redis::{Backend, RedisLock, RedisLockError, RedisServers};
+use lockwright_testkit::redis::{NoRecheck, UncheckedRelease};
 
 /// A `redis-server` on a free loopback port, without persistence; killed on drop.
 pub struct Server {
@@ -157,20 +158,17 @@ pub fn write_counter(s: &Server, n: u64) {
 
 /// A holder slow to release (its key expired first) meets the next holder. With the checked
 /// release (the script) the third client is refused and the counter keeps both increments;
-/// with `UncheckedRelease` (a plain `DEL`, the model's `single-unchecked`) the slow holder
-/// deletes the next holder's key, a third client is granted beside it, and the counter loses
-/// an increment — and the server's own `MONITOR` record shows the slow holder's `DEL`.
-fn slow_release_then_third_client(defect: Option<RedisDefect>) -> (u64, u64, Vec<String>) {
+/// over the test kit's `UncheckedRelease` wrapper (a plain `DEL`, the model's
+/// `single-unchecked`) the slow holder deletes the next holder's key, a third client is
+/// granted beside it, and the counter loses an increment — and the server's own `MONITOR`
+/// record shows the slow holder's `DEL`.
+fn slow_release_then_third_client<B: Backend>(
+    wrap: impl Fn(RedisServers) -> B,
+) -> (u64, u64, Vec<String>) {
     let server = Server::start();
     let monitor = server.monitor();
     let ttl = Duration::from_millis(200);
-    let make = || {
-        let l = RedisLock::new(servers(&[&server]), "lock", ttl);
-        match defect {
-            Some(d) => l.with_defect(d),
-            None => l,
-        }
-    };
+    let make = || RedisLock::new(wrap(servers(&[&server])), "lock", ttl);
     let (a, b, c) = (make(), make(), make());
     let ga = a.try_lock().expect("a acquires");
     std::thread::sleep(ttl + Duration::from_millis(100));
@@ -196,7 +194,7 @@ fn slow_release_then_third_client(defect: Option<RedisDefect>) -> (u64, u64, Vec
 #[test]
 fn checked_release_keeps_the_third_client_out_on_a_real_server() {
     let _t = crate::timing();
-    let (counter, made, lines) = slow_release_then_third_client(None);
+    let (counter, made, lines) = slow_release_then_third_client(|s| s);
     assert_eq!((counter, made), (1, 1), "only b incremented");
     assert!(
         !lines.iter().any(|l| l.contains("\"DEL\" \"lock\"")),
@@ -207,8 +205,7 @@ fn checked_release_keeps_the_third_client_out_on_a_real_server() {
 #[test]
 fn unchecked_release_loses_an_increment_on_a_real_server() {
     let _t = crate::timing();
-    let (counter, made, lines) =
-        slow_release_then_third_client(Some(RedisDefect::UncheckedRelease));
+    let (counter, made, lines) = slow_release_then_third_client(UncheckedRelease);
     assert_eq!(made, 2, "b and c both held");
     assert_eq!(
         counter, 1,
@@ -243,20 +240,18 @@ fn unchecked_release_loses_an_increment_on_a_real_server() {
 
 /// `DEBUG SLEEP` stalls the server past the TTL: a contender's `SET NX` sent during the stall
 /// is answered `OK` when the server wakes — after the TTL. The re-check after acquiring
-/// refuses that grant (`TooSlow`, and the key is released again); with the `NoRecheck` switch
-/// (the model's `redlock-no-recheck`, here on one instance) the same grant is taken. The
+/// refuses that grant (`TooSlow`, and the key is released again); over the test kit's
+/// `NoRecheck` wrapper (the model's `redlock-no-recheck`, here on one instance) the same grant
+/// is taken. The
 /// stalled holder's guard detects its loss by its own clock (`Expired`), and its release
 /// reports the key is not its own.
-fn stall(
-    defect: Option<RedisDefect>,
+fn stall<B: Backend>(
+    wrap: impl Fn(RedisServers, Duration) -> B,
 ) -> (Result<(), RedisLockError>, Result<(), RedisLockError>, bool) {
     let server = Server::start();
     let ttl = Duration::from_millis(300);
     let a = RedisLock::new(servers(&[&server]), "lock", ttl);
-    let mut b = RedisLock::new(servers(&[&server]), "lock", ttl);
-    if let Some(d) = defect {
-        b = b.with_defect(d);
-    }
+    let b = RedisLock::new(wrap(servers(&[&server]), a.drift()), "lock", ttl);
     let ga = a.try_lock().expect("a acquires");
     let addr = server.address();
     let sleeper = std::thread::spawn(move || {
@@ -286,7 +281,7 @@ fn stall(
 #[test]
 fn a_server_stall_past_the_ttl_is_refused_by_the_recheck() {
     let _t = crate::timing();
-    let (valid, released, b_holds) = stall(None);
+    let (valid, released, b_holds) = stall(|s, _| s);
     assert!(
         !b_holds,
         "the re-check refuses a grant that came after the TTL"
@@ -304,7 +299,7 @@ fn a_server_stall_past_the_ttl_is_refused_by_the_recheck() {
 #[test]
 fn a_server_stall_past_the_ttl_is_taken_without_the_recheck() {
     let _t = crate::timing();
-    let (valid, released, b_holds) = stall(Some(RedisDefect::NoRecheck));
+    let (valid, released, b_holds) = stall(NoRecheck::new);
     assert!(b_holds, "without the re-check the late grant is taken");
     assert!(
         matches!(valid, Err(RedisLockError::Expired { .. })),

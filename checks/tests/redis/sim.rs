@@ -8,6 +8,10 @@
 //! inside its critical section the clock does not pass the end of the validity that client
 //! registered ([`World::enter`]). A recipe whose computed validity outlasts its keys (no
 //! re-check) is then caught by the counter, which never asks the lock anything.
+//!
+//! Slow acquisition ([`World::slow_set`], the model's `slow-acquire`): the `k`-th `SET` the
+//! instances grant is answered `slow_ms` later (the reply is delayed; the key's TTL runs
+//! from when the instance set it), as far as the clients' critical sections allow.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -30,6 +34,12 @@ pub struct World {
     pub acknowledged: u64,
     /// `SET`s each instance granted, in order: `(instance, token)`.
     pub grants: Vec<(usize, String)>,
+    /// The granted `SET` (1-based, counted over all instances) whose reply is slow.
+    pub slow_set: Option<usize>,
+    /// How much later that reply arrives (ms).
+    pub slow_ms: u32,
+    /// Slow replies delivered, and by how much the clock moved for them.
+    pub slowed: Vec<u32>,
 }
 
 impl World {
@@ -67,8 +77,8 @@ pub struct Sim {
 }
 
 impl Sim {
-    /// `n` empty instances.
-    pub fn world(n: usize) -> Arc<Mutex<World>> {
+    /// `n` empty instances, the `slow_set`-th granted `SET` answered `slow_ms` late.
+    pub fn world_slow(n: usize, slow_set: Option<usize>, slow_ms: u32) -> Arc<Mutex<World>> {
         Arc::new(Mutex::new(World {
             instances: vec![Instance::new(false); n],
             now_ms: 0,
@@ -76,6 +86,9 @@ impl Sim {
             counter: 0,
             acknowledged: 0,
             grants: Vec::new(),
+            slow_set,
+            slow_ms,
+            slowed: Vec::new(),
         }))
     }
 
@@ -124,6 +137,13 @@ impl Backend for Sim {
         };
         if let Some(t) = granted {
             w.grants.push((i, t.to_string()));
+            if w.slow_set == Some(w.grants.len()) {
+                let before = w.now_ms;
+                let by = w.slow_ms;
+                w.advance(by);
+                let moved = w.now_ms - before;
+                w.slowed.push(moved);
+            }
         }
         Ok(answer)
     }

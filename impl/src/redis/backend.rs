@@ -49,7 +49,8 @@ pub enum Command<'a> {
         /// This hold's random token.
         token: &'a str,
     },
-    /// `DEL key`, whoever's key it is. Only the broken `UncheckedRelease` test switch sends it.
+    /// `DEL key`, whoever's key it is. The lock never sends it; the test kit's
+    /// `UncheckedRelease` wrapper turns the release into it (the model's `single-unchecked`).
     Del {
         /// The lock key.
         key: &'a str,

@@ -176,8 +176,46 @@ pub enum RedisLockError {
         /// The majority needed.
         needed: usize,
     },
-    /// An instance refused the command for good (wrong type, no permission, an unexpected
-    /// reply).
+    /// A release that could not learn the outcome: fewer than a majority confirmed the
+    /// delete, but enough instances did not answer (or answered an error) that they may still
+    /// hold this token. Those keys stay until their TTL runs out; other clients wait at most
+    /// that long. Not a lost lock: nothing says another client held it meanwhile.
+    ReleaseUnknown {
+        /// The lock key.
+        key: String,
+        /// Instances that confirmed the delete.
+        confirmed: usize,
+        /// Instances whose outcome is unknown (no answer, or an error reply).
+        unknown: usize,
+        /// The majority needed.
+        needed: usize,
+        /// The first instance whose outcome is unknown, and how.
+        first: String,
+        /// That failure, if the instance gave no answer.
+        source: Option<NoAnswer>,
+    },
+    /// The lock's TTL cannot be sent as `PX` milliseconds: zero, or more than
+    /// [`super::MAX_TTL`]. The caller's error: no command was sent.
+    BadTtl {
+        /// The lock key.
+        key: String,
+        /// The TTL asked for.
+        ttl: Duration,
+    },
+    /// Fencing (`with_fencing`) asked of Redlock (more than one instance): the highest counter
+    /// of a granting majority need not grow from one hold to the next (`docs/redis.md`, row
+    /// 15), so a resource fenced by it could accept a stale holder's write. No command was
+    /// sent.
+    FencingOnRedlock {
+        /// The lock key.
+        key: String,
+        /// The instances of the lock.
+        instances: usize,
+    },
+    /// Too few instances could still grant, because instances refused the command for good
+    /// (wrong type, no permission, an unexpected reply). On Redlock one such instance of N
+    /// only counts as not granting; this error means the refusals alone left no majority
+    /// possible.
     Refused {
         /// The lock key.
         key: String,
@@ -216,6 +254,9 @@ impl RedisLockError {
             | RedisLockError::TooSlow { key, .. }
             | RedisLockError::Expired { key, .. }
             | RedisLockError::NotOwner { key, .. }
+            | RedisLockError::ReleaseUnknown { key, .. }
+            | RedisLockError::BadTtl { key, .. }
+            | RedisLockError::FencingOnRedlock { key, .. }
             | RedisLockError::Refused { key, .. } => key,
         }
     }
@@ -236,6 +277,18 @@ impl RedisLockError {
             RedisLockError::Expired { .. } | RedisLockError::NotOwner { .. } => {
                 "stop writing, since another client may hold the lock now, and acquire it again; \
                  fence the resource (with_fencing) to keep a late holder's writes out"
+            }
+            RedisLockError::ReleaseUnknown { .. } => {
+                "nothing to undo: the keys not deleted expire after their TTL, and other clients \
+                 wait at most that long; check the instances that did not answer"
+            }
+            RedisLockError::BadTtl { .. } => {
+                "give the lock a TTL of at least 1 ms and at most MAX_TTL (it is sent as PX \
+                 milliseconds, rounded up)"
+            }
+            RedisLockError::FencingOnRedlock { .. } => {
+                "fence with a single Redis instance's counter, or use a lock whose tokens grow \
+                 (the ZooKeeper mutex's zxid, etcd's revision)"
             }
             RedisLockError::Refused { .. } => {
                 "check the key is not used for anything else and that this user may run SET, \
@@ -302,6 +355,40 @@ impl fmt::Display for RedisLockError {
                 "Redis lock {key:?} is no longer this client's ({confirmed} of {needed} needed \
                  instances still held its token)"
             ),
+            RedisLockError::ReleaseUnknown {
+                key,
+                confirmed,
+                unknown,
+                needed,
+                source: Some(_),
+                ..
+            } => write!(
+                f,
+                "released Redis lock {key:?} with an unknown outcome ({confirmed} of {needed} \
+                 needed instances confirmed, {unknown} did not answer)"
+            ),
+            RedisLockError::ReleaseUnknown {
+                key,
+                confirmed,
+                unknown,
+                needed,
+                first,
+                source: None,
+            } => write!(
+                f,
+                "released Redis lock {key:?} with an unknown outcome ({confirmed} of {needed} \
+                 needed instances confirmed, {unknown} did not answer usably; first: {first})"
+            ),
+            RedisLockError::BadTtl { key, ttl } => write!(
+                f,
+                "Redis lock {key:?} has a TTL of {ttl:?}, which PX milliseconds cannot carry \
+                 (zero, or past the server's limit)"
+            ),
+            RedisLockError::FencingOnRedlock { key, instances } => write!(
+                f,
+                "Redis lock {key:?} asks for fencing tokens over {instances} instances: a \
+                 Redlock majority's counters need not grow from one hold to the next"
+            ),
             RedisLockError::Refused { key, code, detail } => {
                 write!(
                     f,
@@ -317,6 +404,9 @@ impl std::error::Error for RedisLockError {
         match self {
             RedisLockError::TimedOut { last, .. } => Some(last.as_ref()),
             RedisLockError::Unavailable {
+                source: Some(s), ..
+            }
+            | RedisLockError::ReleaseUnknown {
                 source: Some(s), ..
             } => Some(s),
             _ => None,

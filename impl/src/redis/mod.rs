@@ -23,7 +23,5 @@ pub use backend::{
     Backend, Command, NoAnswer, Reply, EXTEND_SCRIPT, FENCED_ACQUIRE_SCRIPT, RELEASE_SCRIPT,
 };
 pub use error::{classify, Answer, RedisLockError, REPLY_TABLE};
-#[cfg(feature = "test-util")]
-pub use lock::RedisDefect;
-pub use lock::{RedisGuard, RedisLock};
+pub use lock::{RedisGuard, RedisLock, MAX_TTL};
 pub use servers::RedisServers;

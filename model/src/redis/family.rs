@@ -27,6 +27,7 @@ impl Family for Scenario {
                 "pause": f.pause,
                 "slow-acquire": f.slow_acquire,
                 "clock-jump": f.clock_jump,
+                "fast-clock": f.fast_clock,
                 "restart": f.restart,
                 "delayed-restart": f.delayed_restart,
                 "failover": f.failover,
@@ -63,6 +64,7 @@ impl Family for Scenario {
             Action::SlowAcquire(_) => "SlowAcquire".into(),
             Action::Crash(_) => "Crash".into(),
             Action::ClockJump(_) => "ClockJump".into(),
+            Action::FastClock(_) => "FastClock".into(),
             Action::Restart(_) => "Restart".into(),
             Action::DelayedRestart(_) => "DelayedRestart".into(),
             Action::Replicate(_) => "Replicate".into(),
@@ -79,8 +81,13 @@ impl Family for Scenario {
     }
 
     fn check_args(&self) -> String {
+        let drift = if self.drift == 1 {
+            String::new()
+        } else {
+            format!(" --drift {}", self.drift)
+        };
         format!(
-            "--variant {} --writes {} --clients {} --rounds {} --instances {} --faults {}",
+            "--variant {} --writes {} --clients {} --rounds {} --instances {}{drift} --faults {}",
             self.variant, self.writes, self.clients, self.rounds, self.instances, self.faults
         )
     }

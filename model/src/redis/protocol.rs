@@ -32,17 +32,27 @@ use crate::redis::server::{Instance, Reply, Time};
 /// A client's index.
 pub type ClientId = u8;
 
-/// A lock token: the random value of one client's round (the same across retries of the
-/// round, as redis-py and the Redlock recipe keep it).
+/// A lock token: the random value of one acquisition attempt. `lockwright::redis` draws a
+/// fresh one per attempt (`RedisLock::try_lock`, each retry of `lock_timeout`); redis-py
+/// draws one per `acquire()` call and keeps it across that call's retries
+/// ([`Recipe::fresh_token`]), so its `attempt` stays 0. Tokens never repeat: the code's are
+/// random 128-bit values (UUID v4), whose collisions the model leaves out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Token {
     pub client: ClientId,
     pub round: u8,
+    /// The attempt within the round (0 for recipes that keep one token per round).
+    pub attempt: u8,
 }
 
 impl fmt::Display for Token {
+    /// `tok0.1` (client 0, round 1, first attempt), `tok0.1+1` (its second attempt).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "tok{}.{}", self.client, self.round)
+        write!(f, "tok{}.{}", self.client, self.round)?;
+        if self.attempt > 0 {
+            write!(f, "+{}", self.attempt)?;
+        }
+        Ok(())
     }
 }
 
@@ -138,10 +148,13 @@ impl Client {
         }
     }
 
-    fn token(&self, c: ClientId) -> Token {
+    /// The token of this client's current attempt: a fresh one per attempt with
+    /// `fresh` ([`Recipe::fresh_token`]), one per round otherwise.
+    fn token(&self, c: ClientId, fresh: bool) -> Token {
         Token {
             client: c,
             round: self.round,
+            attempt: if fresh { self.tries } else { 0 },
         }
     }
 }
@@ -249,6 +262,8 @@ pub enum Action {
     SlowAcquire(ClientId),
     Crash(ClientId),
     ClockJump(u8),
+    /// Instance `.0`'s clock gains one tick on everyone else's (`fast-clock`).
+    FastClock(u8),
     Restart(u8),
     DelayedRestart(u8),
     /// Asynchronous replication brings instance `.0`'s replica up to date (not a fault).
@@ -267,6 +282,7 @@ impl fmt::Display for Action {
             Action::SlowAcquire(c) => write!(f, "c{c} SlowAcquire"),
             Action::Crash(c) => write!(f, "c{c} Crash"),
             Action::ClockJump(i) => write!(f, "ClockJump(i{i})"),
+            Action::FastClock(i) => write!(f, "FastClock(i{i})"),
             Action::Restart(i) => write!(f, "Restart(i{i})"),
             Action::DelayedRestart(i) => write!(f, "DelayedRestart(i{i})"),
             Action::Replicate(i) => write!(f, "Replicate(i{i})"),
@@ -313,6 +329,9 @@ pub struct Recipe {
     pub validity: ValidityBy,
     /// Whether a failed acquisition is released everywhere before retrying (Redlock).
     pub release_on_failure: bool,
+    /// Whether each attempt draws a new token (`lockwright::redis`: `try_lock` calls
+    /// `Backend::token` per attempt) or the round keeps one (redis-py's `acquire()`).
+    pub fresh_token: bool,
 }
 
 /// The recipe of `variant`.
@@ -331,6 +350,7 @@ pub fn recipe(variant: Variant) -> Recipe {
         release,
         validity,
         release_on_failure,
+        fresh_token: variant != Variant::RedisPy,
     }
 }
 
@@ -481,6 +501,9 @@ impl Scenario {
             if b.clock_jump > 0 && inst.key.is_some_and(|e| e.left.is_some()) {
                 out.push(Action::ClockJump(i));
             }
+            if b.fast_clock > 0 && inst.key.is_some_and(|e| e.left.is_some()) {
+                out.push(Action::FastClock(i));
+            }
             let has_data = inst.key.is_some() || inst.counter > 0;
             if b.restart > 0 && has_data {
                 out.push(Action::Restart(i));
@@ -526,11 +549,12 @@ impl Scenario {
             }
             Action::Crash(c) => {
                 s.budget.crash -= 1;
-                let token = s.clients[c as usize].token(c);
-                if s.instances
-                    .iter()
-                    .any(|i| i.key.is_some_and(|e| e.token == token))
-                {
+                let round = s.clients[c as usize].round;
+                // A key of this round's attempts (a failed attempt's lost reply included).
+                if s.instances.iter().any(|i| {
+                    i.key
+                        .is_some_and(|e| e.token.client == c && e.token.round == round)
+                }) {
                     s.crashed_holder = true;
                 }
                 let cl = &mut s.clients[c as usize];
@@ -540,6 +564,10 @@ impl Scenario {
             Action::ClockJump(i) => {
                 s.budget.clock_jump -= 1;
                 s.instances[i as usize].jump();
+            }
+            Action::FastClock(i) => {
+                s.budget.fast_clock -= 1;
+                s.instances[i as usize].advance(1);
             }
             Action::Restart(i) => {
                 s.budget.restart -= 1;
@@ -560,7 +588,7 @@ impl Scenario {
     fn call(&self, s: &mut State, c: ClientId, step: Step, delivery: Delivery) {
         let r = recipe(self.variant);
         let mut cl = s.clients[c as usize];
-        let token = cl.token(c);
+        let token = cl.token(c, r.fresh_token);
         cl.paused = false;
         match step {
             Step::Set(i) => {

@@ -135,6 +135,12 @@ pub struct Faults {
     pub slow_acquire: u8,
     /// An instance's wall clock jumps forward past every expiry.
     pub clock_jump: u8,
+    /// An instance's clock runs fast: it gains one tick on the clients' clocks (its keys
+    /// expire a tick early). The budget bounds the total gain of a run — the bounded skew the
+    /// recipe's drift allowance must cover: the lock holds while no instance gains more than
+    /// `drift` ticks (for Redlock too: two majorities share an instance, and its early expiry
+    /// is enough).
+    pub fast_clock: u8,
     /// An instance restarts without persistence and answers at once.
     pub restart: u8,
     /// An instance restarts without persistence and, by Sanfilippo's delayed-restart rule,
@@ -154,6 +160,7 @@ impl Faults {
         pause: 0,
         slow_acquire: 0,
         clock_jump: 0,
+        fast_clock: 0,
         restart: 0,
         delayed_restart: 0,
         failover: 0,
@@ -162,11 +169,12 @@ impl Faults {
     };
 
     /// `(name, budget)` in command-line order.
-    fn named(&self) -> [(&'static str, u8); 8] {
+    fn named(&self) -> [(&'static str, u8); 9] {
         [
             ("pause", self.pause),
             ("slow-acquire", self.slow_acquire),
             ("clock-jump", self.clock_jump),
+            ("fast-clock", self.fast_clock),
             ("restart", self.restart),
             ("delayed-restart", self.delayed_restart),
             ("failover", self.failover),
@@ -196,6 +204,7 @@ impl Faults {
                 "pause" => &mut f.pause,
                 "slow-acquire" => &mut f.slow_acquire,
                 "clock-jump" => &mut f.clock_jump,
+                "fast-clock" => &mut f.fast_clock,
                 "restart" => &mut f.restart,
                 "delayed-restart" => &mut f.delayed_restart,
                 "failover" => &mut f.failover,
@@ -204,7 +213,7 @@ impl Faults {
                 other => {
                     return Err(format!(
                         "unknown fault `{other}` (expected pause, slow-acquire, clock-jump, \
-                         restart, delayed-restart, failover, lose-reply, crash)"
+                         fast-clock, restart, delayed-restart, failover, lose-reply, crash)"
                     ))
                 }
             };
@@ -307,6 +316,12 @@ impl Scenario {
 
     pub fn with_instances(self, instances: u8) -> Scenario {
         Scenario { instances, ..self }
+    }
+
+    /// The drift allowance the recipe subtracts (`drift 0`: the validity formula without
+    /// its drift term, the twin of the `fast-clock` rows).
+    pub fn with_drift(self, drift: Time) -> Scenario {
+        Scenario { drift, ..self }
     }
 
     /// The majority Redlock needs (1 of 1 for the single-instance recipes).

@@ -8,11 +8,12 @@ use crate::redis::protocol::*;
 use crate::redis::scenario::{Faults, Scenario, Variant, Writes};
 use crate::Family;
 
-const SINGLE_FAULTS: [&str; 9] = [
+const SINGLE_FAULTS: [&str; 10] = [
     "none",
     "pause=1",
     "slow-acquire=1",
     "clock-jump=1",
+    "fast-clock=1",
     "restart=1",
     "delayed-restart=1",
     "failover=1",
@@ -50,7 +51,7 @@ fn documented_verdicts_match_the_single_instance_matrix() {
             }
         }
     }
-    assert_eq!(checked, 108);
+    assert_eq!(checked, 120);
 }
 
 /// The standard scenario holds everything but "at most one holder", which a pause breaks by
@@ -127,4 +128,64 @@ fn fault_lists_round_trip() {
         Faults::parse("none").map(|f| f.to_string()),
         Ok("none".into())
     );
+}
+
+/// The code draws a fresh token per attempt (`RedisLock::try_lock` calls `Backend::token`
+/// each time), so a client that lost its first attempt to contention holds its second with a
+/// new token. The model kept one token per round until the review of #38 (no key ever held
+/// `tok0.0+1`); redis-py, which keeps one per `acquire()` call, still does.
+#[test]
+fn a_retry_holds_with_a_fresh_token_as_the_code_does() {
+    let second_attempt = |s: &State| {
+        s.instances[0]
+            .key
+            .is_some_and(|e| e.token.to_string() == "tok0.0+1")
+            && s.clients[0].pc.holding()
+    };
+    let single = Scenario::new(Variant::Single, Writes::Unfenced);
+    assert!(reachable(&single, second_attempt));
+    let redis_py = Scenario::new(Variant::RedisPy, Writes::Unfenced)
+        .with_faults(Faults::parse("crash=1").expect("valid"));
+    assert!(!reachable(&redis_py, second_attempt));
+    assert!(reachable(&redis_py, |s: &State| s.clients[0].pc.holding()
+        && s.instances[0]
+            .key
+            .is_some_and(|e| e.token.to_string() == "tok0.0")));
+}
+
+/// The drift term of `validity = ttl − elapsed − drift` covers instance clocks that run fast
+/// (`fast-clock`: an instance gains a tick on the clients'). Redlock with drift 1 holds when
+/// an instance gains a tick — and the fault is exercised: a granting key's time left comes
+/// down to the holder's validity (never without the fault: the drift keeps a tick of margin). The twin, the same formula with drift 0, lets the key on the
+/// instance two majorities share expire under a live holder: two live holders. (The model had no such
+/// fault before the review of #38: the drift term was never exercised.)
+#[test]
+fn the_drift_term_covers_fast_instance_clocks() {
+    let f = Faults::parse("fast-clock=1").expect("a fault the model has");
+    let real = Scenario::new(Variant::Redlock, Writes::Unfenced).with_faults(f);
+    let (got, want) = violations(&real);
+    assert!(got.is_empty(), "{got:?}");
+    assert_eq!(got, want);
+    let outlasts = |s: &State| {
+        s.holders().any(|c| match s.clients[c as usize].validity {
+            Validity::Until(v) => s.instances.iter().any(|i| {
+                i.key
+                    .is_some_and(|e| e.token.client == c && e.left.is_some_and(|l| l <= v))
+            }),
+            _ => false,
+        })
+    };
+    assert!(
+        reachable(&real, outlasts),
+        "the fast clock eats the drift margin"
+    );
+    let quiet = Scenario::new(Variant::Redlock, Writes::Unfenced);
+    assert!(
+        !reachable(&quiet, outlasts),
+        "without it a margin is always left"
+    );
+    let no_drift = Scenario { drift: 0, ..real };
+    let (got, want) = violations(&no_drift);
+    assert!(got.contains(&AT_MOST_ONE_LIVE_HOLDER), "{got:?}");
+    assert_eq!(got, want);
 }

@@ -23,6 +23,14 @@ impl Scenario {
         f.restart > 0 || f.failover > 0 || (!self.expires() && f.delayed_restart > 0)
     }
 
+    /// Whether a fast instance clock can outrun the drift allowance: one instance gaining
+    /// `drift + 1` ticks on the clients' clocks lets its key expire while its holder's
+    /// validity runs — enough for Redlock too, since two majorities share an instance (a
+    /// holder counts that instance's grant while the next client is granted there again).
+    fn skew_beats_drift(&self) -> bool {
+        self.expires() && u32::from(self.faults.fast_clock) > self.drift
+    }
+
     /// Whether two clients can hold at once with both validities still running.
     fn two_live(&self) -> bool {
         let f = self.faults;
@@ -32,6 +40,7 @@ impl Scenario {
         self.clients >= 2
             && (self.key_can_vanish()
                 || (self.expires() && f.clock_jump > 0)
+                || self.skew_beats_drift()
                 || self.variant == Variant::RedlockNoRecheck
                 || (self.variant == Variant::RedlockWrappingValidity && f.slow_acquire > 0)
                 || unchecked_reacquire)
@@ -152,6 +161,11 @@ impl Scenario {
             }
             Variant::RedlockWrappingValidity if f.slow_acquire > 0 => {
                 "an acquisition slower than the TTL wraps the unsigned validity to a huge value"
+            }
+            _ if self.skew_beats_drift() && !self.key_can_vanish() && f.clock_jump == 0 => {
+                "an instance's clock runs faster than the drift allowance covers: its key \
+                 expires while the holder's validity still runs, and the next client is \
+                 granted there (for Redlock: the instance two majorities share)"
             }
             Variant::SingleUnchecked if !self.key_can_vanish() && f.clock_jump == 0 => {
                 "a holder paused past its TTL releases with a plain DEL: it deletes the next \

@@ -21,7 +21,7 @@ const WORDS: Words = Words {
             resource, where the clock's `Tick`, a `ClockJump`, a `Restart`, a replica's \
             `Replicate` and a `Failover` happen. *What happened* is the step as `lockwright \
             check --family redis` prints it. *Instances after* shows, per instance, the lock \
-            key's token (`tok<client>.<round>`) and its time left in ticks (`∞`: no expiry), \
+            key's token (`tok<client>.<round>`, `+<n>` for a round's later attempt) and its time left in ticks (`∞`: no expiry), \
             the fencing counter, and the resource's version, fence and owner; *holders after* \
             lists the clients that believe they hold the lock, with the validity they believe \
             in (`∞`: longer than any TTL). Red: a fault.",
@@ -82,6 +82,8 @@ impl Presenter for Scenario {
             new(RedisPy, Unfenced, "crash=1"),
             new(RedisPy, Unfenced, "lose-reply=1"),
             new(RedisPy, Unfenced, "failover=1"),
+            new(Redlock, Unfenced, "fast-clock=1"),
+            new(Redlock, Unfenced, "fast-clock=1").with_drift(0),
         ]
     }
 
@@ -89,13 +91,22 @@ impl Presenter for Scenario {
         vec![
             format!("`{} × {}`", self.variant, self.writes),
             format!("{} × {}, {}", self.clients, self.rounds, self.instances),
-            format!("`{}`", self.faults),
+            if self.drift == 1 {
+                format!("`{}`", self.faults)
+            } else {
+                format!("`{}`, drift {}", self.faults, self.drift)
+            },
         ]
     }
 
     fn slug(&self) -> String {
+        let drift = if self.drift == 1 {
+            String::new()
+        } else {
+            format!(".drift{}", self.drift)
+        };
         format!(
-            "{}.{}.{}c{}r{}i.{}",
+            "{}.{}.{}c{}r{}i.{}{drift}",
             self.variant,
             self.writes,
             self.clients,
@@ -133,6 +144,7 @@ impl Presenter for Scenario {
                 | Action::SlowAcquire(_)
                 | Action::Crash(_)
                 | Action::ClockJump(_)
+                | Action::FastClock(_)
                 | Action::Restart(_)
                 | Action::DelayedRestart(_)
                 | Action::Failover(_)
