@@ -15,11 +15,15 @@
 //!   replayer, and a loopback HTTP server on the model's semantics.
 //! - [`replication`]: the replication copier's unsafe orders (Lucene's handlers', the seed's
 //!   rule, …) as step tables the real copier runs.
+//! - [`etcd`]: etcd 3.4's Mutex as a wrapper of the [`Etcd`](lockwright::etcd::Etcd)
+//!   interface that drives the shipped `EtcdMutex` (the broken variant the #11456 twins
+//!   catch).
 //! - [`zk`]: the ZooKeeper mutex — a simulated ZooKeeper on the model's server semantics, the
 //!   workloads, the refinement replayer.
 
 pub mod budget;
 pub mod docstore;
+pub mod etcd;
 pub mod file;
 pub mod prims;
 pub mod refine;
