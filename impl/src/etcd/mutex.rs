@@ -322,9 +322,8 @@ impl<E: Etcd + 'static> EtcdMutex<E> {
             .and_then(|r| r.kvs.first())
             .map(|kv| kv.create_revision);
         // From here the key exists: every failure deletes it again.
-        self.acquire(my_rev, owner, until).map_err(|e| {
+        self.acquire(my_rev, owner, until).inspect_err(|_| {
             let _ = self.delete_own(my_rev);
-            e
         })?;
         Ok(my_rev)
     }

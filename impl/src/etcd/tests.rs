@@ -310,8 +310,9 @@ fn holder_and_waiter(stub: &Arc<Stub>) -> (EtcdMutex<Stub>, EtcdMutex<Stub>) {
 #[test]
 fn a_failed_acquisition_deletes_its_key() {
     type Setup = fn(&Stub);
+    type Expected = fn(&EtcdLockError) -> bool;
     // (what fails, its setup, the lock's timeout in s, the error expected)
-    let cases: [(&str, Setup, u64, fn(&EtcdLockError) -> bool); 4] = [
+    let cases: [(&str, Setup, u64, Expected); 4] = [
         (
             "the wait errors",
             |s| {
