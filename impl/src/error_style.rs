@@ -628,6 +628,7 @@ mod etcd {
     fn every_etcd_lock_error_follows_the_style() {
         let key = || "locks/index/694d7a1b2c3d".to_string();
         let all: Vec<EtcdLockError> = vec![
+            EtcdLockError::AlreadyLocked { key: key() },
             EtcdLockError::TimedOut { key: key() },
             EtcdLockError::LockLost {
                 key: key(),
@@ -642,6 +643,7 @@ mod etcd {
             .into_iter()
             .map(|e| {
                 let name = match &e {
+                    EtcdLockError::AlreadyLocked { .. } => "AlreadyLocked",
                     EtcdLockError::TimedOut { .. } => "TimedOut",
                     EtcdLockError::LockLost { .. } => "LockLost",
                     EtcdLockError::Etcd { .. } => "Etcd",
@@ -650,6 +652,6 @@ mod etcd {
                 (name, Box::new(e) as Box<dyn std::error::Error>, a)
             })
             .collect();
-        super::assert_style(all, 3, true, &[]);
+        super::assert_style(all, 4, true, &[]);
     }
 }

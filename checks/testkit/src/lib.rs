@@ -15,6 +15,9 @@
 //!   replayer, and a loopback HTTP server on the model's semantics.
 //! - [`replication`]: the replication copier's unsafe orders (Lucene's handlers', the seed's
 //!   rule, …) as step tables the real copier runs.
+//! - [`etcd`]: etcd 3.4's Mutex as a wrapper of the [`Etcd`](lockwright::etcd::Etcd)
+//!   interface that drives the shipped `EtcdMutex` (the broken variant the #11456 twins
+//!   catch).
 //! - [`redis`](mod@redis): the Redis lock's broken variants, as `Backend` wrappers around the
 //!   production lock's backend.
 //! - [`zk`]: the ZooKeeper mutex — a simulated ZooKeeper on the model's server semantics, the
@@ -22,6 +25,7 @@
 
 pub mod budget;
 pub mod docstore;
+pub mod etcd;
 pub mod file;
 pub mod prims;
 pub mod redis;

@@ -98,3 +98,63 @@ fn a_dropped_lease_is_a_lost_lock() {
     assert!(!g.is_held(), "the session never noticed its lease is gone");
     assert!(g.unlock().expect_err("the key is gone").is_lost());
 }
+
+/// etcd raises a TTL below its minimum (`1.5 × election timeout`, 1.5 s by default, rounded
+/// up to 2 s) and answers the granted one: the session's TTL, and so its deadline and its
+/// keepalive period, is etcd's 2 s, not the 1 s asked for.
+#[test]
+fn the_session_takes_the_ttl_etcd_grants() {
+    need_etcd();
+    let _g = crate::heavy();
+    let m = Member::single();
+    let etcd = Arc::new(Gateway::new(&m.client));
+    let session = Session::new(etcd, Duration::from_secs(1)).expect("session");
+    assert_eq!(session.ttl(), Duration::from_secs(2));
+}
+
+/// The gateway's watch answers from a real member: a watch from a compacted revision is a
+/// compaction (with etcd's compact revision); a member shut down under a watch is a
+/// cancelled watch, not a compaction and not a quiet timeout.
+#[test]
+fn only_compaction_reads_as_compaction_on_a_real_member() {
+    use lockwright::etcd::{Etcd, EtcdError};
+    need_etcd();
+    let _g = crate::heavy();
+    let m = Member::single();
+    let gw = Gateway::new(&m.client);
+    put_counter(&m.client, "/it/w", 1);
+    put_counter(&m.client, "/it/w", 2);
+    let rev = crate::support::post(
+        &m.client,
+        "/v3/kv/range",
+        &serde_json::json!({"key": crate::support::b64(b"/it/w")}),
+    )
+    .expect("range")["header"]["revision"]
+        .as_str()
+        .and_then(|r| r.parse::<i64>().ok())
+        .expect("a revision");
+    crate::support::post(
+        &m.client,
+        "/v3/kv/compaction",
+        &serde_json::json!({"revision": rev.to_string()}),
+    )
+    .expect("compaction");
+    match gw.wait_delete(b"/it/w", 1, Duration::from_secs(3)) {
+        Err(EtcdError::Compacted { compact_revision }) => assert_eq!(compact_revision, rev),
+        other => panic!("a watch from a compacted revision answered {other:?}"),
+    }
+    // A watch from the current revision, and the member stopped under it.
+    let watcher = {
+        let gw = gw.clone();
+        std::thread::spawn(move || gw.wait_delete(b"/it/w", rev + 1, Duration::from_secs(10)))
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    let started = Instant::now();
+    drop(m);
+    let end = watcher.join().expect("watcher");
+    assert!(
+        matches!(end, Err(EtcdError::WatchCanceled { .. })),
+        "a stopped member's watch answered {end:?} after {:?}",
+        started.elapsed()
+    );
+}

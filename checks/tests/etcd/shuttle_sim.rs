@@ -7,8 +7,9 @@
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
-use lockwright::etcd::{EtcdDefect, EtcdMutex, Session};
+use lockwright::etcd::{Etcd, EtcdMutex, Session};
 use lockwright_model::etcd::TTL;
+use lockwright_testkit::etcd::Etcd34;
 use lockwright_testkit::schedules::{self, Scheduler};
 use shuttle::scheduler::RandomScheduler;
 use shuttle::Runner;
@@ -112,15 +113,18 @@ fn shuttle_catches_a_stale_holders_unfenced_write() {
 }
 
 /// etcd-io/etcd#11456 under shuttle: three clients without a guard (the Mutex alone, a plain
-/// put under the lock); client 1's keepalives stop once it waits behind another key, so its
-/// lease runs out while it waits and it can never hold legitimately. With 3.5's re-check
-/// (lockwright's code as shipped) no increment is lost; with the 3.4 defect the expired
-/// waiter is granted beside the next one and an increment is lost.
-fn body_11456(defect: bool) {
-    let sim = Arc::new(Sim::new());
-    let sessions: Vec<Arc<Session<Sim>>> = (0..3)
+/// put under the lock). Once client 1 waits behind another key, etcd revokes its lease (what
+/// the lease's expiry on the server does; an operator's `etcdctl lease revoke` too) and its
+/// keepalives stop, so the client learns of it only from etcd's store or, TTL later, from its
+/// own deadline: it can never hold legitimately. With 3.5's re-check (the shipped recipe on
+/// `Sim`) no increment is lost; with the 3.4 Mutex (the same recipe on [`Etcd34`], which
+/// answers the re-read as 3.4 behaves) the revoked waiter is granted beside the next one.
+fn body_11456<E: Etcd + 'static>(wrap: fn(Sim) -> E) {
+    let sim = Sim::new();
+    let etcd = Arc::new(wrap(sim.clone()));
+    let sessions: Vec<Arc<Session<E>>> = (0..3)
         .map(|_| {
-            Arc::new(Session::without_keeper(sim.clone(), TICK * u32::from(TTL)).expect("grant"))
+            Arc::new(Session::without_keeper(etcd.clone(), TICK * u32::from(TTL)).expect("grant"))
         })
         .collect();
     let acked = Arc::new(AtomicU8::new(0));
@@ -129,10 +133,7 @@ fn body_11456(defect: bool) {
         .map(|session| {
             let (sim, session, acked) = (sim.clone(), session.clone(), acked.clone());
             shuttle::thread::spawn(move || {
-                let mut mutex = EtcdMutex::new(session, PREFIX);
-                if defect {
-                    mutex = mutex.with_defect(EtcdDefect::NoRecheck);
-                }
+                let mutex = EtcdMutex::new(session, PREFIX);
                 let Ok(g) = mutex.lock(TICK * 20) else { return };
                 let v = sim.counter();
                 sim.put_counter_plain(v + 1);
@@ -146,7 +147,7 @@ fn body_11456(defect: bool) {
         shuttle::thread::spawn(move || {
             let mut cut = false;
             for _ in 0..6 {
-                cut = cut || sim.waiting(sessions[1].lease());
+                cut = cut || sim.revoke_if_waiting(sessions[1].lease());
                 let mut kept = Vec::new();
                 for (i, s) in sessions.iter().enumerate() {
                     if i == 1 && cut {
@@ -179,17 +180,18 @@ fn issue_11456_the_recheck_loses_no_update_under_shuttle() {
         RandomScheduler::new_from_seed(1, 1000),
         schedules::persisting(),
     )
-    .run(|| body_11456(false));
+    .run(|| body_11456(|sim| sim));
 }
 
-/// The twin: the 3.4 Mutex (`EtcdDefect::NoRecheck`) grants the expired waiter, and shuttle
-/// finds the lost update; the schedule replays.
+/// The twin: the same recipe under the 3.4 Mutex's behaviour ([`Etcd34`]: no re-read after
+/// the wait) grants the revoked waiter, and shuttle finds the lost update; the schedule
+/// replays.
 #[test]
 fn shuttle_catches_the_34_mutex_granting_an_expired_waiter() {
     let serial = schedules::serial();
     let found = schedules::search(
         &serial,
-        || body_11456(true),
+        || body_11456(Etcd34::new),
         1,
         1000,
         &[Scheduler::Random, Scheduler::Pct(3)],
@@ -200,6 +202,6 @@ fn shuttle_catches_the_34_mutex_granting_an_expired_waiter() {
         "{}",
         found.message
     );
-    let again = schedules::replay(&serial, &found.schedule, || body_11456(true));
+    let again = schedules::replay(&serial, &found.schedule, || body_11456(Etcd34::new));
     assert!(again.is_some_and(|m| m.contains("no lost update")));
 }

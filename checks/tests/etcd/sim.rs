@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lockwright::etcd::client::{
-    Etcd, KeyValue, LeaseId, Op, OpResponse, Range, RangeResponse, Revision, Txn, TxnResponse,
-    WatchEnd,
+    Etcd, Grant, KeyValue, LeaseId, Op, OpResponse, Range, RangeResponse, Revision, Txn,
+    TxnResponse, WatchEnd,
 };
 use lockwright::etcd::EtcdError;
 use lockwright_model::etcd::{Server, TTL};
@@ -84,15 +84,23 @@ impl Sim {
         };
     }
 
-    /// Whether the key of `lease` exists and waits behind an older one.
-    pub fn waiting(&self, lease: LeaseId) -> bool {
-        let s = self.state.lock().expect("sim");
+    /// Revokes `lease` (its key deleted, as its expiry does) if its key waits behind an older
+    /// one, in one step: true if it did. (A check then a revoke would let the waiter be
+    /// granted in between and revoke a legitimate holder instead.)
+    pub fn revoke_if_waiting(&self, lease: LeaseId) -> bool {
+        let mut s = self.state.lock().expect("sim");
         let Ok(id) = u8::try_from(lease.0) else {
             return false;
         };
-        s.server
+        let waits = s
+            .server
             .key(id)
-            .is_some_and(|k| s.server.keys.iter().any(|o| o.create < k.create))
+            .is_some_and(|k| s.server.keys.iter().any(|o| o.create < k.create));
+        if waits {
+            s.server.leases.retain(|l| l.id != id);
+            let _ = s.server.delete(id);
+        }
+        waits
     }
 
     /// The counter's value (the oracle reads etcd, not the lock).
@@ -143,12 +151,14 @@ impl Sim {
 }
 
 impl Etcd for Sim {
-    fn grant(&self, ttl: Duration) -> Result<LeaseId, EtcdError> {
+    fn grant(&self, ttl: Duration) -> Result<Grant, EtcdError> {
         assert_eq!(ttl, TICK * u32::from(TTL), "sessions use the model's TTL");
         let mut s = self.state.lock().expect("sim");
-        let id = s.server.grant(TTL);
-        s.server.next_lease &= 7;
-        Ok(LeaseId(i64::from(id)))
+        let id = s.server.grant(TTL).expect("a model lease id left");
+        Ok(Grant {
+            id: LeaseId(i64::from(id)),
+            ttl: TICK * u32::from(TTL),
+        })
     }
 
     fn keepalive(&self, lease: LeaseId) -> Result<Option<Duration>, EtcdError> {

@@ -15,6 +15,17 @@ pub type Revision = i64;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LeaseId(pub i64);
 
+/// What a `LeaseGrant` answered: the lease and the TTL etcd granted, which may differ from the
+/// one asked for (etcd raises a TTL below its minimum, `1.5 × election timeout` rounded up
+/// to a second; a gateway counts in whole seconds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Grant {
+    /// The lease.
+    pub id: LeaseId,
+    /// The TTL granted.
+    pub ttl: Duration,
+}
+
 /// A key and what etcd says about it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KeyValue {
@@ -172,11 +183,11 @@ pub enum WatchEnd {
 /// that ends at the first delete); timeouts and time come through it too ([`Etcd::now`]) so a
 /// simulated clock can drive them.
 pub trait Etcd: Send + Sync {
-    /// `LeaseGrant(ttl)`.
+    /// `LeaseGrant(ttl)`: the lease and the TTL etcd granted (its answer's, not `ttl`).
     ///
     /// # Errors
     /// See [`EtcdError`].
-    fn grant(&self, ttl: Duration) -> Result<LeaseId, EtcdError>;
+    fn grant(&self, ttl: Duration) -> Result<Grant, EtcdError>;
 
     /// One `LeaseKeepAlive`: the TTL the lease has again, or `None` if it is gone.
     ///
@@ -205,8 +216,9 @@ pub trait Etcd: Send + Sync {
     /// Watches `key` from revision `from` until it is deleted or `timeout` passes.
     ///
     /// # Errors
-    /// [`EtcdError::Compacted`] if `from` is older than the compaction point; see
-    /// [`EtcdError`].
+    /// [`EtcdError::Compacted`] if `from` is older than the compaction point;
+    /// [`EtcdError::WatchCanceled`] if the watch ended for another reason (the member shut
+    /// down or lost its leader, the stream ended); see [`EtcdError`].
     fn wait_delete(
         &self,
         key: &[u8],

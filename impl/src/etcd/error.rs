@@ -16,6 +16,12 @@ pub enum EtcdError {
         /// The compaction point, when etcd said (`0`: not said).
         compact_revision: i64,
     },
+    /// A watch ended without an event and not for compaction: the member cancelled it
+    /// (shutting down, no leader) or its stream ended.
+    WatchCanceled {
+        /// What etcd said (its `cancel_reason` or the stream's error), or what ended.
+        reason: String,
+    },
     /// No answer came: not connected, or the request timed out in flight (it may have been
     /// applied).
     Unreachable {
@@ -81,6 +87,9 @@ impl EtcdError {
             EtcdError::Compacted { .. } => {
                 "the history was compacted past the watch: read the current state and watch again"
             }
+            EtcdError::WatchCanceled { .. } => {
+                "read the current state and watch again (another member, if this one shut down)"
+            }
             EtcdError::Unreachable { .. } => {
                 "check the endpoint and the cluster's health; a write in flight may have been applied"
             }
@@ -99,6 +108,7 @@ impl fmt::Display for EtcdError {
             EtcdError::Compacted { compact_revision } => {
                 write!(f, "etcd: revision compacted (at {compact_revision})")
             }
+            EtcdError::WatchCanceled { reason } => write!(f, "etcd: watch cancelled: {reason}"),
             EtcdError::Unreachable { request, detail } => {
                 write!(f, "etcd: no answer to {request}: {detail}")
             }
@@ -138,6 +148,12 @@ impl fmt::Display for LostReason {
 /// What the etcd mutex reports.
 #[derive(Debug)]
 pub enum EtcdLockError {
+    /// This session already acquires or holds this lock key (`<prefix>/<lease>`): one session
+    /// holds a prefix once.
+    AlreadyLocked {
+        /// The own lock key.
+        key: String,
+    },
     /// Not acquired within the timeout; the key was deleted again.
     TimedOut {
         /// The own lock key.
@@ -168,6 +184,9 @@ impl EtcdLockError {
     /// What to do about it.
     pub fn advice(&self) -> Option<&'static str> {
         Some(match self {
+            EtcdLockError::AlreadyLocked { .. } => {
+                "unlock the first guard first, or give the second holder a session of its own"
+            }
             EtcdLockError::TimedOut { .. } => "try again later, or with a longer timeout",
             EtcdLockError::LockLost { .. } => {
                 "stop writing as holder: another client may hold the lock now; lock again"
@@ -186,6 +205,9 @@ impl EtcdLockError {
 impl fmt::Display for EtcdLockError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            EtcdLockError::AlreadyLocked { key } => {
+                write!(f, "etcd lock {key}: already locked through this session")
+            }
             EtcdLockError::TimedOut { key } => write!(f, "etcd lock {key}: timed out"),
             EtcdLockError::LockLost { key, reason } => {
                 write!(f, "etcd lock {key}: lost ({reason})")

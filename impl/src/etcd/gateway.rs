@@ -12,8 +12,8 @@ use serde_json::{json, Value};
 use ureq::Agent;
 
 use super::client::{
-    Etcd, KeyValue, LeaseId, Op, OpResponse, Range, RangeResponse, Revision, Txn, TxnResponse,
-    WatchEnd,
+    Etcd, Grant, KeyValue, LeaseId, Op, OpResponse, Range, RangeResponse, Revision, Txn,
+    TxnResponse, WatchEnd,
 };
 use super::error::EtcdError;
 
@@ -172,19 +172,22 @@ fn op_json(op: &Op) -> Value {
 }
 
 impl Etcd for Gateway {
-    fn grant(&self, ttl: Duration) -> Result<LeaseId, EtcdError> {
+    fn grant(&self, ttl: Duration) -> Result<Grant, EtcdError> {
         let v = self.post(
             "/v3/lease/grant",
             &json!({ "TTL": ttl.as_secs().max(1).to_string() }),
         )?;
         // A grant answered without an id would read as lease 0: a key put with lease 0 never
-        // expires. Refuse it.
-        match num(&v, "ID") {
-            0 => Err(EtcdError::BadResponse {
-                request: "POST /v3/lease/grant".to_owned(),
-                detail: format!("no lease ID in the answer: {v}"),
+        // expires; one without a TTL would leave the session no deadline. Refuse both.
+        match (num(&v, "ID"), num(&v, "TTL")) {
+            (id, granted) if id != 0 && granted > 0 => Ok(Grant {
+                id: LeaseId(id),
+                ttl: Duration::from_secs(granted.unsigned_abs()),
             }),
-            id => Ok(LeaseId(id)),
+            _ => Err(EtcdError::BadResponse {
+                request: "POST /v3/lease/grant".to_owned(),
+                detail: format!("no lease ID or TTL in the answer: {v}"),
+            }),
         }
     }
 
@@ -255,6 +258,7 @@ impl Etcd for Gateway {
             "start_revision": from.to_string(),
             "filters": ["NOPUT"],
         }});
+        let started = std::time::Instant::now();
         let response = agent(timeout)
             .post(&url)
             .content_type("application/json")
@@ -274,7 +278,13 @@ impl Etcd for Gateway {
             let l = match l {
                 Ok(l) => l,
                 // The global timeout ends the stream: nothing was deleted meanwhile.
-                Err(_) => return Ok(WatchEnd::TimedOut),
+                Err(_) if started.elapsed() >= timeout => return Ok(WatchEnd::TimedOut),
+                // Broken before it (the member was killed): not a compaction.
+                Err(e) => {
+                    return Err(EtcdError::WatchCanceled {
+                        reason: format!("the watch stream broke: {e}"),
+                    })
+                }
             };
             if l.trim().is_empty() {
                 continue;
@@ -283,29 +293,67 @@ impl Etcd for Gateway {
                 request: line.clone(),
                 detail: e.to_string(),
             })?;
-            if let Some(code) = v.get("code").and_then(Value::as_i64) {
-                let message = v.get("message").and_then(Value::as_str).unwrap_or_default();
-                return Err(EtcdError::from_status(&line, code, message));
-            }
-            let r = v.get("result").unwrap_or(&Value::Null);
-            if r.get("canceled").and_then(Value::as_bool) == Some(true) {
-                return Err(EtcdError::Compacted {
-                    compact_revision: num(r, "compact_revision"),
-                });
-            }
-            let deleted = r
-                .get("events")
-                .and_then(Value::as_array)
-                .is_some_and(|evs| {
-                    evs.iter()
-                        .any(|e| e.get("type").and_then(Value::as_str) == Some("DELETE"))
-                });
-            if deleted {
-                return Ok(WatchEnd::Deleted);
+            if let Some(end) = watch_line(&line, &v) {
+                return end;
             }
         }
-        Ok(WatchEnd::TimedOut)
+        // The member closed the stream before the timeout without a word.
+        Err(EtcdError::WatchCanceled {
+            reason: "the watch stream ended".to_owned(),
+        })
     }
+}
+
+/// What one line of the gateway's watch stream says about a wait for a delete: `None` to
+/// read on (the watch's creation, a put).
+///
+/// - `{"result": {"canceled": true, "compact_revision": "N"}}` (N > 0): compacted past the
+///   start revision — [`EtcdError::Compacted`];
+/// - `{"result": {"canceled": true, ...}}` without a compact revision (the server cancelled
+///   it: `cancel_reason` says why) — [`EtcdError::WatchCanceled`];
+/// - `{"error": {"grpc_code": 14, "message": "transport is closing"}}` (what 3.4.23's gateway
+///   writes when its member shuts down) — [`EtcdError::WatchCanceled`] (or, through
+///   [`ERROR_TABLE`](super::ERROR_TABLE), [`EtcdError::Compacted`] for a compaction code);
+/// - a `DELETE` event — [`WatchEnd::Deleted`].
+fn watch_line(request: &str, v: &Value) -> Option<Result<WatchEnd, EtcdError>> {
+    if let Some(code) = v.get("code").and_then(Value::as_i64) {
+        let message = v.get("message").and_then(Value::as_str).unwrap_or_default();
+        return Some(Err(EtcdError::from_status(request, code, message)));
+    }
+    if let Some(e) = v.get("error") {
+        let code = e.get("grpc_code").and_then(Value::as_i64).unwrap_or(0);
+        let message = e.get("message").and_then(Value::as_str).unwrap_or_default();
+        return Some(Err(match EtcdError::from_status(request, code, message) {
+            c @ EtcdError::Compacted { .. } => c,
+            _ => EtcdError::WatchCanceled {
+                reason: format!("gRPC code {code}: {message}"),
+            },
+        }));
+    }
+    let r = v.get("result").unwrap_or(&Value::Null);
+    if r.get("canceled").and_then(Value::as_bool) == Some(true) {
+        let compact_revision = num(r, "compact_revision");
+        return Some(Err(if compact_revision > 0 {
+            EtcdError::Compacted { compact_revision }
+        } else {
+            EtcdError::WatchCanceled {
+                reason: r
+                    .get("cancel_reason")
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty())
+                    .unwrap_or("cancelled by the server without a reason")
+                    .to_owned(),
+            }
+        }));
+    }
+    let deleted = r
+        .get("events")
+        .and_then(Value::as_array)
+        .is_some_and(|evs| {
+            evs.iter()
+                .any(|e| e.get("type").and_then(Value::as_str) == Some("DELETE"))
+        });
+    deleted.then_some(Ok(WatchEnd::Deleted))
 }
 
 const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -369,5 +417,48 @@ mod tests {
         }
         assert_eq!(b64_encode(b"pfx/a"), "cGZ4L2E=");
         assert_eq!(prefix_end(b"pfx/"), b"pfx0".to_vec());
+    }
+
+    /// The watch stream's lines as etcd 3.4.23's gateway writes them (recorded from a real
+    /// member): only a cancel that names a compact revision is a compaction.
+    #[test]
+    fn only_a_cancel_with_a_compact_revision_reads_as_compaction() {
+        let line = "POST /v3/watch";
+        let header =
+            r#""header":{"cluster_id":"1","member_id":"2","revision":"3","raft_term":"2"}"#;
+        let parse = |s: &str| watch_line(line, &serde_json::from_str(s).expect("json"));
+        let created = format!(r#"{{"result":{{{header},"created":true}}}}"#);
+        assert!(parse(&created).is_none());
+        let compacted =
+            format!(r#"{{"result":{{{header},"canceled":true,"compact_revision":"3"}}}}"#);
+        assert!(matches!(
+            parse(&compacted),
+            Some(Err(EtcdError::Compacted {
+                compact_revision: 3
+            }))
+        ));
+        let cancelled = format!(
+            r#"{{"result":{{{header},"canceled":true,"cancel_reason":"etcdserver: no leader"}}}}"#
+        );
+        match parse(&cancelled) {
+            Some(Err(EtcdError::WatchCanceled { reason })) => assert!(reason.contains("no leader")),
+            other => panic!("a cancel without a compact revision read as {other:?}"),
+        }
+        let bare = format!(r#"{{"result":{{{header},"canceled":true}}}}"#);
+        assert!(matches!(
+            parse(&bare),
+            Some(Err(EtcdError::WatchCanceled { .. }))
+        ));
+        let shutdown = r#"{"error":{"grpc_code":14,"http_code":503,"message":"transport is closing","http_status":"Service Unavailable"}}"#;
+        match parse(shutdown) {
+            Some(Err(EtcdError::WatchCanceled { reason })) => {
+                assert!(reason.contains("transport is closing"));
+            }
+            other => panic!("a member's shutdown read as {other:?}"),
+        }
+        let delete = format!(
+            r#"{{"result":{{{header},"events":[{{"type":"DELETE","kv":{{"key":"L3cvaw==","mod_revision":"4"}}}}]}}}}"#
+        );
+        assert!(matches!(parse(&delete), Some(Ok(WatchEnd::Deleted))));
     }
 }

@@ -28,10 +28,10 @@ pub mod client;
 mod error;
 mod gateway;
 mod mutex;
+#[cfg(test)]
+mod tests;
 
-pub use client::{Etcd, LeaseId, Revision};
+pub use client::{Etcd, Grant, LeaseId, Revision};
 pub use error::{EtcdError, EtcdLockError, LostReason, ERROR_TABLE};
 pub use gateway::Gateway;
-#[cfg(feature = "test-util")]
-pub use mutex::EtcdDefect;
 pub use mutex::{EtcdGuard, EtcdMutex, HighWaterMark, Session};

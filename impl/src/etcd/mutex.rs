@@ -15,6 +15,9 @@ use super::error::{EtcdError, EtcdLockError, LostReason};
 struct SessionState {
     /// The last answered keepalive's send time + the TTL it answered.
     deadline: Instant,
+    /// The TTL etcd last answered (the grant's, then each keepalive's): the keepalive period
+    /// is a third of it.
+    ttl: Duration,
     gone: bool,
 }
 
@@ -22,8 +25,10 @@ struct SessionState {
 struct SessionInner<E> {
     etcd: Arc<E>,
     lease: LeaseId,
-    ttl: Duration,
     state: Mutex<SessionState>,
+    /// The lock keys this session is acquiring or holding: a second lock of the same key
+    /// (`<prefix>/<lease>`) is refused while one is in use.
+    in_use: Mutex<Vec<Vec<u8>>>,
     stop: AtomicBool,
     wake: Condvar,
 }
@@ -38,6 +43,7 @@ impl<E: Etcd> SessionInner<E> {
             Ok(Some(ttl)) => {
                 let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
                 s.deadline = s.deadline.max(sent + ttl);
+                s.ttl = ttl;
             }
             Ok(None) | Err(EtcdError::LeaseNotFound) => {
                 self.state.lock().unwrap_or_else(|e| e.into_inner()).gone = true;
@@ -45,6 +51,23 @@ impl<E: Etcd> SessionInner<E> {
             // No answer: the deadline runs down; try again at the next beat.
             Err(_) => {}
         }
+    }
+
+    /// Marks `key` in use; false if it already is.
+    fn claim(&self, key: &[u8]) -> bool {
+        let mut keys = self.in_use.lock().unwrap_or_else(|e| e.into_inner());
+        if keys.iter().any(|k| k == key) {
+            return false;
+        }
+        keys.push(key.to_vec());
+        true
+    }
+
+    fn release(&self, key: &[u8]) {
+        self.in_use
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|k| k != key);
     }
 
     fn lost(&self) -> Option<LostReason> {
@@ -71,31 +94,22 @@ pub struct Session<E: Etcd + 'static> {
 }
 
 impl<E: Etcd + 'static> Session<E> {
-    /// Grants a lease of `ttl` and starts keeping it alive.
+    /// Grants a lease of `ttl` and starts keeping it alive every third of the TTL etcd
+    /// answers (etcd may grant another TTL than the one asked for: it raises a TTL below its
+    /// minimum). The deadline counts from the grant's send with the granted TTL.
     ///
     /// # Errors
     /// The grant failed.
     pub fn new(etcd: Arc<E>, ttl: Duration) -> Result<Session<E>, EtcdError> {
-        let sent = etcd.now();
-        let lease = etcd.grant(ttl)?;
-        let inner = Arc::new(SessionInner {
-            etcd,
-            lease,
-            ttl,
-            state: Mutex::new(SessionState {
-                deadline: sent + ttl,
-                gone: false,
-            }),
-            stop: AtomicBool::new(false),
-            wake: Condvar::new(),
-        });
-        let beat = inner.clone();
-        let keeper = std::thread::Builder::new()
+        let mut session = Session::without_keeper(etcd, ttl)?;
+        session.inner.stop.store(false, Ordering::SeqCst);
+        let beat = session.inner.clone();
+        session.keeper = std::thread::Builder::new()
             .name("lockwright-etcd-keepalive".into())
             .spawn(move || {
-                let every = beat.ttl / 3;
                 let mut guard = beat.state.lock().unwrap_or_else(|e| e.into_inner());
                 loop {
+                    let every = guard.ttl / 3;
                     guard = beat
                         .wake
                         .wait_timeout(guard, every)
@@ -110,28 +124,32 @@ impl<E: Etcd + 'static> Session<E> {
                 }
             })
             .ok();
-        Ok(Session { inner, keeper })
+        Ok(session)
     }
 
-    /// A session without its keepalive thread: the caller sends each keepalive
-    /// ([`Session::keepalive_once`]) — for a simulated etcd whose clock and scheduler the test
-    /// drives (shuttle).
+    /// A session whose keepalives the caller sends: no thread is started, and the lease
+    /// lives only as long as the caller calls [`Session::keepalive_once`] at least once per
+    /// [`Session::ttl`] (a third of it, as [`Session::new`]'s thread does, leaves room for
+    /// two lost ones). For callers that drive their own runtime or scheduler (the checks'
+    /// simulated etcd under shuttle is one). Everything else is as [`Session::new`]: the
+    /// deadline counts from the grant's send with the granted TTL, and dropping the session
+    /// revokes the lease.
     ///
     /// # Errors
     /// The grant failed.
-    #[cfg(feature = "test-util")]
     pub fn without_keeper(etcd: Arc<E>, ttl: Duration) -> Result<Session<E>, EtcdError> {
         let sent = etcd.now();
-        let lease = etcd.grant(ttl)?;
+        let grant = etcd.grant(ttl)?;
         Ok(Session {
             inner: Arc::new(SessionInner {
                 etcd,
-                lease,
-                ttl,
+                lease: grant.id,
                 state: Mutex::new(SessionState {
-                    deadline: sent + ttl,
+                    deadline: sent + grant.ttl,
+                    ttl: grant.ttl,
                     gone: false,
                 }),
+                in_use: Mutex::new(Vec::new()),
                 stop: AtomicBool::new(true),
                 wake: Condvar::new(),
             }),
@@ -139,10 +157,20 @@ impl<E: Etcd + 'static> Session<E> {
         })
     }
 
-    /// One keepalive, as the keepalive thread sends them.
-    #[cfg(feature = "test-util")]
+    /// Sends one keepalive now, as [`Session::new`]'s thread does every third of the TTL:
+    /// an answer moves the deadline to this call's start + the TTL answered; an answer that
+    /// the lease is gone ends the session; no answer changes nothing.
     pub fn keepalive_once(&self) {
         self.inner.keepalive_once();
+    }
+
+    /// The TTL etcd last answered for the lease (the grant's, then each keepalive's).
+    pub fn ttl(&self) -> Duration {
+        self.inner
+            .state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .ttl
     }
 
     /// The session's lease.
@@ -174,24 +202,14 @@ impl<E: Etcd + 'static> Drop for Session<E> {
 
 /// etcd's `concurrency.Mutex` on `prefix`, one key per session: `<prefix>/<lease in hex>` —
 /// the names etcd's Go Mutex, `etcdctl lock` and the lock service use, so they exclude one
-/// another.
+/// another. Two `EtcdMutex` of one session on one prefix share that key, so they cannot hold
+/// at once: the second `lock` is refused ([`EtcdLockError::AlreadyLocked`]); holders that must
+/// exclude each other need a session each.
 #[derive(Debug)]
 pub struct EtcdMutex<E: Etcd + 'static> {
     session: Arc<Session<E>>,
     prefix: Vec<u8>,
     key: Vec<u8>,
-    #[cfg(feature = "test-util")]
-    defect: Option<EtcdDefect>,
-}
-
-/// Known etcd recipe defects, re-created in the shipped code for the checks that must catch
-/// them (`test-util` only).
-#[cfg(feature = "test-util")]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EtcdDefect {
-    /// etcd 3.4's Mutex: no re-read of the own key after waiting (etcd-io/etcd#11456), and no
-    /// look at the session's deadline before returning.
-    NoRecheck,
 }
 
 impl<E: Etcd + 'static> EtcdMutex<E> {
@@ -206,25 +224,7 @@ impl<E: Etcd + 'static> EtcdMutex<E> {
             session,
             prefix,
             key,
-            #[cfg(feature = "test-util")]
-            defect: None,
         }
-    }
-
-    /// The same mutex with a known defect switched on.
-    #[cfg(feature = "test-util")]
-    #[must_use]
-    pub fn with_defect(mut self, defect: EtcdDefect) -> EtcdMutex<E> {
-        self.defect = Some(defect);
-        self
-    }
-
-    fn rechecks(&self) -> bool {
-        #[cfg(feature = "test-util")]
-        if self.defect == Some(EtcdDefect::NoRecheck) {
-            return false;
-        }
-        true
     }
 
     /// The own key.
@@ -250,10 +250,41 @@ impl<E: Etcd + 'static> EtcdMutex<E> {
     /// key's delete, then (3.5) a re-read of the own key — a waiter whose lease expired while
     /// it waited is told so (etcd-io/etcd#11456), never that it holds.
     ///
+    /// One session holds a key once: a second `lock` of this mutex, or of another
+    /// `EtcdMutex` of the same session and prefix (the same key, `<prefix>/<lease>`), is
+    /// refused with [`EtcdLockError::AlreadyLocked`] while the first is acquiring or held.
+    /// (Go's `concurrency.Mutex` has the same key sharing and no such check: its second
+    /// `Lock` finds the key, returns at once, and the first `Unlock` deletes the key under
+    /// both.)
+    ///
+    /// When it fails after its key was created, the key is deleted again (if it is still
+    /// this attempt's), so no other client waits behind it; if that delete gets no answer
+    /// either, the key stays until the session's lease ends, and the next `lock` on this
+    /// session finds and reuses it.
+    ///
     /// # Errors
-    /// [`EtcdLockError::TimedOut`] (the own key is deleted again), [`EtcdLockError::LockLost`]
-    /// (the session ended or the key is gone), [`EtcdLockError::Etcd`].
+    /// [`EtcdLockError::AlreadyLocked`], [`EtcdLockError::TimedOut`],
+    /// [`EtcdLockError::LockLost`] (the session ended or the key is gone),
+    /// [`EtcdLockError::Etcd`].
     pub fn lock(&self, timeout: Duration) -> Result<EtcdGuard<'_, E>, EtcdLockError> {
+        if !self.session.inner.claim(&self.key) {
+            return Err(EtcdLockError::AlreadyLocked { key: self.key() });
+        }
+        match self.lock_claimed(timeout) {
+            Ok(my_rev) => Ok(EtcdGuard {
+                mutex: self,
+                my_rev,
+                released: false,
+            }),
+            Err(e) => {
+                self.session.inner.release(&self.key);
+                Err(e)
+            }
+        }
+    }
+
+    /// [`EtcdMutex::lock`] once the key is claimed: the own key's create revision.
+    fn lock_claimed(&self, timeout: Duration) -> Result<Revision, EtcdLockError> {
         let etcd = self.session.etcd();
         let until = etcd.now() + timeout;
         let lease = self.session.lease();
@@ -290,18 +321,27 @@ impl<E: Etcd + 'static> EtcdMutex<E> {
             .range(1)
             .and_then(|r| r.kvs.first())
             .map(|kv| kv.create_revision);
+        // From here the key exists: every failure deletes it again.
+        self.acquire(my_rev, owner, until).inspect_err(|_| {
+            let _ = self.delete_own(my_rev);
+        })?;
+        Ok(my_rev)
+    }
+
+    /// The wait and the re-check, once the own key (created at `my_rev`) exists.
+    fn acquire(
+        &self,
+        my_rev: Revision,
+        owner: Option<Revision>,
+        until: Instant,
+    ) -> Result<(), EtcdLockError> {
         if owner != Some(my_rev) {
             self.wait_older(my_rev, until)?;
         }
-        if !self.rechecks() {
-            return Ok(EtcdGuard {
-                mutex: self,
-                my_rev,
-                released: false,
-            });
-        }
         // Re-read the own key (3.5's check; 3.4 returned here, #11456).
-        let mine = etcd
+        let mine = self
+            .session
+            .etcd()
             .range(&Range::key(&self.key))
             .map_err(|e| self.err(e))?;
         if mine.kvs.first().map(|kv| kv.create_revision) != Some(my_rev) {
@@ -310,11 +350,7 @@ impl<E: Etcd + 'static> EtcdMutex<E> {
         if let Some(reason) = self.session.lost() {
             return Err(self.lost(reason));
         }
-        Ok(EtcdGuard {
-            mutex: self,
-            my_rev,
-            released: false,
-        })
+        Ok(())
     }
 
     /// `waitDeletes`: until no key created before `my_rev` is left.
@@ -329,7 +365,6 @@ impl<E: Etcd + 'static> EtcdMutex<E> {
             };
             let now = etcd.now();
             if now >= until {
-                self.delete_own(my_rev);
                 return Err(EtcdLockError::TimedOut { key: self.key() });
             }
             if let Some(reason) = self.session.lost() {
@@ -338,16 +373,22 @@ impl<E: Etcd + 'static> EtcdMutex<E> {
             let wait = (until - now).min(Duration::from_secs(1));
             match etcd.wait_delete(&older.key, r.header_revision, wait) {
                 Ok(WatchEnd::Deleted | WatchEnd::TimedOut) => {}
-                // Compacted past the range: the next range reads the current state again.
+                // Compacted past the start: the next range reads the current state again.
                 Err(EtcdError::Compacted { .. }) => {}
+                // Cancelled otherwise (the member shut down, lost its leader, the stream
+                // ended): read the current state again and watch again, after a pause so a
+                // member that cancels at once is not asked in a tight loop.
+                Err(EtcdError::WatchCanceled { .. }) => {
+                    etcd.sleep(RECHECK_PAUSE.min(until.saturating_duration_since(etcd.now())));
+                }
                 Err(e) => return Err(self.err(e)),
             }
         }
     }
 
     /// `If(CreateRevision(key) == my_rev) Then(Delete(key))`: an unlock (or a retry of one)
-    /// never deletes a newer key of the same session (etcd-io/etcd#22082).
-    fn delete_own(&self, my_rev: Revision) -> bool {
+    /// never deletes a newer key of the same session (etcd-io/etcd#22082). Whether it deleted.
+    fn delete_own(&self, my_rev: Revision) -> Result<bool, EtcdError> {
         self.session
             .etcd()
             .txn(&Txn {
@@ -358,9 +399,12 @@ impl<E: Etcd + 'static> EtcdMutex<E> {
                 }],
                 failure: Vec::new(),
             })
-            .is_ok_and(|t| t.succeeded)
+            .map(|t| t.succeeded)
     }
 }
+
+/// The pause before watching again after a watch the server cancelled (not for compaction).
+const RECHECK_PAUSE: Duration = Duration::from_millis(100);
 
 /// A held lock: unlocks on drop.
 #[must_use = "the lock is released when the guard is dropped"]
@@ -465,8 +509,9 @@ impl<E: Etcd + 'static> EtcdGuard<'_, E> {
 impl<E: Etcd + 'static> Drop for EtcdGuard<'_, E> {
     fn drop(&mut self) {
         if !self.released {
-            self.mutex.delete_own(self.my_rev);
+            let _ = self.mutex.delete_own(self.my_rev);
         }
+        self.mutex.session.inner.release(&self.mutex.key);
     }
 }
 

@@ -15,7 +15,8 @@
 
 /// A revision of the store (`0`: none; the first write is revision 1).
 pub type Rev = u8;
-/// A lease id: `member << 3 | n`, `n` the member's grant counter.
+/// A lease id: `member << 3 | n`, `n` the store's grant counter (never reset, never wrapped:
+/// see [`Server::grant`]).
 pub type LeaseId = u8;
 
 /// One key under the lock prefix: `pfx/<lease id in hex>`, attached to that lease.
@@ -49,7 +50,12 @@ pub enum EtcdError {
     Compacted,
     /// The model's revision counter is at its top (no real etcd answers this).
     RevisionTop,
+    /// The model's lease ids are used up ([`LEASE_IDS`] grants; no real etcd answers this).
+    LeaseIdTop,
 }
+
+/// How many leases a model run can grant: the width of the grant counter in a lease id.
+pub const LEASE_IDS: u8 = 8;
 
 /// The result of the Mutex's lock transaction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,7 +80,8 @@ pub struct Server {
     pub leases: Vec<Lease>,
     /// The leader's member id (the top bits of the lease ids it grants).
     pub leader: u8,
-    /// The leader's next lease number.
+    /// The next lease number (shared by the members: each member's own numbers then only
+    /// grow, as etcd's do).
     pub next_lease: u8,
     /// Revisions before this one are compacted away.
     pub compacted: Rev,
@@ -113,11 +120,24 @@ impl Server {
     }
 
     /// `LeaseGrant(ttl)`: a new lease of the leader's.
-    pub fn grant(&mut self, ttl: u8) -> LeaseId {
-        let id = (self.leader << 3) | (self.next_lease & 7);
+    ///
+    /// Real lease ids never repeat: the leader draws one from its request-id generator (the
+    /// member id in the top 16 bits, then a counter started from the clock that only grows),
+    /// and etcd refuses an id that is in use. The model's ids keep that at a small width: the
+    /// member's id in the top bits and a counter that is never reset (not by a leader change
+    /// either) and never wraps — the grant after the last id is refused, as a write past the
+    /// revision counter's top is.
+    ///
+    /// # Errors
+    /// [`EtcdError::LeaseIdTop`] once [`LEASE_IDS`] leases were granted.
+    pub fn grant(&mut self, ttl: u8) -> Result<LeaseId, EtcdError> {
+        if self.next_lease >= LEASE_IDS {
+            return Err(EtcdError::LeaseIdTop);
+        }
+        let id = (self.leader << 3) | self.next_lease;
         self.next_lease += 1;
         self.leases.push(Lease { id, left: ttl });
-        id
+        Ok(id)
     }
 
     /// `LeaseKeepAlive(id)`: back to the full TTL.
@@ -270,7 +290,6 @@ impl Server {
             l.left = ttl;
         }
         self.leader ^= 1;
-        self.next_lease = 0;
     }
 
     /// `Compact(rev)` at the current revision.
@@ -288,8 +307,8 @@ mod tests {
     #[test]
     fn lock_transaction_orders_keys_by_create_revision() {
         let mut s = Server::new(15);
-        let a = s.grant(3);
-        let b = s.grant(3);
+        let a = s.grant(3).expect("an id");
+        let b = s.grant(3).expect("an id");
         let ta = s.lock_txn(a).expect("put");
         let tb = s.lock_txn(b).expect("put");
         assert_eq!((ta.my_rev, ta.owner_rev), (1, 1));
@@ -312,10 +331,25 @@ mod tests {
     #[test]
     fn lease_ids_are_not_ordered_across_leaders() {
         let mut s = Server::new(15);
-        let first = s.grant(3);
+        let first = s.grant(3).expect("an id");
         s.leader_change(3);
-        let second = s.grant(3);
+        let second = s.grant(3).expect("an id");
         assert!(second < first, "{second} < {first}");
+    }
+
+    /// Lease ids never repeat, across any number of leader changes: the grant after the last
+    /// id is refused instead (the model's width), as etcd's ids never come back.
+    #[test]
+    fn lease_ids_never_repeat_across_leader_changes() {
+        let mut s = Server::new(15);
+        let mut seen = Vec::new();
+        for i in 0..LEASE_IDS {
+            let id = s.grant(3).expect("an id left");
+            assert!(!seen.contains(&id), "grant {i}: {id} again after {seen:?}");
+            seen.push(id);
+            s.leader_change(3);
+        }
+        assert_eq!(s.grant(3), Err(EtcdError::LeaseIdTop));
     }
 
     /// At the top the counter refuses a write instead of wrapping; a watch from before the
@@ -323,8 +357,8 @@ mod tests {
     #[test]
     fn revision_top_and_compaction() {
         let mut s = Server::new(1);
-        let a = s.grant(3);
-        let b = s.grant(3);
+        let a = s.grant(3).expect("an id");
+        let b = s.grant(3).expect("an id");
         s.lock_txn(a).expect("revision 1");
         assert_eq!(s.lock_txn(b), Err(EtcdError::RevisionTop));
         assert_eq!(s.rev, 1);
