@@ -587,6 +587,7 @@ mod redis {
                 key: key(),
                 ttl: Duration::ZERO,
             },
+            RedisLockError::NoInstances { key: key() },
             RedisLockError::FencingOnRedlock {
                 key: key(),
                 instances: 3,
@@ -609,6 +610,7 @@ mod redis {
                     RedisLockError::NotOwner { .. } => "NotOwner",
                     RedisLockError::ReleaseUnknown { .. } => "ReleaseUnknown",
                     RedisLockError::BadTtl { .. } => "BadTtl",
+                    RedisLockError::NoInstances { .. } => "NoInstances",
                     RedisLockError::FencingOnRedlock { .. } => "FencingOnRedlock",
                     RedisLockError::Refused { .. } => "Refused",
                 };
@@ -616,7 +618,7 @@ mod redis {
                 (name, Box::new(e) as Box<dyn std::error::Error>, a)
             })
             .collect();
-        super::assert_style(all, 10, true, &[]);
+        super::assert_style(all, 11, true, &[]);
     }
 }
 

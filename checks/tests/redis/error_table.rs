@@ -31,12 +31,14 @@ fn every_row_of_the_reply_table_maps_as_it_says() {
         (9, err("BUSY"), false, "unavailable"),
         (10, err("TRYAGAIN"), true, "unavailable"),
         (10, err("CLUSTERDOWN"), true, "unavailable"),
-        (11, err("WRONGTYPE"), true, "fatal"),
-        (12, err("NOPERM"), true, "fatal"),
-        (12, err("NOAUTH"), false, "fatal"),
-        (12, err("WRONGPASS"), true, "fatal"),
-        (13, err("ERR"), true, "fatal"),
-        (14, no_answer, true, "unavailable"),
+        (11, err("MISCONF"), true, "unavailable"),
+        (11, err("NOREPLICAS"), false, "unavailable"),
+        (12, err("WRONGTYPE"), true, "fatal"),
+        (13, err("NOPERM"), true, "fatal"),
+        (13, err("NOAUTH"), false, "fatal"),
+        (13, err("WRONGPASS"), true, "fatal"),
+        (14, err("ERR"), true, "fatal"),
+        (15, no_answer, true, "unavailable"),
     ];
     let mut covered = vec![false; REPLY_TABLE.len()];
     for (row, reply, acquires, want) in rows {

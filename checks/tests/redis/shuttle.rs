@@ -42,7 +42,14 @@ struct Workload {
     defect: Option<Defect>,
     /// The granted `SET` whose reply is slow by [`SLOW`] (`sim::World::slow_set`).
     slow_set: Option<usize>,
+    /// Each holder pauses for [`PAUSE`] after leaving its critical section and before its
+    /// release (the model's `pause` fault: a GC pause, a stopped process), so its key can
+    /// expire and another client can hold before the release goes out.
+    paused_release: bool,
 }
+
+/// A pause longer than the TTL.
+const PAUSE: Duration = Duration::from_millis(25);
 
 /// A slow reply: longer than the TTL.
 const SLOW: u32 = 25;
@@ -65,12 +72,19 @@ fn run_with(w: Workload, inspect: impl FnOnce(&World)) -> u64 {
             shuttle::thread::spawn(move || {
                 let sim = Sim::new(&world, c);
                 match w.defect {
-                    None => client(RedisLock::new(sim, "lock", TTL), &world, c, w.rounds),
+                    None => client(
+                        RedisLock::new(sim, "lock", TTL),
+                        &world,
+                        c,
+                        w.rounds,
+                        w.paused_release,
+                    ),
                     Some(Defect::UncheckedRelease) => client(
                         RedisLock::new(UncheckedRelease(sim), "lock", TTL),
                         &world,
                         c,
                         w.rounds,
+                        w.paused_release,
                     ),
                     Some(Defect::NoRecheck) => {
                         let drift = RedisLock::new(sim.clone(), "lock", TTL).drift();
@@ -79,6 +93,7 @@ fn run_with(w: Workload, inspect: impl FnOnce(&World)) -> u64 {
                             &world,
                             c,
                             w.rounds,
+                            w.paused_release,
                         );
                     }
                 }
@@ -103,8 +118,15 @@ fn run_with(w: Workload, inspect: impl FnOnce(&World)) -> u64 {
     made
 }
 
-/// Client `c`'s `rounds` on `lock`.
-fn client<B: Backend>(lock: RedisLock<B>, world: &Arc<Mutex<World>>, c: usize, rounds: usize) {
+/// Client `c`'s `rounds` on `lock`; with `paused_release`, a pause past the TTL between
+/// leaving the critical section and the release.
+fn client<B: Backend>(
+    lock: RedisLock<B>,
+    world: &Arc<Mutex<World>>,
+    c: usize,
+    rounds: usize,
+    paused_release: bool,
+) {
     let lock = lock.with_retry_delay(Duration::from_millis(1));
     for _ in 0..rounds {
         let Ok(guard) = lock.lock_timeout(Duration::from_millis(200)) else {
@@ -124,6 +146,9 @@ fn client<B: Backend>(lock: RedisLock<B>, world: &Arc<Mutex<World>>, c: usize, r
             wd.acknowledged += 1;
         }
         world.lock().expect("world").leave(c);
+        if paused_release {
+            lock.backend().sleep(PAUSE);
+        }
         let _ = guard.release();
     }
 }
@@ -181,13 +206,33 @@ fn single_keeps_every_increment() {
             rounds: 2,
             defect: None,
             slow_set: None,
+            paused_release: false,
         },
         300,
     );
 }
 
-/// `single-unchecked` (the model's row 12): the plain `DEL` of a holder whose key expired
-/// deletes the next holder's key, and its own next round overlaps that holder.
+/// The checked release survives a holder paused past its TTL before releasing: its release
+/// finds the next holder's token and deletes nothing (the twin below is the same workload).
+#[test]
+fn single_keeps_every_increment_with_paused_releases() {
+    holds(
+        Workload {
+            instances: 1,
+            clients: 2,
+            rounds: 2,
+            defect: None,
+            slow_set: None,
+            paused_release: true,
+        },
+        300,
+    );
+}
+
+/// `single-unchecked` (the model's row 12): a holder paused past its TTL before releasing
+/// sends its plain `DEL` after the next holder took the key, deleting that holder's key, and
+/// its own next round overlaps that holder. (Before the review the wrapper also sent a
+/// failed attempt's cleanup as `DEL`, a larger defect that was caught without any pause.)
 #[test]
 fn single_unchecked_release_loses_an_increment() {
     let (n, msg) = caught(Workload {
@@ -196,8 +241,26 @@ fn single_unchecked_release_loses_an_increment() {
         rounds: 2,
         defect: Some(Defect::UncheckedRelease),
         slow_set: None,
+        paused_release: true,
     });
     eprintln!("single-unchecked: caught after {n} executions: {msg}");
+}
+
+/// Not caught without the pause: the unchecked release deletes only keys the holder still
+/// owns when nobody pauses (what makes the pause, not the wrapper, the cause above).
+#[test]
+fn single_unchecked_release_without_a_pause_keeps_every_increment() {
+    holds(
+        Workload {
+            instances: 1,
+            clients: 2,
+            rounds: 2,
+            defect: Some(Defect::UncheckedRelease),
+            slow_set: None,
+            paused_release: false,
+        },
+        300,
+    );
 }
 
 #[test]
@@ -209,6 +272,7 @@ fn redlock_keeps_every_increment() {
             rounds: 2,
             defect: None,
             slow_set: None,
+            paused_release: false,
         },
         300,
     );
@@ -224,6 +288,7 @@ fn redlock_without_recheck_loses_an_increment() {
         rounds: 2,
         defect: Some(Defect::NoRecheck),
         slow_set: None,
+        paused_release: false,
     });
     eprintln!("redlock-no-recheck: caught after {n} executions: {msg}");
 }
@@ -241,6 +306,7 @@ fn the_recheck_refuses_a_slow_acquisition() {
             rounds: 1,
             defect: None,
             slow_set: Some(slow),
+            paused_release: false,
         };
         let _heavy = crate::heavy();
         let past = Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -268,6 +334,7 @@ fn without_the_recheck_a_slow_acquisition_loses_an_increment() {
             rounds: 1,
             defect: Some(Defect::NoRecheck),
             slow_set: Some(slow),
+            paused_release: false,
         });
         assert!(
             msg.contains(&format!("slow replies [{SLOW}]")),

@@ -64,6 +64,11 @@ pub const REPLY_TABLE: &[(&str, &str)] = &[
         "unavailable: the cluster is resharding or down",
     ),
     (
+        "-MISCONF, -NOREPLICAS",
+        "unavailable: writes stopped until a snapshot succeeds, or too few replicas are \
+         connected (min-replicas-to-write)",
+    ),
+    (
         "-WRONGTYPE",
         "fatal: the key is used by something else (not a string)",
     ),
@@ -78,7 +83,7 @@ pub const REPLY_TABLE: &[(&str, &str)] = &[
     ("no answer (refused, reset, timed out)", "unavailable"),
 ];
 
-const UNAVAILABLE: [&str; 7] = [
+const UNAVAILABLE: [&str; 9] = [
     "LOADING",
     "READONLY",
     "MASTERDOWN",
@@ -86,6 +91,8 @@ const UNAVAILABLE: [&str; 7] = [
     "BUSY",
     "TRYAGAIN",
     "CLUSTERDOWN",
+    "MISCONF",
+    "NOREPLICAS",
 ];
 
 /// What `reply` (or no answer) means for a command that `acquires` (SET NX, the fenced
@@ -194,13 +201,20 @@ pub enum RedisLockError {
         /// That failure, if the instance gave no answer.
         source: Option<NoAnswer>,
     },
-    /// The lock's TTL cannot be sent as `PX` milliseconds: zero, or more than
-    /// [`super::MAX_TTL`]. The caller's error: no command was sent.
+    /// The lock's TTL leaves no validity: zero, more than [`super::MAX_TTL`] (`PX`
+    /// milliseconds cannot carry it), or within the drift allowance (every attempt would be
+    /// too slow). The caller's error: no command was sent.
     BadTtl {
         /// The lock key.
         key: String,
         /// The TTL asked for.
         ttl: Duration,
+    },
+    /// The backend has no instance: no majority can ever grant. The caller's error: no
+    /// command was sent.
+    NoInstances {
+        /// The lock key.
+        key: String,
     },
     /// Fencing (`with_fencing`) asked of Redlock (more than one instance): the highest counter
     /// of a granting majority need not grow from one hold to the next (`docs/redis.md`, row
@@ -257,6 +271,7 @@ impl RedisLockError {
             | RedisLockError::ReleaseUnknown { key, .. }
             | RedisLockError::BadTtl { key, .. }
             | RedisLockError::FencingOnRedlock { key, .. }
+            | RedisLockError::NoInstances { key }
             | RedisLockError::Refused { key, .. } => key,
         }
     }
@@ -283,8 +298,12 @@ impl RedisLockError {
                  wait at most that long; check the instances that did not answer"
             }
             RedisLockError::BadTtl { .. } => {
-                "give the lock a TTL of at least 1 ms and at most MAX_TTL (it is sent as PX \
-                 milliseconds, rounded up)"
+                "give the lock a TTL above 3 ms (the drift allowance is 1 % of it plus 2 ms) \
+                 and at most MAX_TTL (it is sent as PX milliseconds, rounded up)"
+            }
+            RedisLockError::NoInstances { .. } => {
+                "give the lock at least one Redis instance (Redlock: an odd number, such as 3 \
+                 or 5, of independent primaries)"
             }
             RedisLockError::FencingOnRedlock { .. } => {
                 "fence with a single Redis instance's counter, or use a lock whose tokens grow \
@@ -381,9 +400,12 @@ impl fmt::Display for RedisLockError {
             ),
             RedisLockError::BadTtl { key, ttl } => write!(
                 f,
-                "Redis lock {key:?} has a TTL of {ttl:?}, which PX milliseconds cannot carry \
-                 (zero, or past the server's limit)"
+                "Redis lock {key:?} has a TTL of {ttl:?}, which leaves no validity: zero, past \
+                 the server's limit, or within the drift allowance (1 % of the TTL plus 2 ms)"
             ),
+            RedisLockError::NoInstances { key } => {
+                write!(f, "Redis lock {key:?} has no instance to acquire on")
+            }
             RedisLockError::FencingOnRedlock { key, instances } => write!(
                 f,
                 "Redis lock {key:?} asks for fencing tokens over {instances} instances: a \

@@ -101,6 +101,20 @@ impl<B: Backend> RedisLock<B> {
     /// fencing asked of Redlock.
     fn check_config(&self) -> Result<u64, RedisLockError> {
         let ttl_ms = self.ttl_ms()?;
+        // A TTL within the drift allowance leaves no validity: every attempt would come back
+        // `TooSlow`, and `lock()` would send SETs forever.
+        if self.ttl <= self.drift() {
+            return Err(RedisLockError::BadTtl {
+                key: self.key.clone(),
+                ttl: self.ttl,
+            });
+        }
+        // No instance: no majority can ever grant.
+        if self.backend.instances() == 0 {
+            return Err(RedisLockError::NoInstances {
+                key: self.key.clone(),
+            });
+        }
         if self.counter.is_some() && self.backend.instances() > 1 {
             return Err(RedisLockError::FencingOnRedlock {
                 key: self.key.clone(),
@@ -119,7 +133,8 @@ impl<B: Backend> RedisLock<B> {
     ///
     /// # Errors
     /// [`RedisLockError::Held`] (another client holds it), `Unavailable`, `TooSlow`, `Refused`;
-    /// the caller's errors `BadTtl` and `FencingOnRedlock`, before any command is sent.
+    /// the caller's errors `BadTtl`, `NoInstances` and `FencingOnRedlock`, before any command is
+    /// sent.
     pub fn try_lock(&self) -> Result<RedisGuard<'_, B>, RedisLockError> {
         let ttl_ms = self.check_config()?;
         let token = self.backend.token();
@@ -228,7 +243,7 @@ impl<B: Backend> RedisLock<B> {
     ///
     /// # Errors
     /// [`RedisLockError::TimedOut`] with the last attempt's error, or at once an error that
-    /// retrying cannot fix (`Refused`, `BadTtl`, `FencingOnRedlock`).
+    /// retrying cannot fix (`Refused`, `BadTtl`, `NoInstances`, `FencingOnRedlock`).
     pub fn lock_timeout(&self, timeout: Duration) -> Result<RedisGuard<'_, B>, RedisLockError> {
         let start = self.backend.now();
         loop {
@@ -237,6 +252,7 @@ impl<B: Backend> RedisLock<B> {
                 Err(
                     e @ (RedisLockError::Refused { .. }
                     | RedisLockError::BadTtl { .. }
+                    | RedisLockError::NoInstances { .. }
                     | RedisLockError::FencingOnRedlock { .. }),
                 ) => return Err(e),
                 Err(e) => {
@@ -257,7 +273,7 @@ impl<B: Backend> RedisLock<B> {
     /// Waits until the lock is acquired (or an error that retrying cannot fix).
     ///
     /// # Errors
-    /// `Refused`.
+    /// `Refused`, and the caller's errors `BadTtl`, `NoInstances` and `FencingOnRedlock`.
     pub fn lock(&self) -> Result<RedisGuard<'_, B>, RedisLockError> {
         self.lock_timeout(Duration::MAX)
     }
@@ -723,25 +739,38 @@ mod tests {
         let lock = RedisLock::new(
             scripted(1, |_, c| grants(c)),
             "k",
-            Duration::from_micros(1500),
+            Duration::from_micros(2500),
         );
         let _ = lock.try_lock();
         let sent = lock.backend().sent.borrow().clone();
-        assert_eq!(sent[0], (0, "set", Some(2)), "rounded up: {sent:?}");
-        let lock = RedisLock::new(
-            scripted(1, |_, c| grants(c)),
-            "k",
+        assert_eq!(sent[0], (0, "set", Some(3)), "rounded up: {sent:?}");
+        // The largest TTL `PX` carries is taken; one nanosecond more is refused.
+        let lock = RedisLock::new(scripted(1, |_, c| grants(c)), "k", super::MAX_TTL);
+        let _ = lock.try_lock();
+        let sent = lock.backend().sent.borrow().clone();
+        assert_eq!(sent[0].1, "set", "MAX_TTL is sent: {sent:?}");
+        // Zero, past MAX_TTL, or within the drift allowance (1 % + 2 ms: no validity would be
+        // left, and `lock()` would try forever): refused before anything is sent.
+        for ttl in [
+            Duration::ZERO,
             Duration::from_micros(500),
-        );
-        let _ = lock.try_lock();
-        let sent = lock.backend().sent.borrow().clone();
-        assert_eq!(sent[0], (0, "set", Some(1)), "never PX 0: {sent:?}");
-        for ttl in [Duration::ZERO, Duration::from_millis(i64::MAX as u64 + 1)] {
+            Duration::from_micros(1500),
+            Duration::from_millis(2),
+            super::MAX_TTL + Duration::from_nanos(1),
+        ] {
             let lock = RedisLock::new(scripted(1, |_, c| grants(c)), "k", ttl);
             let e = lock.lock_timeout(Duration::from_secs(1)).unwrap_err();
             assert!(matches!(e, RedisLockError::BadTtl { .. }), "{ttl:?}: {e:?}");
             assert!(lock.backend().sent.borrow().is_empty(), "nothing sent");
         }
+    }
+
+    /// No instance at all: refused at once, not `Held` on every attempt forever.
+    #[test]
+    fn no_instances_is_refused() {
+        let lock = RedisLock::new(scripted(0, |_, c| grants(c)), "k", Duration::from_secs(1));
+        let e = lock.lock_timeout(Duration::from_secs(1)).unwrap_err();
+        assert!(matches!(e, RedisLockError::NoInstances { .. }), "{e:?}");
     }
 
     /// Fencing over Redlock is refused: the highest counter of a majority need not grow from

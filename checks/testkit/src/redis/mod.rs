@@ -2,44 +2,85 @@
 //! Redis of the shuttle suite, real servers), so that the checks drive the SAME production
 //! [`lockwright::redis::RedisLock`] — the library has no switch for them (issue #32).
 //!
-//! - [`UncheckedRelease`]: the compare-and-delete release goes out as a plain `DEL key` — the
-//!   model's `single-unchecked`.
+//! - [`UncheckedRelease`](struct@UncheckedRelease): the release of a key the instance granted
+//!   goes out as a plain `DEL key` — the model's `single-unchecked`.
 //! - [`NoRecheck`]: the client's clock stands still while it acquires and for the drift
 //!   allowance after, so the recipe reads an acquisition as taking no time and holds a
 //!   majority for the full TTL from the end of the acquisition — the model's
 //!   `redlock-no-recheck` (`validity = ttl`, however long acquiring took).
 
+use std::collections::HashSet;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use lockwright::redis::{Backend, Command, NoAnswer, Reply};
 
-/// `inner`, with every release (the compare-and-delete script) sent as `DEL key`.
-#[derive(Clone, Debug)]
-pub struct UncheckedRelease<B>(pub B);
+/// `inner`, with the release of a key the instance granted sent as `DEL key` (the model's
+/// `single-unchecked`: a holder deletes the key by name, whoever's token it holds by then).
+///
+/// Only a token the instance answered `SET` with a grant (`OK`, or the fenced script's
+/// counter) is released by name; the cleanup release of an attempt the instance refused
+/// (`nil`) or did not answer goes out as the real compare-and-delete. A contender's failed
+/// attempt deleting the live holder's key at once would be a larger defect than the one the
+/// model's row names (`single-unchecked` releases no failed attempt): the twins must be
+/// caught by the holder's stale `DEL`, after its key expired.
+#[derive(Debug)]
+pub struct UncheckedRelease<B> {
+    inner: B,
+    granted: Mutex<HashSet<(usize, String)>>,
+}
+
+/// [`UncheckedRelease`] around `inner` (a function, so it can be passed where a wrapper is
+/// expected: `slow_release_then_third_client(UncheckedRelease)`).
+#[allow(non_snake_case)]
+pub fn UncheckedRelease<B>(inner: B) -> UncheckedRelease<B> {
+    UncheckedRelease {
+        inner,
+        granted: Mutex::new(HashSet::new()),
+    }
+}
 
 impl<B: Backend> Backend for UncheckedRelease<B> {
     fn instances(&self) -> usize {
-        self.0.instances()
+        self.inner.instances()
     }
 
     fn call(&self, i: usize, command: Command<'_>) -> Result<Reply, NoAnswer> {
+        let mut granted = self.granted.lock().unwrap_or_else(|p| p.into_inner());
         match command {
-            Command::Release { key, .. } => self.0.call(i, Command::Del { key }),
-            other => self.0.call(i, other),
+            Command::Release { key, token } if granted.remove(&(i, token.to_string())) => {
+                drop(granted);
+                self.inner.call(i, Command::Del { key })
+            }
+            Command::SetNx { token, .. } | Command::SetNxFenced { token, .. } => {
+                let token = token.to_string();
+                drop(granted);
+                let reply = self.inner.call(i, command);
+                if matches!(reply, Ok(Reply::Ok | Reply::Int(_))) {
+                    self.granted
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert((i, token));
+                }
+                reply
+            }
+            other => {
+                drop(granted);
+                self.inner.call(i, other)
+            }
         }
     }
 
     fn now(&self) -> Duration {
-        self.0.now()
+        self.inner.now()
     }
 
     fn sleep(&self, d: Duration) {
-        self.0.sleep(d);
+        self.inner.sleep(d);
     }
 
     fn token(&self) -> String {
-        self.0.token()
+        self.inner.token()
     }
 }
 
