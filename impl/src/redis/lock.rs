@@ -603,6 +603,77 @@ mod tests {
         })
     }
 
+    /// `extend` reads a majority as acquire and release do (Redlock over three; each command
+    /// takes 1 ms of the scripted clock): all three extend — the validity is `ttl − drift`
+    /// from the extend's start; two of three unreached — `Unavailable`, not lost, and the
+    /// validity stands as it was; a majority answering 0 (the key gone or another token's) —
+    /// `NotOwner`, lost. (No test drove `extend` before.)
+    #[test]
+    fn extend_reads_a_majority_as_acquire_and_release_do() {
+        let ttl = Duration::from_secs(1);
+        let lock = RedisLock::new(scripted(3, |_, c| grants(c)), "k", ttl);
+        let drift = lock.drift();
+        let mut g = lock.try_lock().unwrap();
+        lock.backend().sleep(Duration::from_millis(300));
+        g.extend().unwrap();
+        assert_eq!(
+            g.validity_left(),
+            Some(ttl - drift - Duration::from_millis(3))
+        );
+
+        let lock = RedisLock::new(
+            scripted(3, |i, c| match c {
+                Command::Extend { .. } if i > 0 => unreachable(i),
+                _ => grants(c),
+            }),
+            "k",
+            ttl,
+        );
+        let mut g = lock.try_lock().unwrap();
+        let before = g.validity_left().unwrap();
+        let e = g.extend().unwrap_err();
+        assert!(
+            matches!(
+                e,
+                RedisLockError::Unavailable {
+                    granted: 1,
+                    needed: 2,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(!e.is_lost(), "{e}");
+        assert_eq!(
+            g.validity_left(),
+            Some(before - Duration::from_millis(3)),
+            "not extended: the validity stands"
+        );
+
+        let lock = RedisLock::new(
+            scripted(3, |i, c| match c {
+                Command::Extend { .. } if i > 0 => Ok(Reply::Int(0)),
+                _ => grants(c),
+            }),
+            "k",
+            ttl,
+        );
+        let mut g = lock.try_lock().unwrap();
+        let e = g.extend().unwrap_err();
+        assert!(
+            matches!(
+                e,
+                RedisLockError::NotOwner {
+                    confirmed: 1,
+                    needed: 2,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(e.is_lost(), "{e}");
+    }
+
     /// One fatal reply among three instances does not refuse a majority: instance 1 answers
     /// `-WRONGTYPE` (its key is used by something else) to everything; instances 0 and 2
     /// grant. The acquisition holds with 2 of 3, and the release still reaches all three.

@@ -188,4 +188,8 @@ fn the_drift_term_covers_fast_instance_clocks() {
     let (got, want) = violations(&no_drift);
     assert!(got.contains(&AT_MOST_ONE_LIVE_HOLDER), "{got:?}");
     assert_eq!(got, want);
+    // The fast clock is what drift 0 fails on: without it, drift 0 holds everything.
+    let no_drift_quiet = Scenario { drift: 0, ..quiet };
+    let (got, _) = violations(&no_drift_quiet);
+    assert!(got.is_empty(), "drift 0 without a fast clock: {got:?}");
 }
