@@ -187,7 +187,7 @@ fn issue_11456_the_recheck_loses_no_update_under_shuttle() {
 /// the wait) grants the revoked waiter, and shuttle finds the lost update; the schedule
 /// replays.
 #[test]
-fn shuttle_catches_the_34_mutex_granting_an_expired_waiter() {
+fn shuttle_catches_the_34_mutex_granting_a_revoked_waiter() {
     let serial = schedules::serial();
     let found = schedules::search(
         &serial,

@@ -193,9 +193,7 @@ impl Etcd for Gateway {
 
     fn keepalive(&self, lease: LeaseId) -> Result<Option<Duration>, EtcdError> {
         let v = self.post("/v3/lease/keepalive", &json!({ "ID": lease.0.to_string() }))?;
-        let ttl = v.get("result").map_or(0, |r| num(r, "TTL"));
-        // A lease that is gone answers without a TTL (0).
-        Ok((ttl > 0).then(|| Duration::from_secs(ttl.unsigned_abs())))
+        keepalive_answer(&v)
     }
 
     fn revoke(&self, lease: LeaseId) -> Result<(), EtcdError> {
@@ -397,6 +395,26 @@ pub(crate) fn b64_decode(s: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// What a keepalive's answer says. Keepalive is a stream: the gateway writes a server error on
+/// it (a member stopping, no leader, a request timeout) as a line `{"error":{"grpc_code":…}}`,
+/// with no top-level `code` — an error (`ERROR_TABLE`: "lease not found" is the lease gone,
+/// the rest is no answer, tried again at the next beat), never a lease that is gone. Only a
+/// `result` without a positive TTL is a lease that is gone.
+fn keepalive_answer(v: &Value) -> Result<Option<Duration>, EtcdError> {
+    if let Some(e) = v.get("error") {
+        let code = e.get("grpc_code").and_then(Value::as_i64).unwrap_or(2);
+        let message = e.get("message").and_then(Value::as_str).unwrap_or_default();
+        return Err(EtcdError::from_status(
+            "POST /v3/lease/keepalive",
+            code,
+            message,
+        ));
+    }
+    let ttl = v.get("result").map_or(0, |r| num(r, "TTL"));
+    // A lease that is gone answers without a TTL (0).
+    Ok((ttl > 0).then(|| Duration::from_secs(ttl.unsigned_abs())))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -417,6 +435,29 @@ mod tests {
         }
         assert_eq!(b64_encode(b"pfx/a"), "cGZ4L2E=");
         assert_eq!(prefix_end(b"pfx/"), b"pfx0".to_vec());
+    }
+
+    /// A keepalive answered with an error line (a member stopping: etcd 3.4's `ErrStopped`,
+    /// no leader) is no answer, tried again at the next beat — not the lease gone, which
+    /// ended the session for good before (the keepalive thread stopped and the lease really
+    /// expired). "lease not found" and a result without a TTL are the lease gone.
+    #[test]
+    fn a_keepalive_error_line_is_no_answer_not_a_gone_lease() {
+        let parse = |s: &str| keepalive_answer(&serde_json::from_str(s).expect("json"));
+        let stopping = r#"{"error":{"grpc_code":14,"http_code":503,"message":"etcdserver: server stopped","http_status":"Service Unavailable"}}"#;
+        assert!(
+            matches!(parse(stopping), Err(EtcdError::Unreachable { .. })),
+            "{:?}",
+            parse(stopping)
+        );
+        let gone = r#"{"error":{"grpc_code":5,"http_code":404,"message":"etcdserver: requested lease not found","http_status":"Not Found"}}"#;
+        assert!(matches!(parse(gone), Err(EtcdError::LeaseNotFound)));
+        let header =
+            r#""header":{"cluster_id":"1","member_id":"2","revision":"3","raft_term":"2"}"#;
+        let alive = format!(r#"{{"result":{{{header},"ID":"7","TTL":"5"}}}}"#);
+        assert_eq!(parse(&alive).unwrap(), Some(Duration::from_secs(5)));
+        let expired = format!(r#"{{"result":{{{header},"ID":"7"}}}}"#);
+        assert_eq!(parse(&expired).unwrap(), None);
     }
 
     /// The watch stream's lines as etcd 3.4.23's gateway writes them (recorded from a real

@@ -259,8 +259,11 @@ impl<E: Etcd + 'static> EtcdMutex<E> {
     ///
     /// When it fails after its key was created, the key is deleted again (if it is still
     /// this attempt's), so no other client waits behind it; if that delete gets no answer
-    /// either, the key stays until the session's lease ends, and the next `lock` on this
-    /// session finds and reuses it.
+    /// either (or the create's own answer was lost), the key stays as long as the session
+    /// lives — its keepalives keep the lease — so other clients on the prefix wait until the
+    /// next `lock` on this session finds and reuses it, or the session is dropped (which
+    /// revokes the lease). Drop a session whose lock failed with `Unreachable` if it will not
+    /// lock again soon.
     ///
     /// # Errors
     /// [`EtcdLockError::AlreadyLocked`], [`EtcdLockError::TimedOut`],
@@ -286,7 +289,12 @@ impl<E: Etcd + 'static> EtcdMutex<E> {
     /// [`EtcdMutex::lock`] once the key is claimed: the own key's create revision.
     fn lock_claimed(&self, timeout: Duration) -> Result<Revision, EtcdLockError> {
         let etcd = self.session.etcd();
-        let until = etcd.now() + timeout;
+        // A timeout past what the clock can carry (`Duration::MAX`: no timeout) waits about
+        // 136 years (it panicked before: `Instant + Duration` overflowed).
+        let now = etcd.now();
+        let until = now
+            .checked_add(timeout)
+            .unwrap_or_else(|| now + Duration::from_secs(1 << 32));
         let lease = self.session.lease();
         let t = etcd
             .txn(&Txn {

@@ -403,3 +403,15 @@ fn a_cancelled_watch_reads_again() {
     drop(g);
     drop(held);
 }
+
+/// `lock(Duration::MAX)` (no timeout) locks; it panicked before (`Instant + Duration::MAX`
+/// overflowed).
+#[test]
+fn a_lock_without_a_timeout_does_not_overflow_the_clock() {
+    let stub = Stub::new();
+    let s = session(&stub);
+    let m = EtcdMutex::new(s, "/locks/max");
+    let g = m.lock(Duration::MAX).expect("locked");
+    assert!(stub.exists(&m.key()));
+    drop(g);
+}
