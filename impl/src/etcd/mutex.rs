@@ -259,11 +259,11 @@ impl<E: Etcd + 'static> EtcdMutex<E> {
     ///
     /// When it fails after its key was created, the key is deleted again (if it is still
     /// this attempt's), so no other client waits behind it; if that delete gets no answer
-    /// either (or the create's own answer was lost), the key stays as long as the session
-    /// lives — its keepalives keep the lease — so other clients on the prefix wait until the
-    /// next `lock` on this session finds and reuses it, or the session is dropped (which
-    /// revokes the lease). Drop a session whose lock failed with `Unreachable` if it will not
-    /// lock again soon.
+    /// either, the key stays as long as the session lives — its keepalives keep the lease —
+    /// so other clients on the prefix wait until the next `lock` on this session finds and
+    /// reuses it, or the session is dropped (which revokes the lease). A lock transaction
+    /// whose answer was lost is followed by a delete of the key by name (safe: no guard of
+    /// this session owns it meanwhile).
     ///
     /// # Errors
     /// [`EtcdLockError::AlreadyLocked`], [`EtcdLockError::TimedOut`],
@@ -315,7 +315,13 @@ impl<E: Etcd + 'static> EtcdMutex<E> {
             })
             .map_err(|e| match e {
                 EtcdError::LeaseNotFound => self.lost(LostReason::LeaseGone),
-                e => self.err(e),
+                e => {
+                    // No answer: the transaction may have made the key. While this session's
+                    // claim on the key is held no guard of it owns the key, so it is deleted by
+                    // name (best effort) rather than left for the session's life.
+                    let _ = self.delete_by_name();
+                    self.err(e)
+                }
             })?;
         let my_rev = if t.succeeded {
             t.header_revision
@@ -396,6 +402,22 @@ impl<E: Etcd + 'static> EtcdMutex<E> {
 
     /// `If(CreateRevision(key) == my_rev) Then(Delete(key))`: an unlock (or a retry of one)
     /// never deletes a newer key of the same session (etcd-io/etcd#22082). Whether it deleted.
+    /// Deletes the own key whatever its create revision: only while the session's claim on
+    /// the key is held by a lock attempt that has no guard yet (no guard owns the key then).
+    fn delete_by_name(&self) -> Result<bool, EtcdError> {
+        self.session
+            .etcd()
+            .txn(&Txn {
+                compare_key: self.key.clone(),
+                compare_create: 0,
+                success: Vec::new(),
+                failure: vec![Op::Delete {
+                    key: self.key.clone(),
+                }],
+            })
+            .map(|t| !t.succeeded)
+    }
+
     fn delete_own(&self, my_rev: Revision) -> Result<bool, EtcdError> {
         self.session
             .etcd()

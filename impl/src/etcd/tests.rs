@@ -36,6 +36,8 @@ struct St {
     waits: VecDeque<Wait>,
     /// A range of one key (the re-read of the own key) gets no answer.
     fail_key_range: bool,
+    /// The next this many transactions are applied, and their answers lost.
+    lose_txn_replies: usize,
 }
 
 struct Stub {
@@ -55,6 +57,7 @@ impl Stub {
                 offset: Duration::ZERO,
                 waits: VecDeque::new(),
                 fail_key_range: false,
+                lose_txn_replies: 0,
             }),
         })
     }
@@ -169,6 +172,13 @@ impl Etcd for Stub {
                 Op::Delete { key } => OpResponse::Delete {
                     deleted: i64::from(st.keys.remove(key).is_some()),
                 },
+            });
+        }
+        if st.lose_txn_replies > 0 {
+            st.lose_txn_replies -= 1;
+            return Err(EtcdError::Unreachable {
+                request: "POST /v3/kv/txn".into(),
+                detail: "scripted: applied, the answer lost".into(),
             });
         }
         Ok(TxnResponse {
@@ -413,5 +423,29 @@ fn a_lock_without_a_timeout_does_not_overflow_the_clock() {
     let m = EtcdMutex::new(s, "/locks/max");
     let g = m.lock(Duration::MAX).expect("locked");
     assert!(stub.exists(&m.key()));
+    drop(g);
+}
+
+/// The lock transaction applied, its answer lost: the key it made must not stay behind for
+/// the session's life (its keepalives keep the lease, so other clients on the prefix would wait
+/// until the session is dropped). While the session's claim on the key is held no guard owns
+/// it, so the failed lock deletes it by name. (Before, the key stayed: this test failed.)
+#[test]
+fn a_lock_whose_transaction_answer_was_lost_deletes_its_key() {
+    let stub = Stub::new();
+    let s = session(&stub);
+    let m = EtcdMutex::new(s, "/locks/lost-txn");
+    stub.st().lose_txn_replies = 1;
+    match m.lock(Duration::from_secs(1)) {
+        Err(EtcdLockError::Etcd { .. }) => {}
+        Err(e) => panic!("another error: {e:?}"),
+        Ok(_) => panic!("locked through a lost answer"),
+    }
+    assert!(
+        !stub.exists(&m.key()),
+        "the key the lost transaction made was left"
+    );
+    // And the session can lock again.
+    let g = m.lock(Duration::from_secs(1)).expect("locks again");
     drop(g);
 }
