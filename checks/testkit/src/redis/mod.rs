@@ -30,7 +30,7 @@ pub struct UncheckedRelease<B> {
     granted: Mutex<HashSet<(usize, String)>>,
 }
 
-/// [`UncheckedRelease`] around `inner` (a function, so it can be passed where a wrapper is
+/// [`UncheckedRelease`](struct@UncheckedRelease) around `inner` (a function, so it can be passed where a wrapper is
 /// expected: `slow_release_then_third_client(UncheckedRelease)`).
 #[allow(non_snake_case)]
 pub fn UncheckedRelease<B>(inner: B) -> UncheckedRelease<B> {
