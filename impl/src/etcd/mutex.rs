@@ -109,7 +109,13 @@ impl<E: Etcd + 'static> Session<E> {
             .spawn(move || {
                 let mut guard = beat.state.lock().unwrap_or_else(|e| e.into_inner());
                 loop {
-                    let every = guard.ttl / 3;
+                    // Checked under the state lock, which `Drop` takes to notify: a drop during
+                    // a keepalive is seen here, not after a whole beat's wait.
+                    if beat.stop.load(Ordering::SeqCst) || guard.gone {
+                        return;
+                    }
+                    // A TTL of zero (a custom `Etcd` may answer one) must not spin the thread.
+                    let every = (guard.ttl / 3).max(MIN_BEAT);
                     guard = beat
                         .wake
                         .wait_timeout(guard, every)
@@ -192,7 +198,12 @@ impl<E: Etcd + 'static> Session<E> {
 impl<E: Etcd + 'static> Drop for Session<E> {
     fn drop(&mut self) {
         self.inner.stop.store(true, Ordering::SeqCst);
-        self.inner.wake.notify_all();
+        {
+            // Under the state lock: the keepalive thread is either before its check of `stop`
+            // or waiting, never between them, so the wake-up is not lost.
+            let _state = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
+            self.inner.wake.notify_all();
+        }
         if let Some(t) = self.keeper.take() {
             let _ = t.join();
         }
@@ -432,6 +443,9 @@ impl<E: Etcd + 'static> EtcdMutex<E> {
             .map(|t| t.succeeded)
     }
 }
+
+/// The shortest pause between two keepalives of a session's thread.
+const MIN_BEAT: Duration = Duration::from_millis(10);
 
 /// The pause before watching again after a watch the server cancelled (not for compaction).
 const RECHECK_PAUSE: Duration = Duration::from_millis(100);

@@ -449,3 +449,23 @@ fn a_lock_whose_transaction_answer_was_lost_deletes_its_key() {
     let g = m.lock(Duration::from_secs(1)).expect("locks again");
     drop(g);
 }
+
+/// A zero TTL in the grant's answer (a custom `Etcd` may give one) does not spin the keepalive
+/// thread: at most one keepalive per 10 ms (before: `wait_timeout(0)` in a tight loop, tens of
+/// thousands in the same time). And dropping the session stops the thread at once.
+#[test]
+fn a_zero_granted_ttl_does_not_spin_the_keepalive_thread() {
+    let stub = Stub::new();
+    stub.st().granted = Some(Duration::ZERO);
+    let s = Session::new(stub.clone(), Duration::from_secs(30)).expect("grant");
+    std::thread::sleep(Duration::from_millis(200));
+    let sent = stub.st().keepalives;
+    assert!(sent <= 25, "{sent} keepalives in 200 ms");
+    let t = Instant::now();
+    drop(s);
+    assert!(
+        t.elapsed() < Duration::from_secs(2),
+        "the drop waited {:?}",
+        t.elapsed()
+    );
+}
